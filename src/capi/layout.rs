@@ -1,0 +1,125 @@
+//! Layouts.
+
+use std::ffi::c_int;
+
+use super::handles::{arg, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_layout};
+use super::types::{parlops_partition, parlops_status};
+use crate::vector::{Layout, Partition};
+
+/// Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
+/// or `PARLOPS_DECIDE` (-1) to let the partition decide (scatter: the first `global_len % P` ranks get
+/// one more). `global_len` may be -1 when every rank gives `local_len` (the sum is taken). Ranks must
+/// pass the same partition and global length; a disagreement fails on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_create(
+    comm: *const parlops_comm,
+    partition: parlops_partition,
+    global_len: i64,
+    local_len: i64,
+    out: *mut *mut parlops_layout,
+) -> parlops_status {
+    guard("parlops_layout_create", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let p = out_ok(out, "out").and_then(|_| {
+            enum_arg(partition, "partition", "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST", Partition::from_code)
+        });
+        let l = Layout::new_checked(c.inner.clone(), p, global_len, local_len)?;
+        give(out, parlops_layout { inner: l });
+        Ok(())
+    })
+}
+
+/// Global number of entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_global_len(layout: *const parlops_layout, n: *mut i64) -> parlops_status {
+    guard("parlops_layout_global_len", || {
+        let l = unsafe { arg(layout, "layout")? };
+        out_ok(n, "n")?;
+        unsafe { *n = l.inner.global_len() };
+        Ok(())
+    })
+}
+
+/// This rank's first global index and length (start is 0 for replicated partitions). Either may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_local_range(
+    layout: *const parlops_layout,
+    start: *mut i64,
+    len: *mut i64,
+) -> parlops_status {
+    guard("parlops_layout_local_range", || {
+        let l = unsafe { arg(layout, "layout")? };
+        unsafe {
+            if !start.is_null() {
+                *start = l.inner.local_start();
+            }
+            if !len.is_null() {
+                *len = l.inner.local_len();
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Any rank's first global index and length. Either output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_rank_range(
+    layout: *const parlops_layout,
+    rank: c_int,
+    start: *mut i64,
+    len: *mut i64,
+) -> parlops_status {
+    guard("parlops_layout_rank_range", || {
+        let l = unsafe { arg(layout, "layout")? };
+        let p = l.inner.local_lens().len();
+        if rank < 0 || rank as usize >= p {
+            crate::bail!(InvalidArgument, "argument 'rank' is {rank}; the communicator has {p} rank(s)");
+        }
+        unsafe {
+            if !start.is_null() {
+                *start = l.inner.offsets()[rank as usize];
+            }
+            if !len.is_null() {
+                *len = l.inner.local_lens()[rank as usize];
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The partition the layout was created with.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_partition(
+    layout: *const parlops_layout,
+    partition: *mut parlops_partition,
+) -> parlops_status {
+    guard("parlops_layout_partition", || {
+        let l = unsafe { arg(layout, "layout")? };
+        out_ok(partition, "partition")?;
+        unsafe { *partition = l.inner.partition().code() };
+        Ok(())
+    })
+}
+
+/// `*equal` = true when vectors of the two layouts can be combined entry by entry (same
+/// communicator, same split, same replication). The answer is the same on every rank.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_equal(
+    a: *const parlops_layout,
+    b: *const parlops_layout,
+    equal: *mut bool,
+) -> parlops_status {
+    guard("parlops_layout_equal", || {
+        let a = unsafe { arg(a, "a")? };
+        let b = unsafe { arg(b, "b")? };
+        out_ok(equal, "equal")?;
+        unsafe { *equal = a.inner.compatible(&b.inner) };
+        Ok(())
+    })
+}
+
+/// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op). Vectors keep their own reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_destroy(layout: *mut *mut parlops_layout) -> parlops_status {
+    guard("parlops_layout_destroy", || unsafe { destroy(layout, "layout") })
+}

@@ -1,0 +1,18 @@
+//! The C ABI. Only translation lives here: null checks, handle casts, integer-to-enum validation,
+//! status codes and the panic boundary. Every function is documented in `include/parlops.h`.
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)]
+
+mod comm;
+mod handles;
+mod layout;
+mod misc;
+mod types;
+mod vec;
+
+pub use comm::*;
+pub use handles::{parlops_comm, parlops_layout, parlops_vec};
+pub use layout::*;
+pub use misc::*;
+pub use types::*;
+pub use vec::*;

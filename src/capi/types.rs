@@ -1,0 +1,120 @@
+//! Types and constants of the C API.
+
+use crate::error::ErrorKind;
+
+/// Result of every fallible call; `PARLOPS_OK` (0) is success. See `parlops_status_string` and
+/// `parlops_last_error` for the words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum parlops_status {
+    /// Success.
+    PARLOPS_OK = 0,
+    /// A required pointer argument was NULL.
+    PARLOPS_ERR_NULL_ARGUMENT = 1,
+    /// Bad enum value, negative size, out-of-range root, imaginary part for a real dtype, ...
+    PARLOPS_ERR_INVALID_ARGUMENT = 2,
+    /// Lengths that must match do not (the message gives both).
+    PARLOPS_ERR_SIZE_MISMATCH = 3,
+    /// Objects of different element types were combined.
+    PARLOPS_ERR_DTYPE_MISMATCH = 4,
+    /// Vectors or operators with incompatible layouts (different communicator or replication).
+    PARLOPS_ERR_LAYOUT_MISMATCH = 5,
+    /// Ranks passed different values to a collective call (global sizes, partitions, roots, dtypes).
+    PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS = 6,
+    /// Host pointer where device memory was expected, or the reverse.
+    PARLOPS_ERR_MEMORY_LOCATION = 7,
+    /// A GPU or NCCL was asked for and is not present.
+    PARLOPS_ERR_NO_DEVICE = 8,
+    /// An MPI call failed (MPI's message is included).
+    PARLOPS_ERR_MPI = 9,
+    /// A CUDA call failed.
+    PARLOPS_ERR_CUDA = 10,
+    /// An NCCL call failed.
+    PARLOPS_ERR_NCCL = 11,
+    /// A user callback returned non-zero (the code is in the message).
+    PARLOPS_ERR_CALLBACK = 12,
+    /// The combination asked for is not supported by this version.
+    PARLOPS_ERR_NOT_SUPPORTED = 13,
+    /// Memory could not be allocated.
+    PARLOPS_ERR_OUT_OF_MEMORY = 14,
+    /// A bug inside parlops (a caught panic): please report it with the message.
+    PARLOPS_ERR_INTERNAL = 15,
+}
+
+impl From<ErrorKind> for parlops_status {
+    fn from(k: ErrorKind) -> parlops_status {
+        use parlops_status::*;
+        match k {
+            ErrorKind::NullArgument => PARLOPS_ERR_NULL_ARGUMENT,
+            ErrorKind::InvalidArgument => PARLOPS_ERR_INVALID_ARGUMENT,
+            ErrorKind::SizeMismatch => PARLOPS_ERR_SIZE_MISMATCH,
+            ErrorKind::DTypeMismatch => PARLOPS_ERR_DTYPE_MISMATCH,
+            ErrorKind::LayoutMismatch => PARLOPS_ERR_LAYOUT_MISMATCH,
+            ErrorKind::InconsistentAcrossRanks => PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+            ErrorKind::MemoryLocation => PARLOPS_ERR_MEMORY_LOCATION,
+            ErrorKind::NoDevice => PARLOPS_ERR_NO_DEVICE,
+            ErrorKind::Mpi => PARLOPS_ERR_MPI,
+            ErrorKind::Cuda => PARLOPS_ERR_CUDA,
+            ErrorKind::Nccl => PARLOPS_ERR_NCCL,
+            ErrorKind::Callback => PARLOPS_ERR_CALLBACK,
+            ErrorKind::NotSupported => PARLOPS_ERR_NOT_SUPPORTED,
+            ErrorKind::OutOfMemory => PARLOPS_ERR_OUT_OF_MEMORY,
+            ErrorKind::Internal => PARLOPS_ERR_INTERNAL,
+        }
+    }
+}
+
+/// A scalar crossing the ABI: `im` must be 0 for real dtypes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct parlops_scalar {
+    pub re: f64,
+    pub im: f64,
+}
+
+/// Element type: one of `PARLOPS_F32`, `PARLOPS_F64`, `PARLOPS_C64` (complex float), `PARLOPS_C128` (complex double).
+pub type parlops_dtype = i32;
+/// 32-bit real.
+pub const PARLOPS_F32: parlops_dtype = 0;
+/// 64-bit real.
+pub const PARLOPS_F64: parlops_dtype = 1;
+/// Complex of two 32-bit reals (C `float _Complex`, Fortran `complex(c_float_complex)`).
+pub const PARLOPS_C64: parlops_dtype = 2;
+/// Complex of two 64-bit reals (C `double _Complex`, Fortran `complex(c_double_complex)`).
+pub const PARLOPS_C128: parlops_dtype = 3;
+
+/// Memory space: `PARLOPS_MEMORY_HOST` or `PARLOPS_MEMORY_CUDA`.
+pub type parlops_memory = i32;
+/// Ordinary host memory.
+pub const PARLOPS_MEMORY_HOST: parlops_memory = 0;
+/// CUDA device memory (gives PARLOPS_ERR_NO_DEVICE where no CUDA device is present).
+pub const PARLOPS_MEMORY_CUDA: parlops_memory = 1;
+
+/// How a vector's entries are placed on ranks.
+pub type parlops_partition = i32;
+/// Split over ranks; by default the first `n % P` ranks get one more entry.
+pub const PARLOPS_PARTITION_SCATTER: parlops_partition = 0;
+/// Replicated on every rank; rank 0's values win (gather, dot, norm, `parlops_vec_assemble`).
+pub const PARLOPS_PARTITION_BROADCAST: parlops_partition = 1;
+/// Replicated on every rank, never synchronised: each rank uses its own copy.
+pub const PARLOPS_PARTITION_UNSAFE_BROADCAST: parlops_partition = 2;
+
+/// Which norm `parlops_vec_norm` computes.
+pub type parlops_norm = i32;
+/// Number of non-zero entries.
+pub const PARLOPS_NORM_0: parlops_norm = 0;
+/// Sum of absolute values.
+pub const PARLOPS_NORM_1: parlops_norm = 1;
+/// Euclidean norm.
+pub const PARLOPS_NORM_2: parlops_norm = 2;
+/// Largest absolute value (0 for an empty vector).
+pub const PARLOPS_NORM_INF: parlops_norm = 3;
+/// Smallest absolute value (+inf for an empty vector).
+pub const PARLOPS_NORM_NEG_INF: parlops_norm = 4;
+/// (sum |x_i|^p)^(1/p) for the `p` argument (p = 0, 1, 2, +-inf give the norms above).
+pub const PARLOPS_NORM_P: parlops_norm = 5;
+
+/// Let the partition choose this rank's local length (`parlops_layout_create`).
+pub const PARLOPS_DECIDE: i64 = -1;
+/// Gather to every rank (`parlops_vec_gather`'s `root`).
+pub const PARLOPS_ALL_RANKS: i32 = -1;

@@ -1,0 +1,417 @@
+//! Distributed vectors.
+
+use std::ffi::{c_int, c_void};
+
+use super::handles::{arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_layout, parlops_vec};
+use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
+use crate::error::Result;
+use crate::memory::Location;
+use crate::scalar::{DType, Scalar};
+use crate::vector::{AnyVec, DistVector, NormKind};
+use crate::{any_vec, any_vec2, any_vec3};
+
+fn dtype_arg(t: parlops_dtype) -> Result<DType> {
+    enum_arg(t, "dtype", "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3", DType::from_code)
+}
+
+fn memory_arg(m: parlops_memory) -> Result<Location> {
+    enum_arg(m, "memory", "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1", Location::from_code)
+}
+
+fn scalar<T: Scalar>(_: &DistVector<T>, a: parlops_scalar, what: &str) -> Result<T> {
+    T::from_parts(a.re, a.im, what)
+}
+
+/// Typed view of a caller's global array of `n` entries; `None` for NULL.
+unsafe fn global_slice<'a, T: Scalar>(_: &DistVector<T>, p: *mut c_void, n: i64) -> Result<Option<&'a mut [T]>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    if (p as usize) % std::mem::align_of::<T>() != 0 {
+        crate::bail!(InvalidArgument, "global array {p:p} is not aligned for {}", T::DTYPE.name());
+    }
+    Ok(Some(unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize) }))
+}
+
+/// Shared by create and create_with_array: build locally, then agree across ranks on success and on
+/// the dtype and memory every rank asked for.
+fn create_common(
+    layout: &parlops_layout,
+    dtype: parlops_dtype,
+    memory: parlops_memory,
+    out: *mut *mut parlops_vec,
+    build: impl FnOnce(DType, Location) -> Result<AnyVec>,
+) -> Result<()> {
+    let local = out_ok(out, "out").and_then(|_| {
+        let t = dtype_arg(dtype)?;
+        let m = memory_arg(memory)?;
+        build(t, m)
+    });
+    let comm = layout.inner.comm().clone();
+    let rows = comm.agree_with(local.as_ref().map(|_| ()).map_err(|e| e.clone()), &[dtype as i64, memory as i64])?;
+    if rows.iter().any(|r| r[0] != dtype as i64) {
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different dtypes (codes by rank: {:?})",
+            rows.iter().map(|r| r[0]).collect::<Vec<_>>()
+        );
+    }
+    if rows.iter().any(|r| r[1] != memory as i64) {
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different memory locations (codes by rank: {:?})",
+            rows.iter().map(|r| r[1]).collect::<Vec<_>>()
+        );
+    }
+    give(out, parlops_vec { inner: local? });
+    Ok(())
+}
+
+/// Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_create(
+    layout: *const parlops_layout,
+    dtype: parlops_dtype,
+    memory: parlops_memory,
+    out: *mut *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_create", || {
+        let l = unsafe { arg(layout, "layout")? };
+        create_common(l, dtype, memory, out, |t, m| AnyVec::new(l.inner.clone(), t, m))
+    })
+}
+
+/// Create a vector that uses the caller's array of this rank's local length as its storage: no copy,
+/// the caller keeps it alive and frees it after destroying the vector. `local_data` may be NULL only
+/// on ranks whose local length is 0. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_create_with_array(
+    layout: *const parlops_layout,
+    dtype: parlops_dtype,
+    memory: parlops_memory,
+    local_data: *mut c_void,
+    out: *mut *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_create_with_array", || {
+        let l = unsafe { arg(layout, "layout")? };
+        create_common(l, dtype, memory, out, |t, m| unsafe {
+            AnyVec::wrap(l.inner.clone(), t, m, local_data.cast())
+        })
+    })
+}
+
+/// Use the caller's array as storage until `parlops_vec_reset_array` (no copy; PETSc's VecPlaceArray).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_place_array(v: *mut parlops_vec, local_data: *mut c_void) -> parlops_status {
+    guard("parlops_vec_place_array", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => unsafe { x.place_array(local_data.cast()) })
+    })
+}
+
+/// Return to the storage the vector had before `parlops_vec_place_array`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_reset_array(v: *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_reset_array", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => x.reset_array());
+        Ok(())
+    })
+}
+
+/// A new zeroed vector with the same layout, dtype and memory (owned by parlops).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_duplicate(v: *const parlops_vec, out: *mut *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_duplicate", || {
+        let v = unsafe { arg(v, "v")? };
+        out_ok(out, "out")?;
+        let d = v.inner.duplicate()?;
+        give(out, parlops_vec { inner: d });
+        Ok(())
+    })
+}
+
+/// Pointer to this rank's entries (the caller's array when wrapped or placed) and their number.
+/// Writes go straight into the vector. Either output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_local_array(
+    v: *mut parlops_vec,
+    data: *mut *mut c_void,
+    local_len: *mut i64,
+) -> parlops_status {
+    guard("parlops_vec_local_array", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        let (p, n) = any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
+        unsafe {
+            if !data.is_null() {
+                *data = p;
+            }
+            if !local_len.is_null() {
+                *local_len = n;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A new reference to the vector's layout; release it with `parlops_layout_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_layout(v: *const parlops_vec, out: *mut *mut parlops_layout) -> parlops_status {
+    guard("parlops_vec_layout", || {
+        let v = unsafe { arg(v, "v")? };
+        out_ok(out, "out")?;
+        give(out, parlops_layout { inner: v.inner.layout().clone() });
+        Ok(())
+    })
+}
+
+/// The vector's element type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_dtype(v: *const parlops_vec, dtype: *mut parlops_dtype) -> parlops_status {
+    guard("parlops_vec_dtype", || {
+        let v = unsafe { arg(v, "v")? };
+        out_ok(dtype, "dtype")?;
+        unsafe { *dtype = v.inner.dtype().code() };
+        Ok(())
+    })
+}
+
+/// Where the vector's data lives.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_memory(v: *const parlops_vec, memory: *mut parlops_memory) -> parlops_status {
+    guard("parlops_vec_memory", || {
+        let v = unsafe { arg(v, "v")? };
+        out_ok(memory, "memory")?;
+        unsafe { *memory = v.inner.location().code() };
+        Ok(())
+    })
+}
+
+/// Run `f(x, y)` with `y` writable; when the caller passed the same vector twice, `x` is a copy.
+fn in_out(x: *const parlops_vec, y: *mut parlops_vec, f: impl FnOnce(&AnyVec, &mut AnyVec) -> Result<()>) -> Result<()> {
+    let xr = unsafe { arg(x, "x")? };
+    if std::ptr::eq(x, y) {
+        let copy = xr.inner.clone_values()?;
+        let y = unsafe { arg_mut(y, "y")? };
+        return f(&copy, &mut y.inner);
+    }
+    let y = unsafe { arg_mut(y, "y")? };
+    f(&xr.inner, &mut y.inner)
+}
+
+/// Owned copy of `x` when it aliases `w`.
+fn unalias(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Option<AnyVec>> {
+    let xr = unsafe { arg(x, name)? };
+    Ok(if std::ptr::eq(x, w) { Some(xr.inner.clone_values()?) } else { None })
+}
+
+/// y = x (same layout and dtype).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_copy(x: *const parlops_vec, y: *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_copy", || {
+        if std::ptr::eq(x, y) && !x.is_null() {
+            return Ok(());
+        }
+        in_out(x, y, |x, y| any_vec2!(y, x, (b, a) => b.copy_from(a)))
+    })
+}
+
+/// Every entry of v = a.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_fill(v: *mut parlops_vec, a: parlops_scalar) -> parlops_status {
+    guard("parlops_vec_fill", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.fill(a); Ok(()) })
+    })
+}
+
+/// v = a v.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_scale(v: *mut parlops_vec, a: parlops_scalar) -> parlops_status {
+    guard("parlops_vec_scale", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.scale(a); Ok(()) })
+    })
+}
+
+/// v = conj(v) (no-op for real dtypes).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_conj(v: *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_conj", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => x.conj());
+        Ok(())
+    })
+}
+
+/// y = y + a x.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_axpy(y: *mut parlops_vec, a: parlops_scalar, x: *const parlops_vec) -> parlops_status {
+    guard("parlops_vec_axpy", || {
+        in_out(x, y, |x, y| any_vec2!(y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) }))
+    })
+}
+
+/// y = a x + b y.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_axpby(
+    y: *mut parlops_vec,
+    a: parlops_scalar,
+    x: *const parlops_vec,
+    b: parlops_scalar,
+) -> parlops_status {
+    guard("parlops_vec_axpby", || {
+        in_out(x, y, |x, y| {
+            any_vec2!(y, x, (yv, xv) => {
+                let a = scalar(yv, a, "a")?;
+                let b = scalar(yv, b, "b")?;
+                yv.axpby(a, xv, b)
+            })
+        })
+    })
+}
+
+/// w = a x + y (w may be x or y).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_waxpy(
+    w: *mut parlops_vec,
+    a: parlops_scalar,
+    x: *const parlops_vec,
+    y: *const parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_waxpy", || {
+        let xc = unalias(x, w, "x")?;
+        let yc = unalias(y, w, "y")?;
+        let xr = xc.as_ref().map_or_else(|| unsafe { &(*x).inner }, |c| c);
+        let yr = yc.as_ref().map_or_else(|| unsafe { &(*y).inner }, |c| c);
+        let w = unsafe { arg_mut(w, "w")? };
+        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar(wv, a, "a")?; wv.waxpy(a, xv, yv) })
+    })
+}
+
+/// w = x .* y, entry by entry (w may be x or y).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_pointwise_mult(
+    w: *mut parlops_vec,
+    x: *const parlops_vec,
+    y: *const parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_pointwise_mult", || {
+        let xc = unalias(x, w, "x")?;
+        let yc = unalias(y, w, "y")?;
+        let xr = xc.as_ref().map_or_else(|| unsafe { &(*x).inner }, |c| c);
+        let yr = yc.as_ref().map_or_else(|| unsafe { &(*y).inner }, |c| c);
+        let w = unsafe { arg_mut(w, "w")? };
+        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))
+    })
+}
+
+/// *out = sum conj(x_i) y_i over the whole vector (a broadcast vector counts once). A NULL `out` or a
+/// dtype/layout mismatch on any rank fails on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_dot(
+    x: *const parlops_vec,
+    y: *const parlops_vec,
+    out: *mut parlops_scalar,
+) -> parlops_status {
+    guard("parlops_vec_dot", || {
+        // With one valid vector this rank can still take part and report the NULL to the others.
+        let (xr, yr) = unsafe { (x.as_ref(), y.as_ref()) };
+        let (a, b, pre) = match (xr, yr) {
+            (Some(a), Some(b)) => (a, b, out_ok(out, "out")),
+            (Some(a), None) => (a, a, Err(null("y"))),
+            (None, Some(b)) => (b, b, Err(null("x"))),
+            (None, None) => return Err(null("x")),
+        };
+        let (re, im) = AnyVec::dot(&a.inner, &b.inner, pre)?;
+        unsafe { *out = parlops_scalar { re, im } };
+        Ok(())
+    })
+}
+
+/// *out = the norm of the whole vector (`p` is used only with `PARLOPS_NORM_P`). A bad `kind` or NULL
+/// `out` on any rank fails on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_norm(
+    v: *const parlops_vec,
+    kind: parlops_norm,
+    p: f64,
+    out: *mut f64,
+) -> parlops_status {
+    guard("parlops_vec_norm", || {
+        let v = unsafe { arg(v, "v")? };
+        let k = out_ok(out, "out").and_then(|_| NormKind::from_code(kind, p));
+        let n = v.inner.norm(k)?;
+        unsafe { *out = n };
+        Ok(())
+    })
+}
+
+/// Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
+/// every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
+/// receive. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_gather(v: *const parlops_vec, root: c_int, global_out: *mut c_void) -> parlops_status {
+    guard("parlops_vec_gather", || {
+        let v = unsafe { arg(v, "v")? };
+        let n = v.inner.layout().global_len();
+        any_vec!(&v.inner, x => {
+            let (out, pre) = match unsafe { global_slice(x, global_out, n) } {
+                Ok(o) => (o, Ok(())),
+                Err(e) => (None, Err(e)),
+            };
+            x.gather(root, out, pre)
+        })
+    })
+}
+
+/// Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
+/// `global_in` is ignored elsewhere (may be NULL). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_scatter(v: *mut parlops_vec, root: c_int, global_in: *const c_void) -> parlops_status {
+    guard("parlops_vec_scatter", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        let n = v.inner.layout().global_len();
+        any_vec!(&mut v.inner, x => {
+            let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n) } {
+                Ok(o) => (o.map(|s| &*s), Ok(())),
+                Err(e) => (None, Err(e)),
+            };
+            x.scatter_from(root, inp, pre)
+        })
+    })
+}
+
+/// A new vector with layout `to` (same communicator and global length) holding the same entries. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_redistribute(
+    v: *const parlops_vec,
+    to: *const parlops_layout,
+    out: *mut *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_redistribute", || {
+        let v = unsafe { arg(v, "v")? };
+        let to_ref = unsafe { to.as_ref() };
+        let pre = out_ok(out, "out").and(to_ref.map(|_| ()).ok_or_else(|| null("to")));
+        let target = to_ref.map_or_else(|| v.inner.layout().clone(), |t| t.inner.clone());
+        let r = v.inner.redistribute(&target, pre)?;
+        give(out, parlops_vec { inner: r });
+        Ok(())
+    })
+}
+
+/// After writing into a `PARLOPS_PARTITION_BROADCAST` vector's local data: make every rank's copy equal
+/// to rank 0's. No communication for other partitions. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_assemble", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => x.assemble())
+    })
+}
+
+/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op). A wrapped caller array is not freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_destroy(v: *mut *mut parlops_vec) -> parlops_status {
+    guard("parlops_vec_destroy", || unsafe { destroy(v, "v") })
+}

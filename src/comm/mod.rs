@@ -1,0 +1,349 @@
+//! Communicators: a private duplicate of the caller's `MPI_Comm` and the collectives the rest of the
+//! library uses. Every MPI call goes through here, with `MPI_ERRORS_RETURN` set on the duplicate so
+//! that MPI failures come back as [`ErrorKind::Mpi`] instead of aborting the caller's program.
+//!
+//! Collectives that validate arguments first use [`Comm::agree`]: every rank contributes its local
+//! verdict, and either all ranks go on or all ranks return an error (with the failing rank's words).
+
+mod mpi;
+
+pub use self::mpi::{MpiComm, finalize, init, mpi_initialized, mpi_library_version, mpi_standard_version};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::scalar::{MpiBase, Scalar};
+
+/// Reduction operation for [`Comm::allreduce_f64`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+}
+
+/// A communicator owned by parlops (a duplicate of the caller's).
+pub struct Comm {
+    raw: MpiComm,
+    rank: i32,
+    size: i32,
+    node_rank: i32,
+    node_size: i32,
+    host: String,
+    reductions: AtomicU64,
+}
+
+impl Comm {
+    /// Duplicate the caller's communicator. [collective]
+    ///
+    /// # Safety
+    /// `comm` must be a valid communicator handle of the MPI library this crate was built against.
+    pub unsafe fn from_mpi(comm: ::mpi::ffi::MPI_Comm) -> Result<Comm> {
+        let raw = unsafe { MpiComm::dup(comm)? };
+        let rank = raw.rank()?;
+        let size = raw.size()?;
+        let (node_rank, node_size) = raw.node_rank_size()?;
+        let host = self::mpi::processor_name();
+        Ok(Comm {
+            raw,
+            rank,
+            size,
+            node_rank,
+            node_size,
+            host,
+            reductions: AtomicU64::new(0),
+        })
+    }
+
+    /// Duplicate `MPI_COMM_WORLD`. [collective]
+    pub fn world() -> Result<Comm> {
+        unsafe { Comm::from_mpi(::mpi::ffi::RSMPI_COMM_WORLD) }
+    }
+
+    /// Duplicate `MPI_COMM_SELF`.
+    pub fn self_comm() -> Result<Comm> {
+        unsafe { Comm::from_mpi(::mpi::ffi::RSMPI_COMM_SELF) }
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+    pub fn size(&self) -> i32 {
+        self.size
+    }
+    /// Rank among the processes of this communicator on the same node.
+    pub fn node_rank(&self) -> i32 {
+        self.node_rank
+    }
+    pub fn node_size(&self) -> i32 {
+        self.node_size
+    }
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+    /// The private duplicate (for code that needs to talk MPI directly).
+    pub fn raw(&self) -> ::mpi::ffi::MPI_Comm {
+        self.raw.handle()
+    }
+    /// Number of global reductions (allreduce) this communicator has performed.
+    pub fn reduction_count(&self) -> u64 {
+        self.reductions.load(Ordering::Relaxed)
+    }
+
+    /// Every rank contributes `local`; all ranks get `Ok` only if every rank was `Ok`. Otherwise each
+    /// rank returns an error of the kind of the lowest failing rank, with that rank's message. [collective]
+    pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
+        let code = match &local {
+            Ok(_) => 0i64,
+            Err(e) => e.kind.code() as i64,
+        };
+        let codes = self.allgather_i64(&[code])?;
+        if codes.iter().all(|&c| c == 0) {
+            return local;
+        }
+        self.spread_failure(local, &codes)
+    }
+
+    /// Error path of [`Comm::agree`]: the lowest failing rank broadcasts its message. [collective]
+    fn spread_failure<T>(&self, local: Result<T>, codes: &[i64]) -> Result<T> {
+        let first = codes.iter().position(|&c| c != 0).unwrap_or(0);
+        let failing: Vec<String> = codes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0)
+            .map(|(r, _)| r.to_string())
+            .collect();
+        let mut msg = match &local {
+            Err(e) if first as i32 == self.rank => e.msg.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        let mut len = [msg.len() as i64];
+        self.raw.bcast_i64(&mut len, first as i32)?;
+        msg.resize(len[0].max(0) as usize, 0);
+        self.raw.bcast_bytes(&mut msg, first as i32)?;
+        let remote = String::from_utf8_lossy(&msg).into_owned();
+        match local {
+            Err(e) => {
+                let mut e = e;
+                if failing.len() > 1 || first as i32 != self.rank {
+                    e.msg = format!("{} (failed on rank(s) {})", e.msg, failing.join(", "));
+                }
+                Err(e)
+            }
+            Ok(_) => Err(Error::new(
+                ErrorKind::from_code(codes[first] as i32),
+                format!(
+                    "failed on rank(s) {} though this rank's ({}) arguments were valid; rank {first} said: {remote}",
+                    failing.join(", "),
+                    self.rank
+                ),
+            )),
+        }
+    }
+
+    /// Allreduce of `f64` values in which each rank may instead contribute an error: one reduction in
+    /// the common case, an extra agreement round only when some rank failed. `local` is `Ok(values)`
+    /// or `Err`; `n` is the number of values every rank reduces. [collective]
+    pub fn allreduce_checked(&self, local: Result<Vec<f64>>, n: usize, op: ReduceOp) -> Result<Vec<f64>> {
+        let identity = match op {
+            ReduceOp::Sum => 0.0,
+            ReduceOp::Max => f64::NEG_INFINITY,
+        };
+        let mut buf = vec![identity; n + 1];
+        match &local {
+            Ok(v) if v.len() == n => buf[..n].copy_from_slice(v),
+            Ok(v) => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("allreduce_checked: {} values given, {n} expected", v.len()),
+                ));
+            }
+            Err(_) => buf[n] = 1.0,
+        }
+        let out = self.allreduce_f64(&buf, op)?;
+        if out[n] != 0.0 && out[n] != f64::NEG_INFINITY {
+            let codes = self.allgather_i64(&[local.as_ref().err().map_or(0, |e| e.kind.code() as i64)])?;
+            return self.spread_failure(local, &codes);
+        }
+        Ok(out[..n].to_vec())
+    }
+
+    /// Every rank's `n` values (or its error), on every rank, in rank order; one allgather in the
+    /// common case, an agreement round only when some rank failed. Counted as one reduction. [collective]
+    pub fn allgather_checked(&self, local: Result<Vec<f64>>, n: usize) -> Result<Vec<Vec<f64>>> {
+        let mut buf = vec![0i64; n + 1];
+        match &local {
+            Ok(v) if v.len() == n => {
+                for (b, x) in buf.iter_mut().zip(v) {
+                    *b = x.to_bits() as i64;
+                }
+            }
+            Ok(v) => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("allgather_checked: {} values given, {n} expected", v.len()),
+                ));
+            }
+            Err(e) => buf[n] = e.kind.code() as i64,
+        }
+        self.reductions.fetch_add(1, Ordering::Relaxed);
+        let all = self.allgather_i64(&buf)?;
+        let codes: Vec<i64> = all.chunks(n + 1).map(|c| c[n]).collect();
+        if codes.iter().any(|&c| c != 0) {
+            self.spread_failure(local, &codes)?;
+        }
+        Ok(all
+            .chunks(n + 1)
+            .map(|c| c[..n].iter().map(|&b| f64::from_bits(b as u64)).collect())
+            .collect())
+    }
+
+    /// Element-wise allreduce of `f64` values. [collective]
+    pub fn allreduce_f64(&self, vals: &[f64], op: ReduceOp) -> Result<Vec<f64>> {
+        self.reductions.fetch_add(1, Ordering::Relaxed);
+        self.raw.allreduce_f64(vals, op)
+    }
+
+    /// Like [`Comm::agree`], and on success every rank's `vals` (same length everywhere), in rank
+    /// order, so that callers can check that ranks passed the same arguments. [collective]
+    pub fn agree_with(&self, local: Result<()>, vals: &[i64]) -> Result<Vec<Vec<i64>>> {
+        let mut buf = Vec::with_capacity(vals.len() + 1);
+        buf.push(local.as_ref().err().map_or(0, |e| e.kind.code() as i64));
+        buf.extend_from_slice(vals);
+        let all = self.allgather_i64(&buf)?;
+        let rows: Vec<Vec<i64>> = all.chunks(vals.len() + 1).map(|c| c.to_vec()).collect();
+        let codes: Vec<i64> = rows.iter().map(|r| r[0]).collect();
+        if codes.iter().any(|&c| c != 0) {
+            self.spread_failure(local, &codes)?;
+        }
+        Ok(rows.into_iter().map(|r| r[1..].to_vec()).collect())
+    }
+
+    /// Every rank's byte string, in rank order, on every rank. [collective]
+    pub fn allgather_bytes(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let lens = self.allgather_i64(&[bytes.len() as i64])?;
+        let total: i64 = lens.iter().sum();
+        let mut recv = vec![0u8; total as usize];
+        let (c, d) = counts_displs(&lens, 1)?;
+        self.raw.allgatherv_raw(
+            bytes.as_ptr().cast(),
+            elems(bytes.len(), 1)?,
+            recv.as_mut_ptr().cast(),
+            &c,
+            &d,
+            MpiBase::U8,
+        )?;
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        for &l in &lens {
+            out.push(recv[at..at + l as usize].to_vec());
+            at += l as usize;
+        }
+        Ok(out)
+    }
+
+    /// Every rank's `vals` (all of the same length), concatenated in rank order. [collective]
+    pub fn allgather_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
+        self.raw.allgather_i64(vals)
+    }
+
+    /// Broadcast `buf` from `root`. [collective]
+    pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        self.raw.bcast_raw(buf.as_mut_ptr().cast(), elems(buf.len(), T::PARTS)?, T::BASE, root)
+    }
+
+    /// Concatenate every rank's `send` (rank r sends `counts[r]` elements) into `recv` on every rank. [collective]
+    pub fn allgatherv<T: Scalar>(&self, send: &[T], recv: &mut [T], counts: &[i64]) -> Result<()> {
+        let (c, d) = counts_displs(counts, T::PARTS)?;
+        self.raw
+            .allgatherv_raw(send.as_ptr().cast(), elems(send.len(), T::PARTS)?, recv.as_mut_ptr().cast(), &c, &d, T::BASE)
+    }
+
+    /// Concatenate every rank's `send` into `recv` on `root` (`recv` is ignored elsewhere). [collective]
+    pub fn gatherv<T: Scalar>(&self, send: &[T], recv: &mut [T], counts: &[i64], root: i32) -> Result<()> {
+        let (c, d) = counts_displs(counts, T::PARTS)?;
+        self.raw.gatherv_raw(
+            send.as_ptr().cast(),
+            elems(send.len(), T::PARTS)?,
+            recv.as_mut_ptr().cast(),
+            &c,
+            &d,
+            T::BASE,
+            root,
+        )
+    }
+
+    /// Split `send` on `root` into consecutive pieces of `counts[r]` elements, one per rank. [collective]
+    pub fn scatterv<T: Scalar>(&self, send: &[T], counts: &[i64], recv: &mut [T], root: i32) -> Result<()> {
+        let (c, d) = counts_displs(counts, T::PARTS)?;
+        self.raw.scatterv_raw(
+            send.as_ptr().cast(),
+            &c,
+            &d,
+            recv.as_mut_ptr().cast(),
+            elems(recv.len(), T::PARTS)?,
+            T::BASE,
+            root,
+        )
+    }
+
+    /// All-to-all with per-rank counts and displacements in elements. [collective]
+    pub fn alltoallv<T: Scalar>(
+        &self,
+        send: &[T],
+        send_counts: &[i64],
+        send_displs: &[i64],
+        recv: &mut [T],
+        recv_counts: &[i64],
+        recv_displs: &[i64],
+    ) -> Result<()> {
+        let sc = scaled(send_counts, T::PARTS)?;
+        let sd = scaled(send_displs, T::PARTS)?;
+        let rc = scaled(recv_counts, T::PARTS)?;
+        let rd = scaled(recv_displs, T::PARTS)?;
+        self.raw
+            .alltoallv_raw(send.as_ptr().cast(), &sc, &sd, recv.as_mut_ptr().cast(), &rc, &rd, T::BASE)
+    }
+}
+
+/// Number of MPI base elements for `n` scalars, as the `int` MPI wants.
+fn elems(n: usize, parts: usize) -> Result<i32> {
+    let total = (n as u128) * parts as u128;
+    i32::try_from(total).map_err(|_| {
+        Error::new(
+            ErrorKind::NotSupported,
+            format!("a single MPI transfer of {n} elements exceeds MPI's int count limit (2^31-1 reals)"),
+        )
+    })
+}
+
+fn scaled(v: &[i64], parts: usize) -> Result<Vec<i32>> {
+    v.iter().map(|&x| elems(x.max(0) as usize, parts)).collect()
+}
+
+fn counts_displs(counts: &[i64], parts: usize) -> Result<(Vec<i32>, Vec<i32>)> {
+    let c = scaled(counts, parts)?;
+    let mut d = Vec::with_capacity(c.len());
+    let mut acc: i64 = 0;
+    for &x in &c {
+        d.push(i32::try_from(acc).map_err(|_| {
+            Error::new(
+                ErrorKind::NotSupported,
+                format!("displacement {acc} exceeds MPI's int limit in a single transfer"),
+            )
+        })?);
+        acc += x as i64;
+    }
+    Ok((c, d))
+}
+
+impl MpiBase {
+    fn datatype(self) -> ::mpi::ffi::MPI_Datatype {
+        unsafe {
+            match self {
+                MpiBase::F32 => ::mpi::ffi::RSMPI_FLOAT,
+                MpiBase::F64 => ::mpi::ffi::RSMPI_DOUBLE,
+                MpiBase::U8 => ::mpi::ffi::RSMPI_UINT8_T,
+            }
+        }
+    }
+}

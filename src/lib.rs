@@ -1,0 +1,19 @@
+//! parlops: distributed linear operators and Krylov solvers over MPI, exported over a stable C ABI.
+//!
+//! Module map (data flows down this list, never up):
+//! - [`capi`]: the `extern "C"` surface only (null checks, handle casts, status codes, panic boundary).
+//! - [`vector`]: [`vector::Layout`] (how indices split over ranks) and [`vector::DistVector`].
+//! - [`comm`]: [`comm::Comm`], a private duplicate of the caller's `MPI_Comm`, and its collectives.
+//! - [`memory`]: where data lives ([`memory::Location`]) and the CUDA probe.
+//! - [`scalar`], [`error`], [`config`]: element types, the one error type, environment and reports.
+
+pub mod capi;
+pub mod comm;
+pub mod config;
+pub mod error;
+pub mod memory;
+pub mod scalar;
+pub mod vector;
+
+pub use error::{Error, ErrorKind, Result};
+pub use scalar::{DType, Scalar, c32, c64};

@@ -1,0 +1,74 @@
+//! CUDA probe. cudarc (dynamic loading) panics when a library is missing, so every entry here checks
+//! that the library loads first and runs the driver calls inside `catch_unwind`.
+
+use std::sync::OnceLock;
+
+/// What the CUDA and NCCL libraries of this process really are, read once.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// libcuda could be loaded.
+    pub driver_loaded: bool,
+    /// cuInit result, when the driver loaded.
+    pub init_error: Option<String>,
+    /// Number of devices, when cuInit succeeded.
+    pub device_count: Option<i32>,
+    /// Driver API version (e.g. 12080), when known.
+    pub driver_version: Option<i32>,
+    pub cublas_loaded: bool,
+    pub nccl_loaded: bool,
+}
+
+impl Probe {
+    pub fn describe(&self) -> String {
+        if !self.driver_loaded {
+            return "CUDA driver library libcuda.so could not be loaded".into();
+        }
+        if let Some(e) = &self.init_error {
+            return format!("libcuda.so loaded but cuInit failed: {e}");
+        }
+        let v = self.driver_version.unwrap_or(0);
+        format!(
+            "CUDA driver {}.{} with {} device(s)",
+            v / 1000,
+            (v % 1000) / 10,
+            self.device_count.unwrap_or(0)
+        )
+    }
+}
+
+/// Probe once per process.
+pub fn probe() -> &'static Probe {
+    static P: OnceLock<Probe> = OnceLock::new();
+    P.get_or_init(|| {
+        let quiet = |f: fn() -> bool| std::panic::catch_unwind(f).unwrap_or(false);
+        let driver_loaded = quiet(|| unsafe { cudarc::driver::sys::is_culib_present() });
+        let cublas_loaded = quiet(|| unsafe { cudarc::cublas::sys::is_culib_present() });
+        let nccl_loaded = quiet(|| unsafe { cudarc::nccl::sys::is_culib_present() });
+        let mut p = Probe {
+            driver_loaded,
+            init_error: None,
+            device_count: None,
+            driver_version: None,
+            cublas_loaded,
+            nccl_loaded,
+        };
+        if driver_loaded {
+            let r = std::panic::catch_unwind(|| -> Result<(i32, i32), String> {
+                cudarc::driver::result::init().map_err(|e| format!("{e:?}"))?;
+                let n = cudarc::driver::result::device::get_count().map_err(|e| format!("{e:?}"))?;
+                let mut v: std::ffi::c_int = 0;
+                unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+                Ok((n, v))
+            });
+            match r {
+                Ok(Ok((n, v))) => {
+                    p.device_count = Some(n);
+                    p.driver_version = Some(v);
+                }
+                Ok(Err(e)) => p.init_error = Some(e),
+                Err(_) => p.init_error = Some("the CUDA driver library is missing symbols".into()),
+            }
+        }
+        p
+    })
+}

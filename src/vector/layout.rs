@@ -1,0 +1,249 @@
+//! How a global index range splits over the ranks of a communicator. Created collectively once; every
+//! rank knows every rank's part, so compatibility checks are local and agree on every rank.
+
+use std::sync::Arc;
+
+use crate::comm::Comm;
+use crate::error::{ErrorKind, Result};
+
+/// How a vector's entries are placed on ranks (PyLops-MPI's `Partition`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Partition {
+    /// Split: each rank owns a contiguous part; by default the first `n % P` ranks get one more.
+    Scatter,
+    /// Replicated on every rank; rank 0's values win when ranks are synchronised.
+    Broadcast,
+    /// Replicated on every rank, never synchronised (each rank computes with its own copy).
+    UnsafeBroadcast,
+}
+
+impl Partition {
+    pub fn from_code(c: i32) -> Option<Partition> {
+        match c {
+            0 => Some(Partition::Scatter),
+            1 => Some(Partition::Broadcast),
+            2 => Some(Partition::UnsafeBroadcast),
+            _ => None,
+        }
+    }
+    pub fn code(self) -> i32 {
+        match self {
+            Partition::Scatter => 0,
+            Partition::Broadcast => 1,
+            Partition::UnsafeBroadcast => 2,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Partition::Scatter => "PARLOPS_PARTITION_SCATTER",
+            Partition::Broadcast => "PARLOPS_PARTITION_BROADCAST",
+            Partition::UnsafeBroadcast => "PARLOPS_PARTITION_UNSAFE_BROADCAST",
+        }
+    }
+    /// Every rank holds the whole vector.
+    pub fn is_replicated(self) -> bool {
+        !matches!(self, Partition::Scatter)
+    }
+}
+
+/// Local lengths of the default scatter split of `n` over `p` ranks.
+pub fn scatter_lens(n: i64, p: usize) -> Vec<i64> {
+    let p64 = p as i64;
+    (0..p64).map(|r| n / p64 + i64::from(r < n % p64)).collect()
+}
+
+/// An immutable distribution of `global_len` indices over the ranks of a communicator.
+pub struct Layout {
+    comm: Arc<Comm>,
+    partition: Partition,
+    global_len: i64,
+    local_lens: Vec<i64>,
+    offsets: Vec<i64>,
+}
+
+impl std::fmt::Debug for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Layout")
+            .field("partition", &self.partition)
+            .field("global_len", &self.global_len)
+            .field("local_lens", &self.local_lens)
+            .finish()
+    }
+}
+
+impl Layout {
+    /// Create a layout. [collective]
+    ///
+    /// `global_len = -1` means "the sum of the local lengths"; `local_len = -1` lets the partition
+    /// decide. Ranks must agree on the partition and the global length; given local lengths must sum
+    /// to the global length. Every rank gets the same verdict.
+    pub fn new(comm: Arc<Comm>, partition: Partition, global_len: i64, local_len: i64) -> Result<Arc<Layout>> {
+        Self::new_checked(comm, Ok(partition), global_len, local_len)
+    }
+
+    /// [`Layout::new`] with the partition still to be validated (an invalid enum from C on one rank
+    /// must fail on every rank, not leave the others waiting).
+    pub fn new_checked(
+        comm: Arc<Comm>,
+        partition: Result<Partition>,
+        global_len: i64,
+        local_len: i64,
+    ) -> Result<Arc<Layout>> {
+        let local = partition.as_ref().map(|_| ()).map_err(|e| e.clone()).and_then(|_| {
+            if global_len < -1 {
+                crate::bail!(InvalidArgument, "argument 'global_len' is {global_len}; it must be >= 0 (or -1: sum of local lengths)");
+            }
+            if local_len < -1 {
+                crate::bail!(InvalidArgument, "argument 'local_len' is {local_len}; it must be >= 0 (or -1: let the partition decide)");
+            }
+            if global_len == -1 && local_len == -1 {
+                crate::bail!(InvalidArgument, "arguments 'global_len' and 'local_len' are both -1; give at least one");
+            }
+            Ok(())
+        });
+        let pcode = partition.as_ref().map(|p| p.code() as i64).unwrap_or(-1);
+        let rows = comm.agree_with(local, &[pcode, global_len, local_len])?;
+        let partition = partition?;
+        let p = rows.len();
+        let list = |i: usize| rows.iter().map(|r| r[i].to_string()).collect::<Vec<_>>().join(", ");
+        if rows.iter().any(|r| r[0] != pcode) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different partitions (codes by rank: [{}])",
+                list(0)
+            );
+        }
+        if rows.iter().any(|r| r[1] != global_len) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different global lengths (by rank: [{}])",
+                list(1)
+            );
+        }
+        let given: Vec<i64> = rows.iter().map(|r| r[2]).collect();
+        let n_given = given.iter().filter(|&&l| l >= 0).count();
+        let local_lens = if partition.is_replicated() {
+            let n = if global_len >= 0 {
+                global_len
+            } else {
+                given[0]
+            };
+            if given.iter().any(|&l| l >= 0 && l != n) {
+                crate::bail!(
+                    SizeMismatch,
+                    "{} layout of global length {n}: every rank holds all entries, but local lengths given by rank are [{}]",
+                    partition.name(),
+                    list(2)
+                );
+            }
+            vec![n; p]
+        } else if n_given == 0 {
+            scatter_lens(global_len, p)
+        } else if n_given == p {
+            let sum: i64 = given.iter().sum();
+            if global_len >= 0 && sum != global_len {
+                crate::bail!(
+                    SizeMismatch,
+                    "local lengths by rank [{}] sum to {sum}, but 'global_len' is {global_len}",
+                    list(2)
+                );
+            }
+            given
+        } else {
+            crate::bail!(
+                InvalidArgument,
+                "some ranks gave a local length and others passed -1 (by rank: [{}]); give all or none",
+                list(2)
+            );
+        };
+        let global_len = if partition.is_replicated() {
+            local_lens[0]
+        } else {
+            local_lens.iter().sum()
+        };
+        let mut offsets = Vec::with_capacity(p);
+        let mut acc = 0;
+        for &l in &local_lens {
+            offsets.push(if partition.is_replicated() { 0 } else { acc });
+            acc += l;
+        }
+        Ok(Arc::new(Layout {
+            comm,
+            partition,
+            global_len,
+            local_lens,
+            offsets,
+        }))
+    }
+
+    pub fn comm(&self) -> &Arc<Comm> {
+        &self.comm
+    }
+    pub fn partition(&self) -> Partition {
+        self.partition
+    }
+    pub fn global_len(&self) -> i64 {
+        self.global_len
+    }
+    /// Local lengths of all ranks, in rank order.
+    pub fn local_lens(&self) -> &[i64] {
+        &self.local_lens
+    }
+    /// Global offset of each rank's first entry (0 everywhere for replicated layouts).
+    pub fn offsets(&self) -> &[i64] {
+        &self.offsets
+    }
+    pub fn local_len(&self) -> i64 {
+        self.local_lens[self.comm.rank() as usize]
+    }
+    pub fn local_start(&self) -> i64 {
+        self.offsets[self.comm.rank() as usize]
+    }
+
+    /// Same communicator, global length, local lengths and replication: vectors of the two layouts
+    /// can be combined entry by entry. The answer is the same on every rank.
+    pub fn compatible(&self, other: &Layout) -> bool {
+        Arc::ptr_eq(&self.comm, &other.comm)
+            && self.global_len == other.global_len
+            && self.local_lens == other.local_lens
+            && self.partition.is_replicated() == other.partition.is_replicated()
+    }
+
+    /// Error naming both layouts when they are not [`Layout::compatible`].
+    pub fn check_compatible(&self, other: &Layout, a: &str, b: &str) -> Result<()> {
+        if self.compatible(other) {
+            return Ok(());
+        }
+        let kind = if self.global_len != other.global_len || self.local_lens != other.local_lens {
+            ErrorKind::SizeMismatch
+        } else {
+            ErrorKind::LayoutMismatch
+        };
+        let why = if !Arc::ptr_eq(&self.comm, &other.comm) {
+            "they live on different communicators".to_string()
+        } else {
+            format!(
+                "'{a}' has global length {} split as {:?} ({}), '{b}' has global length {} split as {:?} ({})",
+                self.global_len,
+                self.local_lens,
+                self.partition.name(),
+                other.global_len,
+                other.local_lens,
+                other.partition.name()
+            )
+        };
+        Err(crate::error::Error::new(kind, format!("arguments '{a}' and '{b}' have incompatible layouts: {why}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn scatter_split_like_pylops_mpi() {
+        assert_eq!(scatter_lens(10, 3), vec![4, 3, 3]);
+        assert_eq!(scatter_lens(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(scatter_lens(0, 2), vec![0, 0]);
+        assert_eq!(scatter_lens(12, 4), vec![3, 3, 3, 3]);
+    }
+}

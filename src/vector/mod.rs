@@ -1,0 +1,427 @@
+//! Distributed vectors: a [`Layout`] (shared, immutable) and this rank's local part, owned or wrapping
+//! the caller's memory with no copy. Entry-wise operations are local; dots, norms, gathers and
+//! redistribution are collective and fail on every rank together.
+
+mod any;
+mod layout;
+pub mod ops;
+
+pub use any::AnyVec;
+pub use layout::{Layout, Partition, scatter_lens};
+pub use ops::NormKind;
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::comm::ReduceOp;
+use crate::error::Result;
+use crate::memory::Location;
+use crate::scalar::Scalar;
+
+enum Base<T> {
+    Owned(Vec<T>),
+    /// The caller's array; the caller keeps it alive and frees it.
+    Wrapped(NonNull<T>),
+}
+
+/// A distributed vector of `T`.
+pub struct DistVector<T: Scalar> {
+    layout: Arc<Layout>,
+    location: Location,
+    base: Base<T>,
+    /// Temporarily placed caller array (`place_array`), replacing `base` until `reset_array`.
+    placed: Option<NonNull<T>>,
+}
+
+fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T>> {
+    if len == 0 && ptr.is_null() {
+        return Ok(NonNull::dangling());
+    }
+    if ptr.is_null() {
+        crate::bail!(
+            NullArgument,
+            "argument '{what}' is NULL but this rank's local length is {len}"
+        );
+    }
+    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{what}' ({ptr:p}) is not aligned to {} bytes as {} requires",
+            std::mem::align_of::<T>(),
+            T::DTYPE.name()
+        );
+    }
+    Ok(unsafe { NonNull::new_unchecked(ptr) })
+}
+
+/// Reduce per-rank partial values according to the layout's replication: summed (or maxed) over
+/// ranks for split vectors; rank 0's value for broadcast vectors (so replicated entries are not
+/// counted P times); this rank's own value for unsafe-broadcast vectors (no communication). [collective]
+pub fn reduce_partials(layout: &Layout, local: Result<Vec<f64>>, n: usize, op: ReduceOp) -> Result<Vec<f64>> {
+    let comm = layout.comm();
+    match layout.partition() {
+        Partition::Scatter => comm.allreduce_checked(local, n, op),
+        Partition::UnsafeBroadcast => local,
+        Partition::Broadcast => {
+            let local = if comm.rank() == 0 {
+                local
+            } else {
+                let id = match op {
+                    ReduceOp::Sum => 0.0,
+                    ReduceOp::Max => f64::NEG_INFINITY,
+                };
+                local.map(|v| vec![id; v.len()])
+            };
+            comm.allreduce_checked(local, n, op)
+        }
+    }
+}
+
+impl<T: Scalar> DistVector<T> {
+    /// A zeroed vector in `location`, owned by parlops.
+    pub fn new_in(layout: Arc<Layout>, location: Location) -> Result<Self> {
+        location.require_available()?;
+        let n = layout.local_len() as usize;
+        let mut v: Vec<T> = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| {
+            crate::err!(
+                OutOfMemory,
+                "cannot allocate {n} entries of {} ({} bytes) on this rank",
+                T::DTYPE.name(),
+                n * std::mem::size_of::<T>()
+            )
+        })?;
+        v.resize(n, T::zero());
+        Ok(DistVector {
+            layout,
+            location,
+            base: Base::Owned(v),
+            placed: None,
+        })
+    }
+
+    /// A zeroed host vector.
+    pub fn new(layout: Arc<Layout>) -> Result<Self> {
+        Self::new_in(layout, Location::Host)
+    }
+
+    /// Wrap the caller's array of this rank's local length; nothing is copied.
+    ///
+    /// # Safety
+    /// `ptr` must point to `layout.local_len()` valid entries of `T` in `location` that outlive the vector
+    /// (or be null when the local length is 0).
+    pub unsafe fn wrap(layout: Arc<Layout>, location: Location, ptr: *mut T) -> Result<Self> {
+        location.require_available()?;
+        let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
+        Ok(DistVector {
+            layout,
+            location,
+            base: Base::Wrapped(p),
+            placed: None,
+        })
+    }
+
+    /// Use the caller's array until [`DistVector::reset_array`]; nothing is copied.
+    ///
+    /// # Safety
+    /// As for [`DistVector::wrap`].
+    pub unsafe fn place_array(&mut self, ptr: *mut T) -> Result<()> {
+        self.placed = Some(checked_ptr(ptr, self.layout.local_len(), "local_data")?);
+        Ok(())
+    }
+
+    /// Go back to the array the vector had before [`DistVector::place_array`].
+    pub fn reset_array(&mut self) {
+        self.placed = None;
+    }
+
+    pub fn layout(&self) -> &Arc<Layout> {
+        &self.layout
+    }
+    pub fn location(&self) -> Location {
+        self.location
+    }
+    /// Does the vector currently use memory owned by the caller?
+    pub fn uses_caller_memory(&self) -> bool {
+        self.placed.is_some() || matches!(self.base, Base::Wrapped(_))
+    }
+
+    fn ptr(&self) -> *mut T {
+        match (self.placed, &self.base) {
+            (Some(p), _) => p.as_ptr(),
+            (None, Base::Wrapped(p)) => p.as_ptr(),
+            (None, Base::Owned(v)) => v.as_ptr() as *mut T,
+        }
+    }
+
+    /// This rank's entries.
+    pub fn local(&self) -> &[T] {
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.layout.local_len() as usize) }
+    }
+    /// This rank's entries, writable.
+    pub fn local_mut(&mut self) -> &mut [T] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.layout.local_len() as usize) }
+    }
+    /// Pointer to this rank's entries (the caller's, when wrapped or placed).
+    pub fn local_ptr(&mut self) -> *mut T {
+        self.ptr()
+    }
+
+    /// A zeroed owned vector with the same layout and location.
+    pub fn duplicate(&self) -> Result<Self> {
+        Self::new_in(self.layout.clone(), self.location)
+    }
+
+    /// self = x
+    pub fn copy_from(&mut self, x: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "y")?;
+        self.local_mut().copy_from_slice(x.local());
+        Ok(())
+    }
+    pub fn fill(&mut self, a: T) {
+        ops::fill(self.local_mut(), a)
+    }
+    pub fn scale(&mut self, a: T) {
+        ops::scale(self.local_mut(), a)
+    }
+    pub fn conj(&mut self) {
+        ops::conj(self.local_mut())
+    }
+    /// self += a x
+    pub fn axpy(&mut self, a: T, x: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "y")?;
+        ops::axpy(self.local_mut(), a, x.local());
+        Ok(())
+    }
+    /// self = a x + b self
+    pub fn axpby(&mut self, a: T, x: &Self, b: T) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "y")?;
+        ops::axpby(self.local_mut(), a, x.local(), b);
+        Ok(())
+    }
+    /// self = a x + y
+    pub fn waxpy(&mut self, a: T, x: &Self, y: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "w")?;
+        y.layout.check_compatible(&self.layout, "y", "w")?;
+        ops::waxpy(self.local_mut(), a, x.local(), y.local());
+        Ok(())
+    }
+    /// self = x .* y
+    pub fn pointwise_mult(&mut self, x: &Self, y: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "w")?;
+        y.layout.check_compatible(&self.layout, "y", "w")?;
+        ops::pointwise_mult(self.local_mut(), x.local(), y.local());
+        Ok(())
+    }
+
+    /// This rank's partial of conj(self) . y, or why it cannot be computed.
+    pub fn dot_partial(&self, y: &Self) -> Result<Vec<f64>> {
+        self.layout.check_compatible(&y.layout, "x", "y")?;
+        let (re, im) = ops::dot(self.local(), y.local());
+        Ok(vec![re, im])
+    }
+
+    /// conj(self) . y over all ranks. [collective]
+    pub fn dot(&self, y: &Self) -> Result<T> {
+        let r = reduce_partials(&self.layout, self.dot_partial(y), 2, ReduceOp::Sum)?;
+        Ok(T::from_parts_lossy(r[0], r[1]))
+    }
+
+    /// The norm of the whole vector; `kind` may carry a local argument error that every rank must
+    /// learn about. Partials are allgathered and combined in rank order, so every rank gets the same
+    /// bits, and a rank with a bad `kind` joins the very same collective as the others. [collective]
+    pub fn norm_checked(&self, kind: Result<NormKind>) -> Result<f64> {
+        let partial = kind.clone().map(|k| k.partial(self.local()));
+        let comm = self.layout.comm();
+        let partition = self.layout.partition();
+        if partition == Partition::UnsafeBroadcast {
+            let (v, _) = partial?;
+            return Ok(kind?.finish(v));
+        }
+        let rows = comm.allgather_checked(partial.as_ref().map(|p| vec![p.0]).map_err(|e| e.clone()), 1)?;
+        let (_, op) = partial?;
+        let kind = kind?;
+        let r = if partition == Partition::Broadcast {
+            rows[0][0]
+        } else {
+            match op {
+                ReduceOp::Sum => rows.iter().map(|r| r[0]).sum(),
+                ReduceOp::Max => rows.iter().map(|r| r[0]).fold(f64::NEG_INFINITY, |a, b| {
+                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+                }),
+            }
+        };
+        Ok(kind.finish(r))
+    }
+
+    /// [`DistVector::norm_checked`] with a known-valid kind. [collective]
+    pub fn norm(&self, kind: NormKind) -> Result<f64> {
+        self.norm_checked(Ok(kind))
+    }
+
+    /// Collect the whole vector on `root`, or on every rank when `root == -1`. `out` must be given (and
+    /// of the global length) on receiving ranks; `pre` carries the caller's own argument checks. [collective]
+    pub fn gather(&self, root: i32, out: Option<&mut [T]>, pre: Result<()>) -> Result<()> {
+        let comm = self.layout.comm().clone();
+        let (rank, size) = (comm.rank(), comm.size());
+        let n = self.layout.global_len();
+        let receiving = root == -1 || root == rank;
+        let local = pre.and_then(|_| {
+            if root < -1 || root >= size {
+                crate::bail!(InvalidArgument, "argument 'root' is {root}; it must be -1 (all ranks) or 0..{}", size - 1);
+            }
+            match &out {
+                None if receiving => crate::bail!(
+                    NullArgument,
+                    "argument 'global_out' is NULL on rank {rank}, which receives the gathered vector of length {n}"
+                ),
+                Some(o) if receiving && o.len() as i64 != n => crate::bail!(
+                    SizeMismatch,
+                    "argument 'global_out' holds {} entries, the vector's global length is {n}",
+                    o.len()
+                ),
+                _ => Ok(()),
+            }
+        });
+        let roots = comm.agree_with(local, &[root as i64])?;
+        if roots.iter().any(|r| r[0] != root as i64) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different roots (by rank: {:?})",
+                roots.iter().map(|r| r[0]).collect::<Vec<_>>()
+            );
+        }
+        let mut empty: [T; 0] = [];
+        let out: &mut [T] = match out {
+            Some(o) if receiving => o,
+            _ => &mut empty,
+        };
+        let (send, counts): (&[T], Vec<i64>) = match self.layout.partition() {
+            Partition::Scatter => (self.local(), self.layout.local_lens().to_vec()),
+            Partition::UnsafeBroadcast => {
+                if receiving {
+                    out.copy_from_slice(self.local());
+                }
+                return Ok(());
+            }
+            Partition::Broadcast => {
+                // rank 0's copy is the vector's value
+                let mut c = vec![0i64; size as usize];
+                c[0] = n;
+                (if rank == 0 { self.local() } else { &[] }, c)
+            }
+        };
+        if root == -1 {
+            comm.allgatherv(send, out, &counts)
+        } else {
+            comm.gatherv(send, out, &counts, root)
+        }
+    }
+
+    /// Set the vector from the whole array `global_in` given on `root`. [collective]
+    pub fn scatter_from(&mut self, root: i32, global_in: Option<&[T]>, pre: Result<()>) -> Result<()> {
+        let comm = self.layout.comm().clone();
+        let (rank, size) = (comm.rank(), comm.size());
+        let n = self.layout.global_len();
+        let local = pre.and_then(|_| {
+            if root < 0 || root >= size {
+                crate::bail!(InvalidArgument, "argument 'root' is {root}; it must be in 0..{}", size - 1);
+            }
+            match &global_in {
+                None if rank == root => crate::bail!(
+                    NullArgument,
+                    "argument 'global_in' is NULL on the root rank {root}; it must hold {n} entries"
+                ),
+                Some(g) if rank == root && g.len() as i64 != n => crate::bail!(
+                    SizeMismatch,
+                    "argument 'global_in' holds {} entries, the vector's global length is {n}",
+                    g.len()
+                ),
+                _ => Ok(()),
+            }
+        });
+        let roots = comm.agree_with(local, &[root as i64])?;
+        if roots.iter().any(|r| r[0] != root as i64) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different roots (by rank: {:?})",
+                roots.iter().map(|r| r[0]).collect::<Vec<_>>()
+            );
+        }
+        let input: &[T] = if rank == root { global_in.unwrap_or(&[]) } else { &[] };
+        if self.layout.partition().is_replicated() {
+            if rank == root {
+                self.local_mut().copy_from_slice(input);
+            }
+            let buf = self.local_mut();
+            comm.bcast(buf, root)
+        } else {
+            let counts = self.layout.local_lens().to_vec();
+            let buf = self.local_mut();
+            comm.scatterv(input, &counts, buf, root)
+        }
+    }
+
+    /// Make every rank's copy of a broadcast vector equal to rank 0's (after the caller wrote into
+    /// local data). No communication for split or unsafe-broadcast vectors. [collective]
+    pub fn assemble(&mut self) -> Result<()> {
+        if self.layout.partition() == Partition::Broadcast {
+            let comm = self.layout.comm().clone();
+            comm.bcast(self.local_mut(), 0)?;
+        }
+        Ok(())
+    }
+
+    /// A new owned vector with layout `to` and the same global entries. [collective]
+    pub fn redistribute(&self, to: &Arc<Layout>, pre: Result<()>) -> Result<Self> {
+        let from = self.layout.clone();
+        let comm = from.comm().clone();
+        let local = pre.and_then(|_| {
+            if !Arc::ptr_eq(from.comm(), to.comm()) {
+                crate::bail!(LayoutMismatch, "argument 'to' lives on a different communicator than the vector");
+            }
+            if from.global_len() != to.global_len() {
+                crate::bail!(
+                    SizeMismatch,
+                    "argument 'to' has global length {}, the vector has {}",
+                    to.global_len(),
+                    from.global_len()
+                );
+            }
+            Ok(())
+        });
+        comm.agree(local)?;
+        let mut out = DistVector::new_in(to.clone(), self.location)?;
+        let rank = comm.rank() as usize;
+        if from.partition().is_replicated() {
+            let s = to.local_start() as usize;
+            let l = to.local_len() as usize;
+            out.local_mut().copy_from_slice(&self.local()[s..s + l]);
+            return Ok(out);
+        }
+        if to.partition().is_replicated() {
+            let counts = from.local_lens().to_vec();
+            comm.allgatherv(self.local(), out.local_mut(), &counts)?;
+            return Ok(out);
+        }
+        let p = comm.size() as usize;
+        let overlap = |a0: i64, al: i64, b0: i64, bl: i64| -> (i64, i64) {
+            let s = a0.max(b0);
+            let e = (a0 + al).min(b0 + bl);
+            (s, (e - s).max(0))
+        };
+        let (f0, fl) = (from.offsets()[rank], from.local_lens()[rank]);
+        let (t0, tl) = (to.offsets()[rank], to.local_lens()[rank]);
+        let (mut sc, mut sd, mut rc, mut rd) = (vec![0; p], vec![0; p], vec![0; p], vec![0; p]);
+        for q in 0..p {
+            let (s, l) = overlap(f0, fl, to.offsets()[q], to.local_lens()[q]);
+            sc[q] = l;
+            sd[q] = if l > 0 { s - f0 } else { 0 };
+            let (s, l) = overlap(from.offsets()[q], from.local_lens()[q], t0, tl);
+            rc[q] = l;
+            rd[q] = if l > 0 { s - t0 } else { 0 };
+        }
+        comm.alltoallv(self.local(), &sc, &sd, out.local_mut(), &rc, &rd)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,188 @@
+//! Local (per-rank) kernels over slices, written with ndarray views. No communication here.
+
+use ndarray::{ArrayView1, ArrayViewMut1, Zip};
+
+use crate::comm::ReduceOp;
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// Which norm: PyLops-MPI/NumPy `ord` values 0, 1, 2, inf, -inf, or any p.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NormKind {
+    /// Number of non-zero entries.
+    Zero,
+    One,
+    Two,
+    Inf,
+    NegInf,
+    /// (sum |x_i|^p)^(1/p), p finite and non-zero.
+    P(f64),
+}
+
+impl NormKind {
+    /// From the C enum value and the `p` argument (used only for `PARLOPS_NORM_P`).
+    pub fn from_code(code: i32, p: f64) -> Result<NormKind> {
+        Ok(match code {
+            0 => NormKind::Zero,
+            1 => NormKind::One,
+            2 => NormKind::Two,
+            3 => NormKind::Inf,
+            4 => NormKind::NegInf,
+            5 => {
+                if p.is_nan() {
+                    crate::bail!(InvalidArgument, "argument 'p' is NaN");
+                } else if p == f64::INFINITY {
+                    NormKind::Inf
+                } else if p == f64::NEG_INFINITY {
+                    NormKind::NegInf
+                } else if p == 0.0 {
+                    NormKind::Zero
+                } else if p == 1.0 {
+                    NormKind::One
+                } else if p == 2.0 {
+                    NormKind::Two
+                } else {
+                    NormKind::P(p)
+                }
+            }
+            _ => crate::bail!(
+                InvalidArgument,
+                "argument 'kind' is {code}, not a parlops_norm value (PARLOPS_NORM_0..PARLOPS_NORM_P = 0..5)"
+            ),
+        })
+    }
+
+    /// This rank's partial value and the reduction that combines partials.
+    pub fn partial<T: Scalar>(self, x: &[T]) -> (f64, ReduceOp) {
+        let v = ArrayView1::from(x);
+        match self {
+            NormKind::Zero => (v.iter().filter(|a| !a.is_zero()).count() as f64, ReduceOp::Sum),
+            NormKind::One => (v.iter().map(|a| a.abs_f64()).sum(), ReduceOp::Sum),
+            NormKind::Two => (v.iter().map(|a| a.abs2_f64()).sum(), ReduceOp::Sum),
+            NormKind::Inf => (v.iter().map(|a| a.abs_f64()).fold(f64::NEG_INFINITY, nan_max), ReduceOp::Max),
+            NormKind::NegInf => (
+                v.iter().map(|a| -a.abs_f64()).fold(f64::NEG_INFINITY, nan_max),
+                ReduceOp::Max,
+            ),
+            NormKind::P(p) => (v.iter().map(|a| a.abs_f64().powf(p)).sum(), ReduceOp::Sum),
+        }
+    }
+
+    /// The norm from the reduced partials.
+    pub fn finish(self, r: f64) -> f64 {
+        match self {
+            NormKind::Zero | NormKind::One => r,
+            NormKind::Two => r.sqrt(),
+            // An empty vector: max over nothing is 0, min over nothing is +inf (the identities).
+            NormKind::Inf => {
+                if r == f64::NEG_INFINITY {
+                    0.0
+                } else {
+                    r
+                }
+            }
+            NormKind::NegInf => -r,
+            NormKind::P(p) => r.powf(1.0 / p),
+        }
+    }
+}
+
+/// max that lets NaN win, so a NaN entry shows in the inf-norm.
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+}
+
+/// sum conj(x_i) y_i, as (re, im) in double precision of the accumulation of T.
+pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> (f64, f64) {
+    let mut acc = T::zero();
+    Zip::from(&ArrayView1::from(x))
+        .and(&ArrayView1::from(y))
+        .for_each(|&a, &b| acc += a.conj() * b);
+    acc.to_parts()
+}
+
+pub fn fill<T: Scalar>(y: &mut [T], a: T) {
+    ArrayViewMut1::from(y).fill(a);
+}
+
+pub fn scale<T: Scalar>(y: &mut [T], a: T) {
+    ArrayViewMut1::from(y).map_inplace(|v| *v = a * *v);
+}
+
+pub fn conj<T: Scalar>(y: &mut [T]) {
+    ArrayViewMut1::from(y).map_inplace(|v| *v = v.conj());
+}
+
+/// y = a x + b y
+pub fn axpby<T: Scalar>(y: &mut [T], a: T, x: &[T], b: T) {
+    Zip::from(ArrayViewMut1::from(y))
+        .and(&ArrayView1::from(x))
+        .for_each(|yv, &xv| *yv = a * xv + b * *yv);
+}
+
+/// y += a x
+pub fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
+    Zip::from(ArrayViewMut1::from(y))
+        .and(&ArrayView1::from(x))
+        .for_each(|yv, &xv| *yv += a * xv);
+}
+
+/// w = a x + y
+pub fn waxpy<T: Scalar>(w: &mut [T], a: T, x: &[T], y: &[T]) {
+    Zip::from(ArrayViewMut1::from(w))
+        .and(&ArrayView1::from(x))
+        .and(&ArrayView1::from(y))
+        .for_each(|wv, &xv, &yv| *wv = a * xv + yv);
+}
+
+/// w = x .* y
+pub fn pointwise_mult<T: Scalar>(w: &mut [T], x: &[T], y: &[T]) {
+    Zip::from(ArrayViewMut1::from(w))
+        .and(&ArrayView1::from(x))
+        .and(&ArrayView1::from(y))
+        .for_each(|wv, &xv, &yv| *wv = xv * yv);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::c64;
+
+    #[test]
+    fn kernels() {
+        let mut y = vec![1.0f64, 2.0, 3.0];
+        axpy(&mut y, 2.0, &[1.0, 1.0, 1.0]);
+        assert_eq!(y, vec![3.0, 4.0, 5.0]);
+        axpby(&mut y, 1.0, &[1.0, 1.0, 1.0], 0.5);
+        assert_eq!(y, vec![2.5, 3.0, 3.5]);
+        let mut w = vec![0.0; 3];
+        waxpy(&mut w, -1.0, &[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0]);
+        assert_eq!(w, vec![0.0, -1.0, -2.0]);
+        pointwise_mult(&mut w, &[1.0, 2.0, 3.0], &[2.0, 2.0, 2.0]);
+        assert_eq!(w, vec![2.0, 4.0, 6.0]);
+        let x = [c64::new(0.0, 1.0), c64::new(2.0, 0.0)];
+        assert_eq!(dot(&x, &x), (5.0, 0.0));
+        let (re, im) = dot(&[c64::new(0.0, 1.0)], &[c64::new(1.0, 0.0)]);
+        assert_eq!((re, im), (0.0, -1.0));
+    }
+
+    #[test]
+    fn norms() {
+        let x = [3.0f64, -4.0, 0.0];
+        let n = |k: NormKind| k.finish(k.partial(&x).0);
+        assert_eq!(n(NormKind::Zero), 2.0);
+        assert_eq!(n(NormKind::One), 7.0);
+        assert_eq!(n(NormKind::Two), 5.0);
+        assert_eq!(n(NormKind::Inf), 4.0);
+        assert_eq!(n(NormKind::NegInf), 0.0);
+        assert!((n(NormKind::P(3.0)) - 91f64.powf(1.0 / 3.0)).abs() < 1e-12);
+        assert_eq!(NormKind::from_code(5, f64::INFINITY).unwrap(), NormKind::Inf);
+        assert!(NormKind::from_code(6, 0.0).is_err());
+        assert!(NormKind::from_code(5, f64::NAN).is_err());
+        let empty: [f64; 0] = [];
+        let m = |k: NormKind| k.finish(k.partial(&empty).0);
+        assert_eq!(m(NormKind::Inf), 0.0);
+        assert_eq!(m(NormKind::NegInf), f64::INFINITY);
+        assert_eq!(m(NormKind::Two), 0.0);
+    }
+}
