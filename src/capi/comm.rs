@@ -36,6 +36,11 @@ pub unsafe extern "C" fn parlops_comm_create_f(comm: MPI_Fint, out: *mut *mut pa
             crate::bail!(InvalidArgument, "MPI is not running: call MPI_Init (or parlops_init) first");
         }
         let c = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
+        // An unknown Fortran handle converts to a null handle (Open MPI) or MPI_COMM_NULL.
+        let bytes: [u8; std::mem::size_of::<mpi::ffi::MPI_Comm>()] = unsafe { std::mem::transmute_copy(&c) };
+        if bytes.iter().all(|&b| b == 0) || c == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+            crate::bail!(InvalidArgument, "argument 'comm' ({comm}) is not a valid Fortran communicator handle");
+        }
         create(c, out)
     })
 }

@@ -6,10 +6,32 @@ use super::handles::{guard, last_error_ptr, parlops_comm};
 use super::types::parlops_status;
 use crate::config;
 
-/// Fixed English words for a status value (never NULL; unknown values give "unknown status").
+/// Fixed English words for a `parlops_status` value (never NULL; values outside the enum give
+/// "unknown status"). Takes an int so that any value is safe to pass.
 #[unsafe(no_mangle)]
-pub extern "C" fn parlops_status_string(s: parlops_status) -> *const c_char {
+pub extern "C" fn parlops_status_string(status: c_int) -> *const c_char {
     use parlops_status::*;
+    const ALL: [parlops_status; 16] = [
+        PARLOPS_OK,
+        PARLOPS_ERR_NULL_ARGUMENT,
+        PARLOPS_ERR_INVALID_ARGUMENT,
+        PARLOPS_ERR_SIZE_MISMATCH,
+        PARLOPS_ERR_DTYPE_MISMATCH,
+        PARLOPS_ERR_LAYOUT_MISMATCH,
+        PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+        PARLOPS_ERR_MEMORY_LOCATION,
+        PARLOPS_ERR_NO_DEVICE,
+        PARLOPS_ERR_MPI,
+        PARLOPS_ERR_CUDA,
+        PARLOPS_ERR_NCCL,
+        PARLOPS_ERR_CALLBACK,
+        PARLOPS_ERR_NOT_SUPPORTED,
+        PARLOPS_ERR_OUT_OF_MEMORY,
+        PARLOPS_ERR_INTERNAL,
+    ];
+    let Some(s) = ALL.iter().copied().find(|s| *s as c_int == status) else {
+        return c"unknown status (not a parlops_status value)".as_ptr();
+    };
     let text: &'static [u8] = match s {
         PARLOPS_OK => b"PARLOPS_OK: success\0",
         PARLOPS_ERR_NULL_ARGUMENT => b"PARLOPS_ERR_NULL_ARGUMENT: a required pointer argument was NULL\0",
