@@ -200,8 +200,9 @@ parlops_status parlops_layout_equal(const parlops_layout *a, const parlops_layou
 // Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op). Vectors keep their own reference.
 parlops_status parlops_layout_destroy(parlops_layout **layout);
 
-// Fixed English words for a status value (never NULL; unknown values give "unknown status").
-const char *parlops_status_string(parlops_status s);
+// Fixed English words for a `parlops_status` value (never NULL; values outside the enum give
+// "unknown status"). Takes an int so that any value is safe to pass.
+const char *parlops_status_string(int status);
 
 // The message of this thread's most recent failed call (never NULL; valid until the next failing
 // call on this thread). It names the function, the argument and the values.

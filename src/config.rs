@@ -11,10 +11,19 @@ use crate::memory::cuda;
 
 /// The `PARLOPS_*` variables this version understands, with what each does.
 pub const KNOWN_ENV: &[(&str, &str)] = &[
-    ("PARLOPS_DEVICE", "CUDA device for this rank (default: node-local rank)"),
-    ("PARLOPS_CUDA_AWARE_MPI", "0 forbids passing device buffers to MPI"),
+    (
+        "PARLOPS_DEVICE",
+        "CUDA device for this rank (default: node-local rank)",
+    ),
+    (
+        "PARLOPS_CUDA_AWARE_MPI",
+        "0 forbids passing device buffers to MPI",
+    ),
     ("PARLOPS_NCCL", "0 forbids NCCL for device data"),
-    ("PARLOPS_MONITOR", "1 prints one line per solver iteration on rank 0"),
+    (
+        "PARLOPS_MONITOR",
+        "1 prints one line per solver iteration on rank 0",
+    ),
 ];
 
 /// The process environment as parlops read it (once, at first use).
@@ -28,7 +37,10 @@ pub struct Env {
 
 impl Env {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.set.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.set
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -71,7 +83,10 @@ pub fn capabilities() -> Capabilities {
     let p = cuda::probe();
     let mut c = Capabilities::CUDA_COMPILED | Capabilities::NCCL_COMPILED;
     c.set(Capabilities::CUDA_DRIVER_FOUND, p.driver_loaded);
-    c.set(Capabilities::CUDA_DEVICE_FOUND, p.device_count.unwrap_or(0) > 0);
+    c.set(
+        Capabilities::CUDA_DEVICE_FOUND,
+        p.device_count.unwrap_or(0) > 0,
+    );
     c.set(Capabilities::CUBLAS_FOUND, p.cublas_loaded);
     c.set(Capabilities::NCCL_FOUND, p.nccl_loaded);
     c
@@ -140,7 +155,10 @@ pub fn report(comm: &Comm) -> Result<String> {
     );
     let lines = comm.allgather_bytes(line.as_bytes())?;
     let mut s = process_report();
-    s += &format!("  communicator: {} rank(s), MPI (private duplicate)\n", comm.size());
+    s += &format!(
+        "  communicator: {} rank(s), MPI (private duplicate)\n",
+        comm.size()
+    );
     for l in lines {
         s += &String::from_utf8_lossy(&l);
     }

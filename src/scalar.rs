@@ -195,7 +195,10 @@ mod tests {
         assert!(e.msg.contains("alpha") && e.msg.contains("PARLOPS_F32"));
         assert_eq!(c64::from_parts(1.0, 2.0, "a").unwrap(), c64::new(1.0, 2.0));
         assert_eq!(c32::new(3.0, 4.0).abs_f64(), 5.0);
-        assert_eq!(<c64 as Scalar>::conj(c64::new(1.0, 2.0)), c64::new(1.0, -2.0));
+        assert_eq!(
+            <c64 as Scalar>::conj(c64::new(1.0, 2.0)),
+            c64::new(1.0, -2.0)
+        );
         for c in 0..4 {
             assert_eq!(DType::from_code(c).unwrap().code(), c);
         }

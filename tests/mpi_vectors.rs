@@ -26,7 +26,11 @@ impl Tally {
 }
 
 fn tol<T: Scalar>() -> f64 {
-    if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) { 2e-5 } else { 1e-12 }
+    if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
+        2e-5
+    } else {
+        1e-12
+    }
 }
 
 /// The global test vector: entry i.
@@ -41,7 +45,10 @@ fn global<T: Scalar>(n: i64, seed: f64) -> Vec<T> {
 
 fn close<T: Scalar>(a: &[T], b: &[T]) -> bool {
     let scale = b.iter().map(|v| v.abs_f64()).fold(1.0, f64::max);
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (*x - *y).abs_f64() <= tol::<T>() * scale)
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (*x - *y).abs_f64() <= tol::<T>() * scale)
 }
 
 fn close_f(a: f64, b: f64, t: f64) -> bool {
@@ -83,14 +90,22 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
         t.check(close(&gathered(&x), &gx), &format!("{ctx}: gather to all"));
         let root = p - 1;
         let mut out = vec![T::zero(); n as usize];
-        let recv = if comm.rank() == root { Some(&mut out[..]) } else { None };
+        let recv = if comm.rank() == root {
+            Some(&mut out[..])
+        } else {
+            None
+        };
         x.gather(root, recv, Ok(())).unwrap();
         if comm.rank() == root {
             t.check(close(&out, &gx), &format!("{ctx}: gather to root {root}"));
         }
         // scatter from rank 0 into a fresh vector
         let mut s = x.duplicate().unwrap();
-        let src = if comm.rank() == 0 { Some(&gy[..]) } else { None };
+        let src = if comm.rank() == 0 {
+            Some(&gy[..])
+        } else {
+            None
+        };
         s.scatter_from(0, src, Ok(())).unwrap();
         t.check(close(&gathered(&s), &gy), &format!("{ctx}: scatter from 0"));
 
@@ -107,10 +122,20 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
             (dr - rr).abs() <= tol::<T>() * scale && (di - ri).abs() <= tol::<T>() * scale,
             &format!("{ctx}: dot {d:?} vs {rd:?}"),
         );
-        for k in [NormKind::Zero, NormKind::One, NormKind::Two, NormKind::Inf, NormKind::NegInf, NormKind::P(3.0)] {
+        for k in [
+            NormKind::Zero,
+            NormKind::One,
+            NormKind::Two,
+            NormKind::Inf,
+            NormKind::NegInf,
+            NormKind::P(3.0),
+        ] {
             let got = x.norm(k).unwrap();
             let want = serial_norm(&gx, k);
-            t.check(close_f(got, want, tol::<T>() * 10.0), &format!("{ctx}: norm {k:?}: {got} vs {want}"));
+            t.check(
+                close_f(got, want, tol::<T>() * 10.0),
+                &format!("{ctx}: norm {k:?}: {got} vs {want}"),
+            );
         }
 
         // entry-wise operations against the serial reference
@@ -123,7 +148,11 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
         t.check(close(&gathered(&w), &r), &format!("{ctx}: axpy"));
         w.copy_from(&y).unwrap();
         w.axpby(a, &x, b).unwrap();
-        let r: Vec<T> = gy.iter().zip(&gx).map(|(yv, xv)| a * *xv + b * *yv).collect();
+        let r: Vec<T> = gy
+            .iter()
+            .zip(&gx)
+            .map(|(yv, xv)| a * *xv + b * *yv)
+            .collect();
         t.check(close(&gathered(&w), &r), &format!("{ctx}: axpby"));
         w.waxpy(b, &x, &y).unwrap();
         let r: Vec<T> = gy.iter().zip(&gx).map(|(yv, xv)| b * *xv + *yv).collect();
@@ -138,24 +167,43 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
         let r: Vec<T> = r.iter().map(|v| v.conj()).collect();
         t.check(close(&gathered(&w), &r), &format!("{ctx}: conj"));
         w.fill(b);
-        t.check(close(&gathered(&w), &vec![b; n as usize]), &format!("{ctx}: fill"));
+        t.check(
+            close(&gathered(&w), &vec![b; n as usize]),
+            &format!("{ctx}: fill"),
+        );
 
         // wrapping the caller's memory: no copy, writes show through
         let mut mine: Vec<T> = x.local().to_vec();
         let ptr = mine.as_mut_ptr();
-        let mut wv = unsafe { DistVector::<T>::wrap(l.clone(), parlops::memory::Location::Host, ptr).unwrap() };
-        t.check(wv.local_ptr() == ptr || mine.is_empty(), &format!("{ctx}: wrap keeps the pointer"));
+        let mut wv = unsafe {
+            DistVector::<T>::wrap(l.clone(), parlops::memory::Location::Host, ptr).unwrap()
+        };
+        t.check(
+            wv.local_ptr() == ptr || mine.is_empty(),
+            &format!("{ctx}: wrap keeps the pointer"),
+        );
         wv.scale(T::from_parts_lossy(2.0, 0.0));
-        let twice: Vec<T> = gx.iter().map(|v| T::from_parts_lossy(2.0, 0.0) * *v).collect();
-        t.check(close(&gathered(&wv), &twice), &format!("{ctx}: wrapped vector ops"));
+        let twice: Vec<T> = gx
+            .iter()
+            .map(|v| T::from_parts_lossy(2.0, 0.0) * *v)
+            .collect();
+        t.check(
+            close(&gathered(&wv), &twice),
+            &format!("{ctx}: wrapped vector ops"),
+        );
         let mut other: Vec<T> = y.local().to_vec();
         unsafe { wv.place_array(other.as_mut_ptr()).unwrap() };
         t.check(close(&gathered(&wv), &gy), &format!("{ctx}: place_array"));
         wv.reset_array();
-        t.check(close(&gathered(&wv), &twice), &format!("{ctx}: reset_array"));
+        t.check(
+            close(&gathered(&wv), &twice),
+            &format!("{ctx}: reset_array"),
+        );
         drop(wv);
         t.check(
-            mine.iter().zip(x.local()).all(|(m, v)| *m == T::from_parts_lossy(2.0, 0.0) * *v),
+            mine.iter()
+                .zip(x.local())
+                .all(|(m, v)| *m == T::from_parts_lossy(2.0, 0.0) * *v),
             &format!("{ctx}: caller array updated in place"),
         );
 
@@ -165,8 +213,14 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
                 continue;
             }
             let r = x.redistribute(o, Ok(())).unwrap();
-            t.check(close(&gathered(&r), &gx), &format!("{ctx}: redistribute to {oname}"));
-            t.check(r.local().len() as i64 == o.local_len(), &format!("{ctx}: redistributed local length"));
+            t.check(
+                close(&gathered(&r), &gx),
+                &format!("{ctx}: redistribute to {oname}"),
+            );
+            t.check(
+                r.local().len() as i64 == o.local_len(),
+                &format!("{ctx}: redistributed local length"),
+            );
         }
     }
 }
@@ -185,40 +239,79 @@ fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
     }
     // local lengths that do not sum up
     let e = Layout::new(comm.clone(), Partition::Scatter, 100, 1);
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::SizeMismatch), "local lengths not summing");
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::SizeMismatch),
+        "local lengths not summing",
+    );
     // a negative size on one rank
-    let e = Layout::new(comm.clone(), Partition::Scatter, if r == 0 { -5 } else { 10 }, -1);
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument), &format!("negative size on rank 0: {e:?}"));
+    let e = Layout::new(
+        comm.clone(),
+        Partition::Scatter,
+        if r == 0 { -5 } else { 10 },
+        -1,
+    );
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument),
+        &format!("negative size on rank 0: {e:?}"),
+    );
     // a bad norm kind on one rank only
     let l = Layout::new(comm.clone(), Partition::Scatter, 10, -1).unwrap();
     let v = DistVector::<f64>::new(l.clone()).unwrap();
-    let k = if r == p - 1 { NormKind::from_code(42, 0.0) } else { Ok(NormKind::Inf) };
+    let k = if r == p - 1 {
+        NormKind::from_code(42, 0.0)
+    } else {
+        Ok(NormKind::Inf)
+    };
     let e = v.norm_checked(k);
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument), &format!("bad norm kind on one rank: {e:?}"));
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument),
+        &format!("bad norm kind on one rank: {e:?}"),
+    );
     // a bad root on one rank
     let mut out = vec![0.0; 10];
     let e = v.gather(if r == 0 { p + 3 } else { 0 }, Some(&mut out), Ok(()));
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument), &format!("bad root on rank 0: {e:?}"));
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument),
+        &format!("bad root on rank 0: {e:?}"),
+    );
     // different roots on different ranks
     if p > 1 {
         let e = v.gather(if r == 0 { 0 } else { 1 }, Some(&mut out), Ok(()));
-        t.check(matches!(&e, Err(e) if e.kind == ErrorKind::InconsistentAcrossRanks), &format!("roots differ: {e:?}"));
+        t.check(
+            matches!(&e, Err(e) if e.kind == ErrorKind::InconsistentAcrossRanks),
+            &format!("roots differ: {e:?}"),
+        );
     }
     // dtype mismatch on one rank only (AnyVec level, as the C API sees it)
-    let a = AnyVec::new(l.clone(), parlops::DType::F64, parlops::memory::Location::Host).unwrap();
+    let a = AnyVec::new(
+        l.clone(),
+        parlops::DType::F64,
+        parlops::memory::Location::Host,
+    )
+    .unwrap();
     let b = AnyVec::new(
         l.clone(),
-        if r == p - 1 { parlops::DType::F32 } else { parlops::DType::F64 },
+        if r == p - 1 {
+            parlops::DType::F32
+        } else {
+            parlops::DType::F64
+        },
         parlops::memory::Location::Host,
     )
     .unwrap();
     let e = AnyVec::dot(&a, &b, Ok(()));
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::DTypeMismatch), &format!("dtype mismatch on one rank: {e:?}"));
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::DTypeMismatch),
+        &format!("dtype mismatch on one rank: {e:?}"),
+    );
     // a layout of a different length on one rank only
     let l2 = Layout::new(comm.clone(), Partition::Scatter, 12, -1).unwrap();
     let c = DistVector::<f64>::new(if r == 0 { l2.clone() } else { l.clone() }).unwrap();
     let e = AnyVec::dot(&AnyVec::F64(v), &AnyVec::F64(c), Ok(()));
-    t.check(matches!(&e, Err(e) if e.kind == ErrorKind::SizeMismatch), &format!("size mismatch on rank 0: {e:?}"));
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::SizeMismatch),
+        &format!("size mismatch on rank 0: {e:?}"),
+    );
     // the communicator still works after all that
     let s = comm.allreduce_f64(&[1.0], ReduceOp::Sum).unwrap();
     t.check(s[0] == p as f64, "communicator usable after errors");
@@ -229,32 +322,66 @@ fn main() {
     let comm = Arc::new(Comm::world().unwrap());
     let (r, p) = (comm.rank(), comm.size());
     if let Ok(want) = std::env::var("PARLOPS_TEST_EXPECT_RANKS") {
-        assert_eq!(want.parse::<i32>().unwrap(), p, "launched with the wrong MPI: expected {want} ranks, got {p}");
+        assert_eq!(
+            want.parse::<i32>().unwrap(),
+            p,
+            "launched with the wrong MPI: expected {want} ranks, got {p}"
+        );
     }
-    let mut t = Tally { rank: r, passed: 0, failed: 0 };
+    let mut t = Tally {
+        rank: r,
+        passed: 0,
+        failed: 0,
+    };
     // uneven custom split with an empty rank (rank 1 when P > 1)
     let custom = match r {
         1 => 0,
         _ => 2 * r as i64 + 3,
     };
     let mut layouts = vec![
-        ("scatter 23".to_string(), Layout::new(comm.clone(), Partition::Scatter, 23, -1).unwrap()),
-        ("scatter 2 (empty ranks)".to_string(), Layout::new(comm.clone(), Partition::Scatter, 2, -1).unwrap()),
-        ("custom".to_string(), Layout::new(comm.clone(), Partition::Scatter, -1, custom).unwrap()),
-        ("empty".to_string(), Layout::new(comm.clone(), Partition::Scatter, 0, -1).unwrap()),
+        (
+            "scatter 23".to_string(),
+            Layout::new(comm.clone(), Partition::Scatter, 23, -1).unwrap(),
+        ),
+        (
+            "scatter 2 (empty ranks)".to_string(),
+            Layout::new(comm.clone(), Partition::Scatter, 2, -1).unwrap(),
+        ),
+        (
+            "custom".to_string(),
+            Layout::new(comm.clone(), Partition::Scatter, -1, custom).unwrap(),
+        ),
+        (
+            "empty".to_string(),
+            Layout::new(comm.clone(), Partition::Scatter, 0, -1).unwrap(),
+        ),
     ];
     let custom_n = layouts[2].1.global_len();
-    layouts.push(("broadcast".into(), Layout::new(comm.clone(), Partition::Broadcast, custom_n, -1).unwrap()));
-    layouts.push(("unsafe broadcast".into(), Layout::new(comm.clone(), Partition::UnsafeBroadcast, custom_n, -1).unwrap()));
-    layouts.push(("scatter same length".into(), Layout::new(comm.clone(), Partition::Scatter, custom_n, -1).unwrap()));
+    layouts.push((
+        "broadcast".into(),
+        Layout::new(comm.clone(), Partition::Broadcast, custom_n, -1).unwrap(),
+    ));
+    layouts.push((
+        "unsafe broadcast".into(),
+        Layout::new(comm.clone(), Partition::UnsafeBroadcast, custom_n, -1).unwrap(),
+    ));
+    layouts.push((
+        "scatter same length".into(),
+        Layout::new(comm.clone(), Partition::Scatter, custom_n, -1).unwrap(),
+    ));
     run_dtype::<f32>(&mut t, &comm, &layouts);
     run_dtype::<f64>(&mut t, &comm, &layouts);
     run_dtype::<c32>(&mut t, &comm, &layouts);
     run_dtype::<c64>(&mut t, &comm, &layouts);
     run_errors(&mut t, &comm);
-    let tot = comm.allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum).unwrap();
+    let tot = comm
+        .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
+        .unwrap();
     if r == 0 {
-        println!("mpi_vectors on {p} rank(s): {} passed, {} failed", tot[0], tot[1]);
+        println!(
+            "mpi_vectors on {p} rank(s): {} passed, {} failed",
+            tot[0], tot[1]
+        );
     }
     let failed = tot[1] > 0.0;
     drop(layouts);

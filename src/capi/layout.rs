@@ -21,7 +21,12 @@ pub unsafe extern "C" fn parlops_layout_create(
     guard("parlops_layout_create", || {
         let c = unsafe { arg(comm, "comm")? };
         let p = out_ok(out, "out").and_then(|_| {
-            enum_arg(partition, "partition", "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST", Partition::from_code)
+            enum_arg(
+                partition,
+                "partition",
+                "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST",
+                Partition::from_code,
+            )
         });
         let l = Layout::new_checked(c.inner.clone(), p, global_len, local_len)?;
         give(out, parlops_layout { inner: l });
@@ -31,7 +36,10 @@ pub unsafe extern "C" fn parlops_layout_create(
 
 /// Global number of entries.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_layout_global_len(layout: *const parlops_layout, n: *mut i64) -> parlops_status {
+pub unsafe extern "C" fn parlops_layout_global_len(
+    layout: *const parlops_layout,
+    n: *mut i64,
+) -> parlops_status {
     guard("parlops_layout_global_len", || {
         let l = unsafe { arg(layout, "layout")? };
         out_ok(n, "n")?;
@@ -73,7 +81,10 @@ pub unsafe extern "C" fn parlops_layout_rank_range(
         let l = unsafe { arg(layout, "layout")? };
         let p = l.inner.local_lens().len();
         if rank < 0 || rank as usize >= p {
-            crate::bail!(InvalidArgument, "argument 'rank' is {rank}; the communicator has {p} rank(s)");
+            crate::bail!(
+                InvalidArgument,
+                "argument 'rank' is {rank}; the communicator has {p} rank(s)"
+            );
         }
         unsafe {
             if !start.is_null() {
@@ -120,6 +131,10 @@ pub unsafe extern "C" fn parlops_layout_equal(
 
 /// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op). Vectors keep their own reference.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_layout_destroy(layout: *mut *mut parlops_layout) -> parlops_status {
-    guard("parlops_layout_destroy", || unsafe { destroy(layout, "layout") })
+pub unsafe extern "C" fn parlops_layout_destroy(
+    layout: *mut *mut parlops_layout,
+) -> parlops_status {
+    guard("parlops_layout_destroy", || unsafe {
+        destroy(layout, "layout")
+    })
 }

@@ -64,7 +64,11 @@ pub extern "C" fn parlops_last_error() -> *const c_char {
 
 /// Library version; any pointer may be NULL to skip that part.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> parlops_status {
+pub unsafe extern "C" fn parlops_version(
+    major: *mut c_int,
+    minor: *mut c_int,
+    patch: *mut c_int,
+) -> parlops_status {
     guard("parlops_version", || {
         let (a, b, c) = config::version();
         unsafe {
@@ -81,8 +85,13 @@ pub unsafe extern "C" fn parlops_version(major: *mut c_int, minor: *mut c_int, p
 /// Start MPI (`MPI_Init_thread`, FUNNELED) if it is not running yet. Optional: programs that call
 /// `MPI_Init` themselves never need it. `argc`/`argv` may be NULL.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> parlops_status {
-    guard("parlops_init", || unsafe { crate::comm::init(argc, argv).map(|_| ()) })
+pub unsafe extern "C" fn parlops_init(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+) -> parlops_status {
+    guard("parlops_init", || unsafe {
+        crate::comm::init(argc, argv).map(|_| ())
+    })
 }
 
 /// Finalise MPI only if `parlops_init` started it; otherwise do nothing. Destroy parlops objects first.
@@ -124,4 +133,3 @@ pub unsafe extern "C" fn parlops_config_report(
         Ok(())
     })
 }
-

@@ -2,7 +2,9 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::handles::{arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_layout, parlops_vec};
+use super::handles::{
+    arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_layout, parlops_vec,
+};
 use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
 use crate::error::Result;
 use crate::memory::Location;
@@ -11,11 +13,21 @@ use crate::vector::{AnyVec, DistVector, NormKind};
 use crate::{any_vec, any_vec2, any_vec3};
 
 fn dtype_arg(t: parlops_dtype) -> Result<DType> {
-    enum_arg(t, "dtype", "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3", DType::from_code)
+    enum_arg(
+        t,
+        "dtype",
+        "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3",
+        DType::from_code,
+    )
 }
 
 fn memory_arg(m: parlops_memory) -> Result<Location> {
-    enum_arg(m, "memory", "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1", Location::from_code)
+    enum_arg(
+        m,
+        "memory",
+        "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1",
+        Location::from_code,
+    )
 }
 
 fn scalar<T: Scalar>(_: &DistVector<T>, a: parlops_scalar, what: &str) -> Result<T> {
@@ -23,14 +35,24 @@ fn scalar<T: Scalar>(_: &DistVector<T>, a: parlops_scalar, what: &str) -> Result
 }
 
 /// Typed view of a caller's global array of `n` entries; `None` for NULL.
-unsafe fn global_slice<'a, T: Scalar>(_: &DistVector<T>, p: *mut c_void, n: i64) -> Result<Option<&'a mut [T]>> {
+unsafe fn global_slice<'a, T: Scalar>(
+    _: &DistVector<T>,
+    p: *mut c_void,
+    n: i64,
+) -> Result<Option<&'a mut [T]>> {
     if p.is_null() {
         return Ok(None);
     }
     if (p as usize) % std::mem::align_of::<T>() != 0 {
-        crate::bail!(InvalidArgument, "global array {p:p} is not aligned for {}", T::DTYPE.name());
+        crate::bail!(
+            InvalidArgument,
+            "global array {p:p} is not aligned for {}",
+            T::DTYPE.name()
+        );
     }
-    Ok(Some(unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize) }))
+    Ok(Some(unsafe {
+        std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
+    }))
 }
 
 /// Shared by create and create_with_array: build locally, then agree across ranks on success and on
@@ -48,7 +70,10 @@ fn create_common(
         build(t, m)
     });
     let comm = layout.inner.comm().clone();
-    let rows = comm.agree_with(local.as_ref().map(|_| ()).map_err(|e| e.clone()), &[dtype as i64, memory as i64])?;
+    let rows = comm.agree_with(
+        local.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        &[dtype as i64, memory as i64],
+    )?;
     if rows.iter().any(|r| r[0] != dtype as i64) {
         crate::bail!(
             InconsistentAcrossRanks,
@@ -77,7 +102,9 @@ pub unsafe extern "C" fn parlops_vec_create(
 ) -> parlops_status {
     guard("parlops_vec_create", || {
         let l = unsafe { arg(layout, "layout")? };
-        create_common(l, dtype, memory, out, |t, m| AnyVec::new(l.inner.clone(), t, m))
+        create_common(l, dtype, memory, out, |t, m| {
+            AnyVec::new(l.inner.clone(), t, m)
+        })
     })
 }
 
@@ -102,7 +129,10 @@ pub unsafe extern "C" fn parlops_vec_create_with_array(
 
 /// Use the caller's array as storage until `parlops_vec_reset_array` (no copy; PETSc's VecPlaceArray).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_place_array(v: *mut parlops_vec, local_data: *mut c_void) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_place_array(
+    v: *mut parlops_vec,
+    local_data: *mut c_void,
+) -> parlops_status {
     guard("parlops_vec_place_array", || {
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => unsafe { x.place_array(local_data.cast()) })
@@ -121,7 +151,10 @@ pub unsafe extern "C" fn parlops_vec_reset_array(v: *mut parlops_vec) -> parlops
 
 /// A new zeroed vector with the same layout, dtype and memory (owned by parlops).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_duplicate(v: *const parlops_vec, out: *mut *mut parlops_vec) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_duplicate(
+    v: *const parlops_vec,
+    out: *mut *mut parlops_vec,
+) -> parlops_status {
     guard("parlops_vec_duplicate", || {
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
@@ -141,7 +174,8 @@ pub unsafe extern "C" fn parlops_vec_local_array(
 ) -> parlops_status {
     guard("parlops_vec_local_array", || {
         let v = unsafe { arg_mut(v, "v")? };
-        let (p, n) = any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
+        let (p, n) =
+            any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
         unsafe {
             if !data.is_null() {
                 *data = p;
@@ -156,18 +190,29 @@ pub unsafe extern "C" fn parlops_vec_local_array(
 
 /// A new reference to the vector's layout; release it with `parlops_layout_destroy`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_layout(v: *const parlops_vec, out: *mut *mut parlops_layout) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_layout(
+    v: *const parlops_vec,
+    out: *mut *mut parlops_layout,
+) -> parlops_status {
     guard("parlops_vec_layout", || {
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
-        give(out, parlops_layout { inner: v.inner.layout().clone() });
+        give(
+            out,
+            parlops_layout {
+                inner: v.inner.layout().clone(),
+            },
+        );
         Ok(())
     })
 }
 
 /// The vector's element type.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_dtype(v: *const parlops_vec, dtype: *mut parlops_dtype) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_dtype(
+    v: *const parlops_vec,
+    dtype: *mut parlops_dtype,
+) -> parlops_status {
     guard("parlops_vec_dtype", || {
         let v = unsafe { arg(v, "v")? };
         out_ok(dtype, "dtype")?;
@@ -178,7 +223,10 @@ pub unsafe extern "C" fn parlops_vec_dtype(v: *const parlops_vec, dtype: *mut pa
 
 /// Where the vector's data lives.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_memory(v: *const parlops_vec, memory: *mut parlops_memory) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_memory(
+    v: *const parlops_vec,
+    memory: *mut parlops_memory,
+) -> parlops_status {
     guard("parlops_vec_memory", || {
         let v = unsafe { arg(v, "v")? };
         out_ok(memory, "memory")?;
@@ -188,7 +236,11 @@ pub unsafe extern "C" fn parlops_vec_memory(v: *const parlops_vec, memory: *mut 
 }
 
 /// Run `f(x, y)` with `y` writable; when the caller passed the same vector twice, `x` is a copy.
-fn in_out(x: *const parlops_vec, y: *mut parlops_vec, f: impl FnOnce(&AnyVec, &mut AnyVec) -> Result<()>) -> Result<()> {
+fn in_out(
+    x: *const parlops_vec,
+    y: *mut parlops_vec,
+    f: impl FnOnce(&AnyVec, &mut AnyVec) -> Result<()>,
+) -> Result<()> {
     let xr = unsafe { arg(x, "x")? };
     if std::ptr::eq(x, y) {
         let copy = xr.inner.clone_values()?;
@@ -202,12 +254,19 @@ fn in_out(x: *const parlops_vec, y: *mut parlops_vec, f: impl FnOnce(&AnyVec, &m
 /// Owned copy of `x` when it aliases `w`.
 fn unalias(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Option<AnyVec>> {
     let xr = unsafe { arg(x, name)? };
-    Ok(if std::ptr::eq(x, w) { Some(xr.inner.clone_values()?) } else { None })
+    Ok(if std::ptr::eq(x, w) {
+        Some(xr.inner.clone_values()?)
+    } else {
+        None
+    })
 }
 
 /// y = x (same layout and dtype).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_copy(x: *const parlops_vec, y: *mut parlops_vec) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_copy(
+    x: *const parlops_vec,
+    y: *mut parlops_vec,
+) -> parlops_status {
     guard("parlops_vec_copy", || {
         if std::ptr::eq(x, y) && !x.is_null() {
             return Ok(());
@@ -218,7 +277,10 @@ pub unsafe extern "C" fn parlops_vec_copy(x: *const parlops_vec, y: *mut parlops
 
 /// Every entry of v = a.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_fill(v: *mut parlops_vec, a: parlops_scalar) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_fill(
+    v: *mut parlops_vec,
+    a: parlops_scalar,
+) -> parlops_status {
     guard("parlops_vec_fill", || {
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.fill(a); Ok(()) })
@@ -227,7 +289,10 @@ pub unsafe extern "C" fn parlops_vec_fill(v: *mut parlops_vec, a: parlops_scalar
 
 /// v = a v.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_scale(v: *mut parlops_vec, a: parlops_scalar) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_scale(
+    v: *mut parlops_vec,
+    a: parlops_scalar,
+) -> parlops_status {
     guard("parlops_vec_scale", || {
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.scale(a); Ok(()) })
@@ -246,9 +311,17 @@ pub unsafe extern "C" fn parlops_vec_conj(v: *mut parlops_vec) -> parlops_status
 
 /// y = y + a x.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_axpy(y: *mut parlops_vec, a: parlops_scalar, x: *const parlops_vec) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_axpy(
+    y: *mut parlops_vec,
+    a: parlops_scalar,
+    x: *const parlops_vec,
+) -> parlops_status {
     guard("parlops_vec_axpy", || {
-        in_out(x, y, |x, y| any_vec2!(y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) }))
+        in_out(
+            x,
+            y,
+            |x, y| any_vec2!(y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) }),
+        )
     })
 }
 
@@ -282,8 +355,8 @@ pub unsafe extern "C" fn parlops_vec_waxpy(
     guard("parlops_vec_waxpy", || {
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
-        let xr = xc.as_ref().map_or_else(|| unsafe { &(*x).inner }, |c| c);
-        let yr = yc.as_ref().map_or_else(|| unsafe { &(*y).inner }, |c| c);
+        let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
+        let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar(wv, a, "a")?; wv.waxpy(a, xv, yv) })
     })
@@ -299,8 +372,8 @@ pub unsafe extern "C" fn parlops_vec_pointwise_mult(
     guard("parlops_vec_pointwise_mult", || {
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
-        let xr = xc.as_ref().map_or_else(|| unsafe { &(*x).inner }, |c| c);
-        let yr = yc.as_ref().map_or_else(|| unsafe { &(*y).inner }, |c| c);
+        let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
+        let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))
     })
@@ -351,7 +424,11 @@ pub unsafe extern "C" fn parlops_vec_norm(
 /// every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
 /// receive. [collective]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_gather(v: *const parlops_vec, root: c_int, global_out: *mut c_void) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_gather(
+    v: *const parlops_vec,
+    root: c_int,
+    global_out: *mut c_void,
+) -> parlops_status {
     guard("parlops_vec_gather", || {
         let v = unsafe { arg(v, "v")? };
         let n = v.inner.layout().global_len();
@@ -368,7 +445,11 @@ pub unsafe extern "C" fn parlops_vec_gather(v: *const parlops_vec, root: c_int, 
 /// Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
 /// `global_in` is ignored elsewhere (may be NULL). [collective]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_scatter(v: *mut parlops_vec, root: c_int, global_in: *const c_void) -> parlops_status {
+pub unsafe extern "C" fn parlops_vec_scatter(
+    v: *mut parlops_vec,
+    root: c_int,
+    global_in: *const c_void,
+) -> parlops_status {
     guard("parlops_vec_scatter", || {
         let v = unsafe { arg_mut(v, "v")? };
         let n = v.inner.layout().global_len();

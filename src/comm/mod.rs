@@ -7,7 +7,8 @@
 
 mod mpi;
 
-pub use self::mpi::{MpiComm, finalize, init, mpi_initialized, mpi_library_version, mpi_standard_version};
+use self::mpi::MpiComm;
+pub use self::mpi::{finalize, init, mpi_initialized, mpi_library_version, mpi_standard_version};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -143,7 +144,12 @@ impl Comm {
     /// Allreduce of `f64` values in which each rank may instead contribute an error: one reduction in
     /// the common case, an extra agreement round only when some rank failed. `local` is `Ok(values)`
     /// or `Err`; `n` is the number of values every rank reduces. [collective]
-    pub fn allreduce_checked(&self, local: Result<Vec<f64>>, n: usize, op: ReduceOp) -> Result<Vec<f64>> {
+    pub fn allreduce_checked(
+        &self,
+        local: Result<Vec<f64>>,
+        n: usize,
+        op: ReduceOp,
+    ) -> Result<Vec<f64>> {
         let identity = match op {
             ReduceOp::Sum => 0.0,
             ReduceOp::Max => f64::NEG_INFINITY,
@@ -161,7 +167,8 @@ impl Comm {
         }
         let out = self.allreduce_f64(&buf, op)?;
         if out[n] != 0.0 && out[n] != f64::NEG_INFINITY {
-            let codes = self.allgather_i64(&[local.as_ref().err().map_or(0, |e| e.kind.code() as i64)])?;
+            let codes =
+                self.allgather_i64(&[local.as_ref().err().map_or(0, |e| e.kind.code() as i64)])?;
             return self.spread_failure(local, &codes);
         }
         Ok(out[..n].to_vec())
@@ -248,18 +255,35 @@ impl Comm {
 
     /// Broadcast `buf` from `root`. [collective]
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<()> {
-        self.raw.bcast_raw(buf.as_mut_ptr().cast(), elems(buf.len(), T::PARTS)?, T::BASE, root)
+        self.raw.bcast_raw(
+            buf.as_mut_ptr().cast(),
+            elems(buf.len(), T::PARTS)?,
+            T::BASE,
+            root,
+        )
     }
 
     /// Concatenate every rank's `send` (rank r sends `counts[r]` elements) into `recv` on every rank. [collective]
     pub fn allgatherv<T: Scalar>(&self, send: &[T], recv: &mut [T], counts: &[i64]) -> Result<()> {
         let (c, d) = counts_displs(counts, T::PARTS)?;
-        self.raw
-            .allgatherv_raw(send.as_ptr().cast(), elems(send.len(), T::PARTS)?, recv.as_mut_ptr().cast(), &c, &d, T::BASE)
+        self.raw.allgatherv_raw(
+            send.as_ptr().cast(),
+            elems(send.len(), T::PARTS)?,
+            recv.as_mut_ptr().cast(),
+            &c,
+            &d,
+            T::BASE,
+        )
     }
 
     /// Concatenate every rank's `send` into `recv` on `root` (`recv` is ignored elsewhere). [collective]
-    pub fn gatherv<T: Scalar>(&self, send: &[T], recv: &mut [T], counts: &[i64], root: i32) -> Result<()> {
+    pub fn gatherv<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[i64],
+        root: i32,
+    ) -> Result<()> {
         let (c, d) = counts_displs(counts, T::PARTS)?;
         self.raw.gatherv_raw(
             send.as_ptr().cast(),
@@ -273,7 +297,13 @@ impl Comm {
     }
 
     /// Split `send` on `root` into consecutive pieces of `counts[r]` elements, one per rank. [collective]
-    pub fn scatterv<T: Scalar>(&self, send: &[T], counts: &[i64], recv: &mut [T], root: i32) -> Result<()> {
+    pub fn scatterv<T: Scalar>(
+        &self,
+        send: &[T],
+        counts: &[i64],
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<()> {
         let (c, d) = counts_displs(counts, T::PARTS)?;
         self.raw.scatterv_raw(
             send.as_ptr().cast(),
@@ -300,8 +330,15 @@ impl Comm {
         let sd = scaled(send_displs, T::PARTS)?;
         let rc = scaled(recv_counts, T::PARTS)?;
         let rd = scaled(recv_displs, T::PARTS)?;
-        self.raw
-            .alltoallv_raw(send.as_ptr().cast(), &sc, &sd, recv.as_mut_ptr().cast(), &rc, &rd, T::BASE)
+        self.raw.alltoallv_raw(
+            send.as_ptr().cast(),
+            &sc,
+            &sd,
+            recv.as_mut_ptr().cast(),
+            &rc,
+            &rd,
+            T::BASE,
+        )
     }
 }
 
@@ -311,7 +348,9 @@ fn elems(n: usize, parts: usize) -> Result<i32> {
     i32::try_from(total).map_err(|_| {
         Error::new(
             ErrorKind::NotSupported,
-            format!("a single MPI transfer of {n} elements exceeds MPI's int count limit (2^31-1 reals)"),
+            format!(
+                "a single MPI transfer of {n} elements exceeds MPI's int count limit (2^31-1 reals)"
+            ),
         )
     })
 }

@@ -22,7 +22,10 @@ fn check(rc: c_int, what: &str) -> Result<()> {
             "unknown MPI error".to_string()
         }
     };
-    Err(Error::new(ErrorKind::Mpi, format!("{what} failed with MPI error {rc}: {text}")))
+    Err(Error::new(
+        ErrorKind::Mpi,
+        format!("{what} failed with MPI error {rc}: {text}"),
+    ))
 }
 
 /// True when MPI is initialised and not yet finalised.
@@ -44,7 +47,10 @@ pub fn mpi_library_version() -> String {
         if ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) != 0 {
             return "unknown".into();
         }
-        CStr::from_ptr(buf.as_ptr()).to_string_lossy().trim().to_string()
+        CStr::from_ptr(buf.as_ptr())
+            .to_string_lossy()
+            .trim()
+            .to_string()
     }
 }
 
@@ -74,6 +80,12 @@ pub struct MpiComm {
     comm: ffi::MPI_Comm,
 }
 
+// SAFETY: an MPI communicator handle is an identifier, not memory that Rust could race on. Using
+// one communicator from several threads at once requires MPI_THREAD_MULTIPLE, as with any MPI code;
+// parlops itself makes MPI calls only from the thread that calls it.
+unsafe impl Send for MpiComm {}
+unsafe impl Sync for MpiComm {}
+
 impl MpiComm {
     /// `MPI_Comm_dup` of `comm`, with `MPI_ERRORS_RETURN` on the duplicate.
     ///
@@ -86,19 +98,29 @@ impl MpiComm {
                 ErrorKind::InvalidArgument,
                 format!(
                     "MPI is {}: call MPI_Init (or parlops_init) before creating a communicator",
-                    if fin { "already finalised" } else { "not initialised" }
+                    if fin {
+                        "already finalised"
+                    } else {
+                        "not initialised"
+                    }
                 ),
             ));
         }
         unsafe {
             if comm == ffi::RSMPI_COMM_NULL {
-                return Err(Error::new(ErrorKind::InvalidArgument, "argument 'comm' is MPI_COMM_NULL"));
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "argument 'comm' is MPI_COMM_NULL",
+                ));
             }
             // Errors on the duplicate (and on the dup call itself) come back as codes.
             let mut out: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
             check(ffi::MPI_Comm_dup(comm, &mut out), "MPI_Comm_dup")?;
             let c = MpiComm { comm: out };
-            check(ffi::MPI_Comm_set_errhandler(out, ffi::RSMPI_ERRORS_RETURN), "MPI_Comm_set_errhandler")?;
+            check(
+                ffi::MPI_Comm_set_errhandler(out, ffi::RSMPI_ERRORS_RETURN),
+                "MPI_Comm_set_errhandler",
+            )?;
             Ok(c)
         }
     }
@@ -109,13 +131,19 @@ impl MpiComm {
 
     pub fn rank(&self) -> Result<i32> {
         let mut r = 0;
-        check(unsafe { ffi::MPI_Comm_rank(self.comm, &mut r) }, "MPI_Comm_rank")?;
+        check(
+            unsafe { ffi::MPI_Comm_rank(self.comm, &mut r) },
+            "MPI_Comm_rank",
+        )?;
         Ok(r)
     }
 
     pub fn size(&self) -> Result<i32> {
         let mut s = 0;
-        check(unsafe { ffi::MPI_Comm_size(self.comm, &mut s) }, "MPI_Comm_size")?;
+        check(
+            unsafe { ffi::MPI_Comm_size(self.comm, &mut s) },
+            "MPI_Comm_size",
+        )?;
         Ok(s)
     }
 
@@ -124,7 +152,13 @@ impl MpiComm {
         unsafe {
             let mut node: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
             check(
-                ffi::MPI_Comm_split_type(self.comm, ffi::RSMPI_COMM_TYPE_SHARED, 0, ffi::RSMPI_INFO_NULL, &mut node),
+                ffi::MPI_Comm_split_type(
+                    self.comm,
+                    ffi::RSMPI_COMM_TYPE_SHARED,
+                    0,
+                    ffi::RSMPI_INFO_NULL,
+                    &mut node,
+                ),
                 "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
             )?;
             let n = MpiComm { comm: node };
@@ -134,7 +168,8 @@ impl MpiComm {
 
     pub fn allreduce_f64(&self, vals: &[f64], op: ReduceOp) -> Result<Vec<f64>> {
         let mut out = vec![0.0; vals.len()];
-        let count = i32::try_from(vals.len()).map_err(|_| Error::new(ErrorKind::Internal, "allreduce too long"))?;
+        let count = i32::try_from(vals.len())
+            .map_err(|_| Error::new(ErrorKind::Internal, "allreduce too long"))?;
         unsafe {
             let mop = match op {
                 ReduceOp::Sum => ffi::RSMPI_SUM,
@@ -158,7 +193,8 @@ impl MpiComm {
     pub fn allgather_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
         let size = self.size()? as usize;
         let mut out = vec![0i64; vals.len() * size];
-        let count = i32::try_from(vals.len()).map_err(|_| Error::new(ErrorKind::Internal, "allgather too long"))?;
+        let count = i32::try_from(vals.len())
+            .map_err(|_| Error::new(ErrorKind::Internal, "allgather too long"))?;
         unsafe {
             check(
                 ffi::MPI_Allgather(
@@ -179,7 +215,13 @@ impl MpiComm {
     pub fn bcast_i64(&self, buf: &mut [i64], root: i32) -> Result<()> {
         unsafe {
             check(
-                ffi::MPI_Bcast(buf.as_mut_ptr().cast(), buf.len() as c_int, ffi::RSMPI_INT64_T, root, self.comm),
+                ffi::MPI_Bcast(
+                    buf.as_mut_ptr().cast(),
+                    buf.len() as c_int,
+                    ffi::RSMPI_INT64_T,
+                    root,
+                    self.comm,
+                ),
                 "MPI_Bcast",
             )
         }
@@ -188,18 +230,35 @@ impl MpiComm {
     pub fn bcast_bytes(&self, buf: &mut [u8], root: i32) -> Result<()> {
         unsafe {
             check(
-                ffi::MPI_Bcast(buf.as_mut_ptr().cast(), buf.len() as c_int, ffi::RSMPI_UINT8_T, root, self.comm),
+                ffi::MPI_Bcast(
+                    buf.as_mut_ptr().cast(),
+                    buf.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    root,
+                    self.comm,
+                ),
                 "MPI_Bcast",
             )
         }
     }
 
-    pub fn bcast_raw(&self, buf: *mut c_void, count: i32, base: MpiBase, root: i32) -> Result<()> {
-        unsafe { check(ffi::MPI_Bcast(buf, count, base.datatype(), root, self.comm), "MPI_Bcast") }
+    pub(super) fn bcast_raw(
+        &self,
+        buf: *mut c_void,
+        count: i32,
+        base: MpiBase,
+        root: i32,
+    ) -> Result<()> {
+        unsafe {
+            check(
+                ffi::MPI_Bcast(buf, count, base.datatype(), root, self.comm),
+                "MPI_Bcast",
+            )
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn allgatherv_raw(
+    pub(super) fn allgatherv_raw(
         &self,
         send: *const c_void,
         scount: i32,
@@ -211,14 +270,23 @@ impl MpiComm {
         let t = base.datatype();
         unsafe {
             check(
-                ffi::MPI_Allgatherv(send, scount, t, recv, counts.as_ptr(), displs.as_ptr(), t, self.comm),
+                ffi::MPI_Allgatherv(
+                    send,
+                    scount,
+                    t,
+                    recv,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    t,
+                    self.comm,
+                ),
                 "MPI_Allgatherv",
             )
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn gatherv_raw(
+    pub(super) fn gatherv_raw(
         &self,
         send: *const c_void,
         scount: i32,
@@ -231,14 +299,24 @@ impl MpiComm {
         let t = base.datatype();
         unsafe {
             check(
-                ffi::MPI_Gatherv(send, scount, t, recv, counts.as_ptr(), displs.as_ptr(), t, root, self.comm),
+                ffi::MPI_Gatherv(
+                    send,
+                    scount,
+                    t,
+                    recv,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    t,
+                    root,
+                    self.comm,
+                ),
                 "MPI_Gatherv",
             )
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn scatterv_raw(
+    pub(super) fn scatterv_raw(
         &self,
         send: *const c_void,
         counts: &[i32],
@@ -251,14 +329,24 @@ impl MpiComm {
         let t = base.datatype();
         unsafe {
             check(
-                ffi::MPI_Scatterv(send, counts.as_ptr(), displs.as_ptr(), t, recv, rcount, t, root, self.comm),
+                ffi::MPI_Scatterv(
+                    send,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    t,
+                    recv,
+                    rcount,
+                    t,
+                    root,
+                    self.comm,
+                ),
                 "MPI_Scatterv",
             )
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn alltoallv_raw(
+    pub(super) fn alltoallv_raw(
         &self,
         send: *const c_void,
         sc: &[i32],
@@ -271,7 +359,17 @@ impl MpiComm {
         let t = base.datatype();
         unsafe {
             check(
-                ffi::MPI_Alltoallv(send, sc.as_ptr(), sd.as_ptr(), t, recv, rc.as_ptr(), rd.as_ptr(), t, self.comm),
+                ffi::MPI_Alltoallv(
+                    send,
+                    sc.as_ptr(),
+                    sd.as_ptr(),
+                    t,
+                    recv,
+                    rc.as_ptr(),
+                    rd.as_ptr(),
+                    t,
+                    self.comm,
+                ),
                 "MPI_Alltoallv",
             )
         }
@@ -300,7 +398,10 @@ static STARTED_BY_US: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 pub unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> Result<bool> {
     let (init, fin) = mpi_initialized();
     if fin {
-        return Err(Error::new(ErrorKind::InvalidArgument, "MPI was already finalised; it cannot be started again"));
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "MPI was already finalised; it cannot be started again",
+        ));
     }
     if init {
         return Ok(false);

@@ -55,7 +55,8 @@ pub fn probe() -> &'static Probe {
         if driver_loaded {
             let r = std::panic::catch_unwind(|| -> Result<(i32, i32), String> {
                 cudarc::driver::result::init().map_err(|e| format!("{e:?}"))?;
-                let n = cudarc::driver::result::device::get_count().map_err(|e| format!("{e:?}"))?;
+                let n =
+                    cudarc::driver::result::device::get_count().map_err(|e| format!("{e:?}"))?;
                 let mut v: std::ffi::c_int = 0;
                 unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
                 Ok((n, v))

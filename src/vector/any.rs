@@ -50,11 +50,30 @@ macro_rules! any_vec3 {
     ($a:expr, $b:expr, $c:expr, ($x:ident, $y:ident, $z:ident) => $body:expr) => {{
         let (da, db, dc) = ($a.dtype(), $b.dtype(), $c.dtype());
         match ($a, $b, $c) {
-            ($crate::vector::AnyVec::F32($x), $crate::vector::AnyVec::F32($y), $crate::vector::AnyVec::F32($z)) => $body,
-            ($crate::vector::AnyVec::F64($x), $crate::vector::AnyVec::F64($y), $crate::vector::AnyVec::F64($z)) => $body,
-            ($crate::vector::AnyVec::C64($x), $crate::vector::AnyVec::C64($y), $crate::vector::AnyVec::C64($z)) => $body,
-            ($crate::vector::AnyVec::C128($x), $crate::vector::AnyVec::C128($y), $crate::vector::AnyVec::C128($z)) => $body,
-            _ => Err($crate::vector::AnyVec::dtype_mismatch(da, if db != da { db } else { dc })),
+            (
+                $crate::vector::AnyVec::F32($x),
+                $crate::vector::AnyVec::F32($y),
+                $crate::vector::AnyVec::F32($z),
+            ) => $body,
+            (
+                $crate::vector::AnyVec::F64($x),
+                $crate::vector::AnyVec::F64($y),
+                $crate::vector::AnyVec::F64($z),
+            ) => $body,
+            (
+                $crate::vector::AnyVec::C64($x),
+                $crate::vector::AnyVec::C64($y),
+                $crate::vector::AnyVec::C64($z),
+            ) => $body,
+            (
+                $crate::vector::AnyVec::C128($x),
+                $crate::vector::AnyVec::C128($y),
+                $crate::vector::AnyVec::C128($z),
+            ) => $body,
+            _ => Err($crate::vector::AnyVec::dtype_mismatch(
+                da,
+                if db != da { db } else { dc },
+            )),
         }
     }};
 }
@@ -74,7 +93,12 @@ impl AnyVec {
     ///
     /// # Safety
     /// `ptr` must point to this rank's local length of `dtype` entries that outlive the vector.
-    pub unsafe fn wrap(layout: Arc<Layout>, dtype: DType, location: Location, ptr: *mut u8) -> Result<AnyVec> {
+    pub unsafe fn wrap(
+        layout: Arc<Layout>,
+        dtype: DType,
+        location: Location,
+        ptr: *mut u8,
+    ) -> Result<AnyVec> {
         unsafe {
             Ok(match dtype {
                 DType::F32 => AnyVec::F32(DistVector::wrap(layout, location, ptr.cast())?),
@@ -96,7 +120,12 @@ impl AnyVec {
     }
 
     pub fn dtype_mismatch(a: DType, b: DType) -> crate::error::Error {
-        crate::err!(DTypeMismatch, "vectors have different dtypes: {} and {}", a.name(), b.name())
+        crate::err!(
+            DTypeMismatch,
+            "vectors have different dtypes: {} and {}",
+            a.name(),
+            b.name()
+        )
     }
 
     pub fn duplicate(&self) -> Result<AnyVec> {

@@ -77,7 +77,12 @@ impl Layout {
     /// `global_len = -1` means "the sum of the local lengths"; `local_len = -1` lets the partition
     /// decide. Ranks must agree on the partition and the global length; given local lengths must sum
     /// to the global length. Every rank gets the same verdict.
-    pub fn new(comm: Arc<Comm>, partition: Partition, global_len: i64, local_len: i64) -> Result<Arc<Layout>> {
+    pub fn new(
+        comm: Arc<Comm>,
+        partition: Partition,
+        global_len: i64,
+        local_len: i64,
+    ) -> Result<Arc<Layout>> {
         Self::new_checked(comm, Ok(partition), global_len, local_len)
     }
 
@@ -105,7 +110,12 @@ impl Layout {
         let rows = comm.agree_with(local, &[pcode, global_len, local_len])?;
         let partition = partition?;
         let p = rows.len();
-        let list = |i: usize| rows.iter().map(|r| r[i].to_string()).collect::<Vec<_>>().join(", ");
+        let list = |i: usize| {
+            rows.iter()
+                .map(|r| r[i].to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if rows.iter().any(|r| r[0] != pcode) {
             crate::bail!(
                 InconsistentAcrossRanks,
@@ -232,7 +242,10 @@ impl Layout {
                 other.partition.name()
             )
         };
-        Err(crate::error::Error::new(kind, format!("arguments '{a}' and '{b}' have incompatible layouts: {why}")))
+        Err(crate::error::Error::new(
+            kind,
+            format!("arguments '{a}' and '{b}' have incompatible layouts: {why}"),
+        ))
     }
 }
 

@@ -57,7 +57,12 @@ fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T
 /// Reduce per-rank partial values according to the layout's replication: summed (or maxed) over
 /// ranks for split vectors; rank 0's value for broadcast vectors (so replicated entries are not
 /// counted P times); this rank's own value for unsafe-broadcast vectors (no communication). [collective]
-pub fn reduce_partials(layout: &Layout, local: Result<Vec<f64>>, n: usize, op: ReduceOp) -> Result<Vec<f64>> {
+pub fn reduce_partials(
+    layout: &Layout,
+    local: Result<Vec<f64>>,
+    n: usize,
+    op: ReduceOp,
+) -> Result<Vec<f64>> {
     let comm = layout.comm();
     match layout.partition() {
         Partition::Scatter => comm.allreduce_checked(local, n, op),
@@ -238,7 +243,10 @@ impl<T: Scalar> DistVector<T> {
             let (v, _) = partial?;
             return Ok(kind?.finish(v));
         }
-        let rows = comm.allgather_checked(partial.as_ref().map(|p| vec![p.0]).map_err(|e| e.clone()), 1)?;
+        let rows = comm.allgather_checked(
+            partial.as_ref().map(|p| vec![p.0]).map_err(|e| e.clone()),
+            1,
+        )?;
         let (_, op) = partial?;
         let kind = kind?;
         let r = if partition == Partition::Broadcast {
@@ -247,7 +255,11 @@ impl<T: Scalar> DistVector<T> {
             match op {
                 ReduceOp::Sum => rows.iter().map(|r| r[0]).sum(),
                 ReduceOp::Max => rows.iter().map(|r| r[0]).fold(f64::NEG_INFINITY, |a, b| {
-                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+                    if a.is_nan() || b.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(b)
+                    }
                 }),
             }
         };
@@ -319,13 +331,22 @@ impl<T: Scalar> DistVector<T> {
     }
 
     /// Set the vector from the whole array `global_in` given on `root`. [collective]
-    pub fn scatter_from(&mut self, root: i32, global_in: Option<&[T]>, pre: Result<()>) -> Result<()> {
+    pub fn scatter_from(
+        &mut self,
+        root: i32,
+        global_in: Option<&[T]>,
+        pre: Result<()>,
+    ) -> Result<()> {
         let comm = self.layout.comm().clone();
         let (rank, size) = (comm.rank(), comm.size());
         let n = self.layout.global_len();
         let local = pre.and_then(|_| {
             if root < 0 || root >= size {
-                crate::bail!(InvalidArgument, "argument 'root' is {root}; it must be in 0..{}", size - 1);
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'root' is {root}; it must be in 0..{}",
+                    size - 1
+                );
             }
             match &global_in {
                 None if rank == root => crate::bail!(
@@ -348,7 +369,11 @@ impl<T: Scalar> DistVector<T> {
                 roots.iter().map(|r| r[0]).collect::<Vec<_>>()
             );
         }
-        let input: &[T] = if rank == root { global_in.unwrap_or(&[]) } else { &[] };
+        let input: &[T] = if rank == root {
+            global_in.unwrap_or(&[])
+        } else {
+            &[]
+        };
         if self.layout.partition().is_replicated() {
             if rank == root {
                 self.local_mut().copy_from_slice(input);
@@ -378,7 +403,10 @@ impl<T: Scalar> DistVector<T> {
         let comm = from.comm().clone();
         let local = pre.and_then(|_| {
             if !Arc::ptr_eq(from.comm(), to.comm()) {
-                crate::bail!(LayoutMismatch, "argument 'to' lives on a different communicator than the vector");
+                crate::bail!(
+                    LayoutMismatch,
+                    "argument 'to' lives on a different communicator than the vector"
+                );
             }
             if from.global_len() != to.global_len() {
                 crate::bail!(

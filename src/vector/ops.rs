@@ -56,12 +56,22 @@ impl NormKind {
     pub fn partial<T: Scalar>(self, x: &[T]) -> (f64, ReduceOp) {
         let v = ArrayView1::from(x);
         match self {
-            NormKind::Zero => (v.iter().filter(|a| !a.is_zero()).count() as f64, ReduceOp::Sum),
+            NormKind::Zero => (
+                v.iter().filter(|a| !a.is_zero()).count() as f64,
+                ReduceOp::Sum,
+            ),
             NormKind::One => (v.iter().map(|a| a.abs_f64()).sum(), ReduceOp::Sum),
             NormKind::Two => (v.iter().map(|a| a.abs2_f64()).sum(), ReduceOp::Sum),
-            NormKind::Inf => (v.iter().map(|a| a.abs_f64()).fold(f64::NEG_INFINITY, nan_max), ReduceOp::Max),
+            NormKind::Inf => (
+                v.iter()
+                    .map(|a| a.abs_f64())
+                    .fold(f64::NEG_INFINITY, nan_max),
+                ReduceOp::Max,
+            ),
             NormKind::NegInf => (
-                v.iter().map(|a| -a.abs_f64()).fold(f64::NEG_INFINITY, nan_max),
+                v.iter()
+                    .map(|a| -a.abs_f64())
+                    .fold(f64::NEG_INFINITY, nan_max),
                 ReduceOp::Max,
             ),
             NormKind::P(p) => (v.iter().map(|a| a.abs_f64().powf(p)).sum(), ReduceOp::Sum),
@@ -89,7 +99,11 @@ impl NormKind {
 
 /// max that lets NaN win, so a NaN entry shows in the inf-norm.
 fn nan_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
 }
 
 /// sum conj(x_i) y_i, as (re, im) in double precision of the accumulation of T.
@@ -176,7 +190,10 @@ mod tests {
         assert_eq!(n(NormKind::Inf), 4.0);
         assert_eq!(n(NormKind::NegInf), 0.0);
         assert!((n(NormKind::P(3.0)) - 91f64.powf(1.0 / 3.0)).abs() < 1e-12);
-        assert_eq!(NormKind::from_code(5, f64::INFINITY).unwrap(), NormKind::Inf);
+        assert_eq!(
+            NormKind::from_code(5, f64::INFINITY).unwrap(),
+            NormKind::Inf
+        );
         assert!(NormKind::from_code(6, 0.0).is_err());
         assert!(NormKind::from_code(5, f64::NAN).is_err());
         let empty: [f64; 0] = [];

@@ -1,0 +1,112 @@
+# parlops — quick start (README): `make demo`, then `make test`.
+#
+#   make demo [N=1000] [NP=2]   install what is missing, build, run the demo on NP ranks
+#   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
+#   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
+#   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
+#   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+MINOR := $(word 2,$(subst ., ,$(VERSION)))
+PREFIX ?= /usr/local
+N ?= 1000
+NP ?= 2
+BUILD := $(CURDIR)/build
+STAGE := $(BUILD)/prefix
+
+# Open MPI by explicit name, so that an MPICH installed alongside cannot take over.
+MPICC ?= mpicc.openmpi
+MPIF90 ?= mpif90.openmpi
+MPIEXEC ?= mpiexec.openmpi
+MPI_PC ?= ompi-c
+export MPICC MPIF90 MPIEXEC
+# Open MPI refuses root and more ranks than cores unless told; harmless elsewhere.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export OMPI_MCA_rmaps_base_oversubscribe := 1
+
+CARGO_FLAGS := --release --locked
+LIB := target/release/libparlops.so
+
+.PHONY: deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+
+deps:
+	@tools/deps.sh
+
+build: deps
+	cargo build $(CARGO_FLAGS)
+
+header:
+	cbindgen --config cbindgen.toml --crate parlops --output include/parlops.h
+	python3 fortran/gen_module.py include/parlops.h > fortran/parlops.f90
+
+header-check: deps
+	@tmp=$$(mktemp -d); \
+	cbindgen --config cbindgen.toml --crate parlops --output $$tmp/parlops.h 2>/dev/null; \
+	python3 fortran/gen_module.py include/parlops.h > $$tmp/parlops.f90; \
+	diff -u include/parlops.h $$tmp/parlops.h || { echo "include/parlops.h is stale: run make header"; exit 1; }; \
+	diff -u fortran/parlops.f90 $$tmp/parlops.f90 || { echo "fortran/parlops.f90 is stale: run make header"; exit 1; }; \
+	rm -rf $$tmp; echo "header-check: include/parlops.h and fortran/parlops.f90 are current"
+
+lint: deps
+	cargo fmt --check
+	cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+
+unit: deps
+	cargo test $(CARGO_FLAGS)
+
+mpi-tests: deps
+	tests/run_mpi_tests.sh $(MPIEXEC) $(CARGO_FLAGS)
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/lib/cmake/Parlops $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(VERSION)
+	ln -sf libparlops.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(MAJOR)
+	ln -sf libparlops.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libparlops.so
+	install -m 644 target/release/libparlops.a $(DESTDIR)$(PREFIX)/lib/libparlops.a
+	install -m 644 include/parlops.h $(DESTDIR)$(PREFIX)/include/parlops.h
+	install -m 644 fortran/parlops.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/parlops.f90
+	install -m 644 fortran/examples/*.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples/
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
+	  cmake/ParlopsConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Parlops/ParlopsConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
+	  cmake/ParlopsConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Parlops/ParlopsConfigVersion.cmake
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@MPI_PC@|$(MPI_PC)|g' \
+	  cmake/parlops.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parlops.pc
+	@echo "installed parlops $(VERSION) in $(PREFIX)"
+
+# A private install under build/ that the examples and tests use, as a user's prefix would be.
+stage:
+	@rm -rf $(STAGE)
+	@$(MAKE) --no-print-directory install PREFIX=$(STAGE)
+
+examples: stage
+	tests/examples.sh $(STAGE) $(BUILD)
+
+demo: stage
+	@cmake -S c_examples -B $(BUILD)/demo -DCMAKE_PREFIX_PATH=$(STAGE) -DCMAKE_BUILD_TYPE=Release \
+	  -DMPI_C_COMPILER=$$(command -v $(MPICC)) >$(BUILD)/demo.cmake.log || { cat $(BUILD)/demo.cmake.log; exit 1; }
+	@cmake --build $(BUILD)/demo >$(BUILD)/demo.build.log || { cat $(BUILD)/demo.build.log; exit 1; }
+	$(MPIEXEC) -n $(NP) $(BUILD)/demo/vectors $(N)
+
+test: deps header-check lint unit mpi-tests examples
+	@echo "make test: all checks passed"
+
+# MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.
+test-mpich:
+	@command -v mpicc.mpich >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libmpich-dev mpich >/dev/null; }
+	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
+	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
+	mpicc.mpich -Wall -Werror -Iinclude tests/c/bad_input.c -L$(CURDIR)/target-mpich/release -lparlops \
+	  -Wl,-rpath,$(CURDIR)/target-mpich/release -o $(BUILD)/bad_input_mpich
+	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
+	timeout 120 mpiexec.mpich -n 3 $(BUILD)/bad_input_mpich
+
+clean:
+	cargo clean
+	rm -rf $(BUILD) target-mpich

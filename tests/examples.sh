@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Build and run the examples exactly as a user would, against an installed prefix:
+#  - c_examples through find_package(Parlops) (C, and Fortran with `use mpi` and `use mpi_f08`);
+#  - the C example again through pkg-config;
+#  - the bad-input program at 1 and 3 ranks, bounded by timeouts.
+# The Fortran examples must print the same numbers as the C example at 3 ranks.
+# Usage: tests/examples.sh PREFIX BUILD_DIR   (MPICC, MPIF90, MPIEXEC from the environment)
+set -euo pipefail
+PREFIX=$1
+B=$2
+: "${MPICC:=mpicc.openmpi}" "${MPIF90:=mpif90.openmpi}" "${MPIEXEC:=mpiexec.openmpi}"
+run() { timeout 120 "$MPIEXEC" -n "$@"; }
+numbers() { grep -E '^(ranks|norm|dot|checksum)' "$1"; }
+
+echo "== CMake consumer (find_package(Parlops)), C and Fortran"
+rm -rf "$B/examples"
+cmake -S c_examples -B "$B/examples" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS_EXAMPLES_FORTRAN=ON \
+  -DMPI_C_COMPILER="$(command -v "$MPICC")" -DMPI_Fortran_COMPILER="$(command -v "$MPIF90")" \
+  -DMPIEXEC_EXECUTABLE="$(command -v "$MPIEXEC")" -DCMAKE_BUILD_TYPE=Release >"$B/examples.cmake.log" \
+  || { cat "$B/examples.cmake.log"; exit 1; }
+cmake --build "$B/examples" -j 2 >"$B/examples.build.log" || { cat "$B/examples.build.log"; exit 1; }
+# The installed library is found through its SONAME, not a build-tree path.
+readelf -d "$B/examples/vectors" | grep -q 'NEEDED.*libparlops.so.0' || { echo "vectors does not record libparlops.so.0"; exit 1; }
+
+run 2 "$B/examples/vectors" | tee "$B/vectors2.out"
+grep -q '^ranks = 2,' "$B/vectors2.out" || { echo "C example did not run on 2 ranks"; exit 1; }
+run 3 "$B/examples/vectors" >"$B/vectors3.out"
+run 3 "$B/examples/vectors_f" >"$B/vectors_f3.out"
+run 3 "$B/examples/vectors_f08" >"$B/vectors_f08_3.out"
+grep -q '^ranks = 3,' "$B/vectors3.out" || { echo "C example did not run on 3 ranks"; exit 1; }
+for f in vectors_f3 vectors_f08_3; do
+  if ! diff <(numbers "$B/vectors3.out") <(numbers "$B/$f.out"); then
+    echo "Fortran example $f printed different numbers than the C example at 3 ranks"; exit 1
+  fi
+done
+echo "Fortran (use mpi, use mpi_f08) at 3 ranks: same norms, dot and checksum as C:"
+numbers "$B/vectors_f3.out"
+
+echo "== pkg-config consumer"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+pkg-config --cflags --libs parlops
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror c_examples/vectors.c $(pkg-config --cflags --libs parlops) -lm \
+  -Wl,-rpath,"$PREFIX/lib" -o "$B/vectors_pc"
+run 2 "$B/vectors_pc" 777 | grep -E '^(ranks|norm2)'
+
+echo "== bad input, every exported function (1 and 3 ranks)"
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror tests/c/bad_input.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -o "$B/bad_input"
+run 1 "$B/bad_input"
+run 3 "$B/bad_input"

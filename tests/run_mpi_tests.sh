@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run the multi-rank Rust tests (tests/mpi_vectors.rs) at 1, 2, 3 and 4 ranks.
+# Usage: tests/run_mpi_tests.sh MPIEXEC [cargo args...]   (e.g. --release --locked)
+# Every run checks that it really got N ranks (a binary launched by another MPI's mpiexec runs as N
+# one-rank jobs) and is bounded by a timeout.
+set -euo pipefail
+MPIEXEC=$1
+shift
+bins=$(cargo test "$@" --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"].startswith("mpi_") and m.get("executable"):
+        print(m["executable"])
+')
+[ -n "$bins" ] || { echo "run_mpi_tests: no mpi_* test binary was built" >&2; exit 1; }
+for bin in $bins; do
+  for n in 1 2 3 4; do
+    echo "== $(basename "$bin") at $n rank(s)"
+    PARLOPS_TEST_EXPECT_RANKS=$n timeout 300 "$MPIEXEC" -n "$n" "$bin"
+  done
+done

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install what parlops needs to build and test, through the system package manager (Debian/Ubuntu,
+# as root or with passwordless sudo). Prints what to install, and fails, when it cannot.
+set -euo pipefail
+
+CBINDGEN_VERSION=0.29.4
+pkgs=()
+have() { command -v "$1" >/dev/null 2>&1; }
+
+have mpicc.openmpi || pkgs+=(libopenmpi-dev)
+have mpiexec.openmpi || pkgs+=(openmpi-bin)
+have mpif90.openmpi || pkgs+=(libopenmpi-dev)
+have gfortran || pkgs+=(gfortran)
+have cmake || pkgs+=(cmake)
+have pkg-config || pkgs+=(pkg-config)
+have python3 || pkgs+=(python3)
+have cc || pkgs+=(gcc)
+have make || pkgs+=(make)
+# rsmpi generates its MPI bindings with bindgen, which loads libclang at build time.
+if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
+  pkgs+=(libclang-dev)
+fi
+
+if ((${#pkgs[@]})); then
+  mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
+  echo "deps: installing ${pkgs[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if have sudo && sudo -n true 2>/dev/null; then SUDO="sudo -n"; fi
+  fi
+  if have apt-get && { [ "$(id -u)" = 0 ] || [ -n "$SUDO" ]; }; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  else
+    echo "deps: cannot install packages here (need apt-get as root or passwordless sudo)." >&2
+    echo "deps: please install: ${pkgs[*]} (Debian/Ubuntu names: Open MPI with Fortran, libclang, cmake, gfortran, pkg-config)" >&2
+    exit 1
+  fi
+fi
+
+if ! have cargo; then
+  echo "deps: Rust is missing: install it with rustup (https://rustup.rs), then run make again." >&2
+  exit 1
+fi
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  if have rustup; then rustup component add rustfmt clippy; else
+    echo "deps: cargo fmt and cargo clippy are needed by make test: install the rustfmt and clippy components." >&2
+    exit 1
+  fi
+fi
+if ! have cbindgen || [ "$(cbindgen --version | awk '{print $2}')" != "$CBINDGEN_VERSION" ]; then
+  echo "deps: installing cbindgen $CBINDGEN_VERSION (generates include/parlops.h)"
+  cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
+fi
+echo "deps: ok ($(mpiexec.openmpi --version 2>&1 | head -1); $(cargo --version); cbindgen $CBINDGEN_VERSION)"
