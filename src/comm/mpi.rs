@@ -28,7 +28,27 @@ fn check(rc: c_int, what: &str) -> Result<()> {
     ))
 }
 
-/// True when MPI is initialised and not yet finalised.
+/// Every communication first checks that MPI is still running: a call after `MPI_Finalize` is an
+/// error for the caller, not undefined behaviour inside MPI.
+fn alive() -> Result<()> {
+    let (init, fin) = mpi_initialized();
+    if !init || fin {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "MPI is {}: parlops objects can only communicate while MPI runs",
+                if fin {
+                    "already finalised"
+                } else {
+                    "not initialised"
+                }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// (initialised, finalised) state of MPI.
 pub fn mpi_initialized() -> (bool, bool) {
     let mut init: c_int = 0;
     let mut fin: c_int = 0;
@@ -75,6 +95,28 @@ pub fn processor_name() -> String {
     }
 }
 
+/// Run `f` with `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`, restoring the caller's
+/// handlers afterwards.
+unsafe fn with_errors_returned(f: impl FnOnce() -> c_int) -> c_int {
+    unsafe {
+        let comms = [ffi::RSMPI_COMM_WORLD, ffi::RSMPI_COMM_SELF];
+        let mut saved = Vec::with_capacity(2);
+        for &c in &comms {
+            let mut h: ffi::MPI_Errhandler = std::mem::zeroed();
+            if ffi::MPI_Comm_get_errhandler(c, &mut h) == 0 {
+                ffi::MPI_Comm_set_errhandler(c, ffi::RSMPI_ERRORS_RETURN);
+                saved.push((c, h));
+            }
+        }
+        let rc = f();
+        for (c, mut h) in saved {
+            ffi::MPI_Comm_set_errhandler(c, h);
+            ffi::MPI_Errhandler_free(&mut h);
+        }
+        rc
+    }
+}
+
 /// An owned MPI communicator (freed on drop while MPI is still running).
 pub struct MpiComm {
     comm: ffi::MPI_Comm,
@@ -113,9 +155,16 @@ impl MpiComm {
                     "argument 'comm' is MPI_COMM_NULL",
                 ));
             }
-            // Errors on the duplicate (and on the dup call itself) come back as codes.
+            // An invalid handle is reported through the error handler of MPI_COMM_WORLD (MPI 3) or
+            // MPI_COMM_SELF (MPI 4), fatal by default: return codes there for the duration of the dup.
             let mut out: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
-            check(ffi::MPI_Comm_dup(comm, &mut out), "MPI_Comm_dup")?;
+            let rc = with_errors_returned(|| ffi::MPI_Comm_dup(comm, &mut out));
+            check(rc, "MPI_Comm_dup").map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("argument 'comm' is not a valid communicator: {}", e.msg),
+                )
+            })?;
             let c = MpiComm { comm: out };
             check(
                 ffi::MPI_Comm_set_errhandler(out, ffi::RSMPI_ERRORS_RETURN),
@@ -167,6 +216,7 @@ impl MpiComm {
     }
 
     pub fn allreduce_f64(&self, vals: &[f64], op: ReduceOp) -> Result<Vec<f64>> {
+        alive()?;
         let mut out = vec![0.0; vals.len()];
         let count = i32::try_from(vals.len())
             .map_err(|_| Error::new(ErrorKind::Internal, "allreduce too long"))?;
@@ -191,6 +241,7 @@ impl MpiComm {
     }
 
     pub fn allgather_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
+        alive()?;
         let size = self.size()? as usize;
         let mut out = vec![0i64; vals.len() * size];
         let count = i32::try_from(vals.len())
@@ -213,6 +264,7 @@ impl MpiComm {
     }
 
     pub fn bcast_i64(&self, buf: &mut [i64], root: i32) -> Result<()> {
+        alive()?;
         unsafe {
             check(
                 ffi::MPI_Bcast(
@@ -228,6 +280,7 @@ impl MpiComm {
     }
 
     pub fn bcast_bytes(&self, buf: &mut [u8], root: i32) -> Result<()> {
+        alive()?;
         unsafe {
             check(
                 ffi::MPI_Bcast(
@@ -249,6 +302,7 @@ impl MpiComm {
         base: MpiBase,
         root: i32,
     ) -> Result<()> {
+        alive()?;
         unsafe {
             check(
                 ffi::MPI_Bcast(buf, count, base.datatype(), root, self.comm),
@@ -267,6 +321,7 @@ impl MpiComm {
         displs: &[i32],
         base: MpiBase,
     ) -> Result<()> {
+        alive()?;
         let t = base.datatype();
         unsafe {
             check(
@@ -296,6 +351,7 @@ impl MpiComm {
         base: MpiBase,
         root: i32,
     ) -> Result<()> {
+        alive()?;
         let t = base.datatype();
         unsafe {
             check(
@@ -326,6 +382,7 @@ impl MpiComm {
         base: MpiBase,
         root: i32,
     ) -> Result<()> {
+        alive()?;
         let t = base.datatype();
         unsafe {
             check(
@@ -356,6 +413,7 @@ impl MpiComm {
         rd: &[i32],
         base: MpiBase,
     ) -> Result<()> {
+        alive()?;
         let t = base.datatype();
         unsafe {
             check(

@@ -255,6 +255,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_vec_norm(v, PARLOPS_NORM_1, 0, &nrm), PARLOPS_OK, NULL);
   expect("norm after errors", nrm == 10.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
 
+  /* a vector kept past parlops_finalize (which ends MPI here, since parlops_init started it) */
+  parlops_vec *keep = NULL;
+  EXPECT(parlops_vec_duplicate(v, &keep), PARLOPS_OK, NULL);
+
   /* destroying the comm and layout before the vectors is safe */
   EXPECT(parlops_comm_destroy(&c), PARLOPS_OK, NULL);
   EXPECT(parlops_layout_destroy(&l), PARLOPS_OK, NULL);
@@ -272,6 +276,14 @@ int main(int argc, char **argv) {
   int tot[2] = {passed, failed}, sum[2];
   MPI_Allreduce(tot, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank_ == 0) printf("bad_input (%d ranks): %d passed, %d failed\n", size_, sum[0], sum[1]);
+  int failed_before = failed;
   EXPECT(parlops_finalize(), PARLOPS_OK, NULL);
-  return sum[1] == 0 ? 0 : 1;
+  int fin = 0;
+  MPI_Finalized(&fin);
+  expect("parlops_finalize ended the MPI that parlops_init started", fin ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_norm(keep, PARLOPS_NORM_2, 0, &nrm), PARLOPS_ERR_INVALID_ARGUMENT, "finalised");
+  EXPECT(parlops_vec_destroy(&keep), PARLOPS_OK, NULL);
+  EXPECT(parlops_finalize(), PARLOPS_OK, NULL); /* second time: nothing to do */
+  if (failed != failed_before) fprintf(stderr, "rank %d: %d case(s) after MPI_Finalize failed\n", rank_, failed - failed_before);
+  return (sum[1] == 0 && failed == 0) ? 0 : 1;
 }
