@@ -12,6 +12,7 @@ pub mod comm;
 pub mod config;
 pub mod error;
 pub mod memory;
+pub mod op;
 pub mod scalar;
 pub mod vector;
 

@@ -68,6 +68,8 @@ pub enum MpiBase {
     F64,
     /// Bytes (internal: reports and messages).
     U8,
+    /// 64-bit integers (internal: index lists).
+    I64,
 }
 
 /// An element type of distributed vectors and operators.

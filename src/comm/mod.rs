@@ -253,6 +253,17 @@ impl Comm {
         self.raw.allgather_i64(vals)
     }
 
+    /// recv = element-wise sum of every rank's `send` (same length everywhere). [collective]
+    pub fn allreduce_sum<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.reductions.fetch_add(1, Ordering::Relaxed);
+        self.raw.allreduce_sum_raw(
+            send.as_ptr().cast(),
+            recv.as_mut_ptr().cast(),
+            elems(send.len(), T::PARTS)?,
+            T::BASE,
+        )
+    }
+
     /// Broadcast `buf` from `root`. [collective]
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<()> {
         self.raw.bcast_raw(
@@ -342,6 +353,108 @@ impl Comm {
     }
 }
 
+/// Outstanding non-blocking point-to-point operations; [`Requests::wait`] completes them. The buffers
+/// given to [`Comm::isend`]/[`Comm::irecv`] must stay untouched until then.
+pub struct Requests {
+    reqs: Vec<::mpi::ffi::MPI_Request>,
+}
+
+impl Requests {
+    pub fn new() -> Requests {
+        Requests { reqs: Vec::new() }
+    }
+    /// Wait for all of them.
+    pub fn wait(&mut self) -> Result<()> {
+        let r = self::mpi::waitall(&mut self.reqs);
+        self.reqs.clear();
+        r
+    }
+}
+
+impl Default for Requests {
+    fn default() -> Self {
+        Requests::new()
+    }
+}
+
+impl Drop for Requests {
+    fn drop(&mut self) {
+        if !self.reqs.is_empty() {
+            let _ = self::mpi::waitall(&mut self.reqs);
+        }
+    }
+}
+
+/// Tag of parlops' point-to-point traffic (the communicator is private, operations are ordered).
+const TAG: i32 = 7301;
+
+impl Comm {
+    /// Start sending `buf` to `dest`.
+    ///
+    /// # Safety
+    /// `buf` must stay alive and unmodified until `reqs` has been waited for.
+    pub unsafe fn isend<T: Scalar>(&self, buf: &[T], dest: i32, reqs: &mut Requests) -> Result<()> {
+        let r = self.raw.isend_raw(
+            buf.as_ptr().cast(),
+            elems(buf.len(), T::PARTS)?,
+            T::BASE,
+            dest,
+            TAG,
+        )?;
+        reqs.reqs.push(r);
+        Ok(())
+    }
+
+    /// Start receiving into `buf` from `src`.
+    ///
+    /// # Safety
+    /// `buf` must stay alive and untouched until `reqs` has been waited for.
+    pub unsafe fn irecv<T: Scalar>(
+        &self,
+        buf: &mut [T],
+        src: i32,
+        reqs: &mut Requests,
+    ) -> Result<()> {
+        let r = self.raw.irecv_raw(
+            buf.as_mut_ptr().cast(),
+            elems(buf.len(), T::PARTS)?,
+            T::BASE,
+            src,
+            TAG,
+        )?;
+        reqs.reqs.push(r);
+        Ok(())
+    }
+
+    /// Every rank sends `counts[q]` values to rank q; returns what each rank sent to this one. [collective]
+    pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
+        self.raw.alltoall_i64(vals)
+    }
+
+    /// All-to-all of index lists (`send_counts[q]` entries of `send` go to rank q). [collective]
+    pub fn alltoallv_i64(
+        &self,
+        send: &[i64],
+        send_counts: &[i64],
+        recv_counts: &[i64],
+    ) -> Result<Vec<i64>> {
+        let (sc, sd) = counts_displs(send_counts, 1)?;
+        let (rc, rd) = counts_displs(recv_counts, 1)?;
+        let total: i64 = recv_counts.iter().sum();
+        let mut recv = vec![0i64; total as usize];
+        self.raw.alltoallv_raw(
+            send.as_ptr().cast(),
+            &sc,
+            &sd,
+            recv.as_mut_ptr().cast(),
+            &rc,
+            &rd,
+            MpiBase::I64,
+        )?;
+        Ok(recv)
+    }
+}
+
 /// Number of MPI base elements for `n` scalars, as the `int` MPI wants.
 fn elems(n: usize, parts: usize) -> Result<i32> {
     let total = (n as u128) * parts as u128;
@@ -382,6 +495,7 @@ impl MpiBase {
                 MpiBase::F32 => ::mpi::ffi::RSMPI_FLOAT,
                 MpiBase::F64 => ::mpi::ffi::RSMPI_DOUBLE,
                 MpiBase::U8 => ::mpi::ffi::RSMPI_UINT8_T,
+                MpiBase::I64 => ::mpi::ffi::RSMPI_INT64_T,
             }
         }
     }

@@ -434,6 +434,114 @@ impl MpiComm {
     }
 }
 
+impl MpiComm {
+    pub(super) fn isend_raw(
+        &self,
+        buf: *const c_void,
+        count: i32,
+        base: MpiBase,
+        dest: i32,
+        tag: i32,
+    ) -> Result<ffi::MPI_Request> {
+        alive()?;
+        unsafe {
+            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
+            check(
+                ffi::MPI_Isend(buf, count, base.datatype(), dest, tag, self.comm, &mut r),
+                "MPI_Isend",
+            )?;
+            Ok(r)
+        }
+    }
+
+    pub(super) fn irecv_raw(
+        &self,
+        buf: *mut c_void,
+        count: i32,
+        base: MpiBase,
+        src: i32,
+        tag: i32,
+    ) -> Result<ffi::MPI_Request> {
+        alive()?;
+        unsafe {
+            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
+            check(
+                ffi::MPI_Irecv(buf, count, base.datatype(), src, tag, self.comm, &mut r),
+                "MPI_Irecv",
+            )?;
+            Ok(r)
+        }
+    }
+
+    pub(super) fn allreduce_sum_raw(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: i32,
+        base: MpiBase,
+    ) -> Result<()> {
+        alive()?;
+        unsafe {
+            check(
+                ffi::MPI_Allreduce(
+                    send,
+                    recv,
+                    count,
+                    base.datatype(),
+                    ffi::RSMPI_SUM,
+                    self.comm,
+                ),
+                "MPI_Allreduce",
+            )
+        }
+    }
+
+    pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
+        alive()?;
+        let size = self.size()? as usize;
+        if vals.len() % size.max(1) != 0 {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "alltoall: length not a multiple of the size",
+            ));
+        }
+        let per = (vals.len() / size.max(1)) as c_int;
+        let mut out = vec![0i64; vals.len()];
+        unsafe {
+            check(
+                ffi::MPI_Alltoall(
+                    vals.as_ptr().cast(),
+                    per,
+                    ffi::RSMPI_INT64_T,
+                    out.as_mut_ptr().cast(),
+                    per,
+                    ffi::RSMPI_INT64_T,
+                    self.comm,
+                ),
+                "MPI_Alltoall",
+            )?;
+        }
+        Ok(out)
+    }
+}
+
+/// `MPI_Waitall` on the requests (statuses ignored).
+pub(super) fn waitall(reqs: &mut [ffi::MPI_Request]) -> Result<()> {
+    if reqs.is_empty() {
+        return Ok(());
+    }
+    unsafe {
+        check(
+            ffi::MPI_Waitall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                ffi::RSMPI_STATUSES_IGNORE,
+            ),
+            "MPI_Waitall",
+        )
+    }
+}
+
 impl Drop for MpiComm {
     fn drop(&mut self) {
         let (init, fin) = mpi_initialized();

@@ -3,6 +3,7 @@
 //! redistribution are collective and fail on every rank together.
 
 mod any;
+pub mod halo;
 mod layout;
 pub mod ops;
 
@@ -25,6 +26,9 @@ enum Base<T> {
 }
 
 /// A distributed vector of `T`.
+///
+/// It is `Send`/`Sync` like a `Vec<T>`; when it wraps caller memory, keeping that memory alive and
+/// unshared while parlops works on it is the caller's promise (as with every zero-copy API).
 pub struct DistVector<T: Scalar> {
     layout: Arc<Layout>,
     location: Location,
@@ -32,6 +36,9 @@ pub struct DistVector<T: Scalar> {
     /// Temporarily placed caller array (`place_array`), replacing `base` until `reset_array`.
     placed: Option<NonNull<T>>,
 }
+
+unsafe impl<T: Scalar> Send for DistVector<T> {}
+unsafe impl<T: Scalar> Sync for DistVector<T> {}
 
 fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T>> {
     if len == 0 && ptr.is_null() {

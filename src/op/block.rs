@@ -1,0 +1,240 @@
+//! Block operators of per-rank local operators (PyLops-MPI's MPIBlockDiag, MPIVStack, MPIHStack).
+//! "Local" operators live on a one-rank communicator (`MPI_COMM_SELF`); each rank passes its own.
+
+use std::sync::{Arc, Mutex};
+
+use super::compose::Adjoint;
+use super::{LinearOperator, Op};
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::memory::Location;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout, Partition};
+
+fn check_local<T: Scalar>(ops: &[Op<T>], what: &str) -> Result<()> {
+    for (i, a) in ops.iter().enumerate() {
+        let p = a.rows().comm().size().max(a.cols().comm().size());
+        if p != 1 {
+            crate::bail!(
+                InvalidArgument,
+                "{what}: operator {i} ({}) lives on a communicator of {p} ranks; blocks must be local \
+                 operators (layouts created on MPI_COMM_SELF)",
+                a.describe()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A vector over `len` entries at `ptr` with a local layout (no copy).
+///
+/// # Safety
+/// `ptr..ptr+len` must be valid for the view's life; views of read-only data must not be written.
+unsafe fn view<T: Scalar>(layout: &Arc<Layout>, ptr: *const T) -> Result<DistVector<T>> {
+    unsafe { DistVector::wrap(layout.clone(), Location::Host, ptr as *mut T) }
+}
+
+/// Offsets of consecutive blocks of the given lengths.
+fn offsets(lens: impl Iterator<Item = i64>) -> Vec<usize> {
+    let mut o = vec![0usize];
+    for l in lens {
+        let last = *o.last().unwrap_or(&0);
+        o.push(last + l as usize);
+    }
+    o
+}
+
+/// diag(A_1, A_2, ...): rank r's blocks act on its part of x and produce its part of y.
+pub struct BlockDiag<T: Scalar> {
+    ops: Vec<Op<T>>,
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    row_off: Vec<usize>,
+    col_off: Vec<usize>,
+}
+
+impl<T: Scalar> BlockDiag<T> {
+    /// [collective] over `comm`; `ops` are this rank's local blocks (possibly none).
+    pub fn new(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<BlockDiag<T>> {
+        let local = check_local(&ops, "block_diag");
+        let m: i64 = ops.iter().map(|a| a.rows().global_len()).sum();
+        let n: i64 = ops.iter().map(|a| a.cols().global_len()).sum();
+        comm.agree(local)?;
+        let rows = Layout::new(comm.clone(), Partition::Scatter, -1, m)?;
+        let cols = Layout::new(comm.clone(), Partition::Scatter, -1, n)?;
+        Ok(BlockDiag {
+            row_off: offsets(ops.iter().map(|a| a.rows().global_len())),
+            col_off: offsets(ops.iter().map(|a| a.cols().global_len())),
+            ops,
+            rows,
+            cols,
+        })
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let xp = x.local().as_ptr();
+        let yp = y.local_ptr();
+        for (i, a) in self.ops.iter().enumerate() {
+            unsafe {
+                let xv = view(a.cols(), xp.add(self.col_off[i]))?;
+                let mut yv = view(a.rows(), yp.add(self.row_off[i]))?;
+                a.apply(&xv, &mut yv)?;
+            }
+        }
+        Ok(())
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let yp = y.local().as_ptr();
+        let xp = x.local_ptr();
+        for (i, a) in self.ops.iter().enumerate() {
+            unsafe {
+                let yv = view(a.rows(), yp.add(self.row_off[i]))?;
+                let mut xv = view(a.cols(), xp.add(self.col_off[i]))?;
+                a.apply_adjoint(&yv, &mut xv)?;
+            }
+        }
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        format!(
+            "BlockDiag {}x{}",
+            self.rows.global_len(),
+            self.cols.global_len()
+        )
+    }
+    fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
+        if !self.rows.compatible(&self.cols) || self.row_off != self.col_off {
+            crate::bail!(
+                NotSupported,
+                "the diagonal of a block-diagonal operator needs square blocks"
+            );
+        }
+        let dp = d.local_ptr();
+        for (i, a) in self.ops.iter().enumerate() {
+            unsafe {
+                let mut dv = view(a.rows(), dp.add(self.row_off[i]))?;
+                a.diagonal(&mut dv)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [A_1; A_2; ...] with x replicated on every rank (broadcast layout) and y split: rank r's blocks
+/// produce its part of y. The adjoint sums A_i^H y_i over all ranks.
+pub struct VStack<T: Scalar> {
+    ops: Vec<Op<T>>,
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    row_off: Vec<usize>,
+    /// (one block's A^H y_i, local sum, global sum)
+    work: Mutex<(Vec<T>, Vec<T>, Vec<T>)>,
+}
+
+impl<T: Scalar> VStack<T> {
+    /// [collective] over `comm`; every block on every rank must have the same number of columns.
+    pub fn new(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<VStack<T>> {
+        let mut local = check_local(&ops, "vstack");
+        let n = ops.first().map_or(-1, |a| a.cols().global_len());
+        if local.is_ok()
+            && let Some(b) = ops.iter().find(|a| a.cols().global_len() != n)
+        {
+            local = Err(crate::err!(
+                SizeMismatch,
+                "vstack: blocks on this rank have different numbers of columns ({n} and {})",
+                b.cols().global_len()
+            ));
+        }
+        let rows_n: i64 = ops.iter().map(|a| a.rows().global_len()).sum();
+        let all = comm.agree_with(local, &[n])?;
+        let ns: Vec<i64> = all.iter().map(|r| r[0]).filter(|&v| v >= 0).collect();
+        let Some(&n) = ns.first() else {
+            crate::bail!(InvalidArgument, "vstack: no rank passed any operator");
+        };
+        if ns.iter().any(|&v| v != n) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "vstack: blocks have different numbers of columns on different ranks ({:?})",
+                all.iter().map(|r| r[0]).collect::<Vec<_>>()
+            );
+        }
+        let rows = Layout::new(comm.clone(), Partition::Scatter, -1, rows_n)?;
+        let cols = Layout::new(comm.clone(), Partition::Broadcast, n, -1)?;
+        let nn = n as usize;
+        Ok(VStack {
+            row_off: offsets(ops.iter().map(|a| a.rows().global_len())),
+            ops,
+            rows,
+            cols,
+            work: Mutex::new((
+                vec![T::zero(); nn],
+                vec![T::zero(); nn],
+                vec![T::zero(); nn],
+            )),
+        })
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for VStack<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let xp = x.local().as_ptr();
+        let yp = y.local_ptr();
+        for (i, a) in self.ops.iter().enumerate() {
+            unsafe {
+                let xv = view(a.cols(), xp)?;
+                let mut yv = view(a.rows(), yp.add(self.row_off[i]))?;
+                a.apply(&xv, &mut yv)?;
+            }
+        }
+        Ok(())
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let (one, sum, total) = &mut *w;
+        sum.iter_mut().for_each(|v| *v = T::zero());
+        let yp = y.local().as_ptr();
+        for (i, a) in self.ops.iter().enumerate() {
+            unsafe {
+                let yv = view(a.rows(), yp.add(self.row_off[i]))?;
+                let mut ov = view(a.cols(), one.as_mut_ptr())?;
+                a.apply_adjoint(&yv, &mut ov)?;
+            }
+            sum.iter_mut().zip(one.iter()).for_each(|(s, o)| *s += *o);
+        }
+        self.rows.comm().allreduce_sum(sum, total)?;
+        x.local_mut().copy_from_slice(total);
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        format!(
+            "VStack {}x{}",
+            self.rows.global_len(),
+            self.cols.global_len()
+        )
+    }
+}
+
+/// [A_1, A_2, ...] with x split and y replicated (broadcast layout): the adjoint of the vertical
+/// stack of the blocks' adjoints, as in PyLops-MPI.
+pub fn hstack<T: Scalar>(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<Adjoint<T>> {
+    let adj: Vec<Op<T>> = ops
+        .into_iter()
+        .map(|a| Arc::new(Adjoint::new(a)) as Op<T>)
+        .collect();
+    let v: Op<T> = Arc::new(VStack::new(comm, adj)?);
+    Ok(Adjoint::new(v))
+}

@@ -1,0 +1,554 @@
+//! Distributed CSR matrices in hypre's ParCSR layout: each rank owns a block of rows, stored as a
+//! `diag` block (columns this rank owns, local indices) and an `offd` block (other columns, compressed
+//! to 0..n_ghost with `col_map_offd` giving their global indices). A halo plan built once moves the
+//! ghost values; apply overlaps the exchange with the diag product; the adjoint runs the exchange
+//! backwards without forming the transpose.
+
+use std::sync::{Arc, Mutex};
+
+use super::LinearOperator;
+use crate::comm::Requests;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::halo::HaloPlan;
+use crate::vector::{DistVector, Layout};
+
+/// An array owned by parlops or borrowed from the caller (zero copy; the caller keeps it alive).
+pub enum Arr<X> {
+    Owned(Vec<X>),
+    Borrowed { ptr: *const X, len: usize },
+}
+
+// SAFETY: borrowed arrays are read-only for parlops and their lifetime is the caller's promise.
+unsafe impl<X: Send> Send for Arr<X> {}
+unsafe impl<X: Sync> Sync for Arr<X> {}
+
+impl<X> Arr<X> {
+    pub fn as_slice(&self) -> &[X] {
+        match self {
+            Arr::Owned(v) => v,
+            Arr::Borrowed { len: 0, .. } => &[],
+            Arr::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+    /// The address parlops reads (the caller's own pointer when borrowed).
+    pub fn as_ptr(&self) -> *const X {
+        self.as_slice().as_ptr()
+    }
+}
+
+/// Integer types usable as CSR indices.
+pub trait IndexInt: Copy + Send + Sync + 'static {
+    fn to_i64(self) -> i64;
+    fn to_usize(self) -> usize {
+        self.to_i64() as usize
+    }
+    fn from_usize(v: usize) -> Self;
+}
+impl IndexInt for i32 {
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn from_usize(v: usize) -> Self {
+        v as i32
+    }
+}
+impl IndexInt for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn from_usize(v: usize) -> Self {
+        v as i64
+    }
+}
+
+/// Index arrays of one of the two integer widths.
+pub enum Idx {
+    I32(Arr<i32>),
+    I64(Arr<i64>),
+}
+
+/// One rank's CSR block: `nrows` x `ncols`, column indices local to the block.
+pub struct LocalCsr<T: Scalar> {
+    pub nrows: usize,
+    pub ncols: usize,
+    indptr: Idx,
+    indices: Idx,
+    values: Arr<T>,
+}
+
+fn check_block<I: IndexInt>(
+    indptr: &[I],
+    indices: &[I],
+    nrows: usize,
+    ncols: usize,
+    what: &str,
+) -> Result<usize> {
+    if indptr.len() != nrows + 1 {
+        crate::bail!(
+            SizeMismatch,
+            "{what}: row pointer has {} entries, {nrows} rows need {}",
+            indptr.len(),
+            nrows + 1
+        );
+    }
+    if indptr[0].to_i64() != 0 {
+        crate::bail!(
+            InvalidArgument,
+            "{what}: row pointer starts at {}, not 0",
+            indptr[0].to_i64()
+        );
+    }
+    for r in 0..nrows {
+        let (a, b) = (indptr[r].to_i64(), indptr[r + 1].to_i64());
+        if b < a {
+            crate::bail!(
+                InvalidArgument,
+                "{what}: row pointer decreases at local row {r} ({a} then {b})"
+            );
+        }
+    }
+    let nnz = indptr[nrows].to_i64() as usize;
+    if indices.len() < nnz {
+        crate::bail!(
+            SizeMismatch,
+            "{what}: {} column indices for {nnz} entries",
+            indices.len()
+        );
+    }
+    for (k, j) in indices[..nnz].iter().enumerate() {
+        let j = j.to_i64();
+        if j < 0 || j >= ncols as i64 {
+            crate::bail!(
+                InvalidArgument,
+                "{what}: column index {j} of entry {k} is outside 0..{ncols}"
+            );
+        }
+    }
+    Ok(nnz)
+}
+
+impl<T: Scalar> LocalCsr<T> {
+    /// A validated block; the arrays are used as given (owned or borrowed).
+    pub fn new(
+        nrows: usize,
+        ncols: usize,
+        indptr: Idx,
+        indices: Idx,
+        values: Arr<T>,
+        what: &str,
+    ) -> Result<Self> {
+        let nnz = match (&indptr, &indices) {
+            (Idx::I32(p), Idx::I32(i)) => {
+                check_block(p.as_slice(), i.as_slice(), nrows, ncols, what)?
+            }
+            (Idx::I64(p), Idx::I64(i)) => {
+                check_block(p.as_slice(), i.as_slice(), nrows, ncols, what)?
+            }
+            _ => crate::bail!(
+                InvalidArgument,
+                "{what}: row pointers and column indices have different widths"
+            ),
+        };
+        if values.as_slice().len() < nnz {
+            crate::bail!(
+                SizeMismatch,
+                "{what}: {} values for {nnz} entries",
+                values.as_slice().len()
+            );
+        }
+        Ok(LocalCsr {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            values,
+        })
+    }
+
+    /// An empty block (no entries).
+    pub fn empty(nrows: usize, ncols: usize) -> Self {
+        LocalCsr {
+            nrows,
+            ncols,
+            indptr: Idx::I32(Arr::Owned(vec![0; nrows + 1])),
+            indices: Idx::I32(Arr::Owned(Vec::new())),
+            values: Arr::Owned(Vec::new()),
+        }
+    }
+
+    pub fn nnz(&self) -> usize {
+        match &self.indptr {
+            Idx::I32(p) => p.as_slice()[self.nrows] as usize,
+            Idx::I64(p) => p.as_slice()[self.nrows] as usize,
+        }
+    }
+    pub fn values_ptr(&self) -> *const T {
+        self.values.as_ptr()
+    }
+    /// Address of the row pointer and column index arrays (as the caller passed them when borrowed).
+    pub fn index_ptrs(&self) -> (*const u8, *const u8) {
+        let p = |a: &Idx| match a {
+            Idx::I32(x) => x.as_ptr() as *const u8,
+            Idx::I64(x) => x.as_ptr() as *const u8,
+        };
+        (p(&self.indptr), p(&self.indices))
+    }
+
+    /// y = B x (`add`: y += B x).
+    pub fn mult(&self, x: &[T], y: &mut [T], add: bool) {
+        match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => spmv(
+                p.as_slice(),
+                i.as_slice(),
+                self.values.as_slice(),
+                x,
+                y,
+                add,
+            ),
+            (Idx::I64(p), Idx::I64(i)) => spmv(
+                p.as_slice(),
+                i.as_slice(),
+                self.values.as_slice(),
+                x,
+                y,
+                add,
+            ),
+            _ => unreachable!("validated at construction"),
+        }
+    }
+
+    /// x += B^H y.
+    pub fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
+        match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => {
+                spmv_h(p.as_slice(), i.as_slice(), self.values.as_slice(), y, x)
+            }
+            (Idx::I64(p), Idx::I64(i)) => {
+                spmv_h(p.as_slice(), i.as_slice(), self.values.as_slice(), y, x)
+            }
+            _ => unreachable!("validated at construction"),
+        }
+    }
+
+    /// Sum of the entries (row r, column c) of the block, or zero.
+    fn entry(&self, r: usize, c: usize) -> T {
+        fn find<T: Scalar, I: IndexInt>(p: &[I], i: &[I], v: &[T], r: usize, c: usize) -> T {
+            let mut s = T::zero();
+            for k in p[r].to_usize()..p[r + 1].to_usize() {
+                if i[k].to_usize() == c {
+                    s += v[k];
+                }
+            }
+            s
+        }
+        match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => {
+                find(p.as_slice(), i.as_slice(), self.values.as_slice(), r, c)
+            }
+            (Idx::I64(p), Idx::I64(i)) => {
+                find(p.as_slice(), i.as_slice(), self.values.as_slice(), r, c)
+            }
+            _ => unreachable!("validated at construction"),
+        }
+    }
+}
+
+fn spmv<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], x: &[T], y: &mut [T], add: bool) {
+    for (r, yr) in y.iter_mut().enumerate() {
+        let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
+        let mut s = T::zero();
+        for (j, a) in idx[a..b].iter().zip(&v[a..b]) {
+            // SAFETY: every column index was checked against the block's column count at construction,
+            // and x has that many entries (checked by the operator's layouts).
+            s += *a * unsafe { *x.get_unchecked(j.to_usize()) };
+        }
+        *yr = if add { *yr + s } else { s };
+    }
+}
+
+fn spmv_h<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], y: &[T], x: &mut [T]) {
+    for (r, yr) in y.iter().enumerate() {
+        let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
+        for (j, a) in idx[a..b].iter().zip(&v[a..b]) {
+            x[j.to_usize()] += a.conj() * *yr;
+        }
+    }
+}
+
+struct Bufs<T> {
+    send: Vec<T>,
+    ghost: Vec<T>,
+}
+
+/// A distributed sparse matrix (hypre ParCSR layout).
+pub struct CsrOp<T: Scalar> {
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    diag: LocalCsr<T>,
+    offd: LocalCsr<T>,
+    col_map: Vec<i64>,
+    halo: HaloPlan,
+    bufs: Mutex<Bufs<T>>,
+}
+
+fn check_layouts(rows: &Layout, cols: &Layout) -> Result<()> {
+    if !Arc::ptr_eq(rows.comm(), cols.comm()) {
+        crate::bail!(
+            LayoutMismatch,
+            "the row and column layouts live on different communicators"
+        );
+    }
+    if rows.partition().is_replicated() || cols.partition().is_replicated() {
+        crate::bail!(
+            NotSupported,
+            "a CSR matrix needs split (scatter) row and column layouts, not {} / {}",
+            rows.partition().name(),
+            cols.partition().name()
+        );
+    }
+    Ok(())
+}
+
+impl<T: Scalar> CsrOp<T> {
+    /// From this rank's rows with global column indices (copied and split into diag and offd).
+    /// Column indices must be strictly increasing within each row. [collective]
+    pub fn from_local_rows<I: IndexInt>(
+        rows: Arc<Layout>,
+        cols: Arc<Layout>,
+        indptr: &[I],
+        indices: &[I],
+        values: &[T],
+        pre: Result<()>,
+    ) -> Result<CsrOp<T>> {
+        let split = pre.and_then(|_| {
+            check_layouts(&rows, &cols)?;
+            let nrows = rows.local_len() as usize;
+            let n = cols.global_len() as usize;
+            let nnz = check_block(indptr, indices, nrows, n, "local rows")?;
+            if values.len() < nnz {
+                crate::bail!(SizeMismatch, "local rows: {} values for {nnz} entries", values.len());
+            }
+            for r in 0..nrows {
+                let row = &indices[indptr[r].to_usize()..indptr[r + 1].to_usize()];
+                if let Some(w) = row.windows(2).find(|w| w[1].to_i64() <= w[0].to_i64()) {
+                    crate::bail!(
+                        InvalidArgument,
+                        "local row {r} (global row {}): column indices must be strictly increasing, found {} after {}",
+                        rows.local_start() + r as i64,
+                        w[1].to_i64(),
+                        w[0].to_i64()
+                    );
+                }
+            }
+            Ok(split_rows(&rows, &cols, indptr, indices, values))
+        });
+        let (parts, pre) = match split {
+            Ok(s) => (Some(s), Ok(())),
+            Err(e) => (None, Err(e)),
+        };
+        let ghosts: &[i64] = parts.as_ref().map_or(&[], |s| &s.2);
+        let halo = HaloPlan::new(&cols, ghosts, pre)?;
+        let (diag, offd, col_map) =
+            parts.ok_or_else(|| crate::err!(Internal, "CSR split missing after agreement"))?;
+        Self::assemble(rows, cols, diag, offd, col_map, halo)
+    }
+
+    /// From hypre's split layout: `diag` (local columns), `offd` (compressed columns) and
+    /// `col_map_offd` (strictly increasing global indices of the offd columns). The blocks are used as
+    /// given: borrowed arrays are read in place, never copied. [collective]
+    pub fn from_parcsr(
+        rows: Arc<Layout>,
+        cols: Arc<Layout>,
+        diag: Result<LocalCsr<T>>,
+        offd: Result<Option<LocalCsr<T>>>,
+        col_map_offd: Vec<i64>,
+    ) -> Result<CsrOp<T>> {
+        let checked = (|| {
+            check_layouts(&rows, &cols)?;
+            let diag = diag?;
+            let nrows = rows.local_len() as usize;
+            let offd = offd?.unwrap_or_else(|| LocalCsr::empty(nrows, col_map_offd.len()));
+            if diag.nrows != nrows || diag.ncols != cols.local_len() as usize {
+                crate::bail!(
+                    SizeMismatch,
+                    "diag block is {}x{}, but this rank owns {nrows} rows and {} columns",
+                    diag.nrows,
+                    diag.ncols,
+                    cols.local_len()
+                );
+            }
+            if offd.nrows != nrows || offd.ncols != col_map_offd.len() {
+                crate::bail!(
+                    SizeMismatch,
+                    "offd block is {}x{}, but this rank owns {nrows} rows and col_map_offd has {} entries",
+                    offd.nrows,
+                    offd.ncols,
+                    col_map_offd.len()
+                );
+            }
+            Ok((diag, offd))
+        })();
+        let (parts, pre) = match checked {
+            Ok(s) => (Some(s), Ok(())),
+            Err(e) => (None, Err(e)),
+        };
+        let ghosts: &[i64] = if parts.is_some() { &col_map_offd } else { &[] };
+        let halo = HaloPlan::new(&cols, ghosts, pre)?;
+        let (diag, offd) =
+            parts.ok_or_else(|| crate::err!(Internal, "ParCSR blocks missing after agreement"))?;
+        Self::assemble(rows, cols, diag, offd, col_map_offd, halo)
+    }
+
+    fn assemble(
+        rows: Arc<Layout>,
+        cols: Arc<Layout>,
+        diag: LocalCsr<T>,
+        offd: LocalCsr<T>,
+        col_map: Vec<i64>,
+        halo: HaloPlan,
+    ) -> Result<CsrOp<T>> {
+        let bufs = Bufs {
+            send: vec![T::zero(); halo.n_send()],
+            ghost: vec![T::zero(); halo.n_ghost()],
+        };
+        Ok(CsrOp {
+            rows,
+            cols,
+            diag,
+            offd,
+            col_map,
+            halo,
+            bufs: Mutex::new(bufs),
+        })
+    }
+
+    pub fn diag_block(&self) -> &LocalCsr<T> {
+        &self.diag
+    }
+    pub fn offd_block(&self) -> &LocalCsr<T> {
+        &self.offd
+    }
+    pub fn col_map_offd(&self) -> &[i64] {
+        &self.col_map
+    }
+    pub fn halo(&self) -> &HaloPlan {
+        &self.halo
+    }
+}
+
+/// Split rows with global column indices into diag (own columns, local indices), offd (compressed)
+/// and the sorted ghost list.
+fn split_rows<T: Scalar, I: IndexInt>(
+    rows: &Layout,
+    cols: &Layout,
+    indptr: &[I],
+    indices: &[I],
+    values: &[T],
+) -> (LocalCsr<T>, LocalCsr<T>, Vec<i64>) {
+    let (c0, cl) = (cols.local_start(), cols.local_len());
+    let own = |j: i64| j >= c0 && j < c0 + cl;
+    let nrows = rows.local_len() as usize;
+    let nnz = indptr[nrows].to_usize();
+    let mut ghosts: Vec<i64> = indices[..nnz]
+        .iter()
+        .map(|j| j.to_i64())
+        .filter(|&j| !own(j))
+        .collect();
+    ghosts.sort_unstable();
+    ghosts.dedup();
+    let (mut dp, mut di, mut dv) = (vec![0usize], Vec::new(), Vec::new());
+    let (mut op, mut oi, mut ov) = (vec![0usize], Vec::new(), Vec::new());
+    for r in 0..nrows {
+        for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
+            let j = indices[k].to_i64();
+            if own(j) {
+                di.push((j - c0) as usize);
+                dv.push(values[k]);
+            } else {
+                oi.push(ghosts.binary_search(&j).unwrap_or(0));
+                ov.push(values[k]);
+            }
+        }
+        dp.push(di.len());
+        op.push(oi.len());
+    }
+    let block = |p: Vec<usize>, i: Vec<usize>, v: Vec<T>, ncols: usize| {
+        let small = p.last().copied().unwrap_or(0) < i32::MAX as usize && ncols < i32::MAX as usize;
+        let (ip, ix) = if small {
+            (
+                Idx::I32(Arr::Owned(p.iter().map(|&x| x as i32).collect())),
+                Idx::I32(Arr::Owned(i.iter().map(|&x| x as i32).collect())),
+            )
+        } else {
+            (
+                Idx::I64(Arr::Owned(p.iter().map(|&x| x as i64).collect())),
+                Idx::I64(Arr::Owned(i.iter().map(|&x| x as i64).collect())),
+            )
+        };
+        LocalCsr {
+            nrows,
+            ncols,
+            indptr: ip,
+            indices: ix,
+            values: Arr::Owned(v),
+        }
+    };
+    let ng = ghosts.len();
+    (
+        block(dp, di, dv, cl as usize),
+        block(op, oi, ov, ng),
+        ghosts,
+    )
+}
+
+impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let Bufs { send, ghost } = &mut *b;
+        let mut reqs = Requests::new();
+        // SAFETY: send and ghost are not touched until reqs.wait().
+        unsafe { self.halo.start_forward(x.local(), send, ghost, &mut reqs)? };
+        self.diag.mult(x.local(), y.local_mut(), false);
+        reqs.wait()?;
+        self.offd.mult(ghost, y.local_mut(), true);
+        Ok(())
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let Bufs { send, ghost } = &mut *b;
+        ghost.iter_mut().for_each(|g| *g = T::zero());
+        self.offd.mult_adjoint_add(y.local(), ghost);
+        let mut reqs = Requests::new();
+        // SAFETY: ghost and send are not touched until reqs.wait().
+        unsafe { self.halo.start_reverse(ghost, send, &mut reqs)? };
+        x.fill(T::zero());
+        self.diag.mult_adjoint_add(y.local(), x.local_mut());
+        reqs.wait()?;
+        self.halo.add_reverse(send, x.local_mut());
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        format!("CSR {}x{}", self.rows.global_len(), self.cols.global_len())
+    }
+    fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
+        if !self.rows.compatible(&self.cols) {
+            crate::bail!(
+                NotSupported,
+                "the diagonal needs equal row and column layouts (rows split as {:?}, columns as {:?})",
+                self.rows.local_lens(),
+                self.cols.local_lens()
+            );
+        }
+        for (i, di) in d.local_mut().iter_mut().enumerate() {
+            *di = self.diag.entry(i, i);
+        }
+        Ok(())
+    }
+}

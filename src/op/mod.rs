@@ -1,0 +1,200 @@
+//! Distributed linear operators: the [`LinearOperator`] trait, the run-time typed [`AnyOp`], and the
+//! catalogue: compositions ([`compose`]), identity/zero/diagonal ([`basic`]), user callbacks
+//! ([`callback`]), distributed CSR ([`csr`]), block operators ([`block`]) and dense ([`dense`]).
+//!
+//! An operator maps vectors of its column layout to vectors of its row layout. `apply` and
+//! `apply_adjoint` write into caller-given vectors and allocate nothing per call (compositions own
+//! their work vectors). Implementations may assume that the layouts were checked ([`check_apply`]).
+
+pub mod basic;
+pub mod block;
+pub mod callback;
+pub mod compose;
+pub mod csr;
+pub mod dense;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::Result;
+use crate::scalar::{DType, Scalar, c32, c64};
+use crate::vector::{DistVector, Layout};
+
+/// A linear operator A: vectors of layout `cols()` to vectors of layout `rows()`.
+pub trait LinearOperator<T: Scalar>: Send + Sync {
+    /// Layout of A x (the range).
+    fn rows(&self) -> &Arc<Layout>;
+    /// Layout of x (the domain).
+    fn cols(&self) -> &Arc<Layout>;
+    /// y = A x. [collective]
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()>;
+    /// x = A^H y. [collective]
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()>;
+    /// Short description for messages ("CSR 100x100", "(A + B)", ...).
+    fn describe(&self) -> String;
+    /// d = diag(A), for square operators with equal row and column layouts.
+    fn diagonal(&self, _d: &mut DistVector<T>) -> Result<()> {
+        crate::bail!(NotSupported, "{} cannot give its diagonal", self.describe())
+    }
+}
+
+/// A shared operator.
+pub type Op<T> = Arc<dyn LinearOperator<T>>;
+
+/// Check that `x` (domain) and `y` (range) fit `op` (`adjoint` swaps the roles).
+pub fn check_apply<T: Scalar>(
+    op: &dyn LinearOperator<T>,
+    x: &DistVector<T>,
+    y: &DistVector<T>,
+    adjoint: bool,
+) -> Result<()> {
+    let (dom, ran) = if adjoint {
+        (op.rows(), op.cols())
+    } else {
+        (op.cols(), op.rows())
+    };
+    let (xn, yn) = if adjoint { ("y", "x") } else { ("x", "y") };
+    let what = |l: &Layout, v: &DistVector<T>, name: &str, role: &str| -> Result<()> {
+        if l.compatible(v.layout()) {
+            return Ok(());
+        }
+        let kind = if l.global_len() != v.layout().global_len()
+            || l.local_lens() != v.layout().local_lens()
+        {
+            crate::error::ErrorKind::SizeMismatch
+        } else {
+            crate::error::ErrorKind::LayoutMismatch
+        };
+        Err(crate::error::Error::new(
+            kind,
+            format!(
+                "argument '{name}' has global length {} split as {:?} ({}), but the operator's {role} layout \
+                 ({}) has global length {} split as {:?} ({})",
+                v.layout().global_len(),
+                v.layout().local_lens(),
+                v.layout().partition().name(),
+                op.describe(),
+                l.global_len(),
+                l.local_lens(),
+                l.partition().name()
+            ),
+        ))
+    };
+    what(dom, x, xn, if adjoint { "row" } else { "column" })?;
+    what(ran, y, yn, if adjoint { "column" } else { "row" })
+}
+
+/// A work vector owned by an operator, allocated at construction.
+pub(crate) struct Work<T: Scalar>(Mutex<DistVector<T>>);
+
+impl<T: Scalar> Work<T> {
+    pub(crate) fn new(layout: &Arc<Layout>) -> Result<Work<T>> {
+        Ok(Work(Mutex::new(DistVector::new(layout.clone())?)))
+    }
+    pub(crate) fn get(&self) -> MutexGuard<'_, DistVector<T>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Deterministic pseudo-random values in [-1, 1) keyed by (seed, global index), so that a vector is
+/// the same whatever the number of ranks and replicated copies agree.
+pub fn random_fill<T: Scalar>(v: &mut DistVector<T>, seed: u64) {
+    fn mix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    let unit = |z: u64| (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+    let start = v.layout().local_start() as u64;
+    let s = mix(seed);
+    for (k, e) in v.local_mut().iter_mut().enumerate() {
+        let g = start + k as u64;
+        let a = mix(s ^ mix(2 * g));
+        let b = mix(s ^ mix(2 * g + 1));
+        *e = T::from_parts_lossy(unit(a), unit(b));
+    }
+}
+
+/// The dot test: random x, y; returns |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
+pub fn dottest<T: Scalar>(op: &dyn LinearOperator<T>, seed: u64) -> Result<f64> {
+    let mut x = DistVector::<T>::new(op.cols().clone())?;
+    let mut y = DistVector::<T>::new(op.rows().clone())?;
+    random_fill(&mut x, seed);
+    random_fill(&mut y, seed.wrapping_add(1));
+    let mut ax = DistVector::<T>::new(op.rows().clone())?;
+    let mut ahy = DistVector::<T>::new(op.cols().clone())?;
+    op.apply(&x, &mut ax)?;
+    op.apply_adjoint(&y, &mut ahy)?;
+    let (ar, ai) = ax.dot(&y)?.to_parts();
+    let (br, bi) = x.dot(&ahy)?.to_parts();
+    let diff = (ar - br).hypot(ai - bi);
+    let scale = ar.hypot(ai).max(br.hypot(bi));
+    Ok(if scale == 0.0 { diff } else { diff / scale })
+}
+
+/// An operator of run-time element type (what a C handle holds).
+#[derive(Clone)]
+pub enum AnyOp {
+    F32(Op<f32>),
+    F64(Op<f64>),
+    C64(Op<c32>),
+    C128(Op<c64>),
+}
+
+/// `any_op!(op, a => expr)`: run `expr` with `a` bound to the typed `Op<T>`.
+#[macro_export]
+macro_rules! any_op {
+    ($v:expr, $x:ident => $body:expr) => {
+        match $v {
+            $crate::op::AnyOp::F32($x) => $body,
+            $crate::op::AnyOp::F64($x) => $body,
+            $crate::op::AnyOp::C64($x) => $body,
+            $crate::op::AnyOp::C128($x) => $body,
+        }
+    };
+}
+
+/// Wrap a typed operator.
+pub trait IntoAnyOp {
+    fn into_any(self) -> AnyOp;
+}
+impl IntoAnyOp for Op<f32> {
+    fn into_any(self) -> AnyOp {
+        AnyOp::F32(self)
+    }
+}
+impl IntoAnyOp for Op<f64> {
+    fn into_any(self) -> AnyOp {
+        AnyOp::F64(self)
+    }
+}
+impl IntoAnyOp for Op<c32> {
+    fn into_any(self) -> AnyOp {
+        AnyOp::C64(self)
+    }
+}
+impl IntoAnyOp for Op<c64> {
+    fn into_any(self) -> AnyOp {
+        AnyOp::C128(self)
+    }
+}
+
+impl AnyOp {
+    pub fn dtype(&self) -> DType {
+        match self {
+            AnyOp::F32(_) => DType::F32,
+            AnyOp::F64(_) => DType::F64,
+            AnyOp::C64(_) => DType::C64,
+            AnyOp::C128(_) => DType::C128,
+        }
+    }
+    pub fn rows(&self) -> &Arc<Layout> {
+        any_op!(self, a => a.rows())
+    }
+    pub fn cols(&self) -> &Arc<Layout> {
+        any_op!(self, a => a.cols())
+    }
+    pub fn describe(&self) -> String {
+        any_op!(self, a => a.describe())
+    }
+}

@@ -1,0 +1,707 @@
+//! Multi-rank operator tests: run with `mpiexec -n P` (P = 1..4; `make test` does). Every operator and
+//! composition, on every dtype, is turned into a dense matrix by applying it (and its adjoint) to unit
+//! vectors, compared with a dense reference built independently here, and dot-tested. Layouts are
+//! uneven, with an empty rank. Prints `N passed, M failed` on rank 0.
+
+#![allow(clippy::needless_range_loop)]
+
+use std::sync::Arc;
+
+use parlops::comm::{Comm, ReduceOp};
+use parlops::memory::Location;
+use parlops::op::basic::{Diagonal, Identity, Zero};
+use parlops::op::block::{BlockDiag, VStack, hstack};
+use parlops::op::callback::Callback;
+use parlops::op::compose::{Adjoint, Conjugate, LinComb, Power, Product};
+use parlops::op::csr::{Arr, CsrOp, Idx, LocalCsr};
+use parlops::op::dense::DenseBlockRow;
+use parlops::op::{LinearOperator, Op, dottest};
+use parlops::vector::{DistVector, Layout, Partition};
+use parlops::{ErrorKind, Scalar, c32, c64};
+
+struct Tally {
+    rank: i32,
+    passed: usize,
+    failed: usize,
+}
+
+impl Tally {
+    fn check(&mut self, ok: bool, what: &str) {
+        if ok {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+            eprintln!("rank {}: FAILED: {what}", self.rank);
+        }
+    }
+}
+
+fn tol<T: Scalar>() -> f64 {
+    if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
+        5e-5
+    } else {
+        1e-12
+    }
+}
+
+fn val<T: Scalar>(k: u64) -> T {
+    let x = k as f64;
+    T::from_parts_lossy((x * 0.37 + 0.1).sin(), (x * 0.11 - 0.3).cos())
+}
+
+/// Row-major dense m x n.
+#[derive(Clone)]
+struct Dense<T> {
+    m: usize,
+    n: usize,
+    a: Vec<T>,
+}
+
+impl<T: Scalar> Dense<T> {
+    fn zeros(m: usize, n: usize) -> Self {
+        Dense {
+            m,
+            n,
+            a: vec![T::zero(); m * n],
+        }
+    }
+    fn at(&self, i: usize, j: usize) -> T {
+        self.a[i * self.n + j]
+    }
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        self.a[i * self.n + j] = v;
+    }
+    fn adjoint(&self) -> Self {
+        let mut r = Dense::zeros(self.n, self.m);
+        for i in 0..self.m {
+            for j in 0..self.n {
+                r.set(j, i, self.at(i, j).conj());
+            }
+        }
+        r
+    }
+    fn conj(&self) -> Self {
+        Dense {
+            m: self.m,
+            n: self.n,
+            a: self.a.iter().map(|v| v.conj()).collect(),
+        }
+    }
+    fn mul(&self, b: &Self) -> Self {
+        let mut r = Dense::zeros(self.m, b.n);
+        for i in 0..self.m {
+            for k in 0..self.n {
+                for j in 0..b.n {
+                    let v = r.at(i, j) + self.at(i, k) * b.at(k, j);
+                    r.set(i, j, v);
+                }
+            }
+        }
+        r
+    }
+    fn lin(&self, a: T, b: &Self, c: T) -> Self {
+        Dense {
+            m: self.m,
+            n: self.n,
+            a: self
+                .a
+                .iter()
+                .zip(&b.a)
+                .map(|(x, y)| a * *x + c * *y)
+                .collect(),
+        }
+    }
+    fn close(&self, o: &Self) -> bool {
+        let scale = self.a.iter().map(|v| v.abs_f64()).fold(1.0, f64::max);
+        self.m == o.m
+            && self.n == o.n
+            && self
+                .a
+                .iter()
+                .zip(&o.a)
+                .all(|(x, y)| (*x - *y).abs_f64() <= tol::<T>() * scale)
+    }
+}
+
+/// Dense matrix of an operator through unit vectors (adjoint: of A^H).
+fn dense_of<T: Scalar>(op: &dyn LinearOperator<T>, adjoint: bool) -> Dense<T> {
+    let (dom, ran) = if adjoint {
+        (op.rows(), op.cols())
+    } else {
+        (op.cols(), op.rows())
+    };
+    let (m, n) = (ran.global_len() as usize, dom.global_len() as usize);
+    let mut d = Dense::zeros(m, n);
+    let mut x = DistVector::<T>::new(dom.clone()).unwrap();
+    let mut y = DistVector::<T>::new(ran.clone()).unwrap();
+    let mut col = vec![T::zero(); m];
+    for j in 0..n {
+        x.fill(T::zero());
+        let s = dom.local_start() as usize;
+        let l = dom.local_len() as usize;
+        if j >= s && j < s + l {
+            x.local_mut()[j - s] = T::one();
+        }
+        if adjoint {
+            op.apply_adjoint(&x, &mut y).unwrap()
+        } else {
+            op.apply(&x, &mut y).unwrap()
+        }
+        y.gather(-1, Some(&mut col), Ok(())).unwrap();
+        for i in 0..m {
+            d.set(i, j, col[i]);
+        }
+    }
+    d
+}
+
+/// Forward and adjoint against the reference, and the dot test.
+fn check_op<T: Scalar>(t: &mut Tally, name: &str, op: &dyn LinearOperator<T>, want: &Dense<T>) {
+    let ctx = format!("{} {name}", T::DTYPE.name());
+    let f = dense_of(op, false);
+    t.check(
+        f.close(want),
+        &format!("{ctx}: forward matches the dense reference"),
+    );
+    let a = dense_of(op, true);
+    t.check(
+        a.close(&want.adjoint()),
+        &format!("{ctx}: adjoint matches the dense reference"),
+    );
+    let e = dottest(op, 42).unwrap();
+    t.check(
+        e < tol::<T>() * 10.0,
+        &format!("{ctx}: dot test relative error {e:e}"),
+    );
+}
+
+/// The global sparse test matrix: row i has entries at a few scattered columns (some rows empty).
+fn sparse_pattern(m: usize, n: usize, seed: usize) -> Vec<Vec<usize>> {
+    (0..m)
+        .map(|i| {
+            let mut c: Vec<usize> = (0..(i + seed) % 5)
+                .map(|k| (i * 7 + k * 13 + seed) % n)
+                .collect();
+            if i < n && (i + seed) % 3 != 0 {
+                c.push(i);
+            }
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect()
+}
+
+fn sparse_dense<T: Scalar>(m: usize, n: usize, seed: usize) -> Dense<T> {
+    let mut d = Dense::zeros(m, n);
+    for (i, row) in sparse_pattern(m, n, seed).iter().enumerate() {
+        for &j in row {
+            d.set(i, j, val((i * n + j + seed * 1000) as u64));
+        }
+    }
+    d
+}
+
+/// This rank's rows of the sparse matrix as CSR with global column indices.
+fn local_rows<T: Scalar>(rows: &Layout, n: usize, seed: usize) -> (Vec<i64>, Vec<i64>, Vec<T>) {
+    let pat = sparse_pattern(rows.global_len() as usize, n, seed);
+    let s = rows.local_start() as usize;
+    let (mut p, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for i in s..s + rows.local_len() as usize {
+        for &j in &pat[i] {
+            ix.push(j as i64);
+            v.push(val::<T>((i * n + j + seed * 1000) as u64));
+        }
+        p.push(ix.len() as i64);
+    }
+    (p, ix, v)
+}
+
+fn csr_from_rows<T: Scalar>(rows: &Arc<Layout>, cols: &Arc<Layout>, seed: usize) -> CsrOp<T> {
+    let (p, ix, v) = local_rows::<T>(rows, cols.global_len() as usize, seed);
+    CsrOp::from_local_rows(rows.clone(), cols.clone(), &p, &ix, &v, Ok(())).unwrap()
+}
+
+/// The same matrix through hypre's split layout, built here independently: diag with the
+/// diagonal entry first in each row (hypre's convention, so rows are not sorted), 32-bit indices.
+fn csr_from_split<T: Scalar>(rows: &Arc<Layout>, cols: &Arc<Layout>, seed: usize) -> CsrOp<T> {
+    let n = cols.global_len() as usize;
+    let (p, ix, v) = local_rows::<T>(rows, n, seed);
+    let (c0, cl) = (cols.local_start(), cols.local_len());
+    let r0 = rows.local_start();
+    let mut col_map: Vec<i64> = ix
+        .iter()
+        .copied()
+        .filter(|&j| j < c0 || j >= c0 + cl)
+        .collect();
+    col_map.sort_unstable();
+    col_map.dedup();
+    let (mut dp, mut dj, mut dv) = (vec![0i32], Vec::new(), Vec::<T>::new());
+    let (mut op, mut oj, mut ov) = (vec![0i32], Vec::new(), Vec::<T>::new());
+    for r in 0..rows.local_len() as usize {
+        let mut drow: Vec<(i32, T)> = Vec::new();
+        for k in p[r] as usize..p[r + 1] as usize {
+            let j = ix[k];
+            if j >= c0 && j < c0 + cl {
+                drow.push(((j - c0) as i32, v[k]));
+            } else {
+                oj.push(col_map.binary_search(&j).unwrap() as i32);
+                ov.push(v[k]);
+            }
+        }
+        // hypre puts the diagonal first
+        if let Some(pos) = drow
+            .iter()
+            .position(|(j, _)| *j as i64 + c0 == r0 + r as i64)
+        {
+            let d = drow.remove(pos);
+            drow.insert(0, d);
+        }
+        for (j, x) in drow {
+            dj.push(j);
+            dv.push(x);
+        }
+        dp.push(dj.len() as i32);
+        op.push(oj.len() as i32);
+    }
+    let nr = rows.local_len() as usize;
+    let diag = LocalCsr::new(
+        nr,
+        cl as usize,
+        Idx::I32(Arr::Owned(dp)),
+        Idx::I32(Arr::Owned(dj)),
+        Arr::Owned(dv),
+        "diag",
+    );
+    let offd = LocalCsr::new(
+        nr,
+        col_map.len(),
+        Idx::I32(Arr::Owned(op)),
+        Idx::I32(Arr::Owned(oj)),
+        Arr::Owned(ov),
+        "offd",
+    );
+    CsrOp::from_parcsr(rows.clone(), cols.clone(), diag, offd.map(Some), col_map).unwrap()
+}
+
+fn local_dense<T: Scalar>(m: usize, n: usize, seed: u64) -> (Op<T>, Dense<T>) {
+    let c = Arc::new(Comm::self_comm().unwrap());
+    let rows = Layout::new(c.clone(), Partition::Scatter, m as i64, -1).unwrap();
+    let cols = Layout::new(c, Partition::Scatter, n as i64, -1).unwrap();
+    let mut d = Dense::zeros(m, n);
+    for i in 0..m {
+        for j in 0..n {
+            d.set(i, j, val(seed * 10007 + (i * n + j) as u64));
+        }
+    }
+    let op: Op<T> = Arc::new(DenseBlockRow::new(rows, cols, d.a.clone()).unwrap());
+    (op, d)
+}
+
+fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let (r, p) = (comm.rank(), comm.size());
+    // rows: uneven custom split with an empty rank; columns: default scatter
+    let m_local = if r == 1 { 0 } else { 3 + r as i64 };
+    let rl = Layout::new(comm.clone(), Partition::Scatter, -1, m_local).unwrap();
+    let cl = Layout::new(comm.clone(), Partition::Scatter, 10, -1).unwrap();
+    let (m, n) = (rl.global_len() as usize, cl.global_len() as usize);
+
+    // CSR both ways, identical, and against the dense reference
+    let ad = sparse_dense::<T>(m, n, 1);
+    let a1: Op<T> = Arc::new(csr_from_rows::<T>(&rl, &cl, 1));
+    let a2: Op<T> = Arc::new(csr_from_split::<T>(&rl, &cl, 1));
+    check_op(t, "CSR from local rows", a1.as_ref(), &ad);
+    check_op(t, "CSR from split (hypre) layout", a2.as_ref(), &ad);
+    let (f1, f2) = (dense_of(a1.as_ref(), false), dense_of(a2.as_ref(), false));
+    t.check(f1.close(&f2), "CSR local rows and split layouts agree");
+    // block diagonal matrix (no offd) and a square one for the diagonal
+    let sq = sparse_dense::<T>(m, m, 2);
+    let s: Op<T> = Arc::new(csr_from_rows::<T>(&rl, &rl, 2));
+    check_op(t, "square CSR", s.as_ref(), &sq);
+    let mut d = DistVector::<T>::new(rl.clone()).unwrap();
+    s.diagonal(&mut d).unwrap();
+    let mut g = vec![T::zero(); m];
+    d.gather(-1, Some(&mut g), Ok(())).unwrap();
+    t.check((0..m).all(|i| g[i] == sq.at(i, i)), "CSR diagonal");
+    // a CSR whose pattern is only local columns: offd empty on every rank
+    let bd_lay = Layout::new(comm.clone(), Partition::Scatter, -1, m_local).unwrap();
+    let (p0, ix0, v0) = {
+        let s0 = bd_lay.local_start();
+        let mut p = vec![0i64];
+        let (mut ix, mut v) = (Vec::new(), Vec::new());
+        for i in 0..m_local {
+            ix.push(s0 + i);
+            v.push(val::<T>((s0 + i) as u64));
+            p.push(ix.len() as i64);
+        }
+        (p, ix, v)
+    };
+    let bd = CsrOp::<T>::from_local_rows(bd_lay.clone(), bd_lay.clone(), &p0, &ix0, &v0, Ok(()))
+        .unwrap();
+    t.check(
+        bd.halo().n_ghost() == 0 && bd.halo().neighbours() == (0, 0),
+        "block-diagonal CSR has no halo",
+    );
+    let mut bdd = Dense::zeros(m, m);
+    for i in 0..m {
+        bdd.set(i, i, val(i as u64));
+    }
+    check_op(t, "offd-free CSR", &bd, &bdd);
+
+    // compositions
+    let bdense = sparse_dense::<T>(m, n, 3);
+    let b: Op<T> = Arc::new(csr_from_rows::<T>(&rl, &cl, 3));
+    let cdense = sparse_dense::<T>(n, m, 4);
+    let c: Op<T> = Arc::new(csr_from_rows::<T>(&cl, &rl, 4));
+    let alpha = T::from_parts_lossy(2.5, -0.5);
+    check_op(
+        t,
+        "A + B",
+        &LinComb::sum(a1.clone(), b.clone()).unwrap(),
+        &ad.lin(T::one(), &bdense, T::one()),
+    );
+    check_op(
+        t,
+        "A - B",
+        &LinComb::difference(a1.clone(), b.clone()).unwrap(),
+        &ad.lin(T::one(), &bdense, -T::one()),
+    );
+    check_op(
+        t,
+        "alpha A",
+        &LinComb::scale(alpha, a1.clone()).unwrap(),
+        &ad.lin(alpha, &bdense, T::zero()),
+    );
+    check_op(t, "A^H", &Adjoint::new(a1.clone()), &ad.adjoint());
+    check_op(
+        t,
+        "A^T",
+        &Conjugate::new(a1.clone(), true).unwrap(),
+        &ad.adjoint().conj(),
+    );
+    check_op(
+        t,
+        "conj(A)",
+        &Conjugate::new(a1.clone(), false).unwrap(),
+        &ad.conj(),
+    );
+    check_op(
+        t,
+        "C A",
+        &Product::new(c.clone(), a1.clone()).unwrap(),
+        &cdense.mul(&ad),
+    );
+    let ac: Op<T> = Arc::new(Product::new(a1.clone(), c.clone()).unwrap());
+    let acd = ad.mul(&cdense);
+    check_op(
+        t,
+        "(A C)^0",
+        &Power::new(ac.clone(), 0).unwrap(),
+        &acd.lin(T::zero(), &acd, T::zero())
+            .lin(T::zero(), &acd, T::zero())
+            .identity_like(),
+    );
+    check_op(t, "(A C)^1", &Power::new(ac.clone(), 1).unwrap(), &acd);
+    check_op(
+        t,
+        "(A C)^3",
+        &Power::new(ac.clone(), 3).unwrap(),
+        &acd.mul(&acd).mul(&acd),
+    );
+    check_op(
+        t,
+        "(A C)^4",
+        &Power::new(ac.clone(), 4).unwrap(),
+        &acd.mul(&acd).mul(&acd).mul(&acd),
+    );
+    let nested: Op<T> =
+        Arc::new(LinComb::sum(Arc::new(Adjoint::new(c.clone())), a1.clone()).unwrap());
+    check_op(
+        t,
+        "(C^H + A) nested",
+        nested.as_ref(),
+        &cdense.adjoint().lin(T::one(), &ad, T::one()),
+    );
+    let e = Product::new(a1.clone(), a1.clone()).err().map(|e| e.kind);
+    t.check(
+        if m == n {
+            e.is_none()
+        } else {
+            e == Some(ErrorKind::SizeMismatch)
+        },
+        "A*A shape check",
+    );
+    t.check(
+        LinComb::sum(a1.clone(), c.clone()).err().map(|e| e.kind) == Some(ErrorKind::SizeMismatch)
+            || m == n,
+        "A+C shape check",
+    );
+
+    // identity, zero, diagonal, callback, dense block rows
+    let mut id = Dense::zeros(m, m);
+    for i in 0..m {
+        id.set(i, i, T::one());
+    }
+    check_op::<T>(t, "Identity", &Identity::new(rl.clone()), &id);
+    check_op(
+        t,
+        "Zero",
+        &Zero::new(rl.clone(), cl.clone()),
+        &Dense::<T>::zeros(m, n),
+    );
+    let mut dv = DistVector::<T>::new(rl.clone()).unwrap();
+    let s0 = rl.local_start() as usize;
+    for (k, e) in dv.local_mut().iter_mut().enumerate() {
+        *e = val((s0 + k) as u64 + 77);
+    }
+    let mut dd = Dense::zeros(m, m);
+    for i in 0..m {
+        dd.set(i, i, val(i as u64 + 77));
+    }
+    check_op(t, "Diagonal", &Diagonal::new(&dv).unwrap(), &dd);
+    let start = s0;
+    let fwd = move |x: &[T], y: &mut [T]| {
+        for (k, (yv, xv)) in y.iter_mut().zip(x).enumerate() {
+            *yv = val::<T>((start + k) as u64 + 77) * *xv;
+        }
+        Ok(())
+    };
+    let adj = move |x: &[T], y: &mut [T]| {
+        for (k, (yv, xv)) in y.iter_mut().zip(x).enumerate() {
+            *yv = val::<T>((start + k) as u64 + 77).conj() * *xv;
+        }
+        Ok(())
+    };
+    let cb = Callback::new(
+        rl.clone(),
+        rl.clone(),
+        Box::new(fwd),
+        Some(Box::new(adj)),
+        "shell",
+    )
+    .unwrap();
+    check_op(t, "callback (shell)", &cb, &dd);
+    let mut dense_full = Dense::zeros(m, n);
+    for i in 0..m {
+        for j in 0..n {
+            dense_full.set(i, j, val((i * n + j) as u64 + 5000));
+        }
+    }
+    let mine: Vec<T> = dense_full.a[s0 * n..(s0 + m_local as usize) * n].to_vec();
+    check_op(
+        t,
+        "Dense block rows",
+        &DenseBlockRow::new(rl.clone(), cl.clone(), mine).unwrap(),
+        &dense_full,
+    );
+
+    // block operators of local dense blocks; rank q has (q % 3) blocks of size (2+k) x (1+q+k)
+    let blocks = |q: i32| -> Vec<(usize, usize, u64)> {
+        (0..(q % 3) as usize)
+            .map(|k| (2 + k, 1 + q as usize + k, (q as u64) * 10 + k as u64))
+            .collect()
+    };
+    let mine: Vec<Op<T>> = blocks(r)
+        .iter()
+        .map(|&(bm, bn, sd)| local_dense::<T>(bm, bn, sd).0)
+        .collect();
+    let all: Vec<Dense<T>> = (0..p)
+        .flat_map(blocks)
+        .map(|(bm, bn, sd)| local_dense::<T>(bm, bn, sd).1)
+        .collect();
+    let (tm, tn) = (
+        all.iter().map(|d| d.m).sum::<usize>(),
+        all.iter().map(|d| d.n).sum::<usize>(),
+    );
+    let mut bdiag = Dense::zeros(tm, tn);
+    let (mut i0, mut j0) = (0, 0);
+    for d in &all {
+        for i in 0..d.m {
+            for j in 0..d.n {
+                bdiag.set(i0 + i, j0 + j, d.at(i, j));
+            }
+        }
+        i0 += d.m;
+        j0 += d.n;
+    }
+    if tm > 0 {
+        check_op(t, "BlockDiag", &BlockDiag::new(comm, mine).unwrap(), &bdiag);
+    }
+    // stacks: every block has 4 columns (vstack) / 4 rows (hstack)
+    let sblocks = |q: i32| -> Vec<(usize, u64)> {
+        (0..1 + (q % 2) as usize)
+            .map(|k| (1 + k + q as usize, q as u64 * 7 + k as u64))
+            .collect()
+    };
+    let vmine: Vec<Op<T>> = sblocks(r)
+        .iter()
+        .map(|&(bm, sd)| local_dense::<T>(bm, 4, sd).0)
+        .collect();
+    let vall: Vec<Dense<T>> = (0..p)
+        .flat_map(sblocks)
+        .map(|(bm, sd)| local_dense::<T>(bm, 4, sd).1)
+        .collect();
+    let vm: usize = vall.iter().map(|d| d.m).sum();
+    let mut vd = Dense::zeros(vm, 4);
+    let mut i0 = 0;
+    for d in &vall {
+        for i in 0..d.m {
+            for j in 0..4 {
+                vd.set(i0 + i, j, d.at(i, j));
+            }
+        }
+        i0 += d.m;
+    }
+    check_op(t, "VStack", &VStack::new(comm, vmine).unwrap(), &vd);
+    let hmine: Vec<Op<T>> = sblocks(r)
+        .iter()
+        .map(|&(bn, sd)| local_dense::<T>(4, bn, sd).0)
+        .collect();
+    let hall: Vec<Dense<T>> = (0..p)
+        .flat_map(sblocks)
+        .map(|(bn, sd)| local_dense::<T>(4, bn, sd).1)
+        .collect();
+    let hn: usize = hall.iter().map(|d| d.n).sum();
+    let mut hd = Dense::zeros(4, hn);
+    let mut j0 = 0;
+    for d in &hall {
+        for i in 0..4 {
+            for j in 0..d.n {
+                hd.set(i, j0 + j, d.at(i, j));
+            }
+        }
+        j0 += d.n;
+    }
+    check_op(t, "HStack", &hstack(comm, hmine).unwrap(), &hd);
+}
+
+trait IdentityLike {
+    fn identity_like(&self) -> Self;
+}
+impl<T: Scalar> IdentityLike for Dense<T> {
+    fn identity_like(&self) -> Self {
+        let mut d = Dense::zeros(self.m, self.n);
+        for i in 0..self.m.min(self.n) {
+            d.set(i, i, T::one());
+        }
+        d
+    }
+}
+
+fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
+    let (r, p) = (comm.rank(), comm.size());
+    let rl = Layout::new(comm.clone(), Partition::Scatter, 12, -1).unwrap();
+    let (mut pp, mut ix, v) = local_rows::<f64>(&rl, 12, 1);
+    // unsorted columns on the last rank only: every rank fails with that rank's message
+    if r == p - 1 && ix.len() >= 2 {
+        let k = (0..rl.local_len() as usize)
+            .find(|&i| pp[i + 1] - pp[i] >= 2)
+            .unwrap_or(0);
+        let a = pp[k] as usize;
+        ix.swap(a, a + 1);
+    }
+    let e = CsrOp::<f64>::from_local_rows(rl.clone(), rl.clone(), &pp, &ix, &v, Ok(()));
+    let unsorted_possible = {
+        let (pp2, _, _) = local_rows::<f64>(&rl, 12, 1);
+        (0..rl.local_len() as usize).any(|i| pp2[i + 1] - pp2[i] >= 2)
+    };
+    let any = comm
+        .allreduce_f64(
+            &[if unsorted_possible && r == p - 1 {
+                1.0
+            } else {
+                0.0
+            }],
+            ReduceOp::Max,
+        )
+        .unwrap()[0]
+        > 0.0;
+    if any {
+        t.check(matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument && e.msg.contains("increasing")), &format!("unsorted columns on one rank: {:?}", e.as_ref().err()));
+    }
+    // out-of-range column on rank 0
+    let (pp2, mut ix2, v2) = local_rows::<f64>(&rl, 12, 1);
+    if r == 0 && !ix2.is_empty() {
+        let last = ix2.len() - 1;
+        ix2[last] = 99;
+    }
+    let e = CsrOp::<f64>::from_local_rows(rl.clone(), rl.clone(), &pp2, &ix2, &v2, Ok(()));
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument),
+        &format!("out-of-range column on rank 0: {:?}", e.as_ref().err()),
+    );
+    // decreasing row pointer
+    pp[0] = 0;
+    let mut pp3 = pp.clone();
+    if pp3.len() > 2 {
+        pp3[1] = pp3[2] + 1;
+    }
+    let e = CsrOp::<f64>::from_local_rows(rl.clone(), rl.clone(), &pp3, &ix, &v, Ok(()));
+    t.check(e.is_err(), "bad row pointer");
+    // col_map_offd with an owned column (hypre split) on the last rank
+    let nr = rl.local_len() as usize;
+    let cl0 = rl.local_len() as usize;
+    let diag = LocalCsr::<f64>::new(
+        nr,
+        cl0,
+        Idx::I64(Arr::Owned(vec![0; nr + 1])),
+        Idx::I64(Arr::Owned(vec![])),
+        Arr::Owned(vec![]),
+        "diag",
+    );
+    let cm = if r == p - 1 {
+        vec![rl.local_start()]
+    } else {
+        vec![]
+    };
+    let offd = LocalCsr::<f64>::new(
+        nr,
+        cm.len(),
+        Idx::I64(Arr::Owned(vec![0; nr + 1])),
+        Idx::I64(Arr::Owned(vec![])),
+        Arr::Owned(vec![]),
+        "offd",
+    );
+    let e = CsrOp::from_parcsr(rl.clone(), rl.clone(), diag, offd.map(Some), cm);
+    t.check(
+        matches!(&e, Err(e) if e.kind == ErrorKind::InvalidArgument),
+        &format!("owned column in col_map_offd: {:?}", e.as_ref().err()),
+    );
+}
+
+fn main() {
+    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
+    let comm = Arc::new(Comm::world().unwrap());
+    let (r, p) = (comm.rank(), comm.size());
+    if let Ok(want) = std::env::var("PARLOPS_TEST_EXPECT_RANKS") {
+        assert_eq!(
+            want.parse::<i32>().unwrap(),
+            p,
+            "launched with the wrong MPI: expected {want} ranks, got {p}"
+        );
+    }
+    let _ = Location::Host;
+    let mut t = Tally {
+        rank: r,
+        passed: 0,
+        failed: 0,
+    };
+    run::<f32>(&mut t, &comm);
+    run::<f64>(&mut t, &comm);
+    run::<c32>(&mut t, &comm);
+    run::<c64>(&mut t, &comm);
+    run_errors(&mut t, &comm);
+    let tot = comm
+        .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
+        .unwrap();
+    if r == 0 {
+        println!(
+            "mpi_operators on {p} rank(s): {} passed, {} failed",
+            tot[0], tot[1]
+        );
+    }
+    let failed = tot[1] > 0.0;
+    drop(comm);
+    parlops::comm::finalize().unwrap();
+    std::process::exit(if failed { 1 } else { 0 });
+}
