@@ -11,15 +11,21 @@ import sys
 
 HEADER = open(sys.argv[1]).read()
 
-ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm"}
+ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership"}
 HANDLES = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op", "parlops_solver"}
 
 
 def ftype(ctype, name):
     """Fortran dummy declaration for one C parameter."""
-    t = ctype.replace("const ", "").strip()
+    t = ctype.replace("const", " ").strip()
     ptr = t.count("*")
     base = t.replace("*", "").strip()
+    if base in ("parlops_apply_fn", "parlops_destroy_fn") and ptr == 0:
+        return "type(c_funptr), value"
+    if name == "col_map_offd":
+        return "integer(c_int64_t), intent(in) :: col_map_offd(*)!"
+    if base in HANDLES and ptr == 2 and name == "local_ops":
+        return "type(c_ptr), intent(in) :: local_ops(*)!"
     if base in HANDLES and ptr == 1:
         return "type(c_ptr), value"
     if base in HANDLES and ptr == 2:
@@ -48,6 +54,8 @@ def ftype(ctype, name):
             "bool": "logical(c_bool)",
             "parlops_scalar": "type(parlops_scalar)",
         }.get(base) or ("integer(c_int32_t)" if base in ENUM_TYPEDEFS else None)
+    if ptr == 2 and base == "void":
+        return "type(c_ptr)"
     if ptr in (2, 3) and base in ("void", "char"):
         return "type(c_ptr)" if base == "void" else "type(c_ptr), value"
     return None
@@ -108,12 +116,25 @@ def main():
             rdecl = f"type(c_ptr) :: {name}"
         else:
             raise SystemExit(f"unmapped return type {ret!r} of {name}")
-        args = ", ".join(n for n, _ in decls)
-        w(f"    function {name}({args}) bind(C, name='{name}')")
+        names = [n for n, _ in decls]
+        lines, cur = [], f"    function {name}("
+        for i, n in enumerate(names):
+            piece = n + (", " if i + 1 < len(names) else "")
+            if len(cur) + len(piece) > 100:
+                lines.append(cur.rstrip() + " &")
+                cur = "        "
+            cur += piece
+        lines.append(cur + ") &")
+        for l in lines:
+            w(l)
+        w(f"        bind(C, name='{name}')")
         w("      import")
         w("      implicit none")
         for n, ft in decls:
-            w(f"      {ft} :: {n}")
+            if ft.endswith("!"):
+                w(f"      {ft[:-1]}")
+            else:
+                w(f"      {ft} :: {n}")
         w(f"      {rdecl}")
         w(f"    end function {name}")
     w("  end interface")

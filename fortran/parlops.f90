@@ -32,6 +32,10 @@ module parlops
   integer(c_int), parameter :: PARLOPS_NORM_INF = 3
   integer(c_int), parameter :: PARLOPS_NORM_NEG_INF = 4
   integer(c_int), parameter :: PARLOPS_NORM_P = 5
+  integer(c_int), parameter :: PARLOPS_INDEX_I32 = 0
+  integer(c_int), parameter :: PARLOPS_INDEX_I64 = 1
+  integer(c_int), parameter :: PARLOPS_COPY = 0
+  integer(c_int), parameter :: PARLOPS_WRAP = 1
   integer(c_int), parameter :: PARLOPS_OK = 0
   integer(c_int), parameter :: PARLOPS_ERR_NULL_ARGUMENT = 1
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_ARGUMENT = 2
@@ -55,41 +59,47 @@ module parlops
       type(c_ptr), value :: s
       integer(c_size_t) :: c_strlen
     end function c_strlen
-    function parlops_comm_create_f(comm, out) bind(C, name='parlops_comm_create_f')
+    function parlops_comm_create_f(comm, out) &
+        bind(C, name='parlops_comm_create_f')
       import
       implicit none
       integer(c_int), value :: comm
       type(c_ptr) :: out
       integer(c_int) :: parlops_comm_create_f
     end function parlops_comm_create_f
-    function parlops_comm_rank(comm, rank) bind(C, name='parlops_comm_rank')
+    function parlops_comm_rank(comm, rank) &
+        bind(C, name='parlops_comm_rank')
       import
       implicit none
       type(c_ptr), value :: comm
       integer(c_int) :: rank
       integer(c_int) :: parlops_comm_rank
     end function parlops_comm_rank
-    function parlops_comm_size(comm, size) bind(C, name='parlops_comm_size')
+    function parlops_comm_size(comm, size) &
+        bind(C, name='parlops_comm_size')
       import
       implicit none
       type(c_ptr), value :: comm
       integer(c_int) :: size
       integer(c_int) :: parlops_comm_size
     end function parlops_comm_size
-    function parlops_comm_destroy(comm) bind(C, name='parlops_comm_destroy')
+    function parlops_comm_destroy(comm) &
+        bind(C, name='parlops_comm_destroy')
       import
       implicit none
       type(c_ptr) :: comm
       integer(c_int) :: parlops_comm_destroy
     end function parlops_comm_destroy
-    function parlops_comm_reduction_count(comm, count) bind(C, name='parlops_comm_reduction_count')
+    function parlops_comm_reduction_count(comm, count) &
+        bind(C, name='parlops_comm_reduction_count')
       import
       implicit none
       type(c_ptr), value :: comm
       integer(c_int64_t) :: count
       integer(c_int) :: parlops_comm_reduction_count
     end function parlops_comm_reduction_count
-    function parlops_layout_create(comm, partition, global_len, local_len, out) bind(C, name='parlops_layout_create')
+    function parlops_layout_create(comm, partition, global_len, local_len, out) &
+        bind(C, name='parlops_layout_create')
       import
       implicit none
       type(c_ptr), value :: comm
@@ -99,14 +109,16 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_layout_create
     end function parlops_layout_create
-    function parlops_layout_global_len(layout, n) bind(C, name='parlops_layout_global_len')
+    function parlops_layout_global_len(layout, n) &
+        bind(C, name='parlops_layout_global_len')
       import
       implicit none
       type(c_ptr), value :: layout
       integer(c_int64_t) :: n
       integer(c_int) :: parlops_layout_global_len
     end function parlops_layout_global_len
-    function parlops_layout_local_range(layout, start, len) bind(C, name='parlops_layout_local_range')
+    function parlops_layout_local_range(layout, start, len) &
+        bind(C, name='parlops_layout_local_range')
       import
       implicit none
       type(c_ptr), value :: layout
@@ -114,7 +126,8 @@ module parlops
       integer(c_int64_t) :: len
       integer(c_int) :: parlops_layout_local_range
     end function parlops_layout_local_range
-    function parlops_layout_rank_range(layout, rank, start, len) bind(C, name='parlops_layout_rank_range')
+    function parlops_layout_rank_range(layout, rank, start, len) &
+        bind(C, name='parlops_layout_rank_range')
       import
       implicit none
       type(c_ptr), value :: layout
@@ -123,14 +136,16 @@ module parlops
       integer(c_int64_t) :: len
       integer(c_int) :: parlops_layout_rank_range
     end function parlops_layout_rank_range
-    function parlops_layout_partition(layout, partition) bind(C, name='parlops_layout_partition')
+    function parlops_layout_partition(layout, partition) &
+        bind(C, name='parlops_layout_partition')
       import
       implicit none
       type(c_ptr), value :: layout
       integer(c_int32_t) :: partition
       integer(c_int) :: parlops_layout_partition
     end function parlops_layout_partition
-    function parlops_layout_equal(a, b, equal) bind(C, name='parlops_layout_equal')
+    function parlops_layout_equal(a, b, equal) &
+        bind(C, name='parlops_layout_equal')
       import
       implicit none
       type(c_ptr), value :: a
@@ -138,24 +153,28 @@ module parlops
       logical(c_bool) :: equal
       integer(c_int) :: parlops_layout_equal
     end function parlops_layout_equal
-    function parlops_layout_destroy(layout) bind(C, name='parlops_layout_destroy')
+    function parlops_layout_destroy(layout) &
+        bind(C, name='parlops_layout_destroy')
       import
       implicit none
       type(c_ptr) :: layout
       integer(c_int) :: parlops_layout_destroy
     end function parlops_layout_destroy
-    function parlops_status_string(status) bind(C, name='parlops_status_string')
+    function parlops_status_string(status) &
+        bind(C, name='parlops_status_string')
       import
       implicit none
       integer(c_int), value :: status
       type(c_ptr) :: parlops_status_string
     end function parlops_status_string
-    function parlops_last_error() bind(C, name='parlops_last_error')
+    function parlops_last_error() &
+        bind(C, name='parlops_last_error')
       import
       implicit none
       type(c_ptr) :: parlops_last_error
     end function parlops_last_error
-    function parlops_version(major, minor, patch) bind(C, name='parlops_version')
+    function parlops_version(major, minor, patch) &
+        bind(C, name='parlops_version')
       import
       implicit none
       integer(c_int) :: major
@@ -163,19 +182,22 @@ module parlops
       integer(c_int) :: patch
       integer(c_int) :: parlops_version
     end function parlops_version
-    function parlops_init(argc, argv) bind(C, name='parlops_init')
+    function parlops_init(argc, argv) &
+        bind(C, name='parlops_init')
       import
       implicit none
       integer(c_int) :: argc
       type(c_ptr), value :: argv
       integer(c_int) :: parlops_init
     end function parlops_init
-    function parlops_finalize() bind(C, name='parlops_finalize')
+    function parlops_finalize() &
+        bind(C, name='parlops_finalize')
       import
       implicit none
       integer(c_int) :: parlops_finalize
     end function parlops_finalize
-    function parlops_config_report(comm, buf, len, needed) bind(C, name='parlops_config_report')
+    function parlops_config_report(comm, buf, len, needed) &
+        bind(C, name='parlops_config_report')
       import
       implicit none
       type(c_ptr), value :: comm
@@ -184,7 +206,296 @@ module parlops
       integer(c_size_t) :: needed
       integer(c_int) :: parlops_config_report
     end function parlops_config_report
-    function parlops_vec_create(layout, dtype, memory, out) bind(C, name='parlops_vec_create')
+    function parlops_op_apply(a, x, y) &
+        bind(C, name='parlops_op_apply')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      integer(c_int) :: parlops_op_apply
+    end function parlops_op_apply
+    function parlops_op_apply_adjoint(a, y, x) &
+        bind(C, name='parlops_op_apply_adjoint')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: y
+      type(c_ptr), value :: x
+      integer(c_int) :: parlops_op_apply_adjoint
+    end function parlops_op_apply_adjoint
+    function parlops_op_multadd(a, alpha, x, beta, y) &
+        bind(C, name='parlops_op_multadd')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(parlops_scalar), value :: alpha
+      type(c_ptr), value :: x
+      type(parlops_scalar), value :: beta
+      type(c_ptr), value :: y
+      integer(c_int) :: parlops_op_multadd
+    end function parlops_op_multadd
+    function parlops_op_size(a, rows, cols) &
+        bind(C, name='parlops_op_size')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t) :: rows
+      integer(c_int64_t) :: cols
+      integer(c_int) :: parlops_op_size
+    end function parlops_op_size
+    function parlops_op_dtype(a, dtype) &
+        bind(C, name='parlops_op_dtype')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int32_t) :: dtype
+      integer(c_int) :: parlops_op_dtype
+    end function parlops_op_dtype
+    function parlops_op_layouts(a, rows, cols) &
+        bind(C, name='parlops_op_layouts')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: rows
+      type(c_ptr) :: cols
+      integer(c_int) :: parlops_op_layouts
+    end function parlops_op_layouts
+    function parlops_op_create_vecs(a, x_like, y_like) &
+        bind(C, name='parlops_op_create_vecs')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: x_like
+      type(c_ptr) :: y_like
+      integer(c_int) :: parlops_op_create_vecs
+    end function parlops_op_create_vecs
+    function parlops_op_diagonal(a, d) &
+        bind(C, name='parlops_op_diagonal')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: d
+      integer(c_int) :: parlops_op_diagonal
+    end function parlops_op_diagonal
+    function parlops_op_dottest(a, seed, relative_error) &
+        bind(C, name='parlops_op_dottest')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: seed
+      real(c_double) :: relative_error
+      integer(c_int) :: parlops_op_dottest
+    end function parlops_op_dottest
+    function parlops_op_destroy(a) &
+        bind(C, name='parlops_op_destroy')
+      import
+      implicit none
+      type(c_ptr) :: a
+      integer(c_int) :: parlops_op_destroy
+    end function parlops_op_destroy
+    function parlops_op_sum(a, b, out) &
+        bind(C, name='parlops_op_sum')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_sum
+    end function parlops_op_sum
+    function parlops_op_difference(a, b, out) &
+        bind(C, name='parlops_op_difference')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_difference
+    end function parlops_op_difference
+    function parlops_op_product(a, b, out) &
+        bind(C, name='parlops_op_product')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_product
+    end function parlops_op_product
+    function parlops_op_scale(a, alpha, out) &
+        bind(C, name='parlops_op_scale')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(parlops_scalar), value :: alpha
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_scale
+    end function parlops_op_scale
+    function parlops_op_adjoint(a, out) &
+        bind(C, name='parlops_op_adjoint')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_adjoint
+    end function parlops_op_adjoint
+    function parlops_op_transpose(a, out) &
+        bind(C, name='parlops_op_transpose')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_transpose
+    end function parlops_op_transpose
+    function parlops_op_conj(a, out) &
+        bind(C, name='parlops_op_conj')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_conj
+    end function parlops_op_conj
+    function parlops_op_power(a, k, out) &
+        bind(C, name='parlops_op_power')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: k
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_power
+    end function parlops_op_power
+    function parlops_op_create_shell(rows, cols, dtype, memory, ctx, forward, adjoint, destroy_ctx, &
+        out) &
+        bind(C, name='parlops_op_create_shell')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: memory
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: forward
+      type(c_funptr), value :: adjoint
+      type(c_funptr), value :: destroy_ctx
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_create_shell
+    end function parlops_op_create_shell
+    function parlops_op_create_csr(rows, cols, dtype, index_type, row_ptr, col_idx, values, out) &
+        bind(C, name='parlops_op_create_csr')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: index_type
+      type(c_ptr), value :: row_ptr
+      type(c_ptr), value :: col_idx
+      type(c_ptr), value :: values
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_create_csr
+    end function parlops_op_create_csr
+    function parlops_op_create_parcsr(rows, cols, dtype, index_type, diag_i, diag_j, diag_a, &
+        offd_i, offd_j, offd_a, num_offd_cols, col_map_offd, ownership, out) &
+        bind(C, name='parlops_op_create_parcsr')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: index_type
+      type(c_ptr), value :: diag_i
+      type(c_ptr), value :: diag_j
+      type(c_ptr), value :: diag_a
+      type(c_ptr), value :: offd_i
+      type(c_ptr), value :: offd_j
+      type(c_ptr), value :: offd_a
+      integer(c_int64_t), value :: num_offd_cols
+      integer(c_int64_t), intent(in) :: col_map_offd(*)
+      integer(c_int32_t), value :: ownership
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_create_parcsr
+    end function parlops_op_create_parcsr
+    function parlops_op_csr_arrays(a, diag_values, offd_values) &
+        bind(C, name='parlops_op_csr_arrays')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr) :: diag_values
+      type(c_ptr) :: offd_values
+      integer(c_int) :: parlops_op_csr_arrays
+    end function parlops_op_csr_arrays
+    function parlops_op_create_dense(rows, cols, dtype, local_rows, out) &
+        bind(C, name='parlops_op_create_dense')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: local_rows
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_create_dense
+    end function parlops_op_create_dense
+    function parlops_op_identity(layout, dtype, out) &
+        bind(C, name='parlops_op_identity')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_identity
+    end function parlops_op_identity
+    function parlops_op_zero(rows, cols, dtype, out) &
+        bind(C, name='parlops_op_zero')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_zero
+    end function parlops_op_zero
+    function parlops_op_diagonal_matrix(d, out) &
+        bind(C, name='parlops_op_diagonal_matrix')
+      import
+      implicit none
+      type(c_ptr), value :: d
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_diagonal_matrix
+    end function parlops_op_diagonal_matrix
+    function parlops_op_block_diag(comm, dtype, n_local, local_ops, out) &
+        bind(C, name='parlops_op_block_diag')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: n_local
+      type(c_ptr), intent(in) :: local_ops(*)
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_block_diag
+    end function parlops_op_block_diag
+    function parlops_op_vstack(comm, dtype, n_local, local_ops, out) &
+        bind(C, name='parlops_op_vstack')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: n_local
+      type(c_ptr), intent(in) :: local_ops(*)
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_vstack
+    end function parlops_op_vstack
+    function parlops_op_hstack(comm, dtype, n_local, local_ops, out) &
+        bind(C, name='parlops_op_hstack')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: n_local
+      type(c_ptr), intent(in) :: local_ops(*)
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_hstack
+    end function parlops_op_hstack
+    function parlops_vec_create(layout, dtype, memory, out) &
+        bind(C, name='parlops_vec_create')
       import
       implicit none
       type(c_ptr), value :: layout
@@ -193,7 +504,8 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_vec_create
     end function parlops_vec_create
-    function parlops_vec_create_with_array(layout, dtype, memory, local_data, out) bind(C, name='parlops_vec_create_with_array')
+    function parlops_vec_create_with_array(layout, dtype, memory, local_data, out) &
+        bind(C, name='parlops_vec_create_with_array')
       import
       implicit none
       type(c_ptr), value :: layout
@@ -203,27 +515,31 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_vec_create_with_array
     end function parlops_vec_create_with_array
-    function parlops_vec_place_array(v, local_data) bind(C, name='parlops_vec_place_array')
+    function parlops_vec_place_array(v, local_data) &
+        bind(C, name='parlops_vec_place_array')
       import
       implicit none
       type(c_ptr), value :: v
       type(c_ptr), value :: local_data
       integer(c_int) :: parlops_vec_place_array
     end function parlops_vec_place_array
-    function parlops_vec_reset_array(v) bind(C, name='parlops_vec_reset_array')
+    function parlops_vec_reset_array(v) &
+        bind(C, name='parlops_vec_reset_array')
       import
       implicit none
       type(c_ptr), value :: v
       integer(c_int) :: parlops_vec_reset_array
     end function parlops_vec_reset_array
-    function parlops_vec_duplicate(v, out) bind(C, name='parlops_vec_duplicate')
+    function parlops_vec_duplicate(v, out) &
+        bind(C, name='parlops_vec_duplicate')
       import
       implicit none
       type(c_ptr), value :: v
       type(c_ptr) :: out
       integer(c_int) :: parlops_vec_duplicate
     end function parlops_vec_duplicate
-    function parlops_vec_local_array(v, data, local_len) bind(C, name='parlops_vec_local_array')
+    function parlops_vec_local_array(v, data, local_len) &
+        bind(C, name='parlops_vec_local_array')
       import
       implicit none
       type(c_ptr), value :: v
@@ -231,55 +547,63 @@ module parlops
       integer(c_int64_t) :: local_len
       integer(c_int) :: parlops_vec_local_array
     end function parlops_vec_local_array
-    function parlops_vec_layout(v, out) bind(C, name='parlops_vec_layout')
+    function parlops_vec_layout(v, out) &
+        bind(C, name='parlops_vec_layout')
       import
       implicit none
       type(c_ptr), value :: v
       type(c_ptr) :: out
       integer(c_int) :: parlops_vec_layout
     end function parlops_vec_layout
-    function parlops_vec_dtype(v, dtype) bind(C, name='parlops_vec_dtype')
+    function parlops_vec_dtype(v, dtype) &
+        bind(C, name='parlops_vec_dtype')
       import
       implicit none
       type(c_ptr), value :: v
       integer(c_int32_t) :: dtype
       integer(c_int) :: parlops_vec_dtype
     end function parlops_vec_dtype
-    function parlops_vec_memory(v, memory) bind(C, name='parlops_vec_memory')
+    function parlops_vec_memory(v, memory) &
+        bind(C, name='parlops_vec_memory')
       import
       implicit none
       type(c_ptr), value :: v
       integer(c_int32_t) :: memory
       integer(c_int) :: parlops_vec_memory
     end function parlops_vec_memory
-    function parlops_vec_copy(x, y) bind(C, name='parlops_vec_copy')
+    function parlops_vec_copy(x, y) &
+        bind(C, name='parlops_vec_copy')
       import
       implicit none
       type(c_ptr), value :: x
       type(c_ptr), value :: y
       integer(c_int) :: parlops_vec_copy
     end function parlops_vec_copy
-    function parlops_vec_fill(v, a) bind(C, name='parlops_vec_fill')
+    function parlops_vec_fill(v, a) &
+        bind(C, name='parlops_vec_fill')
       import
       implicit none
       type(c_ptr), value :: v
       type(parlops_scalar), value :: a
       integer(c_int) :: parlops_vec_fill
     end function parlops_vec_fill
-    function parlops_vec_scale(v, a) bind(C, name='parlops_vec_scale')
+    function parlops_vec_scale(v, a) &
+        bind(C, name='parlops_vec_scale')
       import
       implicit none
       type(c_ptr), value :: v
       type(parlops_scalar), value :: a
       integer(c_int) :: parlops_vec_scale
     end function parlops_vec_scale
-    function parlops_vec_conj(v) bind(C, name='parlops_vec_conj')
+    function parlops_vec_conj(v) &
+        bind(C, name='parlops_vec_conj')
       import
       implicit none
       type(c_ptr), value :: v
       integer(c_int) :: parlops_vec_conj
     end function parlops_vec_conj
-    function parlops_vec_axpy(y, a, x) bind(C, name='parlops_vec_axpy')
+    function parlops_vec_axpy(y, a, x) &
+        bind(C, name='parlops_vec_axpy')
       import
       implicit none
       type(c_ptr), value :: y
@@ -287,7 +611,8 @@ module parlops
       type(c_ptr), value :: x
       integer(c_int) :: parlops_vec_axpy
     end function parlops_vec_axpy
-    function parlops_vec_axpby(y, a, x, b) bind(C, name='parlops_vec_axpby')
+    function parlops_vec_axpby(y, a, x, b) &
+        bind(C, name='parlops_vec_axpby')
       import
       implicit none
       type(c_ptr), value :: y
@@ -296,7 +621,8 @@ module parlops
       type(parlops_scalar), value :: b
       integer(c_int) :: parlops_vec_axpby
     end function parlops_vec_axpby
-    function parlops_vec_waxpy(w, a, x, y) bind(C, name='parlops_vec_waxpy')
+    function parlops_vec_waxpy(w, a, x, y) &
+        bind(C, name='parlops_vec_waxpy')
       import
       implicit none
       type(c_ptr), value :: w
@@ -305,7 +631,8 @@ module parlops
       type(c_ptr), value :: y
       integer(c_int) :: parlops_vec_waxpy
     end function parlops_vec_waxpy
-    function parlops_vec_pointwise_mult(w, x, y) bind(C, name='parlops_vec_pointwise_mult')
+    function parlops_vec_pointwise_mult(w, x, y) &
+        bind(C, name='parlops_vec_pointwise_mult')
       import
       implicit none
       type(c_ptr), value :: w
@@ -313,7 +640,8 @@ module parlops
       type(c_ptr), value :: y
       integer(c_int) :: parlops_vec_pointwise_mult
     end function parlops_vec_pointwise_mult
-    function parlops_vec_dot(x, y, out) bind(C, name='parlops_vec_dot')
+    function parlops_vec_dot(x, y, out) &
+        bind(C, name='parlops_vec_dot')
       import
       implicit none
       type(c_ptr), value :: x
@@ -321,7 +649,8 @@ module parlops
       type(parlops_scalar) :: out
       integer(c_int) :: parlops_vec_dot
     end function parlops_vec_dot
-    function parlops_vec_norm(v, kind, p, out) bind(C, name='parlops_vec_norm')
+    function parlops_vec_norm(v, kind, p, out) &
+        bind(C, name='parlops_vec_norm')
       import
       implicit none
       type(c_ptr), value :: v
@@ -330,7 +659,8 @@ module parlops
       real(c_double) :: out
       integer(c_int) :: parlops_vec_norm
     end function parlops_vec_norm
-    function parlops_vec_gather(v, root, global_out) bind(C, name='parlops_vec_gather')
+    function parlops_vec_gather(v, root, global_out) &
+        bind(C, name='parlops_vec_gather')
       import
       implicit none
       type(c_ptr), value :: v
@@ -338,7 +668,8 @@ module parlops
       type(c_ptr), value :: global_out
       integer(c_int) :: parlops_vec_gather
     end function parlops_vec_gather
-    function parlops_vec_scatter(v, root, global_in) bind(C, name='parlops_vec_scatter')
+    function parlops_vec_scatter(v, root, global_in) &
+        bind(C, name='parlops_vec_scatter')
       import
       implicit none
       type(c_ptr), value :: v
@@ -346,7 +677,8 @@ module parlops
       type(c_ptr), value :: global_in
       integer(c_int) :: parlops_vec_scatter
     end function parlops_vec_scatter
-    function parlops_vec_redistribute(v, to, out) bind(C, name='parlops_vec_redistribute')
+    function parlops_vec_redistribute(v, to, out) &
+        bind(C, name='parlops_vec_redistribute')
       import
       implicit none
       type(c_ptr), value :: v
@@ -354,13 +686,15 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_vec_redistribute
     end function parlops_vec_redistribute
-    function parlops_vec_assemble(v) bind(C, name='parlops_vec_assemble')
+    function parlops_vec_assemble(v) &
+        bind(C, name='parlops_vec_assemble')
       import
       implicit none
       type(c_ptr), value :: v
       integer(c_int) :: parlops_vec_assemble
     end function parlops_vec_assemble
-    function parlops_vec_destroy(v) bind(C, name='parlops_vec_destroy')
+    function parlops_vec_destroy(v) &
+        bind(C, name='parlops_vec_destroy')
       import
       implicit none
       type(c_ptr) :: v

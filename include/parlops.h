@@ -75,11 +75,20 @@ typedef struct parlops_comm parlops_comm;
 // A layout (opaque): how a global index range is split over the ranks of a communicator.
 typedef struct parlops_layout parlops_layout;
 
+// A distributed linear operator (opaque).
+typedef struct parlops_op parlops_op;
+
 // A distributed vector (opaque).
 typedef struct parlops_vec parlops_vec;
 
 // How a vector's entries are placed on ranks.
 typedef int32_t parlops_partition;
+
+// A scalar crossing the ABI: `im` must be 0 for real dtypes.
+typedef struct {
+  double re;
+  double im;
+} parlops_scalar;
 
 // Element type: one of `PARLOPS_F32`, `PARLOPS_F64`, `PARLOPS_C64` (complex float), `PARLOPS_C128` (complex double).
 typedef int32_t parlops_dtype;
@@ -87,11 +96,19 @@ typedef int32_t parlops_dtype;
 // Memory space: `PARLOPS_MEMORY_HOST` or `PARLOPS_MEMORY_CUDA`.
 typedef int32_t parlops_memory;
 
-// A scalar crossing the ABI: `im` must be 0 for real dtypes.
-typedef struct {
-  double re;
-  double im;
-} parlops_scalar;
+// A user callback: compute this rank's part of the output from this rank's part of the input
+// (pointers to the local arrays, of the operator's dtype and memory). Return 0 on success; any other
+// value makes the call fail with PARLOPS_ERR_CALLBACK on every rank, with the value in the message.
+typedef int (*parlops_apply_fn)(void *ctx, const void *x_local, void *y_local);
+
+// Frees a callback context when its operator is destroyed.
+typedef void (*parlops_destroy_fn)(void *ctx);
+
+// Width of CSR index arrays: `PARLOPS_INDEX_I32` or `PARLOPS_INDEX_I64`.
+typedef int32_t parlops_index;
+
+// Whether a constructor copies the caller's arrays or uses them in place.
+typedef int32_t parlops_ownership;
 
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
@@ -140,6 +157,18 @@ typedef int32_t parlops_norm;
 
 // (sum |x_i|^p)^(1/p) for the `p` argument (p = 0, 1, 2, +-inf give the norms above).
 #define PARLOPS_NORM_P 5
+
+// 32-bit indices (`int`, hypre's default HYPRE_Int).
+#define PARLOPS_INDEX_I32 0
+
+// 64-bit indices (`int64_t`).
+#define PARLOPS_INDEX_I64 1
+
+// Copy the arrays; the caller may free them after the call.
+#define PARLOPS_COPY 0
+
+// Use the arrays in place (no copy); the caller keeps them alive and unchanged while the object lives.
+#define PARLOPS_WRAP 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,6 +255,176 @@ parlops_status parlops_config_report(const parlops_comm *comm,
                                      char *buf,
                                      size_t len,
                                      size_t *needed);
+
+// y = A x. `x` must have the operator's column layout and `y` its row layout, and they must be
+// different vectors. A failure on any rank (including a user callback's) fails on every rank. [collective]
+parlops_status parlops_op_apply(const parlops_op *a,
+                                const parlops_vec *x,
+                                parlops_vec *y);
+
+// x = A^H y (conjugate transpose). [collective]
+parlops_status parlops_op_apply_adjoint(const parlops_op *a, const parlops_vec *y, parlops_vec *x);
+
+// y = alpha A x + beta y (a work vector is allocated at the first call and kept). [collective]
+parlops_status parlops_op_multadd(const parlops_op *a,
+                                  parlops_scalar alpha,
+                                  const parlops_vec *x,
+                                  parlops_scalar beta,
+                                  parlops_vec *y);
+
+// Global number of rows and columns. Either output may be NULL.
+parlops_status parlops_op_size(const parlops_op *a, int64_t *rows, int64_t *cols);
+
+// The operator's element type.
+parlops_status parlops_op_dtype(const parlops_op *a, parlops_dtype *dtype);
+
+// New references to the row (range) and column (domain) layouts; either output may be NULL.
+// Release them with parlops_layout_destroy.
+parlops_status parlops_op_layouts(const parlops_op *a,
+                                  parlops_layout **rows,
+                                  parlops_layout **cols);
+
+// New zeroed vectors fitting the operator: `x_like` of its column layout, `y_like` of its row
+// layout (either may be NULL).
+parlops_status parlops_op_create_vecs(const parlops_op *a,
+                                      parlops_vec **x_like,
+                                      parlops_vec **y_like);
+
+// d = diag(A) for a square operator whose row and column layouts are equal (CSR, dense, diagonal,
+// identity and sums/scalings/adjoints of them). Not collective.
+parlops_status parlops_op_diagonal(const parlops_op *a, parlops_vec *d);
+
+// The dot test on random vectors (seeded; the same for any number of ranks):
+// *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
+parlops_status parlops_op_dottest(const parlops_op *a, uint64_t seed, double *relative_error);
+
+// Release the operator and set `*A` to NULL (NULL `*A` is a no-op). Compositions that use it keep
+// their own reference.
+parlops_status parlops_op_destroy(parlops_op **a);
+
+// *out = A + B (same shape and layouts; no data copied). Not collective.
+parlops_status parlops_op_sum(const parlops_op *a, const parlops_op *b, parlops_op **out);
+
+// *out = A - B.
+parlops_status parlops_op_difference(const parlops_op *a, const parlops_op *b, parlops_op **out);
+
+// *out = A B (A's columns must match B's rows).
+parlops_status parlops_op_product(const parlops_op *a, const parlops_op *b, parlops_op **out);
+
+// *out = alpha A (the adjoint uses conj(alpha)).
+parlops_status parlops_op_scale(const parlops_op *a, parlops_scalar alpha, parlops_op **out);
+
+// *out = A^H (conjugate transpose).
+parlops_status parlops_op_adjoint(const parlops_op *a, parlops_op **out);
+
+// *out = A^T (transpose without conjugation).
+parlops_status parlops_op_transpose(const parlops_op *a, parlops_op **out);
+
+// *out = conj(A) (entry-wise conjugate).
+parlops_status parlops_op_conj(const parlops_op *a, parlops_op **out);
+
+// *out = A^k for a square operator with equal row and column layouts (k >= 0; A^0 = I).
+parlops_status parlops_op_power(const parlops_op *a, int64_t k, parlops_op **out);
+
+// An operator given by user callbacks on local parts (PETSc's MATSHELL): `forward(ctx, x, y)` computes
+// this rank's part of y = A x; `adjoint` (may be NULL) this rank's part of x = A^H y. `destroy_ctx`
+// (may be NULL) is called with `ctx` when the operator is destroyed. Callbacks that need other
+// ranks' data communicate themselves. [collective]
+parlops_status parlops_op_create_shell(const parlops_layout *rows,
+                                       const parlops_layout *cols,
+                                       parlops_dtype dtype,
+                                       parlops_memory memory,
+                                       void *ctx,
+                                       parlops_apply_fn forward,
+                                       parlops_apply_fn adjoint,
+                                       parlops_destroy_fn destroy_ctx,
+                                       parlops_op **out);
+
+// A distributed sparse matrix from this rank's rows in CSR form with GLOBAL column indices
+// (`row_ptr` has local rows + 1 entries starting at 0; column indices strictly increasing within each
+// row). The arrays are copied (split into hypre's diag and offd blocks). [collective]
+parlops_status parlops_op_create_csr(const parlops_layout *rows,
+                                     const parlops_layout *cols,
+                                     parlops_dtype dtype,
+                                     parlops_index index_type,
+                                     const void *row_ptr,
+                                     const void *col_idx,
+                                     const void *values,
+                                     parlops_op **out);
+
+// A distributed sparse matrix from hypre's ParCSR split (as in hypre_ParCSRMatrix and MFEM's
+// HypreParMatrix): `diag_*` is the CSR block of this rank's rows and owned columns (LOCAL column
+// indices, any order within a row), `offd_*` the block of other columns with compressed indices
+// 0..num_offd_cols-1, and `col_map_offd` their strictly increasing GLOBAL indices. `offd_*` may be NULL
+// when num_offd_cols is 0. With PARLOPS_WRAP the arrays are used in place (no copy: keep them alive and
+// unchanged while the operator lives); with PARLOPS_COPY they are copied. [collective]
+parlops_status parlops_op_create_parcsr(const parlops_layout *rows,
+                                        const parlops_layout *cols,
+                                        parlops_dtype dtype,
+                                        parlops_index index_type,
+                                        const void *diag_i,
+                                        const void *diag_j,
+                                        const void *diag_a,
+                                        const void *offd_i,
+                                        const void *offd_j,
+                                        const void *offd_a,
+                                        int64_t num_offd_cols,
+                                        const int64_t *col_map_offd,
+                                        parlops_ownership ownership,
+                                        parlops_op **out);
+
+// Addresses of the value arrays a CSR operator reads (diag and offd): with PARLOPS_WRAP they are the
+// caller's own pointers. For checking zero-copy use; either output may be NULL.
+parlops_status parlops_op_csr_arrays(const parlops_op *a,
+                                     const void **diag_values,
+                                     const void **offd_values);
+
+// A dense matrix distributed by block rows (PyLops-MPI's MatrixMult): `local_rows` holds this rank's
+// rows of the layout `rows`, all global columns, row-major (copied). The forward gathers x; the
+// adjoint sums over ranks. `cols` may be split or replicated. [collective]
+parlops_status parlops_op_create_dense(const parlops_layout *rows,
+                                       const parlops_layout *cols,
+                                       parlops_dtype dtype,
+                                       const void *local_rows,
+                                       parlops_op **out);
+
+// The identity on `layout`.
+parlops_status parlops_op_identity(const parlops_layout *layout,
+                                   parlops_dtype dtype,
+                                   parlops_op **out);
+
+// The zero operator from `cols` to `rows`.
+parlops_status parlops_op_zero(const parlops_layout *rows,
+                               const parlops_layout *cols,
+                               parlops_dtype dtype,
+                               parlops_op **out);
+
+// diag(d): y = d .* x (d is copied; its layout is the operator's rows and columns).
+parlops_status parlops_op_diagonal_matrix(const parlops_vec *d, parlops_op **out);
+
+// Block diagonal of per-rank local operators (created on MPI_COMM_SELF layouts): rank r's
+// `n_local` blocks (0 allowed) act on its part of x. [collective]
+parlops_status parlops_op_block_diag(const parlops_comm *comm,
+                                     parlops_dtype dtype,
+                                     int n_local,
+                                     const parlops_op *const *local_ops,
+                                     parlops_op **out);
+
+// Vertical stack [A_1; A_2; ...] of per-rank local operators, all with the same number of columns:
+// x is replicated (broadcast layout), y split (rank r holds its blocks' rows). [collective]
+parlops_status parlops_op_vstack(const parlops_comm *comm,
+                                 parlops_dtype dtype,
+                                 int n_local,
+                                 const parlops_op *const *local_ops,
+                                 parlops_op **out);
+
+// Horizontal stack [A_1, A_2, ...] of per-rank local operators, all with the same number of rows:
+// x split (rank r holds its blocks' columns), y replicated (broadcast layout). [collective]
+parlops_status parlops_op_hstack(const parlops_comm *comm,
+                                 parlops_dtype dtype,
+                                 int n_local,
+                                 const parlops_op *const *local_ops,
+                                 parlops_op **out);
 
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,

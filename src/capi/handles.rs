@@ -25,6 +25,13 @@ pub struct parlops_vec {
     pub(crate) inner: AnyVec,
 }
 
+/// A distributed linear operator (opaque).
+pub struct parlops_op {
+    pub(crate) inner: crate::op::AnyOp,
+    /// Work vector for `parlops_op_multadd`, allocated at its first use.
+    pub(crate) work: std::sync::Mutex<Option<AnyVec>>,
+}
+
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::new("no error").unwrap());
 }

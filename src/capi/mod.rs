@@ -7,12 +7,14 @@ mod comm;
 mod handles;
 mod layout;
 mod misc;
+mod op;
 mod types;
 mod vec;
 
 pub use comm::*;
-pub use handles::{parlops_comm, parlops_layout, parlops_vec};
+pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;
+pub use op::*;
 pub use types::*;
 pub use vec::*;

@@ -118,3 +118,17 @@ pub const PARLOPS_NORM_P: parlops_norm = 5;
 pub const PARLOPS_DECIDE: i64 = -1;
 /// Gather to every rank (`parlops_vec_gather`'s `root`).
 pub const PARLOPS_ALL_RANKS: i32 = -1;
+
+/// Width of CSR index arrays: `PARLOPS_INDEX_I32` or `PARLOPS_INDEX_I64`.
+pub type parlops_index = i32;
+/// 32-bit indices (`int`, hypre's default HYPRE_Int).
+pub const PARLOPS_INDEX_I32: parlops_index = 0;
+/// 64-bit indices (`int64_t`).
+pub const PARLOPS_INDEX_I64: parlops_index = 1;
+
+/// Whether a constructor copies the caller's arrays or uses them in place.
+pub type parlops_ownership = i32;
+/// Copy the arrays; the caller may free them after the call.
+pub const PARLOPS_COPY: parlops_ownership = 0;
+/// Use the arrays in place (no copy); the caller keeps them alive and unchanged while the object lives.
+pub const PARLOPS_WRAP: parlops_ownership = 1;

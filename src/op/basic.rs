@@ -31,6 +31,9 @@ impl<T: Scalar> LinearOperator<T> for Identity {
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         x.copy_from(y)
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         format!("Identity {}", self.layout.global_len())
     }
@@ -66,6 +69,9 @@ impl<T: Scalar> LinearOperator<T> for Zero {
     fn apply_adjoint(&self, _y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         x.fill(T::zero());
         Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!("Zero {}x{}", self.rows.global_len(), self.cols.global_len())
@@ -104,6 +110,9 @@ impl<T: Scalar> LinearOperator<T> for Diagonal<T> {
             *xv = dv.conj() * *yv;
         }
         Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!("Diagonal {}", self.d.layout().global_len())

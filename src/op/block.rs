@@ -103,6 +103,9 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
         }
         Ok(())
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         format!(
             "BlockDiag {}x{}",
@@ -218,6 +221,9 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
         self.rows.comm().allreduce_sum(sum, total)?;
         x.local_mut().copy_from_slice(total);
         Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!(

@@ -59,6 +59,9 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
             None => crate::bail!(NotSupported, "{} has no adjoint callback", self.name),
         }
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         format!(
             "{} {}x{}",

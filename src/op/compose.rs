@@ -95,6 +95,9 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
         }
         Ok(())
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         let parts: Vec<String> = self
             .terms
@@ -168,6 +171,9 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
         self.a.apply_adjoint(y, &mut t)?;
         self.b.apply_adjoint(&t, x)
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         format!("({} * {})", self.a.describe(), self.b.describe())
     }
@@ -196,6 +202,9 @@ impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         self.a.apply(y, x)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!("{}^H", self.a.describe())
@@ -275,6 +284,9 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
         } else {
             self.conj_apply(y, x, &self.rows_work, |i, o| self.a.apply_adjoint(i, o))
         }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         if self.transpose {
@@ -369,6 +381,9 @@ impl<T: Scalar> LinearOperator<T> for Power<T> {
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         self.run(y, x, true)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!("{}^{}", self.a.describe(), self.k)

@@ -68,6 +68,17 @@ pub enum Idx {
     I64(Arr<i64>),
 }
 
+impl From<Arr<i32>> for Idx {
+    fn from(a: Arr<i32>) -> Idx {
+        Idx::I32(a)
+    }
+}
+impl From<Arr<i64>> for Idx {
+    fn from(a: Arr<i64>) -> Idx {
+        Idx::I64(a)
+    }
+}
+
 /// One rank's CSR block: `nrows` x `ncols`, column indices local to the block.
 pub struct LocalCsr<T: Scalar> {
     pub nrows: usize,
@@ -533,6 +544,9 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         reqs.wait()?;
         self.halo.add_reverse(send, x.local_mut());
         Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
     fn describe(&self) -> String {
         format!("CSR {}x{}", self.rows.global_len(), self.cols.global_len())

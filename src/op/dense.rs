@@ -96,6 +96,9 @@ impl<T: Scalar> LinearOperator<T> for DenseBlockRow<T> {
         x.local_mut().copy_from_slice(&full[s..s + l]);
         Ok(())
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn describe(&self) -> String {
         format!(
             "Dense {}x{}",

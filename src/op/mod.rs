@@ -31,6 +31,8 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()>;
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
+    /// For downcasting (e.g. to reach a CSR operator's arrays).
+    fn as_any(&self) -> &dyn std::any::Any;
     /// d = diag(A), for square operators with equal row and column layouts.
     fn diagonal(&self, _d: &mut DistVector<T>) -> Result<()> {
         crate::bail!(NotSupported, "{} cannot give its diagonal", self.describe())
