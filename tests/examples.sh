@@ -10,7 +10,7 @@ PREFIX=$1
 B=$2
 : "${MPICC:=mpicc.openmpi}" "${MPIF90:=mpif90.openmpi}" "${MPIEXEC:=mpiexec.openmpi}"
 run() { timeout 120 "$MPIEXEC" -n "$@"; }
-numbers() { grep -E '^(ranks|norm|dot|checksum)' "$1"; }
+numbers() { grep -E '^(ranks|norm|dot\(|checksum)' "$1"; }
 
 echo "== CMake consumer (find_package(Parlops)), C and Fortran"
 rm -rf "$B/examples"
@@ -35,6 +35,16 @@ for f in vectors_f3 vectors_f08_3; do
 done
 echo "Fortran (use mpi, use mpi_f08) at 3 ranks: same norms, dot and checksum as C:"
 numbers "$B/vectors_f3.out"
+
+echo "== operators: CSR Laplacian (C and Fortran) and a shell operator, at 1, 2 and 3 ranks"
+for n in 1 2 3; do
+  run $n "$B/examples/csr_laplacian" 60 >"$B/csr$n.out"
+  run $n "$B/examples/shell_operator" 1001 >"$B/shell$n.out"
+  run $n "$B/examples/csr_laplacian_f" 60 >"$B/csr_f$n.out"
+  grep -q "^ranks = $n," "$B/csr$n.out" || { echo "csr_laplacian did not run on $n ranks"; exit 1; }
+  diff <(numbers "$B/csr$n.out") <(numbers "$B/csr_f$n.out") || { echo "Fortran CSR example differs from C at $n ranks"; exit 1; }
+done
+cat "$B/csr3.out" "$B/shell3.out"
 
 echo "== pkg-config consumer"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"

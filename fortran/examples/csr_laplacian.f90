@@ -1,0 +1,107 @@
+! A distributed sparse matrix from Fortran: each rank assembles its rows of the 2D 5-point Laplacian
+! with global (0-based) column indices and hands them to parlops_op_create_csr; then the same
+! numbers as c_examples/csr_laplacian.c. Run: mpiexec -n 3 ./csr_laplacian_f [n]
+program csr_laplacian
+  use mpi
+  use, intrinsic :: iso_c_binding
+  use parlops
+  implicit none
+  integer :: ierr
+  integer(c_int64_t) :: n, big_n, start, len, r, i, j, nnz, k, nloc
+  integer(c_int) :: rank, nranks
+  type(c_ptr) :: comm, layout, a, x, y, d, px
+  integer(c_int64_t), allocatable, target :: row_ptr(:), col(:)
+  real(c_double), allocatable, target :: val(:)
+  real(c_double), pointer :: xl(:)
+  real(c_double) :: ny, nx, ndiag, err
+  character(len=32) :: arg
+
+  call MPI_Init(ierr)
+  n = 100
+  if (command_argument_count() > 0) then
+    call get_command_argument(1, arg)
+    read (arg, *) n
+  end if
+  big_n = n * n
+  call check(parlops_comm_create_f(MPI_COMM_WORLD, comm))
+  call check(parlops_comm_rank(comm, rank))
+  call check(parlops_comm_size(comm, nranks))
+  call check(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, big_n, int(PARLOPS_DECIDE, c_int64_t), layout))
+  call check(parlops_layout_local_range(layout, start, len))
+
+  allocate (row_ptr(len + 1), col(5 * len + 1), val(5 * len + 1))
+  nnz = 0
+  row_ptr(1) = 0
+  do r = start, start + len - 1
+    i = r / n
+    j = mod(r, n)
+    if (i > 0) call add(r - n, -1.0d0)
+    if (j > 0) call add(r - 1, -1.0d0)
+    call add(r, 4.0d0)
+    if (j < n - 1) call add(r + 1, -1.0d0)
+    if (i < n - 1) call add(r + n, -1.0d0)
+    row_ptr(r - start + 2) = nnz
+  end do
+  call check(parlops_op_create_csr(layout, layout, PARLOPS_F64, PARLOPS_INDEX_I64, c_loc(row_ptr), c_loc(col), &
+                                   c_loc(val), a))
+
+  call check(parlops_op_create_vecs(a, x, y))
+  call check(parlops_vec_duplicate(x, d))
+  call check(parlops_vec_local_array(x, px, nloc))
+  call c_f_pointer(px, xl, [nloc])
+  do k = 1, len
+    r = start + k - 1
+    i = r / n
+    j = mod(r, n)
+    xl(k) = sin(3.0d0 * real(i + 1, c_double) / real(n + 1, c_double)) * &
+            cos(2.0d0 * real(j + 1, c_double) / real(n + 1, c_double))
+  end do
+  call check(parlops_op_apply(a, x, y))
+  call check(parlops_vec_norm(y, PARLOPS_NORM_2, 0.0d0, ny))
+  call check(parlops_op_apply_adjoint(a, y, x))
+  call check(parlops_vec_norm(x, PARLOPS_NORM_2, 0.0d0, nx))
+  call check(parlops_op_diagonal(a, d))
+  call check(parlops_vec_norm(d, PARLOPS_NORM_INF, 0.0d0, ndiag))
+  call check(parlops_op_dottest(a, 7_c_int64_t, err))
+  if (rank == 0) then
+    write (*, '(a, i0, a, i0, a, i0, a, i0)') 'ranks = ', nranks, ', grid = ', n, ' x ', n, ', unknowns = ', big_n
+    write (*, '(a, a)') 'norm2(A x) = ', trim(fmt_e(ny))
+    write (*, '(a, a)') 'norm2(A^H A x) = ', trim(fmt_e(nx))
+    write (*, '(a, a)') 'norminf(diag A) = ', trim(fmt_e(ndiag))
+  end if
+  call check(parlops_vec_destroy(x))
+  call check(parlops_vec_destroy(y))
+  call check(parlops_vec_destroy(d))
+  call check(parlops_op_destroy(a))
+  call check(parlops_layout_destroy(layout))
+  call check(parlops_comm_destroy(comm))
+  call MPI_Finalize(ierr)
+  if (err >= 1.0d-13) error stop 1
+
+contains
+  subroutine add(c, v)
+    integer(c_int64_t), intent(in) :: c
+    real(c_double), intent(in) :: v
+    nnz = nnz + 1
+    col(nnz) = c
+    val(nnz) = v
+  end subroutine add
+
+  subroutine check(status)
+    integer(c_int), intent(in) :: status
+    if (status /= PARLOPS_OK) then
+      write (*, '(a)') 'parlops error: '//parlops_last_error_f()
+      error stop 1
+    end if
+  end subroutine check
+
+  function fmt_e(v) result(s)
+    real(c_double), intent(in) :: v
+    character(len=32) :: s
+    integer :: p
+    write (s, '(es17.10e2)') v
+    s = adjustl(s)
+    p = index(s, 'E')
+    if (p > 0) s(p:p) = 'e'
+  end function fmt_e
+end program csr_laplacian
