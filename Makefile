@@ -102,7 +102,7 @@ test-mpich:
 	@command -v mpicc.mpich >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libmpich-dev mpich >/dev/null; }
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
-	mpicc.mpich -Wall -Werror -Iinclude tests/c/bad_input.c -L$(CURDIR)/target-mpich/release -lparlops \
+	mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/bad_input.c -L$(CURDIR)/target-mpich/release -lparlops \
 	  -Wl,-rpath,$(CURDIR)/target-mpich/release -o $(BUILD)/bad_input_mpich
 	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
 	timeout 120 mpiexec.mpich -n 3 $(BUILD)/bad_input_mpich

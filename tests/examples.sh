@@ -56,7 +56,10 @@ run 2 "$B/vectors_pc" 777 | grep -E '^(ranks|norm2)'
 
 echo "== bad input, every exported function (1 and 3 ranks)"
 # shellcheck disable=SC2046
-"$MPICC" -Wall -Wextra -Werror tests/c/bad_input.c $(pkg-config --cflags --libs parlops) \
-  -Wl,-rpath,"$PREFIX/lib" -o "$B/bad_input"
-run 1 "$B/bad_input"
-run 3 "$B/bad_input"
+# shellcheck disable=SC2046
+for prog in bad_input bad_input_ops; do
+  "$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/$prog.c $(pkg-config --cflags --libs parlops) \
+    -Wl,-rpath,"$PREFIX/lib" -o "$B/$prog"
+  run 1 "$B/$prog"
+  run 3 "$B/$prog"
+done

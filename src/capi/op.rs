@@ -3,8 +3,13 @@
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex};
 
-use super::handles::{arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_comm, parlops_layout, parlops_op, parlops_vec};
-use super::types::{parlops_dtype, parlops_index, parlops_memory, parlops_ownership, parlops_scalar, parlops_status};
+use super::handles::{
+    arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_comm, parlops_layout,
+    parlops_op, parlops_vec,
+};
+use super::types::{
+    parlops_dtype, parlops_index, parlops_memory, parlops_ownership, parlops_scalar, parlops_status,
+};
 use crate::error::Result;
 use crate::memory::Location;
 use crate::op::basic::{Diagonal, Identity, Zero};
@@ -21,16 +26,26 @@ use crate::{any_op, any_vec};
 /// A user callback: compute this rank's part of the output from this rank's part of the input
 /// (pointers to the local arrays, of the operator's dtype and memory). Return 0 on success; any other
 /// value makes the call fail with PARLOPS_ERR_CALLBACK on every rank, with the value in the message.
-pub type parlops_apply_fn = Option<unsafe extern "C" fn(ctx: *mut c_void, x_local: *const c_void, y_local: *mut c_void) -> c_int>;
+pub type parlops_apply_fn = Option<
+    unsafe extern "C" fn(ctx: *mut c_void, x_local: *const c_void, y_local: *mut c_void) -> c_int,
+>;
 /// Frees a callback context when its operator is destroyed.
 pub type parlops_destroy_fn = Option<unsafe extern "C" fn(ctx: *mut c_void)>;
 
 fn dtype_arg(t: parlops_dtype) -> Result<DType> {
-    enum_arg(t, "dtype", "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3", DType::from_code)
+    enum_arg(
+        t,
+        "dtype",
+        "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3",
+        DType::from_code,
+    )
 }
 
 fn wrap(op: AnyOp) -> parlops_op {
-    parlops_op { inner: op, work: Mutex::new(None) }
+    parlops_op {
+        inner: op,
+        work: Mutex::new(None),
+    }
 }
 
 /// `with_dtype!(dtype, T => expr)`: `expr` evaluated with `T` the Rust type of `dtype`.
@@ -93,15 +108,28 @@ fn same_dtype(a: &AnyOp, b: &AnyOp) -> Result<()> {
 
 /// The typed vector inside an AnyVec (dtype checked before).
 fn typed_vec<T: Scalar>(v: &AnyVec) -> Result<&DistVector<T>> {
-    let r: Option<&DistVector<T>> = any_vec!(v, x => (x as &dyn std::any::Any).downcast_ref::<DistVector<T>>());
-    r.ok_or_else(|| crate::err!(DTypeMismatch, "vector dtype {} does not match the operator", v.dtype().name()))
+    let r: Option<&DistVector<T>> =
+        any_vec!(v, x => (x as &dyn std::any::Any).downcast_ref::<DistVector<T>>());
+    r.ok_or_else(|| {
+        crate::err!(
+            DTypeMismatch,
+            "vector dtype {} does not match the operator",
+            v.dtype().name()
+        )
+    })
 }
 
 fn typed_vec_mut<T: Scalar>(v: &mut AnyVec) -> Result<&mut DistVector<T>> {
     let d = v.dtype();
     let r: Option<&mut DistVector<T>> =
         any_vec!(v, x => (x as &mut dyn std::any::Any).downcast_mut::<DistVector<T>>());
-    r.ok_or_else(|| crate::err!(DTypeMismatch, "vector dtype {} does not match the operator", d.name()))
+    r.ok_or_else(|| {
+        crate::err!(
+            DTypeMismatch,
+            "vector dtype {} does not match the operator",
+            d.name()
+        )
+    })
 }
 
 fn check_vec_dtype(a: &AnyOp, v: &AnyVec, name: &str) -> Result<()> {
@@ -144,7 +172,10 @@ fn in_out<'a>(
     yn: &str,
 ) -> (Result<&'a AnyVec>, Result<&'a mut AnyVec>) {
     if !x.is_null() && std::ptr::eq(x, y) {
-        let e = crate::err!(InvalidArgument, "arguments '{xn}' and '{yn}' are the same vector; they must differ");
+        let e = crate::err!(
+            InvalidArgument,
+            "arguments '{xn}' and '{yn}' are the same vector; they must differ"
+        );
         return (Err(e.clone()), Err(e));
     }
     let xr = unsafe { arg(x, xn) }.map(|v| &v.inner);
@@ -155,7 +186,11 @@ fn in_out<'a>(
 /// y = A x. `x` must have the operator's column layout and `y` its row layout, and they must be
 /// different vectors. A failure on any rank (including a user callback's) fails on every rank. [collective]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_apply(a: *const parlops_op, x: *const parlops_vec, y: *mut parlops_vec) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_apply(
+    a: *const parlops_op,
+    x: *const parlops_vec,
+    y: *mut parlops_vec,
+) -> parlops_status {
     guard("parlops_op_apply", || {
         let a = unsafe { arg(a, "A")? };
         let (xr, yr) = in_out(x, y, "x", "y");
@@ -190,9 +225,15 @@ pub unsafe extern "C" fn parlops_op_multadd(
         let ar = unsafe { arg(a, "A")? };
         let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
         if w.is_none() {
-            *w = Some(AnyVec::new(ar.inner.rows().clone(), ar.inner.dtype(), Location::Host)?);
+            *w = Some(AnyVec::new(
+                ar.inner.rows().clone(),
+                ar.inner.dtype(),
+                Location::Host,
+            )?);
         }
-        let t = w.as_mut().ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
+        let t = w
+            .as_mut()
+            .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
         let (xr, yr) = in_out(x, y, "x", "y");
         // y is checked here, before anything runs, as part of the same agreement
         let (xr, yr) = match yr {
@@ -220,7 +261,9 @@ pub unsafe extern "C" fn parlops_op_multadd(
         };
         apply_any(&ar.inner, xr, Ok(t), false)?;
         let yv = yr.ok_or_else(|| crate::err!(Internal, "y missing after agreement"))?;
-        let t = w.as_ref().ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
+        let t = w
+            .as_ref()
+            .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
         crate::any_vec2!(yv, t, (yt, tt) => {
             let al = scalar_of(yt, alpha, "alpha")?;
             let be = scalar_of(yt, beta, "beta")?;
@@ -241,7 +284,11 @@ fn check_scalar(d: DType, s: parlops_scalar, what: &str) -> Result<()> {
 
 /// Global number of rows and columns. Either output may be NULL.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_size(a: *const parlops_op, rows: *mut i64, cols: *mut i64) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_size(
+    a: *const parlops_op,
+    rows: *mut i64,
+    cols: *mut i64,
+) -> parlops_status {
     guard("parlops_op_size", || {
         let a = unsafe { arg(a, "A")? };
         unsafe {
@@ -258,7 +305,10 @@ pub unsafe extern "C" fn parlops_op_size(a: *const parlops_op, rows: *mut i64, c
 
 /// The operator's element type.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_dtype(a: *const parlops_op, dtype: *mut parlops_dtype) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_dtype(
+    a: *const parlops_op,
+    dtype: *mut parlops_dtype,
+) -> parlops_status {
     guard("parlops_op_dtype", || {
         let a = unsafe { arg(a, "A")? };
         out_ok(dtype, "dtype")?;
@@ -278,10 +328,20 @@ pub unsafe extern "C" fn parlops_op_layouts(
     guard("parlops_op_layouts", || {
         let a = unsafe { arg(a, "A")? };
         if !rows.is_null() {
-            give(rows, parlops_layout { inner: a.inner.rows().clone() });
+            give(
+                rows,
+                parlops_layout {
+                    inner: a.inner.rows().clone(),
+                },
+            );
         }
         if !cols.is_null() {
-            give(cols, parlops_layout { inner: a.inner.cols().clone() });
+            give(
+                cols,
+                parlops_layout {
+                    inner: a.inner.cols().clone(),
+                },
+            );
         }
         Ok(())
     })
@@ -297,8 +357,24 @@ pub unsafe extern "C" fn parlops_op_create_vecs(
 ) -> parlops_status {
     guard("parlops_op_create_vecs", || {
         let a = unsafe { arg(a, "A")? };
-        let x = if x_like.is_null() { None } else { Some(AnyVec::new(a.inner.cols().clone(), a.inner.dtype(), Location::Host)?) };
-        let y = if y_like.is_null() { None } else { Some(AnyVec::new(a.inner.rows().clone(), a.inner.dtype(), Location::Host)?) };
+        let x = if x_like.is_null() {
+            None
+        } else {
+            Some(AnyVec::new(
+                a.inner.cols().clone(),
+                a.inner.dtype(),
+                Location::Host,
+            )?)
+        };
+        let y = if y_like.is_null() {
+            None
+        } else {
+            Some(AnyVec::new(
+                a.inner.rows().clone(),
+                a.inner.dtype(),
+                Location::Host,
+            )?)
+        };
         if let Some(x) = x {
             give(x_like, parlops_vec { inner: x });
         }
@@ -312,12 +388,17 @@ pub unsafe extern "C" fn parlops_op_create_vecs(
 /// d = diag(A) for a square operator whose row and column layouts are equal (CSR, dense, diagonal,
 /// identity and sums/scalings/adjoints of them). Not collective.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_diagonal(a: *const parlops_op, d: *mut parlops_vec) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_diagonal(
+    a: *const parlops_op,
+    d: *mut parlops_vec,
+) -> parlops_status {
     guard("parlops_op_diagonal", || {
         let a = unsafe { arg(a, "A")? };
         let d = unsafe { arg_mut(d, "d")? };
         check_vec_dtype(&a.inner, &d.inner, "d")?;
-        if !d.inner.layout().compatible(a.inner.rows()) || !a.inner.rows().compatible(a.inner.cols()) {
+        if !d.inner.layout().compatible(a.inner.rows())
+            || !a.inner.rows().compatible(a.inner.cols())
+        {
             crate::bail!(
                 SizeMismatch,
                 "the diagonal needs a square operator with equal layouts and 'd' of that layout: operator {}x{}, 'd' of length {}",
@@ -333,7 +414,11 @@ pub unsafe extern "C" fn parlops_op_diagonal(a: *const parlops_op, d: *mut parlo
 /// The dot test on random vectors (seeded; the same for any number of ranks):
 /// *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_dottest(a: *const parlops_op, seed: u64, relative_error: *mut f64) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_dottest(
+    a: *const parlops_op,
+    seed: u64,
+    relative_error: *mut f64,
+) -> parlops_status {
     guard("parlops_op_dottest", || {
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
@@ -381,8 +466,19 @@ macro_rules! typed2 {
 
 /// *out = A + B (same shape and layouts; no data copied). Not collective.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_sum(a: *const parlops_op, b: *const parlops_op, out: *mut *mut parlops_op) -> parlops_status {
-    guard("parlops_op_sum", || compose2(a, b, out, |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::sum(x, y))))
+pub unsafe extern "C" fn parlops_op_sum(
+    a: *const parlops_op,
+    b: *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_sum", || {
+        compose2(
+            a,
+            b,
+            out,
+            |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::sum(x, y)),
+        )
+    })
 }
 
 /// *out = A - B.
@@ -393,7 +489,12 @@ pub unsafe extern "C" fn parlops_op_difference(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_difference", || {
-        compose2(a, b, out, |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::difference(x, y)))
+        compose2(
+            a,
+            b,
+            out,
+            |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::difference(x, y)),
+        )
     })
 }
 
@@ -404,10 +505,21 @@ pub unsafe extern "C" fn parlops_op_product(
     b: *const parlops_op,
     out: *mut *mut parlops_op,
 ) -> parlops_status {
-    guard("parlops_op_product", || compose2(a, b, out, |a, b| typed2!(a, b, T, (x, y) => Product::<T>::new(x, y))))
+    guard("parlops_op_product", || {
+        compose2(
+            a,
+            b,
+            out,
+            |a, b| typed2!(a, b, T, (x, y) => Product::<T>::new(x, y)),
+        )
+    })
 }
 
-fn compose1(a: *const parlops_op, out: *mut *mut parlops_op, f: impl FnOnce(&AnyOp) -> Result<AnyOp>) -> Result<()> {
+fn compose1(
+    a: *const parlops_op,
+    out: *mut *mut parlops_op,
+    f: impl FnOnce(&AnyOp) -> Result<AnyOp>,
+) -> Result<()> {
     let a = unsafe { arg(a, "A")? };
     out_ok(out, "out")?;
     let r = f(&a.inner)?;
@@ -426,41 +538,79 @@ macro_rules! typed1 {
 
 /// *out = alpha A (the adjoint uses conj(alpha)).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_scale(a: *const parlops_op, alpha: parlops_scalar, out: *mut *mut parlops_op) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_scale(
+    a: *const parlops_op,
+    alpha: parlops_scalar,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
     guard("parlops_op_scale", || {
-        compose1(a, out, |a| {
-            typed1!(a, T, x => T::from_parts(alpha.re, alpha.im, "alpha").and_then(|al| LinComb::<T>::scale(al, x)))
-        })
+        compose1(
+            a,
+            out,
+            |a| typed1!(a, T, x => T::from_parts(alpha.re, alpha.im, "alpha").and_then(|al| LinComb::<T>::scale(al, x))),
+        )
     })
 }
 
 /// *out = A^H (conjugate transpose).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_adjoint(a: *const parlops_op, out: *mut *mut parlops_op) -> parlops_status {
-    guard("parlops_op_adjoint", || compose1(a, out, |a| typed1!(a, T, x => Ok::<_, crate::Error>(Adjoint::<T>::new(x)))))
+pub unsafe extern "C" fn parlops_op_adjoint(
+    a: *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_adjoint", || {
+        compose1(
+            a,
+            out,
+            |a| typed1!(a, T, x => Ok::<_, crate::Error>(Adjoint::<T>::new(x))),
+        )
+    })
 }
 
 /// *out = A^T (transpose without conjugation).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_transpose(a: *const parlops_op, out: *mut *mut parlops_op) -> parlops_status {
-    guard("parlops_op_transpose", || compose1(a, out, |a| typed1!(a, T, x => Conjugate::<T>::new(x, true))))
+pub unsafe extern "C" fn parlops_op_transpose(
+    a: *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_transpose", || {
+        compose1(a, out, |a| typed1!(a, T, x => Conjugate::<T>::new(x, true)))
+    })
 }
 
 /// *out = conj(A) (entry-wise conjugate).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_conj(a: *const parlops_op, out: *mut *mut parlops_op) -> parlops_status {
-    guard("parlops_op_conj", || compose1(a, out, |a| typed1!(a, T, x => Conjugate::<T>::new(x, false))))
+pub unsafe extern "C" fn parlops_op_conj(
+    a: *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_conj", || {
+        compose1(
+            a,
+            out,
+            |a| typed1!(a, T, x => Conjugate::<T>::new(x, false)),
+        )
+    })
 }
 
 /// *out = A^k for a square operator with equal row and column layouts (k >= 0; A^0 = I).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_power(a: *const parlops_op, k: i64, out: *mut *mut parlops_op) -> parlops_status {
-    guard("parlops_op_power", || compose1(a, out, |a| typed1!(a, T, x => Power::<T>::new(x, k))))
+pub unsafe extern "C" fn parlops_op_power(
+    a: *const parlops_op,
+    k: i64,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_power", || {
+        compose1(a, out, |a| typed1!(a, T, x => Power::<T>::new(x, k)))
+    })
 }
 
 // ------------------------------------------------------------------------------------------ constructors
 
-fn layout_pair<'a>(rows: *const parlops_layout, cols: *const parlops_layout) -> Result<(&'a Arc<Layout>, &'a Arc<Layout>)> {
+fn layout_pair<'a>(
+    rows: *const parlops_layout,
+    cols: *const parlops_layout,
+) -> Result<(&'a Arc<Layout>, &'a Arc<Layout>)> {
     let r = unsafe { arg(rows, "rows")? };
     let c = unsafe { arg(cols, "cols")? };
     Ok((&r.inner, &c.inner))
@@ -473,8 +623,13 @@ fn create_agreed(
     out: *mut *mut parlops_op,
     build: impl FnOnce(DType) -> Result<AnyOp>,
 ) -> Result<()> {
-    let local = out_ok(out, "out").and_then(|_| dtype_arg(dtype)).and_then(build);
-    let rows = comm.agree_with(local.as_ref().map(|_| ()).map_err(|e| e.clone()), &[dtype as i64])?;
+    let local = out_ok(out, "out")
+        .and_then(|_| dtype_arg(dtype))
+        .and_then(build);
+    let rows = comm.agree_with(
+        local.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        &[dtype as i64],
+    )?;
     if rows.iter().any(|r| r[0] != dtype as i64) {
         crate::bail!(
             InconsistentAcrossRanks,
@@ -504,11 +659,21 @@ pub unsafe extern "C" fn parlops_op_create_shell(
 ) -> parlops_status {
     guard("parlops_op_create_shell", || {
         let (r, c) = layout_pair(rows, cols)?;
-        let guard_ctx = Arc::new(CtxGuard { ctx: ctx as usize, destroy: destroy_ctx });
+        let guard_ctx = Arc::new(CtxGuard {
+            ctx: ctx as usize,
+            destroy: destroy_ctx,
+        });
         create_agreed(r.comm(), dtype, out, |d| {
-            let m = enum_arg(memory, "memory", "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1", Location::from_code)?;
+            let m = enum_arg(
+                memory,
+                "memory",
+                "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1",
+                Location::from_code,
+            )?;
             m.require_available()?;
-            let Some(fwd) = forward else { return Err(null("forward")) };
+            let Some(fwd) = forward else {
+                return Err(null("forward"));
+            };
             let rank = r.comm().rank();
             with_dtype!(d, T => {
                 let g1 = guard_ctx.clone();
@@ -542,10 +707,20 @@ impl Drop for CtxGuard {
 
 type RawFn = unsafe extern "C" fn(*mut c_void, *const c_void, *mut c_void) -> c_int;
 
-fn call(f: RawFn, ctx: usize, x: *const c_void, y: *mut c_void, which: &str, rank: i32) -> Result<()> {
+fn call(
+    f: RawFn,
+    ctx: usize,
+    x: *const c_void,
+    y: *mut c_void,
+    which: &str,
+    rank: i32,
+) -> Result<()> {
     let rc = unsafe { f(ctx as *mut c_void, x, y) };
     if rc != 0 {
-        crate::bail!(Callback, "the {which} callback returned {rc} on rank {rank}");
+        crate::bail!(
+            Callback,
+            "the {which} callback returned {rc} on rank {rank}"
+        );
     }
     Ok(())
 }
@@ -559,7 +734,10 @@ unsafe fn index_slice<'a, I: IndexInt>(p: *const c_void, n: usize, name: &str) -
         return Err(null(name));
     }
     if (p as usize) % std::mem::align_of::<I>() != 0 {
-        crate::bail!(InvalidArgument, "argument '{name}' ({p:p}) is not aligned for its index type");
+        crate::bail!(
+            InvalidArgument,
+            "argument '{name}' ({p:p}) is not aligned for its index type"
+        );
     }
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<I>(), n) })
 }
@@ -572,7 +750,11 @@ unsafe fn value_slice<'a, T: Scalar>(p: *const c_void, n: usize, name: &str) -> 
         return Err(null(name));
     }
     if (p as usize) % std::mem::align_of::<T>() != 0 {
-        crate::bail!(InvalidArgument, "argument '{name}' ({p:p}) is not aligned for {}", T::DTYPE.name());
+        crate::bail!(
+            InvalidArgument,
+            "argument '{name}' ({p:p}) is not aligned for {}",
+            T::DTYPE.name()
+        );
     }
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<T>(), n) })
 }
@@ -582,7 +764,10 @@ unsafe fn nnz_of<I: IndexInt>(indptr: *const c_void, nrows: usize, name: &str) -
     let p = unsafe { index_slice::<I>(indptr, nrows + 1, name)? };
     let n = p[nrows].to_i64();
     if n < 0 {
-        crate::bail!(InvalidArgument, "argument '{name}' ends at {n}, a negative entry count");
+        crate::bail!(
+            InvalidArgument,
+            "argument '{name}' ends at {n}, a negative entry count"
+        );
     }
     Ok(n as usize)
 }
@@ -590,7 +775,10 @@ unsafe fn nnz_of<I: IndexInt>(indptr: *const c_void, nrows: usize, name: &str) -
 fn index_arg(it: parlops_index) -> Result<i32> {
     match it {
         0 | 1 => Ok(it),
-        _ => crate::bail!(InvalidArgument, "argument 'index_type' is {it}; use PARLOPS_INDEX_I32 (0) or PARLOPS_INDEX_I64 (1)"),
+        _ => crate::bail!(
+            InvalidArgument,
+            "argument 'index_type' is {it}; use PARLOPS_INDEX_I32 (0) or PARLOPS_INDEX_I64 (1)"
+        ),
     }
 }
 
@@ -611,7 +799,9 @@ pub unsafe extern "C" fn parlops_op_create_csr(
     guard("parlops_op_create_csr", || {
         let (r, c) = layout_pair(rows, cols)?;
         let nrows = r.local_len() as usize;
-        let pre = out_ok(out, "out").and_then(|_| dtype_arg(dtype)).and_then(|_| index_arg(index_type));
+        let pre = out_ok(out, "out")
+            .and_then(|_| dtype_arg(dtype))
+            .and_then(|_| index_arg(index_type));
         let d = dtype_arg(dtype).unwrap_or(DType::F64);
         let it = index_arg(index_type).unwrap_or(0);
         let built = with_dtype!(d, T => {
@@ -633,7 +823,11 @@ pub unsafe extern "C" fn parlops_op_create_csr(
         })?;
         let dts = r.comm().agree_with(Ok(()), &[dtype as i64])?;
         if dts.iter().any(|x| x[0] != dtype as i64) {
-            crate::bail!(InconsistentAcrossRanks, "ranks passed different dtypes (codes by rank: {:?})", dts.iter().map(|x| x[0]).collect::<Vec<_>>());
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different dtypes (codes by rank: {:?})",
+                dts.iter().map(|x| x[0]).collect::<Vec<_>>()
+            );
         }
         give(out, wrap(built));
         Ok(())
@@ -642,7 +836,14 @@ pub unsafe extern "C" fn parlops_op_create_csr(
 
 /// Borrow (WRAP) or copy (COPY) a caller's array.
 fn arr<X: Copy>(s: &[X], wrap_it: bool) -> Arr<X> {
-    if wrap_it { Arr::Borrowed { ptr: s.as_ptr(), len: s.len() } } else { Arr::Owned(s.to_vec()) }
+    if wrap_it {
+        Arr::Borrowed {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
+    } else {
+        Arr::Owned(s.to_vec())
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -664,7 +865,14 @@ where
         let pp = index_slice::<I>(p, nrows + 1, names[0])?;
         let jj = index_slice::<I>(j, nnz, names[1])?;
         let vv = value_slice::<T>(v, nnz, names[2])?;
-        LocalCsr::new(nrows, ncols, Idx::from(arr(pp, wrap_it)), Idx::from(arr(jj, wrap_it)), arr(vv, wrap_it), what)
+        LocalCsr::new(
+            nrows,
+            ncols,
+            Idx::from(arr(pp, wrap_it)),
+            Idx::from(arr(jj, wrap_it)),
+            arr(vv, wrap_it),
+            what,
+        )
     }
 }
 
@@ -701,13 +909,21 @@ pub unsafe extern "C" fn parlops_op_create_parcsr(
             .and_then(|_| match ownership {
                 0 => Ok(false),
                 1 => Ok(true),
-                o => crate::bail!(InvalidArgument, "argument 'ownership' is {o}; use PARLOPS_COPY (0) or PARLOPS_WRAP (1)"),
+                o => crate::bail!(
+                    InvalidArgument,
+                    "argument 'ownership' is {o}; use PARLOPS_COPY (0) or PARLOPS_WRAP (1)"
+                ),
             })
             .and_then(|w| {
                 if num_offd_cols < 0 {
-                    crate::bail!(InvalidArgument, "argument 'num_offd_cols' is {num_offd_cols}; it must be >= 0");
+                    crate::bail!(
+                        InvalidArgument,
+                        "argument 'num_offd_cols' is {num_offd_cols}; it must be >= 0"
+                    );
                 }
-                let cm = unsafe { index_slice::<i64>(col_map_offd.cast(), num_offd_cols as usize, "col_map_offd")? };
+                let cm = unsafe {
+                    index_slice::<i64>(col_map_offd.cast(), num_offd_cols as usize, "col_map_offd")?
+                };
                 Ok((w, cm.to_vec()))
             });
         let d = dtype_arg(dtype).unwrap_or(DType::F64);
@@ -744,7 +960,11 @@ pub unsafe extern "C" fn parlops_op_create_parcsr(
         })?;
         let dts = r.comm().agree_with(Ok(()), &[dtype as i64])?;
         if dts.iter().any(|x| x[0] != dtype as i64) {
-            crate::bail!(InconsistentAcrossRanks, "ranks passed different dtypes (codes by rank: {:?})", dts.iter().map(|x| x[0]).collect::<Vec<_>>());
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different dtypes (codes by rank: {:?})",
+                dts.iter().map(|x| x[0]).collect::<Vec<_>>()
+            );
         }
         give(out, wrap(built));
         Ok(())
@@ -766,7 +986,11 @@ pub unsafe extern "C" fn parlops_op_csr_arrays(
             csr_ptrs(any)
         });
         let Some((d, o)) = ptrs else {
-            crate::bail!(InvalidArgument, "argument 'A' ({}) is not a CSR operator", a.inner.describe());
+            crate::bail!(
+                InvalidArgument,
+                "argument 'A' ({}) is not a CSR operator",
+                a.inner.describe()
+            );
         };
         unsafe {
             if !diag_values.is_null() {
@@ -788,7 +1012,10 @@ fn csr_ptrs(any: &dyn std::any::Any) -> Option<(*const c_void, *const c_void)> {
     macro_rules! try_t {
         ($t:ty) => {
             if let Some(c) = any.downcast_ref::<CsrOp<$t>>() {
-                return Some((c.diag_block().values_ptr().cast(), c.offd_block().values_ptr().cast()));
+                return Some((
+                    c.diag_block().values_ptr().cast(),
+                    c.offd_block().values_ptr().cast(),
+                ));
             }
         };
     }
@@ -859,7 +1086,10 @@ pub unsafe extern "C" fn parlops_op_zero(
 
 /// diag(d): y = d .* x (d is copied; its layout is the operator's rows and columns).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_diagonal_matrix(d: *const parlops_vec, out: *mut *mut parlops_op) -> parlops_status {
+pub unsafe extern "C" fn parlops_op_diagonal_matrix(
+    d: *const parlops_vec,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
     guard("parlops_op_diagonal_matrix", || {
         let d = unsafe { arg(d, "d")? };
         out_ok(out, "out")?;
@@ -877,7 +1107,10 @@ pub unsafe extern "C" fn parlops_op_diagonal_matrix(d: *const parlops_vec, out: 
 /// This rank's local operators for a block constructor.
 fn local_ops<T: Scalar>(n: c_int, ops: *const *const parlops_op) -> Result<Vec<Op<T>>> {
     if n < 0 {
-        crate::bail!(InvalidArgument, "argument 'n_local' is {n}; it must be >= 0");
+        crate::bail!(
+            InvalidArgument,
+            "argument 'n_local' is {n}; it must be >= 0"
+        );
     }
     if n > 0 && ops.is_null() {
         return Err(null("local_ops"));
@@ -927,7 +1160,11 @@ fn block_common(
     })?;
     let dts = comm.agree_with(Ok(()), &[dtype as i64])?;
     if dts.iter().any(|x| x[0] != dtype as i64) {
-        crate::bail!(InconsistentAcrossRanks, "ranks passed different dtypes (codes by rank: {:?})", dts.iter().map(|x| x[0]).collect::<Vec<_>>());
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different dtypes (codes by rank: {:?})",
+            dts.iter().map(|x| x[0]).collect::<Vec<_>>()
+        );
     }
     give(out, wrap(built));
     Ok(())
@@ -943,7 +1180,9 @@ pub unsafe extern "C" fn parlops_op_block_diag(
     local_ops: *const *const parlops_op,
     out: *mut *mut parlops_op,
 ) -> parlops_status {
-    guard("parlops_op_block_diag", || block_common(comm, dtype, n_local, local_ops, out, 0))
+    guard("parlops_op_block_diag", || {
+        block_common(comm, dtype, n_local, local_ops, out, 0)
+    })
 }
 
 /// Vertical stack [A_1; A_2; ...] of per-rank local operators, all with the same number of columns:
@@ -956,7 +1195,9 @@ pub unsafe extern "C" fn parlops_op_vstack(
     local_ops: *const *const parlops_op,
     out: *mut *mut parlops_op,
 ) -> parlops_status {
-    guard("parlops_op_vstack", || block_common(comm, dtype, n_local, local_ops, out, 1))
+    guard("parlops_op_vstack", || {
+        block_common(comm, dtype, n_local, local_ops, out, 1)
+    })
 }
 
 /// Horizontal stack [A_1, A_2, ...] of per-rank local operators, all with the same number of rows:
@@ -969,5 +1210,7 @@ pub unsafe extern "C" fn parlops_op_hstack(
     local_ops: *const *const parlops_op,
     out: *mut *mut parlops_op,
 ) -> parlops_status {
-    guard("parlops_op_hstack", || block_common(comm, dtype, n_local, local_ops, out, 2))
+    guard("parlops_op_hstack", || {
+        block_common(comm, dtype, n_local, local_ops, out, 2)
+    })
 }

@@ -2,7 +2,6 @@
  * Cases marked "one rank" give the bad argument on a single rank of a collective call: every rank must
  * return an error (no hang). Each case runs under an alarm; the driver also runs the whole program
  * under `timeout`. Run at 1 and 3 ranks. Prints "bad_input: N passed, M failed" on rank 0. */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,31 +11,7 @@
 #include <mpi.h>
 #include <parlops.h>
 
-static int rank_ = 0, size_ = 1, passed = 0, failed = 0;
-static const char *current = "";
-
-static void on_alarm(int sig) {
-  (void)sig;
-  fprintf(stderr, "rank %d: TIMEOUT in case: %s\n", rank_, current);
-  _exit(3);
-}
-
-/* Expect status `want` and, when `needle` is not NULL, a message containing it. */
-static void expect(const char *name, parlops_status got, parlops_status want, const char *needle) {
-  current = name;
-  const char *msg = parlops_last_error();
-  int ok = got == want && msg != NULL && (needle == NULL || got == PARLOPS_OK || strstr(msg, needle) != NULL);
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    fprintf(stderr, "rank %d: FAILED %s: got %d (%s), wanted %d; message: %s\n", rank_, name, (int)got,
-            parlops_status_string(got), (int)want, msg ? msg : "(null)");
-  }
-  alarm(30);
-}
-
-#define EXPECT(call, want, needle) expect(#call, (call), (want), (needle))
+#include "expect.h"
 
 int main(int argc, char **argv) {
   signal(SIGALRM, on_alarm);

@@ -1,0 +1,279 @@
+/* Feeds every operator function bad input, including bad arguments on one rank only, and checks the
+ * status and message on every rank; each case runs under an alarm. Also checks that a ParCSR operator
+ * created with PARLOPS_WRAP reads the caller's arrays in place. Run at 1 and 3 ranks.
+ * Prints "bad_input_ops: N passed, M failed" on rank 0. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "expect.h"
+
+static int fail_on_rank = -1; /* the callback fails (returns 7) on this rank */
+
+static int fwd(void *ctx, const void *x, void *y) {
+  const int64_t *len = ctx;
+  for (int64_t i = 0; i < *len; ++i) ((double *)y)[i] = 2.0 * ((const double *)x)[i];
+  return rank_ == fail_on_rank ? 7 : 0;
+}
+
+static int destroyed = 0;
+static void destroy_ctx(void *ctx) {
+  (void)ctx;
+  destroyed++;
+}
+
+int main(int argc, char **argv) {
+  signal(SIGALRM, on_alarm);
+  alarm(30);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  int last = size_ - 1, one = size_ > 1;
+
+  parlops_comm *c = NULL, *self = NULL;
+  EXPECT(parlops_comm_create(MPI_COMM_WORLD, &c), PARLOPS_OK, NULL);
+  EXPECT(parlops_comm_create(MPI_COMM_SELF, &self), PARLOPS_OK, NULL);
+  parlops_layout *l = NULL, *l2 = NULL, *lb = NULL, *ls = NULL;
+  EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 12, -1, &l), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 7, -1, &l2), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_BROADCAST, 12, -1, &lb), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(self, PARLOPS_PARTITION_SCATTER, 3, -1, &ls), PARLOPS_OK, NULL);
+  int64_t start, len;
+  parlops_layout_local_range(l, &start, &len);
+
+  /* ---- shell operators and callbacks */
+  parlops_op *S = NULL, *A = NULL, *R = NULL, *T = NULL, *loc = NULL;
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, NULL, NULL, NULL, &S),
+         PARLOPS_ERR_NULL_ARGUMENT, "forward");
+  EXPECT(parlops_op_create_shell(NULL, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &S),
+         PARLOPS_ERR_NULL_ARGUMENT, "rows");
+  EXPECT(parlops_op_create_shell(l, l, 11, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, 3, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_INVALID_ARGUMENT, "memory");
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_CUDA, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_NO_DEVICE, "CUDA");
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  if (one) {
+    EXPECT(parlops_op_create_shell(l, l, rank_ == last ? PARLOPS_F32 : PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &S),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "dtypes");
+    EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, rank_ == 0 ? NULL : fwd, NULL, NULL, &S),
+           PARLOPS_ERR_NULL_ARGUMENT, "forward");
+  }
+  expect("no operator on failure", S == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, destroy_ctx, &S), PARLOPS_OK, NULL);
+
+  parlops_vec *x = NULL, *y = NULL, *xf = NULL, *x2 = NULL, *xb = NULL;
+  EXPECT(parlops_op_create_vecs(S, &x, &y), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(l, PARLOPS_F32, PARLOPS_MEMORY_HOST, &xf), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(l2, PARLOPS_F64, PARLOPS_MEMORY_HOST, &x2), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(lb, PARLOPS_F64, PARLOPS_MEMORY_HOST, &xb), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_fill(x, PARLOPS_REAL(1)), PARLOPS_OK, NULL);
+
+  EXPECT(parlops_op_apply(NULL, x, y), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_op_apply(S, NULL, y), PARLOPS_ERR_NULL_ARGUMENT, "'x'");
+  EXPECT(parlops_op_apply(S, x, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'y'");
+  EXPECT(parlops_op_apply(S, x, x), PARLOPS_ERR_INVALID_ARGUMENT, "same vector");
+  EXPECT(parlops_op_apply(S, xf, y), PARLOPS_ERR_DTYPE_MISMATCH, "PARLOPS_F32");
+  EXPECT(parlops_op_apply(S, x2, y), PARLOPS_ERR_SIZE_MISMATCH, "7");
+  EXPECT(parlops_op_apply(S, x, xb), size_ > 1 ? PARLOPS_ERR_SIZE_MISMATCH : PARLOPS_ERR_LAYOUT_MISMATCH, NULL);
+  EXPECT(parlops_op_apply_adjoint(S, y, x), PARLOPS_ERR_NOT_SUPPORTED, "adjoint");
+  EXPECT(parlops_op_apply(S, x, y), PARLOPS_OK, NULL);
+  if (one) {
+    EXPECT(parlops_op_apply(S, rank_ == last ? x2 : x, y), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+    EXPECT(parlops_op_apply(S, rank_ == 0 ? NULL : x, y), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+    EXPECT(parlops_op_apply(S, x, rank_ == last ? x : y), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  }
+  fail_on_rank = last; /* the callback fails on one rank only: every rank gets PARLOPS_ERR_CALLBACK */
+  EXPECT(parlops_op_apply(S, x, y), PARLOPS_ERR_CALLBACK, "returned 7");
+  fail_on_rank = -1;
+  EXPECT(parlops_op_apply(S, x, y), PARLOPS_OK, NULL);
+  parlops_scalar cplx = {1.0, 1.0};
+  EXPECT(parlops_op_multadd(S, cplx, x, PARLOPS_REAL(1), y), PARLOPS_ERR_INVALID_ARGUMENT, "alpha");
+  EXPECT(parlops_op_multadd(S, PARLOPS_REAL(1), x, PARLOPS_REAL(1), x2), PARLOPS_ERR_SIZE_MISMATCH, "'y'");
+  EXPECT(parlops_op_multadd(S, PARLOPS_REAL(2), x, PARLOPS_REAL(1), y), PARLOPS_OK, NULL);
+  double nrm = 0;
+  EXPECT(parlops_vec_norm(y, PARLOPS_NORM_INF, 0, &nrm), PARLOPS_OK, NULL);
+  expect("multadd value (2*2*1 + 2 = 6)", nrm == 6.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  /* ---- queries */
+  int64_t m, n;
+  parlops_dtype dt;
+  parlops_layout *lr = NULL;
+  EXPECT(parlops_op_size(NULL, &m, &n), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_op_dtype(S, NULL), PARLOPS_ERR_NULL_ARGUMENT, "dtype");
+  EXPECT(parlops_op_layouts(NULL, &lr, NULL), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_op_create_vecs(NULL, &x2, NULL), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_op_diagonal(S, y), PARLOPS_ERR_NOT_SUPPORTED, "diagonal");
+  EXPECT(parlops_op_diagonal(S, x2), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+  EXPECT(parlops_op_diagonal(S, NULL), PARLOPS_ERR_NULL_ARGUMENT, "d");
+  double err;
+  EXPECT(parlops_op_dottest(S, 1, &err), PARLOPS_ERR_NOT_SUPPORTED, "adjoint");
+  EXPECT(parlops_op_dottest(S, 1, NULL), PARLOPS_ERR_NULL_ARGUMENT, "relative_error");
+  if (one) EXPECT(parlops_op_dottest(S, 1, rank_ == last ? NULL : &err), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+  EXPECT(parlops_op_dtype(S, &dt), PARLOPS_OK, NULL);
+
+  /* ---- CSR from local rows: this rank's rows of a tridiagonal 12 x 12 */
+  int64_t rp[16], ci[48];
+  double v[48];
+  int64_t nnz = 0;
+  rp[0] = 0;
+  for (int64_t i = start; i < start + len; ++i) {
+    for (int64_t j = i - 1; j <= i + 1; ++j)
+      if (j >= 0 && j < 12) { ci[nnz] = j; v[nnz++] = (double)(i - j + 2); }
+    rp[i - start + 1] = nnz;
+  }
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, 5, rp, ci, v, &R), PARLOPS_ERR_INVALID_ARGUMENT, "index_type");
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, NULL, ci, v, &R), len > 0 || 1 ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_OK, "row_ptr");
+  EXPECT(parlops_op_create_csr(l, lb, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &R), PARLOPS_ERR_NOT_SUPPORTED, "scatter");
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  if (nnz >= 2 && rank_ == last) { int64_t t = ci[0]; ci[0] = ci[1]; ci[1] = t; } /* unsorted on the last rank */
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &R), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  if (nnz >= 2 && rank_ == last) { int64_t t = ci[0]; ci[0] = ci[1]; ci[1] = t; }
+  int64_t keep = ci[0];
+  if (rank_ == 0) ci[0] = 99; /* out of range on rank 0 */
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &R), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  ci[0] = keep;
+  if (rank_ == 0) ci[0] = -3;
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &R), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  ci[0] = keep;
+  if (one)
+    EXPECT(parlops_op_create_csr(l, l, rank_ == last ? PARLOPS_C128 : PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &R),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "dtypes");
+  expect("no operator after failed creates", R == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_csr_arrays(S, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "not a CSR");
+
+  /* ---- ParCSR split, wrapped: diag with local columns, offd compressed, col_map_offd global */
+  int di[16], dj[48], oi[16], oj[48];
+  double da[48], oa[48];
+  int64_t cmap[2];
+  int nd = 0, no = 0, ncm = 0;
+  if (start > 0) cmap[ncm++] = start - 1;
+  if (start + len < 12 && len > 0) cmap[ncm++] = start + len;
+  di[0] = oi[0] = 0;
+  for (int64_t i = start; i < start + len; ++i) {
+    dj[nd] = (int)(i - start); da[nd++] = 2.0; /* diagonal first, as hypre does */
+    for (int64_t j = i - 1; j <= i + 1; j += 2) {
+      if (j < 0 || j >= 12) continue;
+      double a = (double)(i - j + 2);
+      if (j >= start && j < start + len) { dj[nd] = (int)(j - start); da[nd++] = a; }
+      else { oj[no] = (j < start) ? 0 : ncm - 1; oa[no++] = a; }
+    }
+    di[i - start + 1] = nd;
+    oi[i - start + 1] = no;
+  }
+  parlops_op *P = NULL, *Pc = NULL;
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, oi, oj, oa, ncm, cmap, PARLOPS_WRAP, &P), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, oi, oj, oa, ncm, cmap, PARLOPS_COPY, &Pc), PARLOPS_OK, NULL);
+  const void *pd = NULL, *po = NULL;
+  EXPECT(parlops_op_csr_arrays(P, &pd, &po), PARLOPS_OK, NULL);
+  expect("WRAP reads the caller's arrays", (len == 0 || pd == (const void *)da) && (no == 0 || po == (const void *)oa) ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_csr_arrays(Pc, &pd, &po), PARLOPS_OK, NULL);
+  expect("COPY does not", (len == 0 || pd != (const void *)da) ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* the wrapped and the local-rows matrices agree */
+  parlops_vec *y2 = NULL;
+  EXPECT(parlops_vec_duplicate(y, &y2), PARLOPS_OK, NULL);
+  double *xl;
+  parlops_vec_local_array(x, (void **)&xl, NULL);
+  for (int64_t i = 0; i < len; ++i) xl[i] = (double)((start + i) * (start + i) % 7);
+  EXPECT(parlops_op_apply(A, x, y), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_apply(P, x, y2), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_axpy(y2, PARLOPS_REAL(-1), y), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_norm(y2, PARLOPS_NORM_INF, 0, &nrm), PARLOPS_OK, NULL);
+  expect("ParCSR (wrapped) equals CSR from local rows", nrm == 0.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* writes to the caller's arrays show through: zero copy */
+  for (int k = 0; k < nd; ++k) da[k] *= 2.0;
+  EXPECT(parlops_op_apply(P, x, y2), PARLOPS_OK, NULL);
+  double n1, n2;
+  parlops_vec_norm(y2, PARLOPS_NORM_1, 0, &n1);
+  parlops_vec_norm(y, PARLOPS_NORM_1, 0, &n2);
+  expect("wrapped values are read in place", n1 != n2 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  for (int k = 0; k < nd; ++k) da[k] /= 2.0;
+
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, oi, oj, oa, ncm, cmap, 7, &R), PARLOPS_ERR_INVALID_ARGUMENT, "ownership");
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, oi, oj, oa, -1, cmap, PARLOPS_COPY, &R), PARLOPS_ERR_INVALID_ARGUMENT, "num_offd_cols");
+  int64_t own[1] = {start};
+  int zeros[16] = {0};
+  if (len > 0) /* an owned column listed in col_map_offd on rank 0 */
+    EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, zeros, NULL, NULL, rank_ == 0 ? 1 : 0, own, PARLOPS_COPY, &R),
+           PARLOPS_ERR_INVALID_ARGUMENT, "owned");
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, NULL, NULL, NULL, ncm, cmap, PARLOPS_COPY, &R),
+         size_ > 1 ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_OK, "offd_i"); /* 1 rank: no offd needed */
+  parlops_op_destroy(&R);
+  if (len > 0 && rank_ == last) dj[0] = (int)len + 5; /* local column out of range on one rank */
+  EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, oi, oj, oa, ncm, cmap, PARLOPS_COPY, &R),
+         len > 0 || rank_ != last ? PARLOPS_ERR_INVALID_ARGUMENT : PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  dj[0] = 0;
+
+  /* ---- compositions */
+  parlops_op *B = NULL, *F = NULL;
+  EXPECT(parlops_op_create_shell(l2, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &B), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_identity(l, PARLOPS_F32, &F), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_sum(A, B, &T), PARLOPS_ERR_SIZE_MISMATCH, "same shape");
+  EXPECT(parlops_op_sum(A, F, &T), PARLOPS_ERR_DTYPE_MISMATCH, "PARLOPS_F32");
+  EXPECT(parlops_op_sum(A, NULL, &T), PARLOPS_ERR_NULL_ARGUMENT, "B");
+  EXPECT(parlops_op_sum(A, A, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  EXPECT(parlops_op_difference(A, B, &T), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+  EXPECT(parlops_op_product(B, B, &T), PARLOPS_ERR_SIZE_MISMATCH, "columns");
+  EXPECT(parlops_op_product(A, F, &T), PARLOPS_ERR_DTYPE_MISMATCH, NULL);
+  EXPECT(parlops_op_power(B, 2, &T), PARLOPS_ERR_SIZE_MISMATCH, "square");
+  EXPECT(parlops_op_power(A, -1, &T), PARLOPS_ERR_INVALID_ARGUMENT, "'k'");
+  EXPECT(parlops_op_scale(A, cplx, &T), PARLOPS_ERR_INVALID_ARGUMENT, "alpha");
+  EXPECT(parlops_op_adjoint(NULL, &T), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_op_transpose(A, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  EXPECT(parlops_op_conj(NULL, &T), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  expect("no composition on failure", T == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_power(A, 3, &T), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(T, 3, &err), PARLOPS_OK, NULL);
+  expect("dot test of A^3", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  /* ---- other constructors */
+  EXPECT(parlops_op_identity(NULL, PARLOPS_F64, &R), PARLOPS_ERR_NULL_ARGUMENT, "layout");
+  EXPECT(parlops_op_identity(l, 8, &R), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  EXPECT(parlops_op_zero(l, NULL, PARLOPS_F64, &R), PARLOPS_ERR_NULL_ARGUMENT, "cols");
+  EXPECT(parlops_op_diagonal_matrix(NULL, &R), PARLOPS_ERR_NULL_ARGUMENT, "d");
+  EXPECT(parlops_op_create_dense(l, l, PARLOPS_F64, NULL, &R), len > 0 ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_ERR_NULL_ARGUMENT, NULL);
+  EXPECT(parlops_op_create_dense(lb, l, PARLOPS_F64, v, &R), PARLOPS_ERR_NOT_SUPPORTED, "scatter");
+  parlops_op *blocks[2] = {A, NULL};
+  if (one) EXPECT(parlops_op_block_diag(c, PARLOPS_F64, 1, (const parlops_op *const *)blocks, &R), PARLOPS_ERR_INVALID_ARGUMENT, "local");
+  EXPECT(parlops_op_block_diag(c, PARLOPS_F64, -1, NULL, &R), PARLOPS_ERR_INVALID_ARGUMENT, "n_local");
+  EXPECT(parlops_op_block_diag(c, PARLOPS_F64, 2, (const parlops_op *const *)blocks, &R), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+  EXPECT(parlops_op_block_diag(NULL, PARLOPS_F64, 0, NULL, &R), PARLOPS_ERR_NULL_ARGUMENT, "comm");
+  EXPECT(parlops_op_identity(ls, PARLOPS_F64, &loc), PARLOPS_OK, NULL);
+  blocks[0] = loc;
+  EXPECT(parlops_op_block_diag(c, PARLOPS_F32, 1, (const parlops_op *const *)blocks, &R), PARLOPS_ERR_DTYPE_MISMATCH, NULL);
+  if (one) {
+    parlops_layout *lsb = NULL;
+    parlops_op *wide = NULL;
+    EXPECT(parlops_layout_create(self, PARLOPS_PARTITION_SCATTER, rank_ == last ? 4 : 3, -1, &lsb), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_zero(ls, lsb, PARLOPS_F64, &wide), PARLOPS_OK, NULL);
+    blocks[0] = wide;
+    EXPECT(parlops_op_vstack(c, PARLOPS_F64, 1, (const parlops_op *const *)blocks, &R), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "columns");
+    EXPECT(parlops_op_block_diag(c, PARLOPS_F64, rank_ == last ? -2 : 1, (const parlops_op *const *)blocks, &R), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+    parlops_op_destroy(&wide);
+    parlops_layout_destroy(&lsb);
+  }
+  expect("no block operator on failure", R == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_destroy(NULL), PARLOPS_ERR_NULL_ARGUMENT, "A");
+
+  /* the shell's context is freed once, when the last operator holding it goes */
+  parlops_op *SH = NULL;
+  EXPECT(parlops_op_scale(S, PARLOPS_REAL(3), &SH), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_destroy(&S), PARLOPS_OK, NULL);
+  expect("context kept while referenced", destroyed == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_destroy(&SH), PARLOPS_OK, NULL);
+  expect("context freed once", destroyed == 1 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  parlops_op_destroy(&A); parlops_op_destroy(&B); parlops_op_destroy(&F); parlops_op_destroy(&T);
+  parlops_op_destroy(&P); parlops_op_destroy(&Pc); parlops_op_destroy(&loc);
+  parlops_vec_destroy(&x); parlops_vec_destroy(&y); parlops_vec_destroy(&y2); parlops_vec_destroy(&xf);
+  parlops_vec_destroy(&x2); parlops_vec_destroy(&xb);
+  parlops_layout_destroy(&l); parlops_layout_destroy(&l2); parlops_layout_destroy(&lb); parlops_layout_destroy(&ls);
+  parlops_comm_destroy(&c); parlops_comm_destroy(&self);
+
+  alarm(0);
+  int tot[2] = {passed, failed}, sum[2];
+  MPI_Allreduce(tot, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank_ == 0) printf("bad_input_ops (%d ranks): %d passed, %d failed\n", size_, sum[0], sum[1]);
+  MPI_Finalize();
+  return sum[1] == 0 ? 0 : 1;
+}
