@@ -4,6 +4,7 @@
 #   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
+#   make bench [BENCH_N=1000]   CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (not a test)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -15,6 +16,7 @@ MINOR := $(word 2,$(subst ., ,$(VERSION)))
 PREFIX ?= /usr/local
 N ?= 1000
 NP ?= 2
+BENCH_N ?= 1000
 BUILD := $(CURDIR)/build
 STAGE := $(BUILD)/prefix
 
@@ -32,7 +34,11 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 CARGO_FLAGS := --release --locked
 LIB := target/release/libparlops.so
 
-.PHONY: deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+bench: deps
+	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
+	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
+
+.PHONY: bench deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh

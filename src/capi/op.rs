@@ -157,9 +157,19 @@ fn apply_any(a: &AnyOp, x: Result<&AnyVec>, y: Result<&mut AnyVec>, adjoint: boo
     };
     comm.agree(pre)?;
     let (x, y) = (x?, y?);
-    let run = any_op!(a, op => {
-        let (xv, yv) = (typed_vec(x)?, typed_vec_mut(y)?);
-        if adjoint { op.apply_adjoint(xv, yv) } else { op.apply(xv, yv) }
+    // A panic inside one rank's apply must still reach the agreement, or the others would wait.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        any_op!(a, op => {
+            let (xv, yv) = (typed_vec(x)?, typed_vec_mut(y)?);
+            if adjoint { op.apply_adjoint(xv, yv) } else { op.apply(xv, yv) }
+        })
+    }))
+    .unwrap_or_else(|_| {
+        Err(crate::err!(
+            Internal,
+            "the operator panicked on rank {} (please report)",
+            comm.rank()
+        ))
     });
     comm.agree(run)
 }

@@ -264,6 +264,11 @@ impl Comm {
         )
     }
 
+    /// Wait until every rank gets here. [collective]
+    pub fn barrier(&self) -> Result<()> {
+        self.raw.barrier()
+    }
+
     /// Broadcast `buf` from `root`. [collective]
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<()> {
         self.raw.bcast_raw(

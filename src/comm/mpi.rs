@@ -496,6 +496,11 @@ impl MpiComm {
         }
     }
 
+    pub fn barrier(&self) -> Result<()> {
+        alive()?;
+        unsafe { check(ffi::MPI_Barrier(self.comm), "MPI_Barrier") }
+    }
+
     pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
         alive()?;
         let size = self.size()? as usize;

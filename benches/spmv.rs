@@ -1,0 +1,116 @@
+//! CSR SpMV effective bandwidth on the 2D 5-point Laplacian, next to a STREAM triad measured in the
+//! same run on the same ranks. Run with `make bench` (1 and 2 ranks), or
+//! `mpiexec -n P target/release/deps/spmv-* [grid_n] [reps]`.
+//!
+//! Bytes counted per SpMV (the minimum an SpMV must move): values 8 nnz + column indices 4 nnz +
+//! row pointers 4 (rows + 1) + x 8 rows (each entry read once) + y 8 rows. The triad counts
+//! 24 bytes per element (STREAM's convention). Times are the median of `reps` runs, each the
+//! slowest rank's.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use parlops::comm::{Comm, ReduceOp};
+use parlops::op::LinearOperator;
+use parlops::op::csr::CsrOp;
+use parlops::vector::{DistVector, Layout, Partition};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Time `f` on every rank together; the slowest rank's time, median over `reps`.
+fn timed(comm: &Comm, reps: usize, mut f: impl FnMut()) -> f64 {
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        comm.barrier().unwrap();
+        let t = Instant::now();
+        f();
+        let dt = t.elapsed().as_secs_f64();
+        ts.push(comm.allreduce_f64(&[dt], ReduceOp::Max).unwrap()[0]);
+    }
+    median(ts)
+}
+
+fn main() {
+    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
+    let comm = Arc::new(Comm::world().unwrap());
+    let args: Vec<String> = std::env::args().filter(|a| !a.starts_with("--")).collect();
+    let n: i64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let reps: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let (rank, p) = (comm.rank(), comm.size());
+
+    // STREAM triad on 3 arrays of 2^24 doubles per rank (400 MB in all per rank: far beyond cache)
+    let m = 1usize << 24;
+    let (mut a, b, c) = (vec![0.0f64; m], vec![1.0f64; m], vec![2.0f64; m]);
+    let triad = timed(&comm, reps.min(10), || {
+        for ((x, y), z) in a.iter_mut().zip(&b).zip(&c) {
+            *x = y + 3.0 * z;
+        }
+        std::hint::black_box(&a);
+    });
+    let triad_bw = 24.0 * (m * p as usize) as f64 / triad;
+    drop((a, b, c));
+
+    // the Laplacian, each rank assembling its rows
+    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
+    let (s, len) = (l.local_start(), l.local_len());
+    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for r in s..s + len {
+        let (i, j) = (r / n, r % n);
+        for (ok, c, val) in [
+            (i > 0, r - n, -1.0),
+            (j > 0, r - 1, -1.0),
+            (true, r, 4.0),
+            (j < n - 1, r + 1, -1.0),
+            (i < n - 1, r + n, -1.0),
+        ] {
+            if ok {
+                ix.push(c);
+                v.push(val);
+            }
+        }
+        ip.push(ix.len() as i64);
+    }
+    let a = CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
+    let nnz_local = ix.len();
+    drop((ip, ix, v));
+    let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+    x.fill(1.0);
+    let mut y = DistVector::<f64>::new(l.clone()).unwrap();
+    for _ in 0..3 {
+        a.apply(&x, &mut y).unwrap();
+    }
+    let t = timed(&comm, reps, || a.apply(&x, &mut y).unwrap());
+    let nnz = comm
+        .allreduce_f64(&[nnz_local as f64], ReduceOp::Sum)
+        .unwrap()[0];
+    let rows = (n * n) as f64;
+    let bytes = 12.0 * nnz + 4.0 * (rows + p as f64) + 16.0 * rows;
+    let spmv_bw = bytes / t;
+    let ta = timed(&comm, reps, || a.apply_adjoint(&y, &mut x).unwrap());
+    let adj_bw = bytes / ta;
+    if rank == 0 {
+        println!(
+            "ranks {p}, 2D Laplacian {n}x{n} ({} rows, {} nonzeros)",
+            n * n,
+            nnz as i64
+        );
+        println!("  STREAM triad      {:8.2} GB/s", triad_bw / 1e9);
+        println!(
+            "  CSR SpMV          {:8.2} GB/s  {:8.3} ms  ratio to triad {:.2}",
+            spmv_bw / 1e9,
+            t * 1e3,
+            spmv_bw / triad_bw
+        );
+        println!(
+            "  CSR SpMV adjoint  {:8.2} GB/s  {:8.3} ms  ratio to triad {:.2}",
+            adj_bw / 1e9,
+            ta * 1e3,
+            adj_bw / triad_bw
+        );
+    }
+    drop((a, x, y, l, comm));
+    parlops::comm::finalize().unwrap();
+}
