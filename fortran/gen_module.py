@@ -11,7 +11,7 @@ import sys
 
 HEADER = open(sys.argv[1]).read()
 
-ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership"}
+ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil"}
 HANDLES = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op", "parlops_solver"}
 
 
@@ -22,8 +22,11 @@ def ftype(ctype, name):
     base = t.replace("*", "").strip()
     if base in ("parlops_apply_fn", "parlops_destroy_fn") and ptr == 0:
         return "type(c_funptr), value"
-    if name == "col_map_offd":
-        return "integer(c_int64_t), intent(in) :: col_map_offd(*)!"
+    arrays = {"int64_t": "integer(c_int64_t)", "double": "real(c_double)", "int": "integer(c_int)"}
+    if ptr == 1 and base in arrays and ("const" in ctype or name == "shape"):
+        # const T * is an input array; `shape` is an output array
+        intent = "intent(in)" if "const" in ctype else "intent(out)"
+        return f"{arrays[base]}, {intent} :: {name}(*)!"
     if base in HANDLES and ptr == 2 and name == "local_ops":
         return "type(c_ptr), intent(in) :: local_ops(*)!"
     if base in HANDLES and ptr == 1:
@@ -70,6 +73,8 @@ def main():
     w("! Handles are type(c_ptr); pass c_null_ptr for an optional pointer argument. Communicators come")
     w("! from parlops_comm_create_f(comm, c) with `use mpi` (integer comm) or comm%MPI_VAL with `use mpi_f08`.")
     w("! Arrays cross as c_loc(array); parlops_vec_local_array gives a c_ptr for c_f_pointer.")
+    w("! N-D shapes are in C order, slowest axis first: a Fortran array a(nx, ny) has C shape [ny, nx],")
+    w("! and global indices (CSR columns, ranges) start at 0.")
     w("module parlops")
     w("  use, intrinsic :: iso_c_binding")
     w("  implicit none")

@@ -4,6 +4,8 @@
 ! Handles are type(c_ptr); pass c_null_ptr for an optional pointer argument. Communicators come
 ! from parlops_comm_create_f(comm, c) with `use mpi` (integer comm) or comm%MPI_VAL with `use mpi_f08`.
 ! Arrays cross as c_loc(array); parlops_vec_local_array gives a c_ptr for c_f_pointer.
+! N-D shapes are in C order, slowest axis first: a Fortran array a(nx, ny) has C shape [ny, nx],
+! and global indices (CSR columns, ranges) start at 0.
 module parlops
   use, intrinsic :: iso_c_binding
   implicit none
@@ -36,6 +38,9 @@ module parlops
   integer(c_int), parameter :: PARLOPS_INDEX_I64 = 1
   integer(c_int), parameter :: PARLOPS_COPY = 0
   integer(c_int), parameter :: PARLOPS_WRAP = 1
+  integer(c_int), parameter :: PARLOPS_CENTERED = 0
+  integer(c_int), parameter :: PARLOPS_FORWARD = 1
+  integer(c_int), parameter :: PARLOPS_BACKWARD = 2
   integer(c_int), parameter :: PARLOPS_OK = 0
   integer(c_int), parameter :: PARLOPS_ERR_NULL_ARGUMENT = 1
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_ARGUMENT = 2
@@ -109,6 +114,30 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_layout_create
     end function parlops_layout_create
+    function parlops_layout_create_nd(comm, partition, ndim, global_shape, axis, &
+        local_len_along_axis, out) &
+        bind(C, name='parlops_layout_create_nd')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: partition
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: global_shape(*)
+      integer(c_int), value :: axis
+      integer(c_int64_t), value :: local_len_along_axis
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_layout_create_nd
+    end function parlops_layout_create_nd
+    function parlops_layout_shape(layout, ndim, shape, max_ndim) &
+        bind(C, name='parlops_layout_shape')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int) :: ndim
+      integer(c_int64_t), intent(out) :: shape(*)
+      integer(c_int), value :: max_ndim
+      integer(c_int) :: parlops_layout_shape
+    end function parlops_layout_shape
     function parlops_layout_global_len(layout, n) &
         bind(C, name='parlops_layout_global_len')
       import
@@ -494,6 +523,55 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_op_hstack
     end function parlops_op_hstack
+    function parlops_op_first_derivative(layout, axis, sampling, kind, edge, dtype, out) &
+        bind(C, name='parlops_op_first_derivative')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int), value :: axis
+      real(c_double), value :: sampling
+      integer(c_int32_t), value :: kind
+      logical(c_bool), value :: edge
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_first_derivative
+    end function parlops_op_first_derivative
+    function parlops_op_second_derivative(layout, axis, sampling, kind, edge, dtype, out) &
+        bind(C, name='parlops_op_second_derivative')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int), value :: axis
+      real(c_double), value :: sampling
+      integer(c_int32_t), value :: kind
+      logical(c_bool), value :: edge
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_second_derivative
+    end function parlops_op_second_derivative
+    function parlops_op_laplacian(layout, weights, sampling, dtype, out) &
+        bind(C, name='parlops_op_laplacian')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      real(c_double), intent(in) :: weights(*)
+      real(c_double), intent(in) :: sampling(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_laplacian
+    end function parlops_op_laplacian
+    function parlops_op_gradient(layout, sampling, kind, edge, dtype, out) &
+        bind(C, name='parlops_op_gradient')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      real(c_double), intent(in) :: sampling(*)
+      integer(c_int32_t), value :: kind
+      logical(c_bool), value :: edge
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_gradient
+    end function parlops_op_gradient
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

@@ -110,6 +110,9 @@ typedef int32_t parlops_index;
 // Whether a constructor copies the caller's arrays or uses them in place.
 typedef int32_t parlops_ownership;
 
+// Finite-difference stencil direction.
+typedef int32_t parlops_stencil;
+
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
 
@@ -170,6 +173,15 @@ typedef int32_t parlops_norm;
 // Use the arrays in place (no copy); the caller keeps them alive and unchanged while the object lives.
 #define PARLOPS_WRAP 1
 
+// Centered differences (PyLops' default).
+#define PARLOPS_CENTERED 0
+
+// Forward differences.
+#define PARLOPS_FORWARD 1
+
+// Backward differences.
+#define PARLOPS_BACKWARD 2
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -204,6 +216,25 @@ parlops_status parlops_layout_create(const parlops_comm *comm,
                                      int64_t global_len,
                                      int64_t local_len,
                                      parlops_layout **out);
+
+// An N-D layout: an array of `ndim` axes with extents `global_shape` (C order), distributed along
+// `axis` (0 only, so each rank's part is contiguous: PyLops-MPI's default). `local_len_along_axis` is
+// this rank's extent along the axis, or `PARLOPS_DECIDE` (-1) to split it like PyLops-MPI. Ranks must
+// pass the same shape. Vectors of this layout hold the local slab, C-ordered. [collective]
+parlops_status parlops_layout_create_nd(const parlops_comm *comm,
+                                        parlops_partition partition,
+                                        int ndim,
+                                        const int64_t *global_shape,
+                                        int axis,
+                                        int64_t local_len_along_axis,
+                                        parlops_layout **out);
+
+// Number of axes and global extents: `*ndim` gets the number of axes (1 for 1-D layouts) and, when
+// `shape` is not NULL, up to `max_ndim` extents are written to it.
+parlops_status parlops_layout_shape(const parlops_layout *layout,
+                                    int *ndim,
+                                    int64_t *shape,
+                                    int max_ndim);
 
 // Global number of entries.
 parlops_status parlops_layout_global_len(const parlops_layout *layout, int64_t *n);
@@ -425,6 +456,44 @@ parlops_status parlops_op_hstack(const parlops_comm *comm,
                                  int n_local,
                                  const parlops_op *const *local_ops,
                                  parlops_op **out);
+
+// First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
+// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
+// forward or backward; `sampling` is the grid step. [collective]
+parlops_status parlops_op_first_derivative(const parlops_layout *layout,
+                                           int axis,
+                                           double sampling,
+                                           parlops_stencil kind,
+                                           bool edge,
+                                           parlops_dtype dtype,
+                                           parlops_op **out);
+
+// Second derivative along `axis` (PyLops' SecondDerivative; `edge` for centered stencils). [collective]
+parlops_status parlops_op_second_derivative(const parlops_layout *layout,
+                                            int axis,
+                                            double sampling,
+                                            parlops_stencil kind,
+                                            bool edge,
+                                            parlops_dtype dtype,
+                                            parlops_op **out);
+
+// Laplacian: sum over all axes of weights[a] times the centered second derivative with step
+// sampling[a] (arrays of ndim entries; a zero weight leaves the axis out). [collective]
+parlops_status parlops_op_laplacian(const parlops_layout *layout,
+                                    const double *weights,
+                                    const double *sampling,
+                                    parlops_dtype dtype,
+                                    parlops_op **out);
+
+// Gradient: first derivatives along every axis (sampling has ndim entries). The output layout is
+// split like the input with rank r holding [d/dx_0 of its slab, d/dx_1 of its slab, ...]; get it with
+// parlops_op_layouts or parlops_op_create_vecs. [collective]
+parlops_status parlops_op_gradient(const parlops_layout *layout,
+                                   const double *sampling,
+                                   parlops_stencil kind,
+                                   bool edge,
+                                   parlops_dtype dtype,
+                                   parlops_op **out);
 
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,

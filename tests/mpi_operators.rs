@@ -15,6 +15,7 @@ use parlops::op::callback::Callback;
 use parlops::op::compose::{Adjoint, Conjugate, LinComb, Power, Product};
 use parlops::op::csr::{Arr, CsrOp, Idx, LocalCsr};
 use parlops::op::dense::DenseBlockRow;
+use parlops::op::stencil::{self, Kind};
 use parlops::op::{LinearOperator, Op, dottest};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{ErrorKind, Scalar, c32, c64};
@@ -588,6 +589,157 @@ impl<T: Scalar> IdentityLike for Dense<T> {
     }
 }
 
+/// Reference stencils written the NumPy way (whole-array slices along an axis), in f64.
+/// Visitor of one line along an axis: (position -> flat index, line length).
+type LineFn<'a> = dyn FnMut(&dyn Fn(usize) -> usize, usize) + 'a;
+
+fn along(shape: &[usize], a: usize, f: &mut LineFn) {
+    // iterate over every line along axis a: base index of each line, then a closure mapping the
+    // position along the axis to the flat index
+    let st: Vec<usize> = (0..shape.len())
+        .map(|k| shape[k + 1..].iter().product())
+        .collect();
+    let total: usize = shape.iter().product();
+    for base in 0..total {
+        if (base / st[a]) % shape[a] != 0 {
+            continue;
+        }
+        let at = |i: usize| base + i * st[a];
+        f(&at, shape[a]);
+    }
+}
+
+fn ref_first(shape: &[usize], a: usize, kind: Kind, edge: bool, dx: f64, x: &[f64]) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    along(shape, a, &mut |at, n| match kind {
+        Kind::Forward => (0..n - 1).for_each(|i| y[at(i)] = (x[at(i + 1)] - x[at(i)]) / dx),
+        Kind::Backward => (1..n).for_each(|i| y[at(i)] = (x[at(i)] - x[at(i - 1)]) / dx),
+        Kind::Centered => {
+            (1..n - 1).for_each(|i| y[at(i)] = (0.5 * x[at(i + 1)] - 0.5 * x[at(i - 1)]) / dx);
+            if edge {
+                y[at(0)] = (x[at(1)] - x[at(0)]) / dx;
+                y[at(n - 1)] = (x[at(n - 1)] - x[at(n - 2)]) / dx;
+            }
+        }
+    });
+    y
+}
+
+fn ref_second(shape: &[usize], a: usize, kind: Kind, edge: bool, dx: f64, x: &[f64]) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    let d2 = |x: &[f64], at: &dyn Fn(usize) -> usize, i: usize| {
+        x[at(i)] - 2.0 * x[at(i + 1)] + x[at(i + 2)]
+    };
+    along(shape, a, &mut |at, n| {
+        match kind {
+            Kind::Forward => (0..n - 2).for_each(|i| y[at(i)] = d2(x, at, i)),
+            Kind::Backward => (0..n - 2).for_each(|i| y[at(i + 2)] = d2(x, at, i)),
+            Kind::Centered => {
+                (0..n - 2).for_each(|i| y[at(i + 1)] = d2(x, at, i));
+                if edge {
+                    y[at(0)] = d2(x, at, 0);
+                    y[at(n - 1)] = d2(x, at, n - 3);
+                }
+            }
+        }
+        (0..n).for_each(|i| y[at(i)] /= dx * dx);
+    });
+    y
+}
+
+/// Dense matrix of a reference map on flat global vectors, as T.
+fn dense_ref<T: Scalar>(m: usize, n: usize, f: &dyn Fn(&[f64]) -> Vec<f64>) -> Dense<T> {
+    let mut d = Dense::zeros(m, n);
+    for j in 0..n {
+        let mut e = vec![0.0; n];
+        e[j] = 1.0;
+        for (i, v) in f(&e).into_iter().enumerate() {
+            d.set(i, j, T::from_parts_lossy(v, 0.0));
+        }
+    }
+    d
+}
+
+fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let (r, p) = (comm.rank() as usize, comm.size() as usize);
+    for shape in [vec![7i64], vec![6, 4], vec![5, 3, 2]] {
+        // uneven split along axis 0 with an empty rank
+        let mut rows = parlops::vector::scatter_lens(shape[0], p);
+        if p > 1 {
+            rows[0] += rows[1];
+            rows[1] = 0;
+        }
+        let l = Layout::new_nd(comm.clone(), Ok(Partition::Scatter), &shape, 0, rows[r]).unwrap();
+        let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let n: usize = sh.iter().product();
+        for a in 0..sh.len() {
+            for kind in [Kind::Centered, Kind::Forward, Kind::Backward] {
+                for edge in [false, true] {
+                    let dx = 0.5 + a as f64;
+                    let name = format!("first derivative {shape:?} axis {a} {kind:?} edge {edge}");
+                    let op = stencil::first_derivative::<T>(&l, a as i32, dx, kind, edge).unwrap();
+                    check_op(
+                        t,
+                        &name,
+                        &op,
+                        &dense_ref(n, n, &|x| ref_first(&sh, a, kind, edge, dx, x)),
+                    );
+                    if sh[a] >= 3 {
+                        let name =
+                            format!("second derivative {shape:?} axis {a} {kind:?} edge {edge}");
+                        let op =
+                            stencil::second_derivative::<T>(&l, a as i32, dx, kind, edge).unwrap();
+                        check_op(
+                            t,
+                            &name,
+                            &op,
+                            &dense_ref(n, n, &|x| ref_second(&sh, a, kind, edge, dx, x)),
+                        );
+                    }
+                }
+            }
+        }
+        if sh.iter().all(|&d| d >= 3) {
+            let w: Vec<f64> = (0..sh.len()).map(|a| 1.0 + a as f64).collect();
+            let dxs: Vec<f64> = (0..sh.len()).map(|a| 1.0 / (1.0 + a as f64)).collect();
+            let op = stencil::laplacian::<T>(&l, &w, &dxs).unwrap();
+            let want = dense_ref(n, n, &|x| {
+                let mut y = vec![0.0; n];
+                for a in 0..sh.len() {
+                    for (yi, v) in
+                        y.iter_mut()
+                            .zip(ref_second(&sh, a, Kind::Centered, false, dxs[a], x))
+                    {
+                        *yi += w[a] * v;
+                    }
+                }
+                y
+            });
+            check_op(t, &format!("laplacian {shape:?}"), &op, &want);
+        }
+        // gradient: rank r's output holds its part of d/dx_0, then of d/dx_1, ...
+        let dxs: Vec<f64> = (0..sh.len()).map(|a| 1.0 + 0.25 * a as f64).collect();
+        let op = stencil::gradient::<T>(&l, &dxs, Kind::Centered, true).unwrap();
+        let inner = n / sh[0];
+        let want = dense_ref(n * sh.len(), n, &|x| {
+            let parts: Vec<Vec<f64>> = (0..sh.len())
+                .map(|a| ref_first(&sh, a, Kind::Centered, true, dxs[a], x))
+                .collect();
+            let mut y = Vec::new();
+            let mut start = 0;
+            for &rr in &rows {
+                let (s0, s1) = (start * inner, (start + rr as usize) * inner);
+                for part in &parts {
+                    y.extend_from_slice(&part[s0..s1]);
+                }
+                start += rr as usize;
+            }
+            y
+        });
+        check_op(t, &format!("gradient {shape:?}"), &op, &want);
+    }
+}
+
 fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
     let (r, p) = (comm.rank(), comm.size());
     let rl = Layout::new(comm.clone(), Partition::Scatter, 12, -1).unwrap();
@@ -690,6 +842,10 @@ fn main() {
     run::<f64>(&mut t, &comm);
     run::<c32>(&mut t, &comm);
     run::<c64>(&mut t, &comm);
+    run_stencils::<f32>(&mut t, &comm);
+    run_stencils::<f64>(&mut t, &comm);
+    run_stencils::<c32>(&mut t, &comm);
+    run_stencils::<c64>(&mut t, &comm);
     run_errors(&mut t, &comm);
     let tot = comm
         .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)

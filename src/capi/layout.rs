@@ -4,6 +4,7 @@ use std::ffi::c_int;
 
 use super::handles::{arg, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_layout};
 use super::types::{parlops_partition, parlops_status};
+use crate::error::Result;
 use crate::vector::{Layout, Partition};
 
 /// Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
@@ -30,6 +31,75 @@ pub unsafe extern "C" fn parlops_layout_create(
         });
         let l = Layout::new_checked(c.inner.clone(), p, global_len, local_len)?;
         give(out, parlops_layout { inner: l });
+        Ok(())
+    })
+}
+
+/// An N-D layout: an array of `ndim` axes with extents `global_shape` (C order), distributed along
+/// `axis` (0 only, so each rank's part is contiguous: PyLops-MPI's default). `local_len_along_axis` is
+/// this rank's extent along the axis, or `PARLOPS_DECIDE` (-1) to split it like PyLops-MPI. Ranks must
+/// pass the same shape. Vectors of this layout hold the local slab, C-ordered. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_create_nd(
+    comm: *const parlops_comm,
+    partition: parlops_partition,
+    ndim: c_int,
+    global_shape: *const i64,
+    axis: c_int,
+    local_len_along_axis: i64,
+    out: *mut *mut parlops_layout,
+) -> parlops_status {
+    guard("parlops_layout_create_nd", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let shape: Result<Vec<i64>> = (|| {
+            out_ok(out, "out")?;
+            if !(1..=32).contains(&ndim) {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'ndim' is {ndim}; it must be in 1..=32"
+                );
+            }
+            if global_shape.is_null() {
+                return Err(super::handles::null("global_shape"));
+            }
+            Ok(unsafe { std::slice::from_raw_parts(global_shape, ndim as usize) }.to_vec())
+        })();
+        let p = shape.as_ref().map_err(|e| e.clone()).and_then(|_| {
+            enum_arg(
+                partition,
+                "partition",
+                "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST",
+                Partition::from_code,
+            )
+        });
+        let sh = shape.unwrap_or_else(|_| vec![0]);
+        let l = Layout::new_nd(c.inner.clone(), p, &sh, axis, local_len_along_axis)?;
+        give(out, parlops_layout { inner: l });
+        Ok(())
+    })
+}
+
+/// Number of axes and global extents: `*ndim` gets the number of axes (1 for 1-D layouts) and, when
+/// `shape` is not NULL, up to `max_ndim` extents are written to it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_shape(
+    layout: *const parlops_layout,
+    ndim: *mut c_int,
+    shape: *mut i64,
+    max_ndim: c_int,
+) -> parlops_status {
+    guard("parlops_layout_shape", || {
+        let l = unsafe { arg(layout, "layout")? };
+        out_ok(ndim, "ndim")?;
+        let s = l.inner.shape();
+        unsafe {
+            *ndim = s.len() as c_int;
+            if !shape.is_null() {
+                for (k, &d) in s.iter().take(max_ndim.max(0) as usize).enumerate() {
+                    *shape.add(k) = d;
+                }
+            }
+        }
         Ok(())
     })
 }

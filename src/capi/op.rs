@@ -7,6 +7,7 @@ use super::handles::{
     arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_comm, parlops_layout,
     parlops_op, parlops_vec,
 };
+use super::types::parlops_stencil;
 use super::types::{
     parlops_dtype, parlops_index, parlops_memory, parlops_ownership, parlops_scalar, parlops_status,
 };
@@ -1222,5 +1223,174 @@ pub unsafe extern "C" fn parlops_op_hstack(
 ) -> parlops_status {
     guard("parlops_op_hstack", || {
         block_common(comm, dtype, n_local, local_ops, out, 2)
+    })
+}
+
+// ------------------------------------------------------------------------------------------ stencils
+
+fn stencil_arg(k: parlops_stencil) -> Result<crate::op::stencil::Kind> {
+    enum_arg(
+        k,
+        "kind",
+        "PARLOPS_CENTERED, PARLOPS_FORWARD or PARLOPS_BACKWARD = 0..2",
+        crate::op::stencil::Kind::from_code,
+    )
+}
+
+/// Shared by the stencil constructors: validate locally, build collectively, agree on dtype.
+fn stencil_common(
+    layout: *const parlops_layout,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+    build: impl Fn(DType, &Arc<Layout>, Result<()>) -> Result<AnyOp>,
+    pre: Result<()>,
+) -> Result<()> {
+    let l = unsafe { arg(layout, "layout")? };
+    let pre = pre
+        .and_then(|_| out_ok(out, "out"))
+        .and_then(|_| dtype_arg(dtype).map(|_| ()));
+    let d = dtype_arg(dtype).unwrap_or(DType::F64);
+    let built = build(d, &l.inner, pre)?;
+    let dts = l.inner.comm().agree_with(Ok(()), &[dtype as i64])?;
+    if dts.iter().any(|x| x[0] != dtype as i64) {
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different dtypes (codes by rank: {:?})",
+            dts.iter().map(|x| x[0]).collect::<Vec<_>>()
+        );
+    }
+    give(out, wrap(built));
+    Ok(())
+}
+
+/// Agree on a local argument error first (the stencil builders are collective).
+fn agreed(l: &Arc<Layout>, pre: Result<()>) -> Result<()> {
+    l.comm().agree(pre)
+}
+
+/// First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
+/// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
+/// forward or backward; `sampling` is the grid step. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_first_derivative(
+    layout: *const parlops_layout,
+    axis: c_int,
+    sampling: f64,
+    kind: parlops_stencil,
+    edge: bool,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_first_derivative", || {
+        let k = stencil_arg(kind);
+        let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
+        stencil_common(
+            layout,
+            dtype,
+            out,
+            |d, l, pre| {
+                agreed(l, pre)?;
+                with_dtype!(d, T => crate::op::stencil::first_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>))
+            },
+            k.map(|_| ()),
+        )
+    })
+}
+
+/// Second derivative along `axis` (PyLops' SecondDerivative; `edge` for centered stencils). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_second_derivative(
+    layout: *const parlops_layout,
+    axis: c_int,
+    sampling: f64,
+    kind: parlops_stencil,
+    edge: bool,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_second_derivative", || {
+        let k = stencil_arg(kind);
+        let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
+        stencil_common(
+            layout,
+            dtype,
+            out,
+            |d, l, pre| {
+                agreed(l, pre)?;
+                with_dtype!(d, T => crate::op::stencil::second_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>))
+            },
+            k.map(|_| ()),
+        )
+    })
+}
+
+/// Laplacian: sum over all axes of weights[a] times the centered second derivative with step
+/// sampling[a] (arrays of ndim entries; a zero weight leaves the axis out). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_laplacian(
+    layout: *const parlops_layout,
+    weights: *const f64,
+    sampling: *const f64,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_laplacian", || {
+        let l = unsafe { arg(layout, "layout")? };
+        let nd = l.inner.shape().len();
+        let arrays = (|| unsafe {
+            Ok((
+                value_slice::<f64>(weights.cast(), nd, "weights")?.to_vec(),
+                value_slice::<f64>(sampling.cast(), nd, "sampling")?.to_vec(),
+            ))
+        })();
+        let (w, s, pre) = match arrays {
+            Ok((w, s)) => (w, s, Ok(())),
+            Err(e) => (vec![1.0; nd], vec![1.0; nd], Err(e)),
+        };
+        stencil_common(
+            layout,
+            dtype,
+            out,
+            |d, l, pre| {
+                agreed(l, pre)?;
+                with_dtype!(d, T => crate::op::stencil::laplacian::<T>(l, &w, &s).map(op_of::<T>))
+            },
+            pre,
+        )
+    })
+}
+
+/// Gradient: first derivatives along every axis (sampling has ndim entries). The output layout is
+/// split like the input with rank r holding [d/dx_0 of its slab, d/dx_1 of its slab, ...]; get it with
+/// parlops_op_layouts or parlops_op_create_vecs. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_gradient(
+    layout: *const parlops_layout,
+    sampling: *const f64,
+    kind: parlops_stencil,
+    edge: bool,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_gradient", || {
+        let l = unsafe { arg(layout, "layout")? };
+        let nd = l.inner.shape().len();
+        let k = stencil_arg(kind);
+        let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
+        let s = unsafe { value_slice::<f64>(sampling.cast(), nd, "sampling") }.map(|s| s.to_vec());
+        let pre = k
+            .map(|_| ())
+            .and(s.as_ref().map(|_| ()).map_err(|e| e.clone()));
+        let s = s.unwrap_or_else(|_| vec![1.0; nd]);
+        stencil_common(
+            layout,
+            dtype,
+            out,
+            |d, l, pre| {
+                agreed(l, pre)?;
+                with_dtype!(d, T => crate::op::stencil::gradient::<T>(l, &s, kk, edge).map(op_of::<T>))
+            },
+            pre,
+        )
     })
 }

@@ -132,3 +132,12 @@ pub type parlops_ownership = i32;
 pub const PARLOPS_COPY: parlops_ownership = 0;
 /// Use the arrays in place (no copy); the caller keeps them alive and unchanged while the object lives.
 pub const PARLOPS_WRAP: parlops_ownership = 1;
+
+/// Finite-difference stencil direction.
+pub type parlops_stencil = i32;
+/// Centered differences (PyLops' default).
+pub const PARLOPS_CENTERED: parlops_stencil = 0;
+/// Forward differences.
+pub const PARLOPS_FORWARD: parlops_stencil = 1;
+/// Backward differences.
+pub const PARLOPS_BACKWARD: parlops_stencil = 2;

@@ -12,6 +12,7 @@ pub mod callback;
 pub mod compose;
 pub mod csr;
 pub mod dense;
+pub mod stencil;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

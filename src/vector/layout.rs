@@ -55,6 +55,8 @@ pub fn scatter_lens(n: i64, p: usize) -> Vec<i64> {
 /// An immutable distribution of `global_len` indices over the ranks of a communicator.
 pub struct Layout {
     comm: Arc<Comm>,
+    /// Global shape of an N-D layout (distributed along axis 0); `[global_len]` for 1-D.
+    shape: Vec<i64>,
     partition: Partition,
     global_len: i64,
     local_lens: Vec<i64>,
@@ -179,6 +181,7 @@ impl Layout {
         }
         Ok(Arc::new(Layout {
             comm,
+            shape: vec![global_len],
             partition,
             global_len,
             local_lens,
@@ -186,8 +189,93 @@ impl Layout {
         }))
     }
 
+    /// An N-D array distributed along `axis` (PyLops-MPI's `global_shape` and `axis`; axis 0 only,
+    /// so that every rank's part is a contiguous range of the C-ordered array). `local_len_along_axis`
+    /// is this rank's extent along the axis, or -1 to split it (the first `n0 % P` ranks get one
+    /// more). [collective]
+    pub fn new_nd(
+        comm: Arc<Comm>,
+        partition: Result<Partition>,
+        shape: &[i64],
+        axis: i32,
+        local_len_along_axis: i64,
+    ) -> Result<Arc<Layout>> {
+        let check = partition.clone().and_then(|p| {
+            if shape.is_empty() {
+                crate::bail!(InvalidArgument, "argument 'ndim' is 0; an N-D layout needs at least one axis");
+            }
+            if let Some(d) = shape.iter().find(|&&d| d < 0) {
+                crate::bail!(InvalidArgument, "argument 'global_shape' has a negative extent {d} (shape {shape:?})");
+            }
+            if axis != 0 {
+                crate::bail!(
+                    NotSupported,
+                    "argument 'axis' is {axis}: N-D layouts are distributed along axis 0 (the slowest), so that each \
+                     rank's part is contiguous"
+                );
+            }
+            if local_len_along_axis < -1 || (local_len_along_axis > shape[0]) {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'local_len_along_axis' is {local_len_along_axis}; it must be -1 or 0..{}",
+                    shape[0]
+                );
+            }
+            Ok(p)
+        });
+        let inner: i64 = shape.iter().skip(1).product();
+        let n0 = shape.first().copied().unwrap_or(0);
+        let p = comm.size() as usize;
+        let rows = if local_len_along_axis >= 0 {
+            local_len_along_axis
+        } else {
+            scatter_lens(n0.max(0), p)[comm.rank() as usize]
+        };
+        let replicated = matches!(&check, Ok(p) if p.is_replicated());
+        let (global, local) = if replicated {
+            (n0 * inner, -1)
+        } else {
+            (-1, rows * inner)
+        };
+        let l = Layout::new_checked(comm.clone(), check, global, local)?;
+        // ranks must agree on the whole shape, not only on its product
+        let hash = shape.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &d| {
+            (h ^ d as u64).wrapping_mul(0x100_0000_01b3)
+        });
+        let rows_seen = comm.agree_with(Ok(()), &[shape.len() as i64, hash as i64])?;
+        if rows_seen
+            .iter()
+            .any(|r| r[0] != shape.len() as i64 || r[1] != hash as i64)
+        {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different global shapes (this rank: {shape:?})"
+            );
+        }
+        // all ranks' extents along the axis must add up to the shape
+        if !l.partition.is_replicated() && l.global_len != n0 * inner {
+            crate::bail!(
+                SizeMismatch,
+                "local extents along axis 0 by rank ({:?}) sum to {}, but global_shape[0] is {n0}",
+                l.local_lens
+                    .iter()
+                    .map(|x| if inner > 0 { x / inner } else { 0 })
+                    .collect::<Vec<_>>(),
+                if inner > 0 { l.global_len / inner } else { 0 }
+            );
+        }
+        let mut l =
+            Arc::try_unwrap(l).map_err(|_| crate::err!(Internal, "layout shared too early"))?;
+        l.shape = shape.to_vec();
+        Ok(Arc::new(l))
+    }
+
     pub fn comm(&self) -> &Arc<Comm> {
         &self.comm
+    }
+    /// Global shape (`[global_len]` for 1-D layouts).
+    pub fn shape(&self) -> &[i64] {
+        &self.shape
     }
     pub fn partition(&self) -> Partition {
         self.partition

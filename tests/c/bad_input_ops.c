@@ -255,6 +255,56 @@ int main(int argc, char **argv) {
   expect("no block operator on failure", R == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_op_destroy(NULL), PARLOPS_ERR_NULL_ARGUMENT, "A");
 
+  /* ---- N-D layouts and stencil operators */
+  parlops_layout *ndl = NULL;
+  int64_t shp[2] = {6, 4}, bad_shp[2] = {6, -4}, other_shp[2] = {4, 6};
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, NULL, 0, -1, &ndl), PARLOPS_ERR_NULL_ARGUMENT, "global_shape");
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 0, shp, 0, -1, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "ndim");
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, bad_shp, 0, -1, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "negative");
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 1, -1, &ndl), PARLOPS_ERR_NOT_SUPPORTED, "axis 0");
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 0, 9, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "local_len_along_axis");
+  if (one) {
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, rank_ == last ? other_shp : shp, 0, -1, &ndl),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "shape");
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 0, rank_ == 0 ? 6 : -1, &ndl), PARLOPS_ERR_SIZE_MISMATCH, "sum to");
+  }
+  expect("no ndl layout on failure", ndl == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 0, -1, &ndl), PARLOPS_OK, NULL);
+  int ndim = 0;
+  int64_t got[4] = {0};
+  EXPECT(parlops_layout_shape(ndl, &ndim, got, 4), PARLOPS_OK, NULL);
+  expect("shape read back", ndim == 2 && got[0] == 6 && got[1] == 4 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_shape(ndl, NULL, got, 4), PARLOPS_ERR_NULL_ARGUMENT, "ndim");
+  parlops_op *D = NULL;
+  EXPECT(parlops_op_first_derivative(ndl, 2, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "axis");
+  EXPECT(parlops_op_first_derivative(ndl, 1, 0.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "sampling");
+  EXPECT(parlops_op_first_derivative(ndl, 1, 1.0, 9, false, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "kind");
+  EXPECT(parlops_op_first_derivative(NULL, 1, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D), PARLOPS_ERR_NULL_ARGUMENT, "layout");
+  EXPECT(parlops_op_first_derivative(lb, 0, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D), PARLOPS_ERR_NOT_SUPPORTED, "scatter");
+  EXPECT(parlops_op_second_derivative(ndl, 0, 1.0, PARLOPS_FORWARD, false, 12, &D), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  EXPECT(parlops_op_laplacian(ndl, NULL, NULL, PARLOPS_F64, &D), PARLOPS_ERR_NULL_ARGUMENT, "weights");
+  EXPECT(parlops_op_gradient(ndl, NULL, PARLOPS_CENTERED, true, PARLOPS_F64, &D), PARLOPS_ERR_NULL_ARGUMENT, "sampling");
+  if (one) {
+    EXPECT(parlops_op_first_derivative(ndl, rank_ == last ? 5 : 0, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D),
+           PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+    EXPECT(parlops_op_second_derivative(ndl, 0, rank_ == 0 ? 0.0 : 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D),
+           PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  }
+  expect("no stencil on failure", D == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  double wts[2] = {1.0, 2.0}, dxs[2] = {0.5, 0.25};
+  parlops_op *G = NULL;
+  EXPECT(parlops_op_laplacian(ndl, wts, dxs, PARLOPS_C128, &D), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_gradient(ndl, dxs, PARLOPS_BACKWARD, false, PARLOPS_F32, &G), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(D, 5, &err), PARLOPS_OK, NULL);
+  expect("laplacian dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(G, 5, &err), PARLOPS_OK, NULL);
+  expect("gradient dot test (f32)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_size(G, &m, &n), PARLOPS_OK, NULL);
+  expect("gradient is 48 x 24", m == 48 && n == 24 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_op_destroy(&D);
+  parlops_op_destroy(&G);
+  parlops_layout_destroy(&ndl);
+
   /* the shell's context is freed once, when the last operator holding it goes */
   parlops_op *SH = NULL;
   EXPECT(parlops_op_scale(S, PARLOPS_REAL(3), &SH), PARLOPS_OK, NULL);
