@@ -572,6 +572,58 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_op_gradient
     end function parlops_op_gradient
+    function parlops_op_fredholm1(comm, dtype, nsl_local, nx, ny, nz, g_local, out) &
+        bind(C, name='parlops_op_fredholm1')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: nsl_local
+      integer(c_int64_t), value :: nx
+      integer(c_int64_t), value :: ny
+      integer(c_int64_t), value :: nz
+      type(c_ptr), value :: g_local
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_fredholm1
+    end function parlops_op_fredholm1
+    function parlops_halo_block(ndim, dims, proc_grid, nranks, rank, start, shape) &
+        bind(C, name='parlops_halo_block')
+      import
+      implicit none
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: dims(*)
+      integer(c_int64_t), intent(in) :: proc_grid(*)
+      integer(c_int), value :: nranks
+      integer(c_int), value :: rank
+      integer(c_int64_t) :: start
+      integer(c_int64_t), intent(out) :: shape(*)
+      integer(c_int) :: parlops_halo_block
+    end function parlops_halo_block
+    function parlops_op_halo(comm, dtype, ndim, dims, proc_grid, n_halo, halo, out) &
+        bind(C, name='parlops_op_halo')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: dims(*)
+      integer(c_int64_t), intent(in) :: proc_grid(*)
+      integer(c_int), value :: n_halo
+      integer(c_int64_t), intent(in) :: halo(*)
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_halo
+    end function parlops_op_halo
+    function parlops_op_stacked_block_diag(comm, dtype, n, ops, out) &
+        bind(C, name='parlops_op_stacked_block_diag')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: n
+      type(c_ptr) :: ops
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_stacked_block_diag
+    end function parlops_op_stacked_block_diag
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

@@ -495,6 +495,54 @@ parlops_status parlops_op_gradient(const parlops_layout *layout,
                                    parlops_dtype dtype,
                                    parlops_op **out);
 
+// Fredholm integral of the first kind (PyLops-MPI's MPIFredholm1): y[s] = G[s] x[s] for slices s,
+// G[s] nx x ny, x[s] ny x nz. This rank passes its `nsl_local` slices of G (row-major, nx*ny each; the
+// slices of all ranks in rank order make the whole G). x and y are replicated (broadcast layouts of
+// nsl*ny*nz and nsl*nx*nz entries). [collective]
+parlops_status parlops_op_fredholm1(const parlops_comm *comm,
+                                    parlops_dtype dtype,
+                                    int64_t nsl_local,
+                                    int64_t nx,
+                                    int64_t ny,
+                                    int64_t nz,
+                                    const void *g_local,
+                                    parlops_op **out);
+
+// This rank's block of an N-D array split over a Cartesian process grid as parlops_op_halo splits it
+// (PyLops-MPI's halo_block_split; `proc_grid` NULL puts all ranks on the last axis; ranks map to grid
+// coordinates row-major): `start` and `shape` get `ndim` entries each. Not collective.
+parlops_status parlops_halo_block(int ndim,
+                                  const int64_t *dims,
+                                  const int64_t *proc_grid,
+                                  int nranks,
+                                  int rank,
+                                  int64_t *start,
+                                  int64_t *shape);
+
+// Halo (ghost cells) over a Cartesian process grid (PyLops-MPI's MPIHalo): the input is split by
+// blocks (parlops_halo_block; the vector holds this rank's block row-major), the output holds this
+// rank's block padded by `halo` cells per side with its neighbours' values (zeros outside the array).
+// `halo` has 1 value (trimmed at the global boundary, as PyLops-MPI does), ndim values (both sides)
+// or 2*ndim values (minus, plus per axis). The adjoint adds ghost values back to their owners (the
+// true transpose). [collective]
+parlops_status parlops_op_halo(const parlops_comm *comm,
+                               parlops_dtype dtype,
+                               int ndim,
+                               const int64_t *dims,
+                               const int64_t *proc_grid,
+                               int n_halo,
+                               const int64_t *halo,
+                               parlops_op **out);
+
+// diag(A_1, ..., A_n) of distributed operators on `comm` (PyLops-MPI's MPIStackedBlockDiag): every
+// rank passes the same n operators; the stacked vectors hold, on each rank, its part of x_1, then
+// of x_2, and so on. [collective]
+parlops_status parlops_op_stacked_block_diag(const parlops_comm *comm,
+                                             parlops_dtype dtype,
+                                             int n,
+                                             const parlops_op *const *ops,
+                                             parlops_op **out);
+
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,
                                   parlops_dtype dtype,

@@ -10,11 +10,13 @@ use std::sync::Arc;
 use parlops::comm::{Comm, ReduceOp};
 use parlops::memory::Location;
 use parlops::op::basic::{Diagonal, Identity, Zero};
-use parlops::op::block::{BlockDiag, VStack, hstack};
+use parlops::op::block::{BlockDiag, StackedBlockDiag, VStack, hstack};
 use parlops::op::callback::Callback;
 use parlops::op::compose::{Adjoint, Conjugate, LinComb, Power, Product};
 use parlops::op::csr::{Arr, CsrOp, Idx, LocalCsr};
 use parlops::op::dense::DenseBlockRow;
+use parlops::op::fredholm::Fredholm1;
+use parlops::op::halo;
 use parlops::op::stencil::{self, Kind};
 use parlops::op::{LinearOperator, Op, dottest};
 use parlops::vector::{DistVector, Layout, Partition};
@@ -574,6 +576,141 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         j0 += d.n;
     }
     check_op(t, "HStack", &hstack(comm, hmine).unwrap(), &hd);
+
+    // Fredholm1: rank q holds (q % 2) + 1 slices; y[s] = G[s] x[s]
+    let (nx, ny, nz) = (3usize, 2usize, 2usize);
+    let nsl_of = |q: i32| (q % 2) as usize + 1;
+    let nsl: usize = (0..p).map(nsl_of).sum();
+    let first: usize = (0..r).map(nsl_of).sum();
+    let gval = |s: usize, i: usize, j: usize| val::<T>((s * 100 + i * 10 + j) as u64 + 9000);
+    let mine: Vec<T> = (first..first + nsl_of(r))
+        .flat_map(|s| (0..nx).flat_map(move |i| (0..ny).map(move |j| gval(s, i, j))))
+        .collect();
+    let f = Fredholm1::new(
+        comm,
+        nsl_of(r) as i64,
+        nx as i64,
+        ny as i64,
+        nz as i64,
+        mine,
+    )
+    .unwrap();
+    let mut fd = Dense::zeros(nsl * nx * nz, nsl * ny * nz);
+    for s in 0..nsl {
+        for i in 0..nx {
+            for j in 0..ny {
+                for k in 0..nz {
+                    fd.set(
+                        s * nx * nz + i * nz + k,
+                        s * ny * nz + j * nz + k,
+                        gval(s, i, j),
+                    );
+                }
+            }
+        }
+    }
+    check_op(t, "Fredholm1", &f, &fd);
+
+    // Halo on a process grid: 2D array, grid p x 1 and 1 x p, scalar and per-side widths
+    for (dims, grid, widths) in [
+        (vec![7i64, 5], vec![p as i64, 1], vec![1i64]),
+        (vec![7, 5], vec![1, p as i64], vec![2, 1]),
+        (vec![6, 4, 3], vec![1, p as i64, 1], vec![1, 0, 2, 1, 0, 1]),
+    ] {
+        let op = halo::halo::<T>(comm, &dims, Some(&grid), &widths).unwrap();
+        // reference: blocks in rank order, each padded block row-major
+        let nd = dims.len();
+        let total: i64 = dims.iter().product();
+        let mut col_of = vec![0usize; total as usize]; // global flat index -> stacked position
+        let mut pos = 0usize;
+        let mut blocks = Vec::new();
+        for q in 0..p as i64 {
+            let (st, sh) = halo::local_block(&dims, &grid, q);
+            let n: i64 = sh.iter().product();
+            for k in 0..n {
+                let mut rem = k;
+                let mut g = vec![0i64; nd];
+                for a in (0..nd).rev() {
+                    g[a] = st[a] + rem % sh[a];
+                    rem /= sh[a];
+                }
+                let flat = g.iter().zip(&dims).fold(0, |acc, (x, d)| acc * d + x);
+                col_of[flat as usize] = pos;
+                pos += 1;
+            }
+            blocks.push((st, sh));
+        }
+        let mut rows_ref = Vec::new();
+        for (q, (st, sh)) in blocks.iter().enumerate() {
+            let c = halo::coords_of(q as i64, &grid);
+            let w = halo::parse_halo(&widths, nd, &c, &grid).unwrap();
+            let ps: Vec<i64> = (0..nd).map(|a| sh[a] + w[a].0 + w[a].1).collect();
+            let n: i64 = ps.iter().product();
+            for k in 0..n {
+                let mut rem = k;
+                let mut g = vec![0i64; nd];
+                for a in (0..nd).rev() {
+                    g[a] = st[a] + rem % ps[a] - w[a].0;
+                    rem /= ps[a];
+                }
+                let inside = g.iter().zip(&dims).all(|(x, d)| *x >= 0 && x < d);
+                rows_ref.push(if inside {
+                    Some(col_of[g.iter().zip(&dims).fold(0, |acc, (x, d)| acc * d + x) as usize])
+                } else {
+                    None
+                });
+            }
+        }
+        let mut hd = Dense::zeros(rows_ref.len(), total as usize);
+        for (i, c) in rows_ref.iter().enumerate() {
+            if let Some(c) = c {
+                hd.set(i, *c, T::one());
+            }
+        }
+        check_op(
+            t,
+            &format!("Halo dims {dims:?} grid {grid:?} widths {widths:?}"),
+            &op,
+            &hd,
+        );
+    }
+
+    // StackedBlockDiag of two distributed CSR matrices: the stacked vector is rank by rank
+    let s1: Op<T> = a1.clone();
+    let s2: Op<T> = Arc::new(csr_from_rows::<T>(&cl, &cl, 5));
+    let s2d = sparse_dense::<T>(n, n, 5);
+    let sbd = StackedBlockDiag::new(comm, vec![s1.clone(), s2.clone()]).unwrap();
+    // positions: for each rank, its rows of block 1 then of block 2
+    let perm = |l1: &Layout, l2: &Layout| -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        for q in 0..p as usize {
+            for i in 0..l1.local_lens()[q] {
+                v.push((0, (l1.offsets()[q] + i) as usize));
+            }
+            for i in 0..l2.local_lens()[q] {
+                v.push((1, (l2.offsets()[q] + i) as usize));
+            }
+        }
+        v
+    };
+    let (pr, pc) = (perm(&rl, &cl), perm(&cl, &cl));
+    let mut sd = Dense::zeros(pr.len(), pc.len());
+    for (i, &(bi, gi)) in pr.iter().enumerate() {
+        for (j, &(bj, gj)) in pc.iter().enumerate() {
+            if bi == bj {
+                sd.set(
+                    i,
+                    j,
+                    if bi == 0 {
+                        ad.at(gi, gj)
+                    } else {
+                        s2d.at(gi, gj)
+                    },
+                );
+            }
+        }
+    }
+    check_op(t, "StackedBlockDiag", &sbd, &sd);
 }
 
 trait IdentityLike {

@@ -1394,3 +1394,176 @@ pub unsafe extern "C" fn parlops_op_gradient(
         )
     })
 }
+
+// ------------------------------------------------------------------------------------------ more catalogue
+
+/// Fredholm integral of the first kind (PyLops-MPI's MPIFredholm1): y[s] = G[s] x[s] for slices s,
+/// G[s] nx x ny, x[s] ny x nz. This rank passes its `nsl_local` slices of G (row-major, nx*ny each; the
+/// slices of all ranks in rank order make the whole G). x and y are replicated (broadcast layouts of
+/// nsl*ny*nz and nsl*nx*nz entries). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_fredholm1(
+    comm: *const parlops_comm,
+    dtype: parlops_dtype,
+    nsl_local: i64,
+    nx: i64,
+    ny: i64,
+    nz: i64,
+    g_local: *const c_void,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_fredholm1", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let n = (nsl_local.max(0) * nx.max(0) * ny.max(0)) as usize;
+        create_agreed(&c.inner.clone(), dtype, out, |d| {
+            with_dtype!(d, T => {
+                let g = unsafe { value_slice::<T>(g_local, n, "g_local")? }.to_vec();
+                crate::op::fredholm::Fredholm1::<T>::new(&c.inner, nsl_local, nx, ny, nz, g).map(op_of::<T>)
+            })
+        })
+    })
+}
+
+/// This rank's block of an N-D array split over a Cartesian process grid as parlops_op_halo splits it
+/// (PyLops-MPI's halo_block_split; `proc_grid` NULL puts all ranks on the last axis; ranks map to grid
+/// coordinates row-major): `start` and `shape` get `ndim` entries each. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_halo_block(
+    ndim: c_int,
+    dims: *const i64,
+    proc_grid: *const i64,
+    nranks: c_int,
+    rank: c_int,
+    start: *mut i64,
+    shape: *mut i64,
+) -> parlops_status {
+    guard("parlops_halo_block", || {
+        if !(1..=32).contains(&ndim) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'ndim' is {ndim}; it must be in 1..=32"
+            );
+        }
+        if nranks < 1 || rank < 0 || rank >= nranks {
+            crate::bail!(
+                InvalidArgument,
+                "arguments 'rank' ({rank}) and 'nranks' ({nranks}) need 0 <= rank < nranks"
+            );
+        }
+        let nd = ndim as usize;
+        if dims.is_null() {
+            return Err(null("dims"));
+        }
+        out_ok(start, "start")?;
+        out_ok(shape, "shape")?;
+        let dims = unsafe { std::slice::from_raw_parts(dims, nd) };
+        let grid: Vec<i64> = if proc_grid.is_null() {
+            let mut g = vec![1; nd];
+            g[nd - 1] = nranks as i64;
+            g
+        } else {
+            unsafe { std::slice::from_raw_parts(proc_grid, nd) }.to_vec()
+        };
+        if grid.iter().any(|&g| g < 1) || grid.iter().product::<i64>() != nranks as i64 {
+            crate::bail!(
+                InvalidArgument,
+                "process grid {grid:?} does not multiply to {nranks} ranks"
+            );
+        }
+        let (s, sh) = crate::op::halo::local_block(dims, &grid, rank as i64);
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), start, nd);
+            std::ptr::copy_nonoverlapping(sh.as_ptr(), shape, nd);
+        }
+        Ok(())
+    })
+}
+
+/// Halo (ghost cells) over a Cartesian process grid (PyLops-MPI's MPIHalo): the input is split by
+/// blocks (parlops_halo_block; the vector holds this rank's block row-major), the output holds this
+/// rank's block padded by `halo` cells per side with its neighbours' values (zeros outside the array).
+/// `halo` has 1 value (trimmed at the global boundary, as PyLops-MPI does), ndim values (both sides)
+/// or 2*ndim values (minus, plus per axis). The adjoint adds ghost values back to their owners (the
+/// true transpose). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_halo(
+    comm: *const parlops_comm,
+    dtype: parlops_dtype,
+    ndim: c_int,
+    dims: *const i64,
+    proc_grid: *const i64,
+    n_halo: c_int,
+    halo: *const i64,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_halo", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let args = (|| {
+            if !(1..=32).contains(&ndim) {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'ndim' is {ndim}; it must be in 1..=32"
+                );
+            }
+            if !(1..=64).contains(&n_halo) {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'n_halo' is {n_halo}; give 1, ndim or 2*ndim widths"
+                );
+            }
+            if dims.is_null() {
+                return Err(null("dims"));
+            }
+            if halo.is_null() {
+                return Err(null("halo"));
+            }
+            let nd = ndim as usize;
+            let d = unsafe { std::slice::from_raw_parts(dims, nd) }.to_vec();
+            let g = (!proc_grid.is_null())
+                .then(|| unsafe { std::slice::from_raw_parts(proc_grid, nd) }.to_vec());
+            let h = unsafe { std::slice::from_raw_parts(halo, n_halo as usize) }.to_vec();
+            Ok((d, g, h))
+        })();
+        let (d, g, h, pre) = match args {
+            Ok((d, g, h)) => (d, g, h, Ok(())),
+            Err(e) => (vec![0], None, vec![0], Err(e)),
+        };
+        c.inner.agree(pre)?;
+        create_agreed(
+            &c.inner.clone(),
+            dtype,
+            out,
+            |dt| with_dtype!(dt, T => crate::op::halo::halo::<T>(&c.inner, &d, g.as_deref(), &h).map(op_of::<T>)),
+        )
+    })
+}
+
+/// diag(A_1, ..., A_n) of distributed operators on `comm` (PyLops-MPI's MPIStackedBlockDiag): every
+/// rank passes the same n operators; the stacked vectors hold, on each rank, its part of x_1, then
+/// of x_2, and so on. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_stacked_block_diag(
+    comm: *const parlops_comm,
+    dtype: parlops_dtype,
+    n: c_int,
+    ops: *const *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_stacked_block_diag", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let comm = c.inner.clone();
+        let d = dtype_arg(dtype);
+        let dd = d.clone().unwrap_or(DType::F64);
+        let built = with_dtype!(dd, T => {
+            let mine = out_ok(out, "out").and(d.clone().map(|_| ())).and_then(|_| local_ops::<T>(n, ops));
+            let (list, pre) = match mine {
+                Ok(l) => (l, Ok(())),
+                Err(e) => (Vec::new(), Err(e)),
+            };
+            comm.agree(pre)?;
+            crate::op::block::StackedBlockDiag::<T>::new(&comm, list).map(op_of::<T>)
+        })?;
+        give(out, wrap(built));
+        Ok(())
+    })
+}

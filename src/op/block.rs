@@ -44,6 +44,37 @@ fn offsets(lens: impl Iterator<Item = i64>) -> Vec<usize> {
     o
 }
 
+/// y_i = A_i x_i (or x_i = A_i^H y_i) over consecutive local slices of x and y.
+fn apply_blocks<T: Scalar>(
+    ops: &[Op<T>],
+    in_off: &[usize],
+    out_off: &[usize],
+    x: &DistVector<T>,
+    y: &mut DistVector<T>,
+    adjoint: bool,
+) -> Result<()> {
+    let xp = x.local().as_ptr();
+    let yp = y.local_ptr();
+    for (i, a) in ops.iter().enumerate() {
+        let (il, ol) = if adjoint {
+            (a.rows(), a.cols())
+        } else {
+            (a.cols(), a.rows())
+        };
+        // SAFETY: the offsets partition this rank's local parts (built from the blocks' lengths).
+        unsafe {
+            let xv = view(il, xp.add(in_off[i]))?;
+            let mut yv = view(ol, yp.add(out_off[i]))?;
+            if adjoint {
+                a.apply_adjoint(&xv, &mut yv)?
+            } else {
+                a.apply(&xv, &mut yv)?
+            }
+        }
+    }
+    Ok(())
+}
+
 /// diag(A_1, A_2, ...): rank r's blocks act on its part of x and produce its part of y.
 pub struct BlockDiag<T: Scalar> {
     ops: Vec<Op<T>>,
@@ -80,28 +111,10 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
         &self.cols
     }
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        let xp = x.local().as_ptr();
-        let yp = y.local_ptr();
-        for (i, a) in self.ops.iter().enumerate() {
-            unsafe {
-                let xv = view(a.cols(), xp.add(self.col_off[i]))?;
-                let mut yv = view(a.rows(), yp.add(self.row_off[i]))?;
-                a.apply(&xv, &mut yv)?;
-            }
-        }
-        Ok(())
+        apply_blocks(&self.ops, &self.col_off, &self.row_off, x, y, false)
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        let yp = y.local().as_ptr();
-        let xp = x.local_ptr();
-        for (i, a) in self.ops.iter().enumerate() {
-            unsafe {
-                let yv = view(a.rows(), yp.add(self.row_off[i]))?;
-                let mut xv = view(a.cols(), xp.add(self.col_off[i]))?;
-                a.apply_adjoint(&yv, &mut xv)?;
-            }
-        }
-        Ok(())
+        apply_blocks(&self.ops, &self.row_off, &self.col_off, y, x, true)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -243,4 +256,78 @@ pub fn hstack<T: Scalar>(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<Adjoint<T>
         .collect();
     let v: Op<T> = Arc::new(VStack::new(comm, adj)?);
     Ok(Adjoint::new(v))
+}
+
+/// diag(A_1, A_2, ...) of distributed operators on one communicator (PyLops-MPI's
+/// MPIStackedBlockDiag): the stacked vector holds, on each rank, that rank's part of x_1, then of
+/// x_2, ... (so its global order is rank by rank).
+pub struct StackedBlockDiag<T: Scalar> {
+    ops: Vec<Op<T>>,
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    row_off: Vec<usize>,
+    col_off: Vec<usize>,
+}
+
+impl<T: Scalar> StackedBlockDiag<T> {
+    /// [collective]; every rank passes the same operators (in the same order), all on `comm`.
+    pub fn new(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<StackedBlockDiag<T>> {
+        let local = (|| {
+            for (i, a) in ops.iter().enumerate() {
+                if !Arc::ptr_eq(a.rows().comm(), comm) || !Arc::ptr_eq(a.cols().comm(), comm) {
+                    crate::bail!(
+                        LayoutMismatch,
+                        "stacked_block_diag: operator {i} ({}) lives on another communicator",
+                        a.describe()
+                    );
+                }
+            }
+            Ok(())
+        })();
+        let n = ops.len() as i64;
+        let all = comm.agree_with(local, &[n])?;
+        if all.iter().any(|r| r[0] != n) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "stacked_block_diag: ranks passed different numbers of operators ({:?})",
+                all.iter().map(|r| r[0]).collect::<Vec<_>>()
+            );
+        }
+        let m: i64 = ops.iter().map(|a| a.rows().local_len()).sum();
+        let k: i64 = ops.iter().map(|a| a.cols().local_len()).sum();
+        let rows = Layout::new(comm.clone(), Partition::Scatter, -1, m)?;
+        let cols = Layout::new(comm.clone(), Partition::Scatter, -1, k)?;
+        Ok(StackedBlockDiag {
+            row_off: offsets(ops.iter().map(|a| a.rows().local_len())),
+            col_off: offsets(ops.iter().map(|a| a.cols().local_len())),
+            ops,
+            rows,
+            cols,
+        })
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for StackedBlockDiag<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        apply_blocks(&self.ops, &self.col_off, &self.row_off, x, y, false)
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        apply_blocks(&self.ops, &self.row_off, &self.col_off, y, x, true)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn describe(&self) -> String {
+        format!(
+            "StackedBlockDiag {}x{}",
+            self.rows.global_len(),
+            self.cols.global_len()
+        )
+    }
 }

@@ -12,6 +12,8 @@ pub mod callback;
 pub mod compose;
 pub mod csr;
 pub mod dense;
+pub mod fredholm;
+pub mod halo;
 pub mod stencil;
 
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -305,6 +305,43 @@ int main(int argc, char **argv) {
   parlops_op_destroy(&G);
   parlops_layout_destroy(&ndl);
 
+  /* ---- Fredholm1, halo, stacked block diagonal */
+  parlops_op *Fh = NULL, *H = NULL, *SB = NULL;
+  double gl[2 * 3 * 2];
+  for (int k = 0; k < 12; ++k) gl[k] = 0.1 * (k + rank_);
+  EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 2, 3, 2, 2, NULL, &Fh), PARLOPS_ERR_NULL_ARGUMENT, "g_local");
+  EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 2, 3, 2, 0, gl, &Fh), PARLOPS_ERR_INVALID_ARGUMENT, "nz");
+  if (one) EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 1, rank_ == last ? 2 : 3, 2, 2, gl, &Fh), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nx");
+  EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 2, 3, 2, 2, gl, &Fh), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(Fh, 9, &err), PARLOPS_OK, NULL);
+  expect("Fredholm1 dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  int64_t hdims[2] = {7, 5}, hgrid[2] = {1, size_}, badgrid[2] = {2, size_}, hw[2] = {1, 2}, negw[1] = {-1};
+  int64_t bst[2], bsh[2];
+  EXPECT(parlops_halo_block(2, hdims, hgrid, size_, size_, bst, bsh), PARLOPS_ERR_INVALID_ARGUMENT, "rank");
+  EXPECT(parlops_halo_block(2, hdims, badgrid, size_, 0, bst, bsh), PARLOPS_ERR_INVALID_ARGUMENT, "grid");
+  EXPECT(parlops_halo_block(2, hdims, NULL, size_, rank_, bst, NULL), PARLOPS_ERR_NULL_ARGUMENT, "shape");
+  EXPECT(parlops_halo_block(2, hdims, NULL, size_, rank_, bst, bsh), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, badgrid, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "grid");
+  EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 3, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, negw, &H), PARLOPS_ERR_INVALID_ARGUMENT, ">= 0");
+  EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, NULL, hgrid, 1, hw, &H), PARLOPS_ERR_NULL_ARGUMENT, "dims");
+  if (one) EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, rank_ == last ? negw : hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  expect("no halo on failure", H == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_halo(c, PARLOPS_C64, 2, hdims, NULL, 2, hw, &H), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(H, 9, &err), PARLOPS_OK, NULL);
+  expect("Halo dot test", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_op *pair[2] = {A, P};
+  EXPECT(parlops_op_stacked_block_diag(c, PARLOPS_F64, 2, (const parlops_op *const *)pair, &SB), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(SB, 9, &err), PARLOPS_OK, NULL);
+  expect("StackedBlockDiag dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_op_destroy(&SB);
+  if (one) EXPECT(parlops_op_stacked_block_diag(c, PARLOPS_F64, rank_ == last ? 1 : 2, (const parlops_op *const *)pair, &SB),
+                  PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "numbers");
+  pair[1] = loc;
+  if (one) EXPECT(parlops_op_stacked_block_diag(c, PARLOPS_F64, 2, (const parlops_op *const *)pair, &SB), PARLOPS_ERR_LAYOUT_MISMATCH, "communicator");
+  parlops_op_destroy(&Fh);
+  parlops_op_destroy(&H);
+
   /* the shell's context is freed once, when the last operator holding it goes */
   parlops_op *SH = NULL;
   EXPECT(parlops_op_scale(S, PARLOPS_REAL(3), &SH), PARLOPS_OK, NULL);

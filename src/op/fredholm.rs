@@ -1,0 +1,148 @@
+//! Fredholm integral of the first kind (PyLops-MPI's MPIFredholm1): y[s] = G[s] x[s] for every slice
+//! s, with G[s] of size nx x ny and x[s] of size ny x nz. The slices of G are split over the ranks;
+//! x and y are replicated (broadcast layouts): each rank computes its slices and the results are
+//! allgathered, in both directions.
+
+use std::sync::{Arc, Mutex};
+
+use super::LinearOperator;
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout, Partition};
+
+pub struct Fredholm1<T: Scalar> {
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    g: Vec<T>,
+    /// slices per rank, and this rank's first slice
+    nsl: Vec<i64>,
+    first: usize,
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    work: Mutex<Vec<T>>,
+}
+
+impl<T: Scalar> Fredholm1<T> {
+    /// `g_local`: this rank's `nsl_local` slices of G, each nx x ny row-major. [collective]
+    pub fn new(
+        comm: &Arc<Comm>,
+        nsl_local: i64,
+        nx: i64,
+        ny: i64,
+        nz: i64,
+        g_local: Vec<T>,
+    ) -> Result<Fredholm1<T>> {
+        let local = (|| {
+            if nsl_local < 0 || nx < 0 || ny < 0 || nz < 1 {
+                crate::bail!(
+                    InvalidArgument,
+                    "fredholm1: sizes must be nsl_local >= 0, nx >= 0, ny >= 0, nz >= 1; got {nsl_local}, {nx}, {ny}, {nz}"
+                );
+            }
+            let want = (nsl_local * nx * ny) as usize;
+            if g_local.len() != want {
+                crate::bail!(
+                    SizeMismatch,
+                    "fredholm1: G holds {} entries, {nsl_local} slices of {nx} x {ny} need {want}",
+                    g_local.len()
+                );
+            }
+            Ok(())
+        })();
+        let rows_all = comm.agree_with(local, &[nsl_local, nx, ny, nz])?;
+        if rows_all.iter().any(|r| r[1..] != [nx, ny, nz]) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "fredholm1: ranks passed different (nx, ny, nz): {:?}",
+                rows_all
+                    .iter()
+                    .map(|r| (r[1], r[2], r[3]))
+                    .collect::<Vec<_>>()
+            );
+        }
+        let nsl: Vec<i64> = rows_all.iter().map(|r| r[0]).collect();
+        let total: i64 = nsl.iter().sum();
+        let first = nsl[..comm.rank() as usize].iter().sum::<i64>() as usize;
+        let rows = Layout::new(comm.clone(), Partition::Broadcast, total * nx * nz, -1)?;
+        let cols = Layout::new(comm.clone(), Partition::Broadcast, total * ny * nz, -1)?;
+        let w = (nsl_local * nx.max(ny) * nz) as usize;
+        Ok(Fredholm1 {
+            rows,
+            cols,
+            g: g_local,
+            nsl,
+            first,
+            nx: nx as usize,
+            ny: ny as usize,
+            nz: nz as usize,
+            work: Mutex::new(vec![T::zero(); w]),
+        })
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let me = self.nsl[self.rows.comm().rank() as usize] as usize;
+        let xs = x.local();
+        for s in 0..me {
+            let g = &self.g[s * nx * ny..(s + 1) * nx * ny];
+            let xin = &xs[(self.first + s) * ny * nz..(self.first + s + 1) * ny * nz];
+            let out = &mut w[s * nx * nz..(s + 1) * nx * nz];
+            for i in 0..nx {
+                for k in 0..nz {
+                    let mut acc = T::zero();
+                    for j in 0..ny {
+                        acc += g[i * ny + j] * xin[j * nz + k];
+                    }
+                    out[i * nz + k] = acc;
+                }
+            }
+        }
+        let counts: Vec<i64> = self.nsl.iter().map(|n| n * (nx * nz) as i64).collect();
+        let send = &w[..me * nx * nz];
+        self.rows.comm().allgatherv(send, y.local_mut(), &counts)
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let me = self.nsl[self.rows.comm().rank() as usize] as usize;
+        let ys = y.local();
+        for s in 0..me {
+            let g = &self.g[s * nx * ny..(s + 1) * nx * ny];
+            let yin = &ys[(self.first + s) * nx * nz..(self.first + s + 1) * nx * nz];
+            let out = &mut w[s * ny * nz..(s + 1) * ny * nz];
+            for j in 0..ny {
+                for k in 0..nz {
+                    let mut acc = T::zero();
+                    for i in 0..nx {
+                        acc += g[i * ny + j].conj() * yin[i * nz + k];
+                    }
+                    out[j * nz + k] = acc;
+                }
+            }
+        }
+        let counts: Vec<i64> = self.nsl.iter().map(|n| n * (ny * nz) as i64).collect();
+        let send = &w[..me * ny * nz];
+        self.cols.comm().allgatherv(send, x.local_mut(), &counts)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn describe(&self) -> String {
+        format!(
+            "Fredholm1 {}x{}",
+            self.rows.global_len(),
+            self.cols.global_len()
+        )
+    }
+}
