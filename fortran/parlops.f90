@@ -624,6 +624,30 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_op_stacked_block_diag
     end function parlops_op_stacked_block_diag
+    function parlops_summa_tile(n, grid, index, start, len) &
+        bind(C, name='parlops_summa_tile')
+      import
+      implicit none
+      integer(c_int64_t), value :: n
+      integer(c_int), value :: grid
+      integer(c_int), value :: index
+      integer(c_int64_t) :: start
+      integer(c_int64_t) :: len
+      integer(c_int) :: parlops_summa_tile
+    end function parlops_summa_tile
+    function parlops_op_create_dense_summa(comm, dtype, n, k, m, a_local, out) &
+        bind(C, name='parlops_op_create_dense_summa')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: k
+      integer(c_int64_t), value :: m
+      type(c_ptr), value :: a_local
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_op_create_dense_summa
+    end function parlops_op_create_dense_summa
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

@@ -543,6 +543,22 @@ parlops_status parlops_op_stacked_block_diag(const parlops_comm *comm,
                                              const parlops_op *const *ops,
                                              parlops_op **out);
 
+// Tile `index` of an extent `n` split over `grid` process rows or columns as the SUMMA operator
+// splits it: [index*b, min((index+1)*b, n)) with b = ceil(n / grid). Not collective.
+parlops_status parlops_summa_tile(int64_t n, int grid, int index, int64_t *start, int64_t *len);
+
+// Dense product Y = A X by SUMMA on a square p x p process grid (PyLops-MPI's MatrixMult, kind
+// "summa"; rank = row * p + col): A is N x K, X is K x M, Y is N x M, each split in tiles
+// (parlops_summa_tile); `a_local` is this rank's tile of A, row-major. Vectors hold this rank's tile
+// of X (columns) or Y (rows), row-major. Needs a square number of ranks. [collective]
+parlops_status parlops_op_create_dense_summa(const parlops_comm *comm,
+                                             parlops_dtype dtype,
+                                             int64_t n,
+                                             int64_t k,
+                                             int64_t m,
+                                             const void *a_local,
+                                             parlops_op **out);
+
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,
                                   parlops_dtype dtype,

@@ -18,6 +18,7 @@ use parlops::op::dense::DenseBlockRow;
 use parlops::op::fredholm::Fredholm1;
 use parlops::op::halo;
 use parlops::op::stencil::{self, Kind};
+use parlops::op::summa::{Summa, tile};
 use parlops::op::{LinearOperator, Op, dottest};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{ErrorKind, Scalar, c32, c64};
@@ -711,6 +712,49 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         }
     }
     check_op(t, "StackedBlockDiag", &sbd, &sd);
+
+    // SUMMA on a square grid: Y = A X, A 5x4, X 4x3; tiles in rank order, row-major
+    let (nn, kk, mm) = (5i64, 4i64, 3i64);
+    let g = (p as f64).sqrt().round() as i64;
+    let aval = |i: i64, j: i64| val::<T>((i * 31 + j * 7) as u64 + 4242);
+    let (gr, gc) = (r as i64 / g.max(1), r as i64 % g.max(1));
+    let (rs, rl) = tile(nn, g, gr);
+    let (cs, cl2) = tile(kk, g, gc);
+    let mine: Vec<T> = (rs..rs + rl)
+        .flat_map(|i| (cs..cs + cl2).map(move |j| aval(i, j)))
+        .collect();
+    let op = Summa::<T>::new(comm, nn, kk, mm, &mine);
+    if g * g != p as i64 {
+        t.check(
+            matches!(&op, Err(e) if e.kind == ErrorKind::NotSupported),
+            "SUMMA refuses a non-square grid on every rank",
+        );
+    } else {
+        // position of (i, j) of an n x m matrix tiled over the grid, rank by rank
+        let pos = |n: i64, m: i64| -> Vec<(i64, i64)> {
+            let mut v = Vec::new();
+            for q in 0..p as i64 {
+                let (ts, tl) = tile(n, g, q / g);
+                let (us, ul) = tile(m, g, q % g);
+                for i in ts..ts + tl {
+                    for j in us..us + ul {
+                        v.push((i, j));
+                    }
+                }
+            }
+            v
+        };
+        let (py, px) = (pos(nn, mm), pos(kk, mm));
+        let mut sd = Dense::zeros(py.len(), px.len());
+        for (a, &(i, j)) in py.iter().enumerate() {
+            for (b, &(k2, j2)) in px.iter().enumerate() {
+                if j == j2 {
+                    sd.set(a, b, aval(i, k2));
+                }
+            }
+        }
+        check_op(t, "SUMMA", &op.unwrap(), &sd);
+    }
 }
 
 trait IdentityLike {

@@ -1567,3 +1567,82 @@ pub unsafe extern "C" fn parlops_op_stacked_block_diag(
         Ok(())
     })
 }
+
+/// Tile `index` of an extent `n` split over `grid` process rows or columns as the SUMMA operator
+/// splits it: [index*b, min((index+1)*b, n)) with b = ceil(n / grid). Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_summa_tile(
+    n: i64,
+    grid: c_int,
+    index: c_int,
+    start: *mut i64,
+    len: *mut i64,
+) -> parlops_status {
+    guard("parlops_summa_tile", || {
+        if n < 0 || grid < 1 || index < 0 || index >= grid {
+            crate::bail!(
+                InvalidArgument,
+                "need n >= 0 and 0 <= index < grid, got n = {n}, grid = {grid}, index = {index}"
+            );
+        }
+        let (s, l) = crate::op::summa::tile(n, grid as i64, index as i64);
+        unsafe {
+            if !start.is_null() {
+                *start = s;
+            }
+            if !len.is_null() {
+                *len = l;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Dense product Y = A X by SUMMA on a square p x p process grid (PyLops-MPI's MatrixMult, kind
+/// "summa"; rank = row * p + col): A is N x K, X is K x M, Y is N x M, each split in tiles
+/// (parlops_summa_tile); `a_local` is this rank's tile of A, row-major. Vectors hold this rank's tile
+/// of X (columns) or Y (rows), row-major. Needs a square number of ranks. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_create_dense_summa(
+    comm: *const parlops_comm,
+    dtype: parlops_dtype,
+    n: i64,
+    k: i64,
+    m: i64,
+    a_local: *const c_void,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_create_dense_summa", || {
+        let c = unsafe { arg(comm, "comm")? };
+        let size = c.inner.size() as i64;
+        let g = (size as f64).sqrt().round() as i64;
+        let rank = c.inner.rank() as i64;
+        let want = if g * g == size && n >= 0 && k >= 0 {
+            (crate::op::summa::tile(n, g, rank / g).1 * crate::op::summa::tile(k, g, rank % g).1)
+                as usize
+        } else {
+            0
+        };
+        let d = dtype_arg(dtype);
+        let dd = d.clone().unwrap_or(DType::F64);
+        let built = with_dtype!(dd, T => {
+            let a = out_ok(out, "out").and(d.clone().map(|_| ())).and_then(|_| unsafe { value_slice::<T>(a_local, want, "a_local") });
+            let (tile, pre) = match a {
+                Ok(s) => (s, Ok(())),
+                Err(e) => (&[][..], Err(e)),
+            };
+            c.inner.agree(pre)?;
+            crate::op::summa::Summa::<T>::new(&c.inner, n, k, m, tile).map(op_of::<T>)
+        })?;
+        let dts = c.inner.agree_with(Ok(()), &[dtype as i64])?;
+        if dts.iter().any(|x| x[0] != dtype as i64) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different dtypes (codes by rank: {:?})",
+                dts.iter().map(|x| x[0]).collect::<Vec<_>>()
+            );
+        }
+        give(out, wrap(built));
+        Ok(())
+    })
+}

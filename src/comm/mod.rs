@@ -264,6 +264,22 @@ impl Comm {
         )
     }
 
+    /// A sub-communicator of the ranks passing the same `color`, ordered by `key`. [collective]
+    pub fn split(&self, color: i32, key: i32) -> Result<Comm> {
+        let raw = self.raw.split(color, key)?;
+        let rank = raw.rank()?;
+        let size = raw.size()?;
+        Ok(Comm {
+            raw,
+            rank,
+            size,
+            node_rank: self.node_rank,
+            node_size: self.node_size,
+            host: self.host.clone(),
+            reductions: AtomicU64::new(0),
+        })
+    }
+
     /// Wait until every rank gets here. [collective]
     pub fn barrier(&self) -> Result<()> {
         self.raw.barrier()

@@ -496,6 +496,24 @@ impl MpiComm {
         }
     }
 
+    /// `MPI_Comm_split` (errors returned, not fatal, on the new communicator). [collective]
+    pub fn split(&self, color: i32, key: i32) -> Result<MpiComm> {
+        alive()?;
+        unsafe {
+            let mut out: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
+            check(
+                ffi::MPI_Comm_split(self.comm, color, key, &mut out),
+                "MPI_Comm_split",
+            )?;
+            let c = MpiComm { comm: out };
+            check(
+                ffi::MPI_Comm_set_errhandler(out, ffi::RSMPI_ERRORS_RETURN),
+                "MPI_Comm_set_errhandler",
+            )?;
+            Ok(c)
+        }
+    }
+
     pub fn barrier(&self) -> Result<()> {
         alive()?;
         unsafe { check(ffi::MPI_Barrier(self.comm), "MPI_Barrier") }

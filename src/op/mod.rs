@@ -15,6 +15,7 @@ pub mod dense;
 pub mod fredholm;
 pub mod halo;
 pub mod stencil;
+pub mod summa;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

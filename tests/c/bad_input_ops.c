@@ -342,6 +342,25 @@ int main(int argc, char **argv) {
   parlops_op_destroy(&Fh);
   parlops_op_destroy(&H);
 
+  /* ---- SUMMA: square grids only */
+  parlops_op *SU = NULL;
+  int g = 1;
+  while ((g + 1) * (g + 1) <= size_) g++;
+  int square = g * g == size_;
+  int64_t ts, tl, us, ul;
+  EXPECT(parlops_summa_tile(5, g, g, &ts, &tl), PARLOPS_ERR_INVALID_ARGUMENT, "index");
+  EXPECT(parlops_summa_tile(5, g, square ? rank_ / g : 0, &ts, &tl), PARLOPS_OK, NULL);
+  EXPECT(parlops_summa_tile(4, g, square ? rank_ % g : 0, &us, &ul), PARLOPS_OK, NULL);
+  double at[20];
+  for (int k = 0; k < 20; ++k) at[k] = 1.0 + k;
+  EXPECT(parlops_op_create_dense_summa(c, PARLOPS_F64, 5, 4, 3, at, &SU), square ? PARLOPS_OK : PARLOPS_ERR_NOT_SUPPORTED, square ? NULL : "square");
+  if (SU) {
+    EXPECT(parlops_op_dottest(SU, 4, &err), PARLOPS_OK, NULL);
+    expect("SUMMA dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    parlops_op_destroy(&SU);
+  }
+  EXPECT(parlops_op_create_dense_summa(c, PARLOPS_F64, 5, 4, 3, NULL, &SU), (square && tl * ul > 0) || !square ? (square ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_ERR_NOT_SUPPORTED) : PARLOPS_ERR_NULL_ARGUMENT, NULL);
+
   /* the shell's context is freed once, when the last operator holding it goes */
   parlops_op *SH = NULL;
   EXPECT(parlops_op_scale(S, PARLOPS_REAL(3), &SH), PARLOPS_OK, NULL);

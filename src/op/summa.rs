@@ -1,0 +1,250 @@
+//! Dense matrix product by SUMMA on a square process grid (PyLops-MPI's MatrixMult, kind "summa"):
+//! Y = A X with A (N x K), X (K x M), Y (N x M) all split in tiles over a p x p grid of P = p^2 ranks
+//! (rank = row * p + col; tile r of an extent n covers [r*b, min((r+1)*b, n)) with b = ceil(n/p)).
+//! The vectors hold each rank's tile of X or Y, row-major, in rank order. Each step broadcasts a tile
+//! of A along process rows and a tile of X along process columns. The adjoint runs the same algorithm
+//! with the conjugate-transposed tiles of A, exchanged once at construction (PyLops-MPI's saveAt).
+
+use std::sync::{Arc, Mutex};
+
+use super::LinearOperator;
+use crate::comm::{Comm, Requests};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout, Partition};
+
+/// Extent of tile `r` of `n` entries split over `p`.
+pub fn tile(n: i64, p: i64, r: i64) -> (i64, i64) {
+    let b = (n + p - 1) / p.max(1);
+    let s = (r * b).min(n);
+    let e = ((r + 1) * b).min(n);
+    (s, e - s)
+}
+
+struct Work<T> {
+    a: Vec<T>,
+    x: Vec<T>,
+    acc: Vec<T>,
+}
+
+pub struct Summa<T: Scalar> {
+    rows: Arc<Layout>,
+    cols: Arc<Layout>,
+    row_comm: Comm,
+    col_comm: Comm,
+    p: usize,
+    /// padded tile sizes
+    bn: usize,
+    bk: usize,
+    bm: usize,
+    /// this rank's tile of A, padded (bn x bk), and of A^H taken from the transposed rank (bk x bn)
+    a: Vec<T>,
+    ah: Vec<T>,
+    /// this rank's (local rows, local cols) of X and Y tiles
+    xk: usize,
+    ym: usize,
+    yn: usize,
+    work: Mutex<Work<T>>,
+}
+
+impl<T: Scalar> Summa<T> {
+    /// `a_local`: this rank's tile of A (row-major, its tile's rows x cols). [collective]
+    pub fn new(comm: &Arc<Comm>, n: i64, k: i64, m: i64, a_local: &[T]) -> Result<Summa<T>> {
+        let size = comm.size() as i64;
+        let p = (size as f64).sqrt().round() as i64;
+        let (r, c) = (comm.rank() as i64 / p.max(1), comm.rank() as i64 % p.max(1));
+        let check = (|| {
+            if p * p != size {
+                crate::bail!(
+                    NotSupported,
+                    "SUMMA needs a square number of ranks (p x p grid); this communicator has {size}"
+                );
+            }
+            if n < 0 || k < 0 || m < 0 {
+                crate::bail!(
+                    InvalidArgument,
+                    "sizes must be >= 0, got N = {n}, K = {k}, M = {m}"
+                );
+            }
+            let want = (tile(n, p, r).1 * tile(k, p, c).1) as usize;
+            if a_local.len() != want {
+                crate::bail!(
+                    SizeMismatch,
+                    "this rank's tile of A holds {} entries, its {} x {} tile needs {want}",
+                    a_local.len(),
+                    tile(n, p, r).1,
+                    tile(k, p, c).1
+                );
+            }
+            Ok(())
+        })();
+        let all = comm.agree_with(check, &[n, k, m])?;
+        if all.iter().any(|v| v[..] != [n, k, m]) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different (N, K, M): {all:?}"
+            );
+        }
+        let p = p as usize;
+        let (bn, bk, bm) = (
+            tile(n, p as i64, 0).1 as usize,
+            tile(k, p as i64, 0).1 as usize,
+            tile(m, p as i64, 0).1 as usize,
+        );
+        let (ln, lk) = (
+            tile(n, p as i64, r).1 as usize,
+            tile(k, p as i64, c).1 as usize,
+        );
+        let mut a = vec![T::zero(); bn * bk];
+        for i in 0..ln {
+            a[i * bk..i * bk + lk].copy_from_slice(&a_local[i * lk..(i + 1) * lk]);
+        }
+        // A^H tile for the adjoint: rank (r, c) needs (A_{c,r})^H, held by rank (c, r)
+        let mut other = vec![T::zero(); bn * bk];
+        let partner = (c as usize * p + r as usize) as i32;
+        if partner == comm.rank() {
+            other.copy_from_slice(&a);
+        } else {
+            let mut reqs = Requests::new();
+            unsafe {
+                comm.irecv(&mut other, partner, &mut reqs)?;
+                comm.isend(&a, partner, &mut reqs)?;
+            }
+            reqs.wait()?;
+        }
+        let mut ah = vec![T::zero(); bk * bn];
+        for i in 0..bn {
+            for j in 0..bk {
+                ah[j * bn + i] = other[i * bk + j].conj();
+            }
+        }
+        let row_comm = comm.split(r as i32, c as i32)?;
+        let col_comm = comm.split(c as i32, r as i32)?;
+        let (xk, ym, yn) = (
+            tile(k, p as i64, r).1 as usize,
+            tile(m, p as i64, c).1 as usize,
+            ln,
+        );
+        let rows = Layout::new(comm.clone(), Partition::Scatter, n * m, (yn * ym) as i64)?;
+        let cols = Layout::new(comm.clone(), Partition::Scatter, k * m, (xk * ym) as i64)?;
+        let big = bn.max(bk);
+        Ok(Summa {
+            rows,
+            cols,
+            row_comm,
+            col_comm,
+            p,
+            bn,
+            bk,
+            bm,
+            a,
+            ah,
+            xk,
+            ym,
+            yn,
+            work: Mutex::new(Work {
+                a: vec![T::zero(); bn * bk],
+                x: vec![T::zero(); big * bm],
+                acc: vec![T::zero(); big * bm],
+            }),
+        })
+    }
+
+    /// out (lo x bm) = sum_k L_{row, k} R_{k, col}: L tiles (lo x li) broadcast along rows from column k,
+    /// R tiles (li x bm) along columns from row k.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        left: &[T],
+        lo: usize,
+        li: usize,
+        right_local: &[T],
+        rk: usize,
+        out: &mut [T],
+        on: usize,
+    ) -> Result<()> {
+        let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let Work { a, x, acc } = &mut *w;
+        let (a, x, acc) = (
+            &mut a[..lo * li],
+            &mut x[..li * self.bm],
+            &mut acc[..lo * self.bm],
+        );
+        acc.iter_mut().for_each(|v| *v = T::zero());
+        let (me_r, me_c) = (self.col_comm.rank() as usize, self.row_comm.rank() as usize);
+        for k in 0..self.p {
+            if me_c == k {
+                a.copy_from_slice(left);
+            }
+            self.row_comm.bcast(a, k as i32)?;
+            if me_r == k {
+                x.iter_mut().for_each(|v| *v = T::zero());
+                for i in 0..rk {
+                    x[i * self.bm..i * self.bm + self.ym]
+                        .copy_from_slice(&right_local[i * self.ym..(i + 1) * self.ym]);
+                }
+            }
+            self.col_comm.bcast(x, k as i32)?;
+            for i in 0..lo {
+                for j in 0..li {
+                    let av = a[i * li + j];
+                    if av.is_zero() {
+                        continue;
+                    }
+                    for (o, xv) in acc[i * self.bm..(i + 1) * self.bm]
+                        .iter_mut()
+                        .zip(&x[j * self.bm..(j + 1) * self.bm])
+                    {
+                        *o += av * *xv;
+                    }
+                }
+            }
+        }
+        for i in 0..on {
+            out[i * self.ym..(i + 1) * self.ym]
+                .copy_from_slice(&acc[i * self.bm..i * self.bm + self.ym]);
+        }
+        Ok(())
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for Summa<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.run(
+            &self.a,
+            self.bn,
+            self.bk,
+            x.local(),
+            self.xk,
+            y.local_mut(),
+            self.yn,
+        )
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        self.run(
+            &self.ah,
+            self.bk,
+            self.bn,
+            y.local(),
+            self.yn,
+            x.local_mut(),
+            self.xk,
+        )
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn describe(&self) -> String {
+        format!(
+            "SUMMA {}x{}",
+            self.rows.global_len(),
+            self.cols.global_len()
+        )
+    }
+}
