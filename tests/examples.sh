@@ -46,6 +46,19 @@ for n in 1 2 3; do
 done
 cat "$B/csr3.out" "$B/shell3.out"
 
+echo "== valgrind over the C examples (1 rank): no leak or invalid access from parlops"
+if command -v valgrind >/dev/null; then
+  logs=()
+  for ex in "vectors 200" "csr_laplacian 20" "shell_operator 300"; do
+    set -- $ex
+    valgrind --leak-check=full --num-callers=40 "$B/examples/$1" "$2" >"$B/vg_$1.log" 2>&1
+    logs+=("$B/vg_$1.log")
+  done
+  python3 tests/valgrind_check.py "${logs[@]}"
+else
+  echo "valgrind not installed: skipped (tools/deps.sh installs it)"
+fi
+
 echo "== pkg-config consumer"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 pkg-config --cflags --libs parlops

@@ -16,6 +16,7 @@ have pkg-config || pkgs+=(pkg-config)
 have python3 || pkgs+=(python3)
 have cc || pkgs+=(gcc)
 have make || pkgs+=(make)
+have valgrind || pkgs+=(valgrind)
 # rsmpi generates its MPI bindings with bindgen, which loads libclang at build time.
 if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
   pkgs+=(libclang-dev)
