@@ -209,29 +209,33 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let xp = x.local().as_ptr();
         let yp = y.local_ptr();
+        let mut r = Ok(());
         for (i, a) in self.ops.iter().enumerate() {
             unsafe {
                 let xv = view(a.cols(), xp)?;
                 let mut yv = view(a.rows(), yp.add(self.row_off[i]))?;
-                a.apply(&xv, &mut yv)?;
+                r = r.and(a.apply(&xv, &mut yv));
             }
         }
-        Ok(())
+        r
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let (one, sum, total) = &mut *w;
         sum.iter_mut().for_each(|v| *v = T::zero());
         let yp = y.local().as_ptr();
+        let mut r = Ok(());
         for (i, a) in self.ops.iter().enumerate() {
             unsafe {
                 let yv = view(a.rows(), yp.add(self.row_off[i]))?;
                 let mut ov = view(a.cols(), one.as_mut_ptr())?;
-                a.apply_adjoint(&yv, &mut ov)?;
+                r = r.and(a.apply_adjoint(&yv, &mut ov));
             }
             sum.iter_mut().zip(one.iter()).for_each(|(s, o)| *s += *o);
         }
+        // the sum runs on every rank even after a local failure, which is reported afterwards
         self.rows.comm().allreduce_sum(sum, total)?;
+        r?;
         x.local_mut().copy_from_slice(total);
         Ok(())
     }

@@ -1,5 +1,9 @@
 //! Compositions: new operators from others, holding references (no data copied). Each owns the work
 //! vectors it needs, allocated here once.
+//!
+//! An inner operator that fails on one rank must not leave the other ranks waiting inside the next
+//! operator's communication: compositions run every inner step whatever happened before, and report
+//! the first error at the end (the caller then agrees on it across ranks).
 
 use std::sync::Arc;
 
@@ -71,29 +75,27 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
     }
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let (c0, a0) = &self.terms[0];
-        a0.apply(x, y)?;
+        let mut r = a0.apply(x, y);
         if *c0 != T::one() {
             y.scale(*c0);
         }
         let mut t = self.range_work.get();
         for (c, a) in &self.terms[1..] {
-            a.apply(x, &mut t)?;
-            y.axpy(*c, &t)?;
+            r = r.and(a.apply(x, &mut t)).and(y.axpy(*c, &t));
         }
-        Ok(())
+        r
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let (c0, a0) = &self.terms[0];
-        a0.apply_adjoint(y, x)?;
+        let mut r = a0.apply_adjoint(y, x);
         if *c0 != T::one() {
             x.scale(c0.conj());
         }
         let mut t = self.domain_work.get();
         for (c, a) in &self.terms[1..] {
-            a.apply_adjoint(y, &mut t)?;
-            x.axpy(c.conj(), &t)?;
+            r = r.and(a.apply_adjoint(y, &mut t)).and(x.axpy(c.conj(), &t));
         }
-        Ok(())
+        r
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -163,13 +165,13 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
     }
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let mut t = self.mid.get();
-        self.b.apply(x, &mut t)?;
-        self.a.apply(&t, y)
+        let r = self.b.apply(x, &mut t);
+        r.and(self.a.apply(&t, y))
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let mut t = self.mid.get();
-        self.a.apply_adjoint(y, &mut t)?;
-        self.b.apply_adjoint(&t, x)
+        let r = self.a.apply_adjoint(y, &mut t);
+        r.and(self.b.apply_adjoint(&t, x))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -249,9 +251,9 @@ impl<T: Scalar> Conjugate<T> {
         let mut w = work.get();
         w.copy_from(inp)?;
         w.conj();
-        f(&w, out)?;
+        let r = f(&w, out);
         out.conj();
-        Ok(())
+        r
     }
 }
 

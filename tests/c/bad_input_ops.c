@@ -141,6 +141,17 @@ int main(int argc, char **argv) {
            PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "dtypes");
   expect("no operator after failed creates", R == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_op_csr_arrays(S, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "not a CSR");
+  /* a callback failing on one rank inside a composition whose next operator exchanges halos */
+  parlops_op *AS = NULL, *SA = NULL;
+  EXPECT(parlops_op_product(A, S, &AS), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_sum(S, A, &SA), PARLOPS_OK, NULL);
+  fail_on_rank = last;
+  EXPECT(parlops_op_apply(AS, x, y), PARLOPS_ERR_CALLBACK, "returned 7");
+  EXPECT(parlops_op_apply(SA, x, y), PARLOPS_ERR_CALLBACK, "returned 7");
+  fail_on_rank = -1;
+  EXPECT(parlops_op_apply(AS, x, y), PARLOPS_OK, NULL);
+  parlops_op_destroy(&AS);
+  parlops_op_destroy(&SA);
 
   /* ---- ParCSR split, wrapped: diag with local columns, offd compressed, col_map_offd global */
   int di[16], dj[48], oi[16], oj[48];
