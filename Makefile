@@ -106,7 +106,7 @@ test: deps header-check lint unit mpi-tests examples
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.
 test-mpich:
 	@command -v mpicc.mpich >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libmpich-dev mpich >/dev/null; }
-	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
+	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
 	mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/bad_input.c -L$(CURDIR)/target-mpich/release -lparlops \
 	  -Wl,-rpath,$(CURDIR)/target-mpich/release -o $(BUILD)/bad_input_mpich

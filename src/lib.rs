@@ -14,6 +14,7 @@ pub mod error;
 pub mod memory;
 pub mod op;
 pub mod scalar;
+pub mod solver;
 pub mod vector;
 
 pub use error::{Error, ErrorKind, Result};

@@ -2,7 +2,7 @@
 
 use num_complex::Complex;
 use std::fmt::Debug;
-use std::ops::{Add, AddAssign, Mul, Neg, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 use crate::error::Result;
 
@@ -83,6 +83,7 @@ pub trait Scalar:
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
+    + Div<Output = Self>
     + Neg<Output = Self>
     + AddAssign
 {
@@ -105,6 +106,10 @@ pub trait Scalar:
     fn from_parts_lossy(re: f64, im: f64) -> Self;
     fn is_zero(self) -> bool {
         self == Self::zero()
+    }
+    /// A real value as this type.
+    fn real(v: f64) -> Self {
+        Self::from_parts_lossy(v, 0.0)
     }
 }
 

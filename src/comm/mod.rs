@@ -105,7 +105,7 @@ impl Comm {
     }
 
     /// Error path of [`Comm::agree`]: the lowest failing rank broadcasts its message. [collective]
-    fn spread_failure<T>(&self, local: Result<T>, codes: &[i64]) -> Result<T> {
+    pub(crate) fn spread_failure<T>(&self, local: Result<T>, codes: &[i64]) -> Result<T> {
         let first = codes.iter().position(|&c| c != 0).unwrap_or(0);
         let failing: Vec<String> = codes
             .iter()
@@ -202,6 +202,41 @@ impl Comm {
             .chunks(n + 1)
             .map(|c| c[..n].iter().map(|&b| f64::from_bits(b as u64)).collect())
             .collect())
+    }
+
+    /// Start a non-blocking sum of `n` values to which each rank may contribute an error instead (the
+    /// pipelined solvers overlap it with work). Counted as one reduction. [collective]
+    pub fn iallreduce_checked(&self, local: Result<Vec<f64>>, n: usize) -> Result<PendingSum> {
+        let mut send = vec![0.0; n + 1].into_boxed_slice();
+        let mut local_err = None;
+        match local {
+            Ok(v) if v.len() == n => send[..n].copy_from_slice(&v),
+            Ok(v) => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("iallreduce: {} values, {n} expected", v.len()),
+                ));
+            }
+            Err(e) => {
+                send[n] = 1.0;
+                local_err = Some(e);
+            }
+        }
+        let mut recv = vec![0.0; n + 1].into_boxed_slice();
+        self.reductions.fetch_add(1, Ordering::Relaxed);
+        let mut req = Requests::new();
+        let r = unsafe {
+            self.raw
+                .iallreduce_sum_f64(send.as_ptr(), recv.as_mut_ptr(), (n + 1) as i32)?
+        };
+        req.reqs.push(r);
+        Ok(PendingSum {
+            send,
+            recv,
+            req,
+            local_err,
+            n,
+        })
     }
 
     /// Element-wise allreduce of `f64` values. [collective]
@@ -403,6 +438,33 @@ impl Drop for Requests {
         if !self.reqs.is_empty() {
             let _ = self::mpi::waitall(&mut self.reqs);
         }
+    }
+}
+
+/// A sum-allreduce in flight ([`Comm::iallreduce_checked`]); [`PendingSum::finish`] completes it.
+pub struct PendingSum {
+    send: Box<[f64]>,
+    recv: Box<[f64]>,
+    req: Requests,
+    local_err: Option<Error>,
+    n: usize,
+}
+
+impl PendingSum {
+    /// Wait and return the sums, or the error of some rank (on every rank). [collective]
+    pub fn finish(mut self, comm: &Comm) -> Result<Vec<f64>> {
+        self.req.wait()?;
+        let _ = &self.send;
+        if self.recv[self.n] != 0.0 {
+            let code = self.local_err.as_ref().map_or(0, |e| e.kind.code() as i64);
+            let codes = comm.allgather_i64(&[code])?;
+            let local = match self.local_err.take() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+            comm.spread_failure(local, &codes)?;
+        }
+        Ok(self.recv[..self.n].to_vec())
     }
 }
 

@@ -519,6 +519,35 @@ impl MpiComm {
         unsafe { check(ffi::MPI_Barrier(self.comm), "MPI_Barrier") }
     }
 
+    /// Start `MPI_Iallreduce(SUM)` of doubles.
+    ///
+    /// # Safety
+    /// Both buffers must stay alive and untouched until the request completes.
+    pub(super) unsafe fn iallreduce_sum_f64(
+        &self,
+        send: *const f64,
+        recv: *mut f64,
+        n: i32,
+    ) -> Result<ffi::MPI_Request> {
+        alive()?;
+        unsafe {
+            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
+            check(
+                ffi::MPI_Iallreduce(
+                    send.cast(),
+                    recv.cast(),
+                    n,
+                    ffi::RSMPI_DOUBLE,
+                    ffi::RSMPI_SUM,
+                    self.comm,
+                    &mut r,
+                ),
+                "MPI_Iallreduce",
+            )?;
+            Ok(r)
+        }
+    }
+
     pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
         alive()?;
         let size = self.size()? as usize;

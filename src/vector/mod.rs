@@ -89,6 +89,75 @@ pub fn reduce_partials(
     }
 }
 
+/// This rank's share of a global sum over a vector of `layout`: split vectors contribute their
+/// partial, broadcast vectors rank 0's value (others 0), unsafe-broadcast vectors 1/P of their own,
+/// so that partials of vectors of different layouts can share one reduction.
+pub fn share(layout: &Layout, v: f64) -> f64 {
+    let comm = layout.comm();
+    match layout.partition() {
+        Partition::Scatter => v,
+        Partition::Broadcast => {
+            if comm.rank() == 0 {
+                v
+            } else {
+                0.0
+            }
+        }
+        Partition::UnsafeBroadcast => v / comm.size() as f64,
+    }
+}
+
+fn dot_partials<T: Scalar>(
+    pairs: &[(&DistVector<T>, &DistVector<T>)],
+    pending: Result<()>,
+) -> Result<Vec<f64>> {
+    pending.map(|_| {
+        let mut v = Vec::with_capacity(2 * pairs.len());
+        for (x, y) in pairs {
+            let (re, im) = ops::dot(x.local(), y.local());
+            v.push(share(x.layout(), re));
+            v.push(share(x.layout(), im));
+        }
+        v
+    })
+}
+
+/// conj(x).y for several pairs with ONE reduction (each pair's two vectors share a layout; pairs may
+/// differ, on one communicator). `pending` carries an earlier local failure (an operator that failed
+/// on this rank) into the same reduction, so every rank learns of it. [collective]
+pub fn dots<T: Scalar>(
+    comm: &crate::comm::Comm,
+    pairs: &[(&DistVector<T>, &DistVector<T>)],
+    pending: Result<()>,
+) -> Result<Vec<T>> {
+    let local = dot_partials(pairs, pending);
+    let r = comm.allreduce_checked(local, 2 * pairs.len(), ReduceOp::Sum)?;
+    Ok(r.chunks(2)
+        .map(|c| T::from_parts_lossy(c[0], c[1]))
+        .collect())
+}
+
+/// Start [`dots`] without waiting (MPI_Iallreduce). [collective]
+pub fn dots_start<T: Scalar>(
+    comm: &crate::comm::Comm,
+    pairs: &[(&DistVector<T>, &DistVector<T>)],
+    pending: Result<()>,
+) -> Result<crate::comm::PendingSum> {
+    let local = dot_partials(pairs, pending);
+    comm.iallreduce_checked(local, 2 * pairs.len())
+}
+
+/// Complete [`dots_start`].
+pub fn dots_finish<T: Scalar>(
+    comm: &crate::comm::Comm,
+    p: crate::comm::PendingSum,
+) -> Result<Vec<T>> {
+    let r = p.finish(comm)?;
+    Ok(r.chunks(2)
+        .map(|c| T::from_parts_lossy(c[0], c[1]))
+        .collect())
+}
+
 impl<T: Scalar> DistVector<T> {
     /// A zeroed vector in `location`, owned by parlops.
     pub fn new_in(layout: Arc<Layout>, location: Location) -> Result<Self> {

@@ -1,0 +1,95 @@
+//! BiCGStab (van der Vorst) with right preconditioning: three reductions per iteration, the last
+//! one carrying both ||r|| and the next rho. The residual tested is the true ||b - A x||.
+
+use super::{Ctx, Info, Reason, info, initial_residual, re};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, dots};
+
+pub(crate) fn solve<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+) -> Result<Info> {
+    let mut v = ctx.ws.take(8, x.layout())?;
+    let out = run(ctx, b, x, &mut v);
+    ctx.ws.put(v);
+    out
+}
+
+fn run<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    vs: &mut [DistVector<T>],
+) -> Result<Info> {
+    let [r, rhat, p, v, phat, s, shat, t] = vs else {
+        unreachable!()
+    };
+    let e = initial_residual(ctx, b, x, r);
+    rhat.copy_from(r)?;
+    let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
+    let bnorm = re(d[0]).sqrt();
+    let r0 = re(d[1]).max(0.0).sqrt();
+    if !bnorm.is_finite() {
+        return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
+    }
+    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+        return Ok(info(0, reason, r0, r0, bnorm));
+    }
+    let mut rho = d[1];
+    let (mut rho_old, mut alpha, mut omega) = (T::one(), T::one(), T::one());
+    let mut rnorm = r0;
+    let mut it = 0;
+    loop {
+        it += 1;
+        if rho.is_zero() {
+            return Ok(info(it - 1, Reason::DivergedBreakdown, r0, rnorm, bnorm));
+        }
+        let beta = (rho / rho_old) * (alpha / omega);
+        // p = r + beta (p - omega v)
+        p.axpy(-omega, v)?;
+        p.axpby(T::one(), r, beta)?;
+        let e = ctx.precond(p, phat).and(ctx.op.apply(phat, v));
+        let rv = dots(&ctx.comm, &[(rhat, v)], e)?[0];
+        if rv.is_zero() || !re(rv).is_finite() {
+            let reason = if re(rv).is_finite() {
+                Reason::DivergedBreakdown
+            } else {
+                Reason::DivergedNan
+            };
+            return Ok(info(it - 1, reason, r0, rnorm, bnorm));
+        }
+        alpha = rho / rv;
+        s.copy_from(r)?;
+        s.axpy(-alpha, v)?;
+        let e = ctx.precond(s, shat).and(ctx.op.apply(shat, t));
+        let d = dots(&ctx.comm, &[(t, s), (t, t), (s, s)], e)?;
+        let snorm = re(d[2]).max(0.0).sqrt();
+        if snorm <= (ctx.p.rtol * bnorm).max(ctx.p.atol) {
+            x.axpy(alpha, phat)?;
+            let reason = ctx
+                .check(it, snorm, bnorm)?
+                .unwrap_or(Reason::ConvergedRtol);
+            return Ok(info(it, reason, r0, snorm, bnorm));
+        }
+        if re(d[1]) <= 0.0 {
+            return Ok(info(it - 1, Reason::DivergedBreakdown, r0, rnorm, bnorm));
+        }
+        omega = d[0] / d[1];
+        x.axpy(alpha, phat)?;
+        x.axpy(omega, shat)?;
+        r.copy_from(s)?;
+        r.axpy(-omega, t)?;
+        let d = dots(&ctx.comm, &[(r, r), (rhat, r)], Ok(()))?;
+        rnorm = re(d[0]).max(0.0).sqrt();
+        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+            return Ok(info(it, reason, r0, rnorm, bnorm));
+        }
+        if omega.is_zero() {
+            return Ok(info(it, Reason::DivergedBreakdown, r0, rnorm, bnorm));
+        }
+        rho_old = rho;
+        rho = d[1];
+    }
+}

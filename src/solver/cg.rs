@@ -1,0 +1,74 @@
+//! Preconditioned conjugate gradients (Hestenes-Stiefel): two reductions per iteration, p^H A p and
+//! [r^H z, r^H r] together. Stops on the unpreconditioned residual ||r||.
+
+use super::{Ctx, Info, Reason, info, initial_residual, re};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, dots};
+
+pub(crate) fn solve<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+) -> Result<Info> {
+    let mut v = ctx.ws.take(4, x.layout())?;
+    let out = run(ctx, b, x, &mut v);
+    ctx.ws.put(v);
+    out
+}
+
+fn run<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    v: &mut [DistVector<T>],
+) -> Result<Info> {
+    let [r, z, p, q] = v else { unreachable!() };
+    let e = initial_residual(ctx, b, x, r);
+    let e = e.and(ctx.precond(r, z));
+    let d = dots(&ctx.comm, &[(b, b), (r, z), (r, r)], e)?;
+    let bnorm = re(d[0]).sqrt();
+    let mut rz = d[1];
+    let r0 = re(d[2]).max(0.0).sqrt();
+    if !bnorm.is_finite() {
+        return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
+    }
+    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+        return Ok(info(0, reason, r0, r0, bnorm));
+    }
+    p.copy_from(z)?;
+    let mut rnorm = r0;
+    let mut it = 0;
+    loop {
+        it += 1;
+        let e = ctx.op.apply(p, q);
+        let pq = dots(&ctx.comm, &[(p, q)], e)?[0];
+        if !re(pq).is_finite() {
+            return Ok(info(it, Reason::DivergedNan, r0, rnorm, bnorm));
+        }
+        if re(pq) <= 0.0 {
+            let reason = if re(pq) < 0.0 {
+                Reason::DivergedIndefinite
+            } else {
+                Reason::DivergedBreakdown
+            };
+            return Ok(info(it - 1, reason, r0, rnorm, bnorm));
+        }
+        let alpha = rz / pq;
+        x.axpy(alpha, p)?;
+        r.axpy(-alpha, q)?;
+        let e = ctx.precond(r, z);
+        let d = dots(&ctx.comm, &[(r, z), (r, r)], e)?;
+        rnorm = re(d[1]).max(0.0).sqrt();
+        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+            return Ok(info(it, reason, r0, rnorm, bnorm));
+        }
+        if re(d[0]) < 0.0 {
+            // r^H M r < 0: the preconditioner is not positive definite
+            return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
+        }
+        let beta = d[0] / rz;
+        rz = d[0];
+        p.axpby(T::one(), z, beta)?;
+    }
+}

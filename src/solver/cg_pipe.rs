@@ -1,0 +1,90 @@
+//! Pipelined preconditioned CG (Ghysels and Vanroose): one non-blocking reduction per iteration
+//! ([r^H u, w^H u, r^H r]) overlapped with the preconditioner and the operator apply.
+
+use super::{Ctx, Info, Reason, info, initial_residual, re};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, dots, dots_finish, dots_start};
+
+pub(crate) fn solve<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+) -> Result<Info> {
+    let mut v = ctx.ws.take(9, x.layout())?;
+    let out = run(ctx, b, x, &mut v);
+    ctx.ws.put(v);
+    out
+}
+
+fn run<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    v: &mut [DistVector<T>],
+) -> Result<Info> {
+    let [r, u, w, m, n, z, q, s, p] = v else {
+        unreachable!()
+    };
+    let e = initial_residual(ctx, b, x, r);
+    let e = e.and(ctx.precond(r, u)).and(ctx.op.apply(u, w));
+    let bb = dots(&ctx.comm, &[(b, b)], e)?;
+    let bnorm = re(bb[0]).sqrt();
+    if !bnorm.is_finite() {
+        return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
+    }
+    let (mut alpha_old, mut gamma_old) = (T::one(), T::one());
+    let mut r0 = 0.0;
+    let mut pending = Ok(());
+    let mut it = 0;
+    loop {
+        let red = dots_start(
+            &ctx.comm,
+            &[(r, u), (w, u), (r, r)],
+            std::mem::replace(&mut pending, Ok(())),
+        )?;
+        // overlapped with the reduction
+        let e = ctx.precond(w, m).and(ctx.op.apply(m, n));
+        let d = dots_finish::<T>(&ctx.comm, red)?;
+        pending = e;
+        let (gamma, delta) = (d[0], d[1]);
+        let rnorm = re(d[2]).max(0.0).sqrt();
+        if it == 0 {
+            r0 = rnorm;
+        }
+        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+            // an apply that failed in the overlap must still be reported on every rank
+            ctx.comm.agree(pending)?;
+            return Ok(info(it, reason, r0, rnorm, bnorm));
+        }
+        let (beta, denom) = if it == 0 {
+            (T::zero(), delta)
+        } else {
+            let beta = gamma / gamma_old;
+            (beta, delta - beta * gamma / alpha_old)
+        };
+        if !re(denom).is_finite() || re(denom) <= 0.0 || re(gamma) < 0.0 {
+            ctx.comm.agree(pending)?;
+            let reason = if !re(denom).is_finite() {
+                Reason::DivergedNan
+            } else if re(denom) < 0.0 || re(gamma) < 0.0 {
+                Reason::DivergedIndefinite
+            } else {
+                Reason::DivergedBreakdown
+            };
+            return Ok(info(it, reason, r0, rnorm, bnorm));
+        }
+        let alpha = gamma / denom;
+        z.axpby(T::one(), n, beta)?;
+        q.axpby(T::one(), m, beta)?;
+        s.axpby(T::one(), w, beta)?;
+        p.axpby(T::one(), u, beta)?;
+        x.axpy(alpha, p)?;
+        r.axpy(-alpha, s)?;
+        u.axpy(-alpha, q)?;
+        w.axpy(-alpha, z)?;
+        gamma_old = gamma;
+        alpha_old = alpha;
+        it += 1;
+    }
+}

@@ -1,0 +1,122 @@
+//! CGLS for min ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's cgls, whose `damp` enters squared).
+//! Two reductions per iteration. The monitored residual is the normal-equations residual
+//! ||A^H (b - A x) - damp^2 x||, tested against max(rtol ||A^H b||, atol); the info's r1norm is
+//! ||b - A x|| and r2norm is sqrt(r1norm^2 + damp^2 ||x||^2), computed exactly at the end.
+
+use super::{Ctx, Info, Reason, info, re};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, dots};
+
+pub(crate) fn solve<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+) -> Result<Info> {
+    let mut rows = ctx.ws.take(2, b.layout())?;
+    let mut cols = ctx.ws.take(2, x.layout())?;
+    let out = run(ctx, b, x, &mut rows, &mut cols);
+    ctx.ws.put(rows);
+    ctx.ws.put(cols);
+    out
+}
+
+/// r1 = ||b - A x||, r2 = sqrt(r1^2 + damp^2 ||x||^2), with `s` as work (rows). Shared with LSQR.
+pub(crate) fn final_norms<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    s: &mut DistVector<T>,
+) -> Result<(f64, f64)> {
+    let e = ctx.op.apply(x, s);
+    s.axpby(T::one(), b, -T::one())?;
+    let d = dots(&ctx.comm, &[(s, s), (x, x)], e)?;
+    let (ss, xx) = (re(d[0]).max(0.0), re(d[1]).max(0.0));
+    let damp = ctx.p.damp;
+    Ok((ss.sqrt(), (ss + damp * damp * xx).sqrt()))
+}
+
+fn run<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    rows: &mut [DistVector<T>],
+    cols: &mut [DistVector<T>],
+) -> Result<Info> {
+    let [s, q] = rows else { unreachable!() };
+    let [r, c] = cols else { unreachable!() };
+    let d2 = T::real(ctx.p.damp * ctx.p.damp);
+    // s = b - A x; r = A^H s - damp^2 x; with a nonzero guess ||A^H b|| needs its own product
+    let mut e = if ctx.p.nonzero_guess {
+        let e = ctx.op.apply(x, s);
+        s.axpby(T::one(), b, -T::one())?;
+        e
+    } else {
+        x.fill(T::zero());
+        s.copy_from(b)
+    };
+    e = e.and(ctx.op.apply_adjoint(s, r));
+    r.axpy(-d2, x)?;
+    let ahb = if ctx.p.nonzero_guess {
+        let e2 = ctx.op.apply_adjoint(b, c);
+        let d = dots(&ctx.comm, &[(c, c)], e2.and(e.clone()))?;
+        re(d[0]).max(0.0).sqrt()
+    } else {
+        -1.0
+    };
+    c.copy_from(r)?;
+    let e = e.and(ctx.op.apply(c, q));
+    let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
+    let bnorm = re(d[0]).sqrt();
+    let mut k = re(d[1]).max(0.0);
+    let r0 = k.sqrt();
+    let ahb = if ahb < 0.0 { r0 } else { ahb };
+    let finish =
+        |ctx: &Ctx<T>, x: &DistVector<T>, s: &mut DistVector<T>, it, reason, rn| -> Result<Info> {
+            let (r1, r2) = final_norms(ctx, b, x, s)?;
+            let mut i = info(it, reason, r0, rn, bnorm);
+            i.r1norm = r1;
+            i.r2norm = r2;
+            Ok(i)
+        };
+    if !bnorm.is_finite() {
+        return finish(ctx, x, s, 0, Reason::DivergedNan, r0);
+    }
+    if let Some(reason) = ctx.check(0, r0, ahb)? {
+        return finish(ctx, x, s, 0, reason, r0);
+    }
+    let mut it = 0;
+    let mut pending = Ok(());
+    loop {
+        it += 1;
+        // an apply that failed on some rank arrives with this reduction, on every rank
+        let d = dots(
+            &ctx.comm,
+            &[(q, q), (c, c)],
+            std::mem::replace(&mut pending, Ok(())),
+        )?;
+        let denom = re(d[0]) + ctx.p.damp * ctx.p.damp * re(d[1]);
+        if denom.is_nan() || denom <= 0.0 {
+            let reason = if denom.is_nan() {
+                Reason::DivergedNan
+            } else {
+                Reason::DivergedBreakdown
+            };
+            return finish(ctx, x, s, it - 1, reason, k.sqrt());
+        }
+        let a = T::real(k / denom);
+        x.axpy(a, c)?;
+        s.axpy(-a, q)?;
+        let e = ctx.op.apply_adjoint(s, r);
+        r.axpy(-d2, x)?;
+        let kn = re(dots(&ctx.comm, &[(r, r)], e)?[0]).max(0.0);
+        let rn = kn.sqrt();
+        if let Some(reason) = ctx.check(it, rn, ahb)? {
+            return finish(ctx, x, s, it, reason, rn);
+        }
+        let beta = T::real(kn / k);
+        k = kn;
+        c.axpby(T::one(), r, beta)?;
+        pending = ctx.op.apply(c, q);
+    }
+}

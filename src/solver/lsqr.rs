@@ -1,0 +1,122 @@
+//! LSQR (Paige and Saunders) for min ||b - A x||^2 + damp^2 ||x||^2. Two reductions per iteration
+//! (||u|| and ||v||). The monitored residual is LSQR's estimate of ||A^H r - damp^2 x||, tested
+//! against max(rtol ||A^H b||, atol); r1norm and r2norm are computed exactly at the end.
+
+use super::cgls::final_norms;
+use super::{Ctx, Info, Reason, info, re};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, dots};
+
+pub(crate) fn solve<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+) -> Result<Info> {
+    let mut rows = ctx.ws.take(2, b.layout())?;
+    let mut cols = ctx.ws.take(3, x.layout())?;
+    let out = run(ctx, b, x, &mut rows, &mut cols);
+    ctx.ws.put(rows);
+    ctx.ws.put(cols);
+    out
+}
+
+fn run<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    rows: &mut [DistVector<T>],
+    cols: &mut [DistVector<T>],
+) -> Result<Info> {
+    let [u, t] = rows else { unreachable!() };
+    let [v, w, s] = cols else { unreachable!() };
+    let damp = ctx.p.damp;
+    let e = if ctx.p.nonzero_guess {
+        let e = ctx.op.apply(x, u);
+        u.axpby(T::one(), b, -T::one())?;
+        e
+    } else {
+        x.fill(T::zero());
+        u.copy_from(b)
+    };
+    let d = dots(&ctx.comm, &[(b, b), (u, u)], e)?;
+    let bnorm = re(d[0]).sqrt();
+    let mut beta = re(d[1]).max(0.0).sqrt();
+    if beta > 0.0 {
+        u.scale(T::real(1.0 / beta));
+    }
+    let e = ctx.op.apply_adjoint(u, v);
+    let mut alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
+    if alfa > 0.0 {
+        v.scale(T::real(1.0 / alfa));
+    }
+    // ||A^H b||: from the first step with a zero guess, its own product otherwise
+    let ahb = if ctx.p.nonzero_guess {
+        let e = ctx.op.apply_adjoint(b, w);
+        re(dots(&ctx.comm, &[(w, w)], e)?[0]).max(0.0).sqrt()
+    } else {
+        alfa * beta
+    };
+    w.copy_from(v)?;
+    let (mut rhobar, mut phibar) = (alfa, beta);
+    let r0 = alfa * beta;
+    let finish =
+        |ctx: &Ctx<T>, x: &DistVector<T>, u: &mut DistVector<T>, it, reason, rn| -> Result<Info> {
+            let (r1, r2) = final_norms(ctx, b, x, u)?;
+            let mut i = info(it, reason, r0, rn, bnorm);
+            i.r1norm = r1;
+            i.r2norm = r2;
+            Ok(i)
+        };
+    if !bnorm.is_finite() {
+        return finish(ctx, x, u, 0, Reason::DivergedNan, r0);
+    }
+    if let Some(reason) = ctx.check(0, r0, ahb)? {
+        return finish(ctx, x, u, 0, reason, r0);
+    }
+    let mut it = 0;
+    loop {
+        it += 1;
+        // bidiagonalisation: u = A v - alfa u, v = A^H u - beta v
+        let e = ctx.op.apply(v, t);
+        u.axpby(T::one(), t, T::real(-alfa))?;
+        beta = re(dots(&ctx.comm, &[(u, u)], e)?[0]).max(0.0).sqrt();
+        if beta > 0.0 {
+            u.scale(T::real(1.0 / beta));
+        }
+        let e = ctx.op.apply_adjoint(u, s);
+        v.axpby(T::one(), s, T::real(-beta))?;
+        alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
+        if alfa > 0.0 {
+            v.scale(T::real(1.0 / alfa));
+        }
+        // eliminate the damping, then the subdiagonal
+        let rhobar1 = rhobar.hypot(damp);
+        let cs1 = rhobar / rhobar1;
+        let sn1 = damp / rhobar1;
+        phibar *= cs1;
+        let rho = rhobar1.hypot(beta);
+        if rho.is_nan() || rho <= 0.0 {
+            let reason = if rho.is_nan() {
+                Reason::DivergedNan
+            } else {
+                Reason::DivergedBreakdown
+            };
+            return finish(ctx, x, u, it - 1, reason, 0.0);
+        }
+        let (cs, sn) = (rhobar1 / rho, beta / rho);
+        let theta = sn * alfa;
+        rhobar = -cs * alfa;
+        let phi = cs * phibar;
+        phibar *= sn;
+        let tau = sn * phi;
+        x.axpy(T::real(phi / rho), w)?;
+        w.axpby(T::one(), v, T::real(-theta / rho))?;
+        let _ = sn1;
+        // ||A^H r - damp^2 x|| estimate
+        let normar = alfa * tau.abs();
+        if let Some(reason) = ctx.check(it, normar, ahb)? {
+            return finish(ctx, x, u, it, reason, normar);
+        }
+    }
+}

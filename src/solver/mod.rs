@@ -1,0 +1,532 @@
+//! Krylov and sparsity solvers with PETSc manners: one handle per solver, tolerances with the rule
+//! ||r|| <= max(rtol ||b||, atol), divergence when ||r|| > dtol ||b||, a converged reason, residual
+//! history, a monitor that may stop the solve, and work vectors reused across solves.
+//!
+//! Every method runs on any [`LinearOperator`] of any dtype. A local failure (an operator or
+//! preconditioner that fails on one rank) is carried into the next global reduction, so every rank
+//! stops together with that rank's message; breakdowns are decided from reduced values, hence the
+//! same on every rank.
+
+mod bicgstab;
+mod cg;
+mod cg_pipe;
+mod cg_sr;
+mod cgls;
+mod gmres;
+mod ista;
+mod lsqr;
+mod minres;
+pub mod power;
+
+use std::sync::Arc;
+
+use crate::comm::{Comm, ReduceOp};
+use crate::error::Result;
+use crate::op::basic::Diagonal;
+use crate::op::{LinearOperator, Op};
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout};
+
+/// Solution method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Cg,
+    CgSingleReduction,
+    CgPipelined,
+    Cgls,
+    Lsqr,
+    Gmres,
+    Fgmres,
+    Bicgstab,
+    Minres,
+    Ista,
+    Fista,
+}
+
+impl Method {
+    pub fn from_code(c: i32) -> Option<Method> {
+        use Method::*;
+        [
+            Cg,
+            CgSingleReduction,
+            CgPipelined,
+            Cgls,
+            Lsqr,
+            Gmres,
+            Fgmres,
+            Bicgstab,
+            Minres,
+            Ista,
+            Fista,
+        ]
+        .get(usize::try_from(c).ok()?)
+        .copied()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Cg => "CG",
+            Method::CgSingleReduction => "CG (single reduction)",
+            Method::CgPipelined => "CG (pipelined)",
+            Method::Cgls => "CGLS",
+            Method::Lsqr => "LSQR",
+            Method::Gmres => "GMRES",
+            Method::Fgmres => "FGMRES",
+            Method::Bicgstab => "BiCGStab",
+            Method::Minres => "MINRES",
+            Method::Ista => "ISTA",
+            Method::Fista => "FISTA",
+        }
+    }
+    /// Least-squares methods work on rectangular operators; the others need a square one.
+    pub fn least_squares(self) -> bool {
+        matches!(
+            self,
+            Method::Cgls | Method::Lsqr | Method::Ista | Method::Fista
+        )
+    }
+}
+
+/// Why a solve stopped (PETSc's KSPConvergedReason values where they exist).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Iterating,
+    ConvergedRtol,
+    ConvergedAtol,
+    ConvergedUser,
+    DivergedMaxIter,
+    DivergedDtol,
+    DivergedBreakdown,
+    DivergedIndefinite,
+    DivergedNan,
+    DivergedUser,
+}
+
+impl Reason {
+    pub fn code(self) -> i32 {
+        match self {
+            Reason::Iterating => 0,
+            Reason::ConvergedRtol => 2,
+            Reason::ConvergedAtol => 3,
+            Reason::ConvergedUser => 4,
+            Reason::DivergedMaxIter => -3,
+            Reason::DivergedDtol => -4,
+            Reason::DivergedBreakdown => -5,
+            Reason::DivergedIndefinite => -8,
+            Reason::DivergedNan => -9,
+            Reason::DivergedUser => -10,
+        }
+    }
+    pub fn converged(self) -> bool {
+        self.code() > 0
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Iterating => "PARLOPS_ITERATING",
+            Reason::ConvergedRtol => "PARLOPS_CONVERGED_RTOL",
+            Reason::ConvergedAtol => "PARLOPS_CONVERGED_ATOL",
+            Reason::ConvergedUser => "PARLOPS_CONVERGED_USER",
+            Reason::DivergedMaxIter => "PARLOPS_DIVERGED_MAX_ITER",
+            Reason::DivergedDtol => "PARLOPS_DIVERGED_DTOL",
+            Reason::DivergedBreakdown => "PARLOPS_DIVERGED_BREAKDOWN",
+            Reason::DivergedIndefinite => "PARLOPS_DIVERGED_INDEFINITE_MATRIX",
+            Reason::DivergedNan => "PARLOPS_DIVERGED_NAN",
+            Reason::DivergedUser => "PARLOPS_DIVERGED_USER",
+        }
+    }
+}
+
+/// Thresholding of ISTA and FISTA (PyLops' soft, hard and half).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    Soft,
+    Hard,
+    Half,
+}
+
+/// Solver settings (PETSc's defaults for the tolerances).
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub rtol: f64,
+    pub atol: f64,
+    pub dtol: f64,
+    pub max_iter: i64,
+    pub nonzero_guess: bool,
+    pub restart: usize,
+    pub damp: f64,
+    pub keep_history: bool,
+    pub threshold: Threshold,
+    pub eps: f64,
+    /// ISTA/FISTA step; None: 1 / largest eigenvalue of A^H A by power iteration
+    pub step: Option<f64>,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            rtol: 1e-5,
+            atol: 1e-50,
+            dtol: 1e5,
+            max_iter: 10000,
+            nonzero_guess: false,
+            restart: 30,
+            damp: 0.0,
+            keep_history: false,
+            threshold: Threshold::Soft,
+            eps: 0.1,
+            step: None,
+        }
+    }
+}
+
+/// What a solve did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Info {
+    pub iterations: i64,
+    pub reason: Reason,
+    pub initial_residual_norm: f64,
+    pub final_residual_norm: f64,
+    pub rhs_norm: f64,
+    /// Least squares: ||b - A x||, and sqrt(||b - A x||^2 + damp^2 ||x||^2) (CGLS, LSQR, ISTA, FISTA).
+    pub r1norm: f64,
+    pub r2norm: f64,
+}
+
+impl Default for Info {
+    fn default() -> Info {
+        Info {
+            iterations: 0,
+            reason: Reason::Iterating,
+            initial_residual_norm: 0.0,
+            final_residual_norm: 0.0,
+            rhs_norm: 0.0,
+            r1norm: 0.0,
+            r2norm: 0.0,
+        }
+    }
+}
+
+/// Monitor: (iteration, residual norm) -> true to stop the solve.
+pub type MonitorFn = Box<dyn FnMut(i64, f64) -> bool + Send>;
+
+/// Work vectors kept by a solver between solves.
+pub(crate) struct Workspace<T: Scalar> {
+    vecs: Vec<DistVector<T>>,
+}
+
+impl<T: Scalar> Workspace<T> {
+    fn new() -> Self {
+        Workspace { vecs: Vec::new() }
+    }
+    /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise); give them back
+    /// with [`Workspace::put`].
+    pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            match self.vecs.iter().position(|v| v.layout().compatible(layout)) {
+                Some(i) => {
+                    // zeroed, so that nothing from an earlier solve (a NaN) leaks into 0 * v
+                    let mut v = self.vecs.swap_remove(i);
+                    v.fill(T::zero());
+                    out.push(v)
+                }
+                None => out.push(DistVector::new(layout.clone())?),
+            }
+        }
+        Ok(out)
+    }
+    pub(crate) fn put(&mut self, v: Vec<DistVector<T>>) {
+        self.vecs.extend(v);
+    }
+}
+
+/// What every method gets: the operators, settings, convergence test and work vectors.
+pub(crate) struct Ctx<'a, T: Scalar> {
+    pub op: &'a dyn LinearOperator<T>,
+    pub pc: Option<&'a dyn LinearOperator<T>>,
+    pub p: &'a Params,
+    pub comm: Arc<Comm>,
+    pub ws: &'a mut Workspace<T>,
+    monitor: Option<&'a mut MonitorFn>,
+    history: &'a mut Vec<f64>,
+    print: bool,
+    pub name: &'static str,
+}
+
+impl<T: Scalar> Ctx<'_, T> {
+    /// z = M r (or a copy of r without preconditioner).
+    pub fn precond(&self, r: &DistVector<T>, z: &mut DistVector<T>) -> Result<()> {
+        match self.pc {
+            Some(m) => m.apply(r, z),
+            None => z.copy_from(r),
+        }
+    }
+
+    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm`.
+    /// Calls the monitor (a user stop request is agreed across ranks), records the history, prints
+    /// with PARLOPS_MONITOR=1.
+    pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
+        if self.p.keep_history {
+            self.history.push(rnorm);
+        }
+        if self.print && self.comm.rank() == 0 {
+            println!("{it:5} {} Residual norm {rnorm:.12e}", self.name);
+        }
+        if let Some(m) = self.monitor.as_mut() {
+            let stop = if m(it, rnorm) { 1.0 } else { 0.0 };
+            let any = self.comm.allreduce_f64(&[stop], ReduceOp::Max)?;
+            if any[0] > 0.0 {
+                return Ok(Some(Reason::DivergedUser));
+            }
+        }
+        if !rnorm.is_finite() {
+            return Ok(Some(Reason::DivergedNan));
+        }
+        let target = (self.p.rtol * bnorm).max(self.p.atol);
+        if rnorm <= target {
+            return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {
+                Reason::ConvergedRtol
+            } else {
+                Reason::ConvergedAtol
+            }));
+        }
+        if it > 0 && rnorm > self.p.dtol * bnorm.max(f64::MIN_POSITIVE) {
+            return Ok(Some(Reason::DivergedDtol));
+        }
+        if it >= self.p.max_iter {
+            return Ok(Some(Reason::DivergedMaxIter));
+        }
+        Ok(None)
+    }
+}
+
+/// Real part of a reduced scalar.
+pub(crate) fn re<T: Scalar>(v: T) -> f64 {
+    v.to_parts().0
+}
+
+/// A solver for operators of element type `T`.
+pub struct Solver<T: Scalar> {
+    pub method: Method,
+    pub params: Params,
+    op: Option<Op<T>>,
+    pc: Option<Op<T>>,
+    jacobi: bool,
+    jacobi_op: Option<(usize, Op<T>)>,
+    monitor: Option<MonitorFn>,
+    history: Vec<f64>,
+    info: Info,
+    ws: Workspace<T>,
+}
+
+impl<T: Scalar> Solver<T> {
+    pub fn new(method: Method) -> Solver<T> {
+        Solver {
+            method,
+            params: Params::default(),
+            op: None,
+            pc: None,
+            jacobi: false,
+            jacobi_op: None,
+            monitor: None,
+            history: Vec::new(),
+            info: Info::default(),
+            ws: Workspace::new(),
+        }
+    }
+
+    pub fn set_operator(&mut self, op: Op<T>) -> Result<()> {
+        if !self.method.least_squares() && !op.rows().compatible(op.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "{} needs a square operator with equal row and column layouts; {} is {}x{} (rows split as {:?}, columns as {:?}); \
+                 use CGLS or LSQR for least squares",
+                self.method.name(),
+                op.describe(),
+                op.rows().global_len(),
+                op.cols().global_len(),
+                op.rows().local_lens(),
+                op.cols().local_lens()
+            );
+        }
+        self.op = Some(op);
+        self.jacobi_op = None;
+        Ok(())
+    }
+
+    /// M^{-1} applied as z = M r; `None` removes it.
+    pub fn set_preconditioner(&mut self, pc: Option<Op<T>>) {
+        self.pc = pc;
+        self.jacobi = false;
+    }
+
+    /// Jacobi from the operator's diagonal (computed at the next solve, and again when the operator changes).
+    pub fn set_jacobi(&mut self) {
+        self.jacobi = true;
+        self.pc = None;
+        self.jacobi_op = None;
+    }
+
+    pub fn set_monitor(&mut self, m: Option<MonitorFn>) {
+        self.monitor = m;
+    }
+
+    pub fn info(&self) -> Info {
+        self.info
+    }
+    pub fn history(&self) -> &[f64] {
+        &self.history
+    }
+    pub fn operator(&self) -> Option<&Op<T>> {
+        self.op.as_ref()
+    }
+
+    /// The inverse diagonal as an operator; zero or non-finite diagonal entries are an error (on every rank).
+    fn jacobi_pc(&mut self, op: &Op<T>) -> Result<Op<T>> {
+        let key = Arc::as_ptr(op) as *const u8 as usize;
+        if let Some((k, j)) = &self.jacobi_op
+            && *k == key
+        {
+            return Ok(j.clone());
+        }
+        let mut d = DistVector::<T>::new(op.rows().clone())?;
+        let got = op.diagonal(&mut d);
+        let local = got.and_then(|_| {
+            let start = d.layout().local_start();
+            for (i, v) in d.local_mut().iter_mut().enumerate() {
+                if v.is_zero() || !v.abs_f64().is_finite() {
+                    crate::bail!(
+                        InvalidArgument,
+                        "Jacobi: the diagonal entry of global row {} is {:?}; it must be non-zero and finite",
+                        start + i as i64,
+                        v
+                    );
+                }
+                let (a, b) = v.to_parts();
+                let n = a * a + b * b;
+                *v = T::from_parts_lossy(a / n, -b / n);
+            }
+            Ok(())
+        });
+        op.rows().comm().agree(local)?;
+        let j: Op<T> = Arc::new(Diagonal::new(&d)?);
+        self.jacobi_op = Some((key, j.clone()));
+        Ok(j)
+    }
+
+    /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA); x holds the initial guess when
+    /// `params.nonzero_guess`. The outcome is in [`Solver::info`]; a diverged solve is not an error. [collective]
+    pub fn solve(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
+        let op = self.op.clone().ok_or_else(|| {
+            crate::err!(
+                InvalidArgument,
+                "no operator: call set_operator before solve"
+            )
+        })?;
+        crate::op::check_apply(op.as_ref(), x, b, false)?;
+        let p = &self.params;
+        if !(p.rtol >= 0.0 && p.atol >= 0.0 && p.dtol > 0.0 && p.max_iter >= 0) || p.rtol.is_nan() {
+            crate::bail!(
+                InvalidArgument,
+                "tolerances must be rtol >= 0, atol >= 0, dtol > 0 and max_iter >= 0; got rtol {}, atol {}, dtol {}, max_iter {}",
+                p.rtol,
+                p.atol,
+                p.dtol,
+                p.max_iter
+            );
+        }
+        let pc = if self.jacobi {
+            Some(self.jacobi_pc(&op)?)
+        } else {
+            self.pc.clone()
+        };
+        if let Some(m) = &pc
+            && (!m.rows().compatible(op.cols()) || !m.cols().compatible(op.cols()))
+        {
+            crate::bail!(
+                SizeMismatch,
+                "the preconditioner ({}, {}x{}) does not fit the operator's columns ({})",
+                m.describe(),
+                m.rows().global_len(),
+                m.cols().global_len(),
+                op.cols().global_len()
+            );
+        }
+        self.history.clear();
+        let print = crate::config::env()
+            .get("PARLOPS_MONITOR")
+            .is_some_and(|v| v != "0");
+        let method = self.method;
+        let mut ctx = Ctx {
+            op: op.as_ref(),
+            pc: pc.as_deref(),
+            p: &self.params,
+            comm: op.rows().comm().clone(),
+            ws: &mut self.ws,
+            monitor: self.monitor.as_mut(),
+            history: &mut self.history,
+            print,
+            name: method.name(),
+        };
+        if print && ctx.comm.rank() == 0 {
+            println!(
+                "  {} solve of {} ({} unknowns)",
+                method.name(),
+                op.describe(),
+                op.cols().global_len()
+            );
+        }
+        let info = match method {
+            Method::Cg => cg::solve(&mut ctx, b, x),
+            Method::CgSingleReduction => cg_sr::solve(&mut ctx, b, x),
+            Method::CgPipelined => cg_pipe::solve(&mut ctx, b, x),
+            Method::Cgls => cgls::solve(&mut ctx, b, x),
+            Method::Lsqr => lsqr::solve(&mut ctx, b, x),
+            Method::Gmres => gmres::solve(&mut ctx, b, x, false),
+            Method::Fgmres => gmres::solve(&mut ctx, b, x, true),
+            Method::Bicgstab => bicgstab::solve(&mut ctx, b, x),
+            Method::Minres => minres::solve(&mut ctx, b, x),
+            Method::Ista => ista::solve(&mut ctx, b, x, false),
+            Method::Fista => ista::solve(&mut ctx, b, x, true),
+        }?;
+        if print && ctx.comm.rank() == 0 {
+            println!(
+                "  {} {} in {} iterations",
+                method.name(),
+                info.reason.name(),
+                info.iterations
+            );
+        }
+        self.info = info;
+        Ok(info)
+    }
+}
+
+/// Initial residual r = b - A x (or b with a zero guess, x zeroed). Returns the pending local outcome.
+pub(crate) fn initial_residual<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    r: &mut DistVector<T>,
+) -> Result<()> {
+    if ctx.p.nonzero_guess {
+        let e = ctx.op.apply(x, r);
+        r.axpby(T::one(), b, -T::one())?;
+        e
+    } else {
+        x.fill(T::zero());
+        r.copy_from(b)
+    }
+}
+
+/// Info for a solve that stopped at iteration `it`.
+pub(crate) fn info(it: i64, reason: Reason, r0: f64, r: f64, bnorm: f64) -> Info {
+    Info {
+        iterations: it,
+        reason,
+        initial_residual_norm: r0,
+        final_residual_norm: r,
+        rhs_norm: bnorm,
+        r1norm: r,
+        r2norm: r,
+    }
+}
