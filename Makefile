@@ -1,6 +1,6 @@
 # parlops — quick start (README): `make demo`, then `make test`.
 #
-#   make demo [N=1000] [NP=2]   install what is missing, build, run the demo on NP ranks
+#   make demo [N=400] [NP=2]    install what is missing, build, solve the N x N Poisson problem on NP ranks
 #   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
@@ -14,9 +14,9 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 MINOR := $(word 2,$(subst ., ,$(VERSION)))
 PREFIX ?= /usr/local
-N ?= 1000
+N ?= 400
 NP ?= 2
-BENCH_N ?= 1000
+BENCH_N ?= 400
 BUILD := $(CURDIR)/build
 STAGE := $(BUILD)/prefix
 
@@ -98,7 +98,7 @@ demo: stage
 	@cmake -S c_examples -B $(BUILD)/demo -DCMAKE_PREFIX_PATH=$(STAGE) -DCMAKE_BUILD_TYPE=Release \
 	  -DMPI_C_COMPILER=$$(command -v $(MPICC)) >$(BUILD)/demo.cmake.log || { cat $(BUILD)/demo.cmake.log; exit 1; }
 	@cmake --build $(BUILD)/demo >$(BUILD)/demo.build.log || { cat $(BUILD)/demo.build.log; exit 1; }
-	$(MPIEXEC) -n $(NP) $(BUILD)/demo/vectors $(N)
+	$(MPIEXEC) -n $(NP) $(BUILD)/demo/poisson $(N)
 
 test: deps header-check lint unit mpi-tests examples
 	@echo "make test: all checks passed"

@@ -11,7 +11,7 @@ import sys
 
 HEADER = open(sys.argv[1]).read()
 
-ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil"}
+ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil", "parlops_method", "parlops_threshold"}
 HANDLES = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op", "parlops_solver"}
 
 
@@ -20,7 +20,11 @@ def ftype(ctype, name):
     t = ctype.replace("const", " ").strip()
     ptr = t.count("*")
     base = t.replace("*", "").strip()
-    if base in ("parlops_apply_fn", "parlops_destroy_fn") and ptr == 0:
+    if base == "parlops_solve_info" and ptr == 1:
+        return "type(parlops_solve_info)"
+    if base == "double" and ptr == 2:
+        return "type(c_ptr)"
+    if base in ("parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn") and ptr == 0:
         return "type(c_funptr), value"
     arrays = {"int64_t": "integer(c_int64_t)", "double": "real(c_double)", "int": "integer(c_int)"}
     if ptr == 1 and base in arrays and ("const" in ctype or name == "shape"):
@@ -82,6 +86,12 @@ def main():
     w("  type, bind(C) :: parlops_scalar")
     w("    real(c_double) :: re, im")
     w("  end type parlops_scalar")
+    w("")
+    w("  type, bind(C) :: parlops_solve_info")
+    w("    integer(c_int64_t) :: iterations")
+    w("    integer(c_int) :: reason")
+    w("    real(c_double) :: initial_residual_norm, final_residual_norm, rhs_norm, r1norm, r2norm")
+    w("  end type parlops_solve_info")
     w("")
     # constants: #define NAME value, and enum members NAME = value
     for m in re.finditer(r"^#define (PARLOPS_[A-Z0-9_]+) (-?\d+)\s*$", HEADER, re.M):

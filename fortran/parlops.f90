@@ -14,11 +14,31 @@ module parlops
     real(c_double) :: re, im
   end type parlops_scalar
 
+  type, bind(C) :: parlops_solve_info
+    integer(c_int64_t) :: iterations
+    integer(c_int) :: reason
+    real(c_double) :: initial_residual_norm, final_residual_norm, rhs_norm, r1norm, r2norm
+  end type parlops_solve_info
+
   integer(c_int), parameter :: PARLOPS_VERSION_MAJOR = 0
   integer(c_int), parameter :: PARLOPS_VERSION_MINOR = 1
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
+  integer(c_int), parameter :: PARLOPS_METHOD_CG = 0
+  integer(c_int), parameter :: PARLOPS_METHOD_CG_SINGLE_REDUCTION = 1
+  integer(c_int), parameter :: PARLOPS_METHOD_CG_PIPELINED = 2
+  integer(c_int), parameter :: PARLOPS_METHOD_CGLS = 3
+  integer(c_int), parameter :: PARLOPS_METHOD_LSQR = 4
+  integer(c_int), parameter :: PARLOPS_METHOD_GMRES = 5
+  integer(c_int), parameter :: PARLOPS_METHOD_FGMRES = 6
+  integer(c_int), parameter :: PARLOPS_METHOD_BICGSTAB = 7
+  integer(c_int), parameter :: PARLOPS_METHOD_MINRES = 8
+  integer(c_int), parameter :: PARLOPS_METHOD_ISTA = 9
+  integer(c_int), parameter :: PARLOPS_METHOD_FISTA = 10
+  integer(c_int), parameter :: PARLOPS_THRESHOLD_SOFT = 0
+  integer(c_int), parameter :: PARLOPS_THRESHOLD_HARD = 1
+  integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -57,6 +77,16 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ERR_NOT_SUPPORTED = 13
   integer(c_int), parameter :: PARLOPS_ERR_OUT_OF_MEMORY = 14
   integer(c_int), parameter :: PARLOPS_ERR_INTERNAL = 15
+  integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
+  integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
+  integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
+  integer(c_int), parameter :: PARLOPS_ITERATING = 0
+  integer(c_int), parameter :: PARLOPS_DIVERGED_MAX_ITER = -3
+  integer(c_int), parameter :: PARLOPS_DIVERGED_DTOL = -4
+  integer(c_int), parameter :: PARLOPS_DIVERGED_BREAKDOWN = -5
+  integer(c_int), parameter :: PARLOPS_DIVERGED_INDEFINITE_MATRIX = -8
+  integer(c_int), parameter :: PARLOPS_DIVERGED_NAN = -9
+  integer(c_int), parameter :: PARLOPS_DIVERGED_USER = -10
 
   interface
     function c_strlen(s) bind(C, name='strlen')
@@ -648,6 +678,145 @@ module parlops
       type(c_ptr) :: out
       integer(c_int) :: parlops_op_create_dense_summa
     end function parlops_op_create_dense_summa
+    function parlops_solver_create(comm, method, out) &
+        bind(C, name='parlops_solver_create')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: method
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_solver_create
+    end function parlops_solver_create
+    function parlops_solver_set_operator(s, a) &
+        bind(C, name='parlops_solver_set_operator')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: a
+      integer(c_int) :: parlops_solver_set_operator
+    end function parlops_solver_set_operator
+    function parlops_solver_set_preconditioner(s, m) &
+        bind(C, name='parlops_solver_set_preconditioner')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: m
+      integer(c_int) :: parlops_solver_set_preconditioner
+    end function parlops_solver_set_preconditioner
+    function parlops_solver_set_jacobi(s) &
+        bind(C, name='parlops_solver_set_jacobi')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int) :: parlops_solver_set_jacobi
+    end function parlops_solver_set_jacobi
+    function parlops_solver_set_tolerances(s, rtol, atol, dtol, max_iter) &
+        bind(C, name='parlops_solver_set_tolerances')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), value :: rtol
+      real(c_double), value :: atol
+      real(c_double), value :: dtol
+      integer(c_int64_t), value :: max_iter
+      integer(c_int) :: parlops_solver_set_tolerances
+    end function parlops_solver_set_tolerances
+    function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
+        bind(C, name='parlops_solver_set_initial_guess_nonzero')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: nonzero
+      integer(c_int) :: parlops_solver_set_initial_guess_nonzero
+    end function parlops_solver_set_initial_guess_nonzero
+    function parlops_solver_set_restart(s, m) &
+        bind(C, name='parlops_solver_set_restart')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int64_t), value :: m
+      integer(c_int) :: parlops_solver_set_restart
+    end function parlops_solver_set_restart
+    function parlops_solver_set_damping(s, damp) &
+        bind(C, name='parlops_solver_set_damping')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), value :: damp
+      integer(c_int) :: parlops_solver_set_damping
+    end function parlops_solver_set_damping
+    function parlops_solver_set_sparsity(s, kind, eps, step) &
+        bind(C, name='parlops_solver_set_sparsity')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: kind
+      real(c_double), value :: eps
+      real(c_double), value :: step
+      integer(c_int) :: parlops_solver_set_sparsity
+    end function parlops_solver_set_sparsity
+    function parlops_solver_set_monitor(s, f, ctx) &
+        bind(C, name='parlops_solver_set_monitor')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_funptr), value :: f
+      type(c_ptr), value :: ctx
+      integer(c_int) :: parlops_solver_set_monitor
+    end function parlops_solver_set_monitor
+    function parlops_solver_keep_history(s, keep) &
+        bind(C, name='parlops_solver_keep_history')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: keep
+      integer(c_int) :: parlops_solver_keep_history
+    end function parlops_solver_keep_history
+    function parlops_solver_solve(s, b, x) &
+        bind(C, name='parlops_solver_solve')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: b
+      type(c_ptr), value :: x
+      integer(c_int) :: parlops_solver_solve
+    end function parlops_solver_solve
+    function parlops_solver_info(s, info) &
+        bind(C, name='parlops_solver_info')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(parlops_solve_info) :: info
+      integer(c_int) :: parlops_solver_info
+    end function parlops_solver_info
+    function parlops_solver_history(s, norms, len) &
+        bind(C, name='parlops_solver_history')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr) :: norms
+      integer(c_int64_t) :: len
+      integer(c_int) :: parlops_solver_history
+    end function parlops_solver_history
+    function parlops_solver_destroy(s) &
+        bind(C, name='parlops_solver_destroy')
+      import
+      implicit none
+      type(c_ptr) :: s
+      integer(c_int) :: parlops_solver_destroy
+    end function parlops_solver_destroy
+    function parlops_op_power_iteration(a, max_iter, tol, seed, eigenvalue, iterations) &
+        bind(C, name='parlops_op_power_iteration')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: max_iter
+      real(c_double), value :: tol
+      integer(c_int64_t), value :: seed
+      type(parlops_scalar) :: eigenvalue
+      integer(c_int64_t) :: iterations
+      integer(c_int) :: parlops_op_power_iteration
+    end function parlops_op_power_iteration
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

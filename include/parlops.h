@@ -69,6 +69,30 @@ typedef enum {
   PARLOPS_ERR_INTERNAL = 15,
 } parlops_status;
 
+// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
+typedef enum {
+  // ||r|| <= rtol ||b|| (the larger of the two bounds)
+  PARLOPS_CONVERGED_RTOL = 2,
+  // ||r|| <= atol
+  PARLOPS_CONVERGED_ATOL = 3,
+  // Stopped as converged by the method itself.
+  PARLOPS_CONVERGED_USER = 4,
+  // No solve yet.
+  PARLOPS_ITERATING = 0,
+  // max_iter reached.
+  PARLOPS_DIVERGED_MAX_ITER = -3,
+  // ||r|| > dtol ||b||.
+  PARLOPS_DIVERGED_DTOL = -4,
+  // The method broke down (a zero pivot: p^H A p = 0, rho = 0, ...).
+  PARLOPS_DIVERGED_BREAKDOWN = -5,
+  // CG or MINRES met an indefinite matrix or preconditioner.
+  PARLOPS_DIVERGED_INDEFINITE_MATRIX = -8,
+  // NaN or Inf in the right-hand side or the iteration.
+  PARLOPS_DIVERGED_NAN = -9,
+  // The monitor asked to stop.
+  PARLOPS_DIVERGED_USER = -10,
+} parlops_reason;
+
 // A communicator (opaque): a private duplicate of the caller's MPI communicator.
 typedef struct parlops_comm parlops_comm;
 
@@ -77,6 +101,9 @@ typedef struct parlops_layout parlops_layout;
 
 // A distributed linear operator (opaque).
 typedef struct parlops_op parlops_op;
+
+// A solver (opaque).
+typedef struct parlops_solver parlops_solver;
 
 // A distributed vector (opaque).
 typedef struct parlops_vec parlops_vec;
@@ -113,8 +140,78 @@ typedef int32_t parlops_ownership;
 // Finite-difference stencil direction.
 typedef int32_t parlops_stencil;
 
+// Krylov or sparsity method.
+typedef int32_t parlops_method;
+
+// ISTA/FISTA regulariser.
+typedef int32_t parlops_threshold;
+
+// Monitor callback: called on every rank at every iteration with the residual norm; return
+// non-zero to stop the solve (reason PARLOPS_DIVERGED_USER; any rank asking stops every rank).
+typedef int (*parlops_monitor_fn)(void *ctx, int64_t iteration, double residual_norm);
+
+// Outcome of the last solve.
+typedef struct {
+  // Iterations performed.
+  int64_t iterations;
+  // Why it stopped.
+  parlops_reason reason;
+  // Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_solve).
+  double initial_residual_norm;
+  // Residual norm at the last iteration.
+  double final_residual_norm;
+  // ||b||.
+  double rhs_norm;
+  // Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x||; other methods: the final residual norm.
+  double r1norm;
+  // Least squares: sqrt(||b - A x||^2 + damp^2 ||x||^2); other methods: the final residual norm.
+  double r2norm;
+} parlops_solve_info;
+
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
+
+// Conjugate gradients (Hermitian positive definite A and preconditioner).
+#define PARLOPS_METHOD_CG 0
+
+// CG with one global reduction per iteration (Chronopoulos-Gear).
+#define PARLOPS_METHOD_CG_SINGLE_REDUCTION 1
+
+// Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
+#define PARLOPS_METHOD_CG_PIPELINED 2
+
+// CGLS: min ||b - A x||^2 + damp^2 ||x||^2 for any (rectangular) A.
+#define PARLOPS_METHOD_CGLS 3
+
+// LSQR (Paige-Saunders), same problem as CGLS.
+#define PARLOPS_METHOD_LSQR 4
+
+// Restarted GMRES(m), right preconditioning.
+#define PARLOPS_METHOD_GMRES 5
+
+// Flexible GMRES(m): the preconditioner may change between iterations.
+#define PARLOPS_METHOD_FGMRES 6
+
+// BiCGStab, right preconditioning.
+#define PARLOPS_METHOD_BICGSTAB 7
+
+// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner.
+#define PARLOPS_METHOD_MINRES 8
+
+// ISTA: min ||b - A x||^2 + eps R(x) (PyLops' convention) by thresholded gradient steps.
+#define PARLOPS_METHOD_ISTA 9
+
+// FISTA: ISTA with Nesterov acceleration.
+#define PARLOPS_METHOD_FISTA 10
+
+// R = ||x||_1 (soft thresholding).
+#define PARLOPS_THRESHOLD_SOFT 0
+
+// R = ||x||_0 (hard thresholding).
+#define PARLOPS_THRESHOLD_HARD 1
+
+// R = ||x||_{1/2}^{1/2} (half thresholding).
+#define PARLOPS_THRESHOLD_HALF 2
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -558,6 +655,82 @@ parlops_status parlops_op_create_dense_summa(const parlops_comm *comm,
                                              int64_t m,
                                              const void *a_local,
                                              parlops_op **out);
+
+// Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
+parlops_status parlops_solver_create(const parlops_comm *comm,
+                                     parlops_method method,
+                                     parlops_solver **out);
+
+// The operator A (kept by reference). Methods other than CGLS, LSQR, ISTA and FISTA need a square A
+// with equal row and column layouts.
+parlops_status parlops_solver_set_operator(parlops_solver *s, const parlops_op *a);
+
+// Preconditioner M^{-1}, any operator applied as z = M r (NULL removes it). Same dtype and layouts
+// as A's columns.
+parlops_status parlops_solver_set_preconditioner(parlops_solver *s, const parlops_op *m);
+
+// Jacobi preconditioning from A's diagonal (taken at the next solve, and when A changes). A zero on
+// the diagonal makes that solve fail with PARLOPS_ERR_INVALID_ARGUMENT naming the row.
+parlops_status parlops_solver_set_jacobi(parlops_solver *s);
+
+// Stop when ||r|| <= max(rtol ||b||, atol); diverged when ||r|| > dtol ||b|| or after max_iter
+// iterations. ||r|| is the true residual 2-norm for CG, its variants, GMRES, FGMRES and BiCGStab;
+// the M^{-1}-norm for preconditioned MINRES; ||A^H r - damp^2 x|| against ||A^H b|| for CGLS and
+// LSQR; the update ||x_k - x_{k-1}|| against max(rtol, atol) for ISTA and FISTA. Defaults: 1e-5,
+// 1e-50, 1e5, 10000 (PETSc's).
+parlops_status parlops_solver_set_tolerances(parlops_solver *s,
+                                             double rtol,
+                                             double atol,
+                                             double dtol,
+                                             int64_t max_iter);
+
+// Use x's content as the initial guess (default: zero, and x is overwritten).
+parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);
+
+// GMRES/FGMRES restart length m (default 30).
+parlops_status parlops_solver_set_restart(parlops_solver *s, int64_t m);
+
+// CGLS/LSQR damping: minimise ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's `damp`).
+parlops_status parlops_solver_set_damping(parlops_solver *s, double damp);
+
+// ISTA/FISTA: the regulariser and its weight eps (default soft, 0.1); `step` > 0 sets the gradient
+// step, 0 derives it as 1 / lambda_max(A^H A) by power iteration (the default).
+parlops_status parlops_solver_set_sparsity(parlops_solver *s,
+                                           parlops_threshold kind,
+                                           double eps,
+                                           double step);
+
+// Monitor called at each iteration on every rank (NULL removes it). With a monitor, each iteration
+// also agrees on the stop request (one small reduction).
+parlops_status parlops_solver_set_monitor(parlops_solver *s, parlops_monitor_fn f, void *ctx);
+
+// Keep the residual norm of every iteration (parlops_solver_history).
+parlops_status parlops_solver_keep_history(parlops_solver *s, bool keep);
+
+// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA): b of A's row layout, x of its column
+// layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
+// parlops_solver_info. Argument errors on any rank fail on every rank. [collective]
+parlops_status parlops_solver_solve(parlops_solver *s, const parlops_vec *b, parlops_vec *x);
+
+// The outcome of the last solve.
+parlops_status parlops_solver_info(const parlops_solver *s, parlops_solve_info *info);
+
+// Residual norms of the last solve, one per iteration from 0 (with parlops_solver_keep_history):
+// `*norms` points into the solver (valid until its next solve or destroy), `*len` entries.
+parlops_status parlops_solver_history(const parlops_solver *s, const double **norms, int64_t *len);
+
+// Release the solver and set `*s` to NULL (NULL `*s` is a no-op).
+parlops_status parlops_solver_destroy(parlops_solver **s);
+
+// Largest eigenvalue of a square operator by power iteration (PyLops-MPI's power_iteration; the
+// random start is seeded and the same for any number of ranks): stops when the estimate changes by
+// less than tol relative, or after max_iter. [collective]
+parlops_status parlops_op_power_iteration(const parlops_op *a,
+                                          int64_t max_iter,
+                                          double tol,
+                                          uint64_t seed,
+                                          parlops_scalar *eigenvalue,
+                                          int64_t *iterations);
 
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,

@@ -46,6 +46,17 @@ for n in 1 2 3; do
 done
 cat "$B/csr3.out" "$B/shell3.out"
 
+echo "== Poisson CG (C and Fortran), iterations independent of the rank count"
+for n in 1 2 3; do
+  run $n "$B/examples/poisson" 48 >"$B/poisson$n.out"
+  run $n "$B/examples/poisson_f" 48 >"$B/poisson_f$n.out"
+  its=$(grep '^iterations' "$B/poisson$n.out")
+  [ "$its" = "$(grep '^iterations' "$B/poisson1.out")" ] || { echo "CG iterations depend on the rank count"; exit 1; }
+  [ "$its" = "$(grep '^iterations' "$B/poisson_f$n.out")" ] || { echo "Fortran Poisson differs from C at $n ranks"; exit 1; }
+done
+for m in cg-sr cg-pipe; do run 2 "$B/examples/poisson" 48 $m | grep -E '^(Poisson|iterations)'; done
+tail -4 "$B/poisson2.out"
+
 echo "== valgrind over the C examples (1 rank): no leak or invalid access from parlops"
 if command -v valgrind >/dev/null; then
   logs=()

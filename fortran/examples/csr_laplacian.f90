@@ -1,17 +1,16 @@
 ! A distributed sparse matrix from Fortran: each rank assembles its rows of the 2D 5-point Laplacian
-! with global (0-based) column indices and hands them to parlops_op_create_csr; then the same
-! numbers as c_examples/csr_laplacian.c. Run: mpiexec -n 3 ./csr_laplacian_f [n]
+! with global (0-based) column indices (laplacian_demo.f90); then the same numbers as
+! c_examples/csr_laplacian.c. Run: mpiexec -n 3 ./csr_laplacian_f [n]
 program csr_laplacian
   use mpi
   use, intrinsic :: iso_c_binding
   use parlops
+  use laplacian_demo
   implicit none
   integer :: ierr
-  integer(c_int64_t) :: n, big_n, start, len, r, i, j, nnz, k, nloc
+  integer(c_int64_t) :: n, big_n, start, len, r, i, j, k, nloc
   integer(c_int) :: rank, nranks
   type(c_ptr) :: comm, layout, a, x, y, d, px
-  integer(c_int64_t), allocatable, target :: row_ptr(:), col(:)
-  real(c_double), allocatable, target :: val(:)
   real(c_double), pointer :: xl(:)
   real(c_double) :: ny, nx, ndiag, err
   character(len=32) :: arg
@@ -28,22 +27,7 @@ program csr_laplacian
   call check(parlops_comm_size(comm, nranks))
   call check(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, big_n, int(PARLOPS_DECIDE, c_int64_t), layout))
   call check(parlops_layout_local_range(layout, start, len))
-
-  allocate (row_ptr(len + 1), col(5 * len + 1), val(5 * len + 1))
-  nnz = 0
-  row_ptr(1) = 0
-  do r = start, start + len - 1
-    i = r / n
-    j = mod(r, n)
-    if (i > 0) call add(r - n, -1.0d0)
-    if (j > 0) call add(r - 1, -1.0d0)
-    call add(r, 4.0d0)
-    if (j < n - 1) call add(r + 1, -1.0d0)
-    if (i < n - 1) call add(r + n, -1.0d0)
-    row_ptr(r - start + 2) = nnz
-  end do
-  call check(parlops_op_create_csr(layout, layout, PARLOPS_F64, PARLOPS_INDEX_I64, c_loc(row_ptr), c_loc(col), &
-                                   c_loc(val), a))
+  call assemble_laplacian(layout, n, a)
 
   call check(parlops_op_create_vecs(a, x, y))
   call check(parlops_vec_duplicate(x, d))
@@ -77,31 +61,4 @@ program csr_laplacian
   call check(parlops_comm_destroy(comm))
   call MPI_Finalize(ierr)
   if (err >= 1.0d-13) error stop 1
-
-contains
-  subroutine add(c, v)
-    integer(c_int64_t), intent(in) :: c
-    real(c_double), intent(in) :: v
-    nnz = nnz + 1
-    col(nnz) = c
-    val(nnz) = v
-  end subroutine add
-
-  subroutine check(status)
-    integer(c_int), intent(in) :: status
-    if (status /= PARLOPS_OK) then
-      write (*, '(a)') 'parlops error: '//parlops_last_error_f()
-      error stop 1
-    end if
-  end subroutine check
-
-  function fmt_e(v) result(s)
-    real(c_double), intent(in) :: v
-    character(len=32) :: s
-    integer :: p
-    write (s, '(es17.10e2)') v
-    s = adjustl(s)
-    p = index(s, 'E')
-    if (p > 0) s(p:p) = 'e'
-  end function fmt_e
 end program csr_laplacian

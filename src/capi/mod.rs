@@ -8,6 +8,7 @@ mod handles;
 mod layout;
 mod misc;
 mod op;
+mod solver;
 mod types;
 mod vec;
 
@@ -16,5 +17,6 @@ pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;
 pub use op::*;
+pub use solver::*;
 pub use types::*;
 pub use vec::*;

@@ -348,8 +348,11 @@ impl<T: Scalar> Solver<T> {
                 op.cols().local_lens()
             );
         }
+        let same = self.op.as_ref().is_some_and(|o| Arc::ptr_eq(o, &op));
+        if !same {
+            self.jacobi_op = None;
+        }
         self.op = Some(op);
-        self.jacobi_op = None;
         Ok(())
     }
 
@@ -364,6 +367,12 @@ impl<T: Scalar> Solver<T> {
         self.jacobi = true;
         self.pc = None;
         self.jacobi_op = None;
+    }
+
+    /// Jacobi, keeping a diagonal already computed for the same operator.
+    pub fn set_jacobi_keep(&mut self) {
+        self.jacobi = true;
+        self.pc = None;
     }
 
     pub fn set_monitor(&mut self, m: Option<MonitorFn>) {

@@ -1,0 +1,48 @@
+! The Poisson solve of c_examples/poisson.c from Fortran: 2D Laplacian on an n x n grid, b = 1,
+! CG to ||r|| <= 1e-8 ||b||. Run: mpiexec -n 2 ./poisson_f [n]
+program poisson
+  use mpi
+  use, intrinsic :: iso_c_binding
+  use parlops
+  use laplacian_demo
+  implicit none
+  integer :: ierr
+  integer(c_int64_t) :: n
+  integer(c_int) :: rank, nranks
+  type(c_ptr) :: comm, layout, a, x, b, ksp
+  type(parlops_solve_info) :: info
+  character(len=32) :: arg
+
+  call MPI_Init(ierr)
+  n = 100
+  if (command_argument_count() > 0) then
+    call get_command_argument(1, arg)
+    read (arg, *) n
+  end if
+  call check(parlops_comm_create_f(MPI_COMM_WORLD, comm))
+  call check(parlops_comm_rank(comm, rank))
+  call check(parlops_comm_size(comm, nranks))
+  call check(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, n * n, int(PARLOPS_DECIDE, c_int64_t), layout))
+  call assemble_laplacian(layout, n, a)
+  call check(parlops_op_create_vecs(a, x, b))
+  call check(parlops_vec_fill(b, parlops_real(1.0d0)))
+  call check(parlops_solver_create(comm, PARLOPS_METHOD_CG, ksp))
+  call check(parlops_solver_set_operator(ksp, a))
+  call check(parlops_solver_set_tolerances(ksp, 1.0d-8, 0.0d0, 1.0d5, 100000_c_int64_t))
+  call check(parlops_solver_solve(ksp, b, x))
+  call check(parlops_solver_info(ksp, info))
+  if (rank == 0) then
+    write (*, '(a, i0, a, i0, a, i0, a)') 'Poisson ', n, ' x ', n, ' on ', nranks, ' rank(s), cg'
+    write (*, '(a, i0)') 'iterations = ', info%iterations
+    write (*, '(a, i0)') 'converged reason = ', info%reason
+    write (*, '(a, a)') 'final residual norm = ', trim(fmt_e(info%final_residual_norm))
+  end if
+  call check(parlops_solver_destroy(ksp))
+  call check(parlops_vec_destroy(x))
+  call check(parlops_vec_destroy(b))
+  call check(parlops_op_destroy(a))
+  call check(parlops_layout_destroy(layout))
+  call check(parlops_comm_destroy(comm))
+  call MPI_Finalize(ierr)
+  if (info%reason <= 0) error stop 1
+end program poisson

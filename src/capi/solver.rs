@@ -1,0 +1,662 @@
+//! Solvers.
+
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+use super::handles::{
+    arg, arg_mut, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_op, parlops_vec,
+};
+use super::types::{parlops_scalar, parlops_status};
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::op::{AnyOp, Op};
+use crate::scalar::{Scalar, c32, c64};
+use crate::solver::{Info, Method, MonitorFn, Params, Reason, Solver, Threshold};
+use crate::vector::{AnyVec, DistVector};
+
+/// Krylov or sparsity method.
+pub type parlops_method = i32;
+/// Conjugate gradients (Hermitian positive definite A and preconditioner).
+pub const PARLOPS_METHOD_CG: parlops_method = 0;
+/// CG with one global reduction per iteration (Chronopoulos-Gear).
+pub const PARLOPS_METHOD_CG_SINGLE_REDUCTION: parlops_method = 1;
+/// Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
+pub const PARLOPS_METHOD_CG_PIPELINED: parlops_method = 2;
+/// CGLS: min ||b - A x||^2 + damp^2 ||x||^2 for any (rectangular) A.
+pub const PARLOPS_METHOD_CGLS: parlops_method = 3;
+/// LSQR (Paige-Saunders), same problem as CGLS.
+pub const PARLOPS_METHOD_LSQR: parlops_method = 4;
+/// Restarted GMRES(m), right preconditioning.
+pub const PARLOPS_METHOD_GMRES: parlops_method = 5;
+/// Flexible GMRES(m): the preconditioner may change between iterations.
+pub const PARLOPS_METHOD_FGMRES: parlops_method = 6;
+/// BiCGStab, right preconditioning.
+pub const PARLOPS_METHOD_BICGSTAB: parlops_method = 7;
+/// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner.
+pub const PARLOPS_METHOD_MINRES: parlops_method = 8;
+/// ISTA: min ||b - A x||^2 + eps R(x) (PyLops' convention) by thresholded gradient steps.
+pub const PARLOPS_METHOD_ISTA: parlops_method = 9;
+/// FISTA: ISTA with Nesterov acceleration.
+pub const PARLOPS_METHOD_FISTA: parlops_method = 10;
+
+/// ISTA/FISTA regulariser.
+pub type parlops_threshold = i32;
+/// R = ||x||_1 (soft thresholding).
+pub const PARLOPS_THRESHOLD_SOFT: parlops_threshold = 0;
+/// R = ||x||_0 (hard thresholding).
+pub const PARLOPS_THRESHOLD_HARD: parlops_threshold = 1;
+/// R = ||x||_{1/2}^{1/2} (half thresholding).
+pub const PARLOPS_THRESHOLD_HALF: parlops_threshold = 2;
+
+/// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum parlops_reason {
+    /// ||r|| <= rtol ||b|| (the larger of the two bounds)
+    PARLOPS_CONVERGED_RTOL = 2,
+    /// ||r|| <= atol
+    PARLOPS_CONVERGED_ATOL = 3,
+    /// Stopped as converged by the method itself.
+    PARLOPS_CONVERGED_USER = 4,
+    /// No solve yet.
+    PARLOPS_ITERATING = 0,
+    /// max_iter reached.
+    PARLOPS_DIVERGED_MAX_ITER = -3,
+    /// ||r|| > dtol ||b||.
+    PARLOPS_DIVERGED_DTOL = -4,
+    /// The method broke down (a zero pivot: p^H A p = 0, rho = 0, ...).
+    PARLOPS_DIVERGED_BREAKDOWN = -5,
+    /// CG or MINRES met an indefinite matrix or preconditioner.
+    PARLOPS_DIVERGED_INDEFINITE_MATRIX = -8,
+    /// NaN or Inf in the right-hand side or the iteration.
+    PARLOPS_DIVERGED_NAN = -9,
+    /// The monitor asked to stop.
+    PARLOPS_DIVERGED_USER = -10,
+}
+
+impl From<Reason> for parlops_reason {
+    fn from(r: Reason) -> parlops_reason {
+        use parlops_reason::*;
+        match r {
+            Reason::Iterating => PARLOPS_ITERATING,
+            Reason::ConvergedRtol => PARLOPS_CONVERGED_RTOL,
+            Reason::ConvergedAtol => PARLOPS_CONVERGED_ATOL,
+            Reason::ConvergedUser => PARLOPS_CONVERGED_USER,
+            Reason::DivergedMaxIter => PARLOPS_DIVERGED_MAX_ITER,
+            Reason::DivergedDtol => PARLOPS_DIVERGED_DTOL,
+            Reason::DivergedBreakdown => PARLOPS_DIVERGED_BREAKDOWN,
+            Reason::DivergedIndefinite => PARLOPS_DIVERGED_INDEFINITE_MATRIX,
+            Reason::DivergedNan => PARLOPS_DIVERGED_NAN,
+            Reason::DivergedUser => PARLOPS_DIVERGED_USER,
+        }
+    }
+}
+
+/// Outcome of the last solve.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct parlops_solve_info {
+    /// Iterations performed.
+    pub iterations: i64,
+    /// Why it stopped.
+    pub reason: parlops_reason,
+    /// Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_solve).
+    pub initial_residual_norm: f64,
+    /// Residual norm at the last iteration.
+    pub final_residual_norm: f64,
+    /// ||b||.
+    pub rhs_norm: f64,
+    /// Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x||; other methods: the final residual norm.
+    pub r1norm: f64,
+    /// Least squares: sqrt(||b - A x||^2 + damp^2 ||x||^2); other methods: the final residual norm.
+    pub r2norm: f64,
+}
+
+/// Monitor callback: called on every rank at every iteration with the residual norm; return
+/// non-zero to stop the solve (reason PARLOPS_DIVERGED_USER; any rank asking stops every rank).
+pub type parlops_monitor_fn =
+    Option<unsafe extern "C" fn(ctx: *mut c_void, iteration: i64, residual_norm: f64) -> c_int>;
+
+enum Typed {
+    None,
+    F32(Solver<f32>),
+    F64(Solver<f64>),
+    C64(Solver<c32>),
+    C128(Solver<c64>),
+}
+
+/// A solver (opaque).
+pub struct parlops_solver {
+    comm: Arc<Comm>,
+    method: Method,
+    params: Params,
+    op: Option<AnyOp>,
+    pc: Option<AnyOp>,
+    jacobi: bool,
+    monitor: Option<(unsafe extern "C" fn(*mut c_void, i64, f64) -> c_int, usize)>,
+    typed: Typed,
+    info: Info,
+}
+
+/// Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_create(
+    comm: *const parlops_comm,
+    method: parlops_method,
+    out: *mut *mut parlops_solver,
+) -> parlops_status {
+    guard("parlops_solver_create", || {
+        let c = unsafe { arg(comm, "comm")? };
+        out_ok(out, "out")?;
+        let m = enum_arg(
+            method,
+            "method",
+            "PARLOPS_METHOD_CG .. PARLOPS_METHOD_FISTA = 0..10",
+            Method::from_code,
+        )?;
+        give(
+            out,
+            parlops_solver {
+                comm: c.inner.clone(),
+                method: m,
+                params: Params::default(),
+                op: None,
+                pc: None,
+                jacobi: false,
+                monitor: None,
+                typed: Typed::None,
+                info: Info::default(),
+            },
+        );
+        Ok(())
+    })
+}
+
+fn same_comm(s: &parlops_solver, a: &AnyOp, what: &str) -> Result<()> {
+    if !Arc::ptr_eq(&s.comm, a.rows().comm()) {
+        crate::bail!(
+            LayoutMismatch,
+            "argument '{what}' ({}) lives on another communicator than the solver; create both from the same parlops_comm",
+            a.describe()
+        );
+    }
+    Ok(())
+}
+
+/// The operator A (kept by reference). Methods other than CGLS, LSQR, ISTA and FISTA need a square A
+/// with equal row and column layouts.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_operator(
+    s: *mut parlops_solver,
+    a: *const parlops_op,
+) -> parlops_status {
+    guard("parlops_solver_set_operator", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let a = unsafe { arg(a, "A")? };
+        same_comm(s, &a.inner, "A")?;
+        if !s.method.least_squares() && !a.inner.rows().compatible(a.inner.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "{} needs a square operator with equal row and column layouts; A is {}x{}; use CGLS or LSQR",
+                s.method.name(),
+                a.inner.rows().global_len(),
+                a.inner.cols().global_len()
+            );
+        }
+        s.op = Some(a.inner.clone());
+        Ok(())
+    })
+}
+
+/// Preconditioner M^{-1}, any operator applied as z = M r (NULL removes it). Same dtype and layouts
+/// as A's columns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_preconditioner(
+    s: *mut parlops_solver,
+    m: *const parlops_op,
+) -> parlops_status {
+    guard("parlops_solver_set_preconditioner", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        match unsafe { m.as_ref() } {
+            None => s.pc = None,
+            Some(m) => {
+                same_comm(s, &m.inner, "M")?;
+                s.pc = Some(m.inner.clone());
+            }
+        }
+        s.jacobi = false;
+        Ok(())
+    })
+}
+
+/// Jacobi preconditioning from A's diagonal (taken at the next solve, and when A changes). A zero on
+/// the diagonal makes that solve fail with PARLOPS_ERR_INVALID_ARGUMENT naming the row.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_jacobi(s: *mut parlops_solver) -> parlops_status {
+    guard("parlops_solver_set_jacobi", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        s.jacobi = true;
+        s.pc = None;
+        Ok(())
+    })
+}
+
+/// Stop when ||r|| <= max(rtol ||b||, atol); diverged when ||r|| > dtol ||b|| or after max_iter
+/// iterations. ||r|| is the true residual 2-norm for CG, its variants, GMRES, FGMRES and BiCGStab;
+/// the M^{-1}-norm for preconditioned MINRES; ||A^H r - damp^2 x|| against ||A^H b|| for CGLS and
+/// LSQR; the update ||x_k - x_{k-1}|| against max(rtol, atol) for ISTA and FISTA. Defaults: 1e-5,
+/// 1e-50, 1e5, 10000 (PETSc's).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_tolerances(
+    s: *mut parlops_solver,
+    rtol: f64,
+    atol: f64,
+    dtol: f64,
+    max_iter: i64,
+) -> parlops_status {
+    guard("parlops_solver_set_tolerances", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(rtol >= 0.0 && atol >= 0.0 && dtol > 0.0 && rtol.is_finite() && atol.is_finite())
+            || max_iter < 0
+        {
+            crate::bail!(
+                InvalidArgument,
+                "tolerances must be rtol >= 0, atol >= 0 (finite), dtol > 0 and max_iter >= 0; got rtol {rtol}, atol {atol}, dtol {dtol}, max_iter {max_iter}"
+            );
+        }
+        s.params.rtol = rtol;
+        s.params.atol = atol;
+        s.params.dtol = dtol;
+        s.params.max_iter = max_iter;
+        Ok(())
+    })
+}
+
+/// Use x's content as the initial guess (default: zero, and x is overwritten).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
+    s: *mut parlops_solver,
+    nonzero: bool,
+) -> parlops_status {
+    guard("parlops_solver_set_initial_guess_nonzero", || {
+        unsafe { arg_mut(s, "s")? }.params.nonzero_guess = nonzero;
+        Ok(())
+    })
+}
+
+/// GMRES/FGMRES restart length m (default 30).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_restart(
+    s: *mut parlops_solver,
+    m: i64,
+) -> parlops_status {
+    guard("parlops_solver_set_restart", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(1..=10_000).contains(&m) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'm' is {m}; the restart length must be in 1..=10000"
+            );
+        }
+        s.params.restart = m as usize;
+        Ok(())
+    })
+}
+
+/// CGLS/LSQR damping: minimise ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's `damp`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_damping(
+    s: *mut parlops_solver,
+    damp: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_damping", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(damp >= 0.0 && damp.is_finite()) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'damp' is {damp}; it must be finite and >= 0"
+            );
+        }
+        s.params.damp = damp;
+        Ok(())
+    })
+}
+
+/// ISTA/FISTA: the regulariser and its weight eps (default soft, 0.1); `step` > 0 sets the gradient
+/// step, 0 derives it as 1 / lambda_max(A^H A) by power iteration (the default).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_sparsity(
+    s: *mut parlops_solver,
+    kind: parlops_threshold,
+    eps: f64,
+    step: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_sparsity", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let k = enum_arg(
+            kind,
+            "kind",
+            "PARLOPS_THRESHOLD_SOFT, _HARD or _HALF = 0..2",
+            |c| match c {
+                0 => Some(Threshold::Soft),
+                1 => Some(Threshold::Hard),
+                2 => Some(Threshold::Half),
+                _ => None,
+            },
+        )?;
+        if !(eps >= 0.0 && eps.is_finite() && step >= 0.0 && step.is_finite()) {
+            crate::bail!(
+                InvalidArgument,
+                "arguments 'eps' ({eps}) and 'step' ({step}) must be finite and >= 0"
+            );
+        }
+        s.params.threshold = k;
+        s.params.eps = eps;
+        s.params.step = if step > 0.0 { Some(step) } else { None };
+        Ok(())
+    })
+}
+
+/// Monitor called at each iteration on every rank (NULL removes it). With a monitor, each iteration
+/// also agrees on the stop request (one small reduction).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_monitor(
+    s: *mut parlops_solver,
+    f: parlops_monitor_fn,
+    ctx: *mut c_void,
+) -> parlops_status {
+    guard("parlops_solver_set_monitor", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        s.monitor = f.map(|f| (f, ctx as usize));
+        Ok(())
+    })
+}
+
+/// Keep the residual norm of every iteration (parlops_solver_history).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_keep_history(
+    s: *mut parlops_solver,
+    keep: bool,
+) -> parlops_status {
+    guard("parlops_solver_keep_history", || {
+        unsafe { arg_mut(s, "s")? }.params.keep_history = keep;
+        Ok(())
+    })
+}
+
+fn typed_op<T: Scalar>(a: &AnyOp) -> Option<Op<T>> {
+    let any: Box<dyn std::any::Any> = match a {
+        AnyOp::F32(o) => Box::new(o.clone()),
+        AnyOp::F64(o) => Box::new(o.clone()),
+        AnyOp::C64(o) => Box::new(o.clone()),
+        AnyOp::C128(o) => Box::new(o.clone()),
+    };
+    any.downcast::<Op<T>>().ok().map(|b| *b)
+}
+
+fn typed_vec<T: Scalar>(v: &AnyVec) -> Option<&DistVector<T>> {
+    crate::any_vec!(v, x => (x as &dyn std::any::Any).downcast_ref::<DistVector<T>>())
+}
+
+fn typed_vec_mut<T: Scalar>(v: &mut AnyVec) -> Option<&mut DistVector<T>> {
+    crate::any_vec!(v, x => (x as &mut dyn std::any::Any).downcast_mut::<DistVector<T>>())
+}
+
+fn run<T: Scalar>(
+    s: &mut parlops_solver,
+    solver_of: fn(&mut Typed) -> Option<&mut Solver<T>>,
+    b: &AnyVec,
+    x: &mut AnyVec,
+) -> Result<Info>
+where
+    Solver<T>: Into<Typed>,
+{
+    if solver_of(&mut s.typed).is_none() {
+        s.typed = Solver::<T>::new(s.method).into();
+    }
+    let (params, method) = (s.params.clone(), s.method);
+    let op =
+        s.op.as_ref()
+            .and_then(typed_op::<T>)
+            .ok_or_else(|| crate::err!(Internal, "operator dtype"))?;
+    let pc = match &s.pc {
+        Some(p) => {
+            Some(typed_op::<T>(p).ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?)
+        }
+        None => None,
+    };
+    let jacobi = s.jacobi;
+    let monitor: Option<MonitorFn> = s.monitor.map(|(f, ctx)| {
+        Box::new(move |it: i64, r: f64| unsafe { f(ctx as *mut c_void, it, r) != 0 }) as MonitorFn
+    });
+    let solver = solver_of(&mut s.typed).ok_or_else(|| crate::err!(Internal, "typed solver"))?;
+    solver.method = method;
+    solver.params = params;
+    solver.set_operator(op)?;
+    if jacobi {
+        solver.set_jacobi_keep();
+    } else {
+        solver.set_preconditioner(pc);
+    }
+    solver.set_monitor(monitor);
+    let b = typed_vec::<T>(b).ok_or_else(|| crate::err!(Internal, "b dtype"))?;
+    let x = typed_vec_mut::<T>(x).ok_or_else(|| crate::err!(Internal, "x dtype"))?;
+    solver.solve(b, x)
+}
+
+macro_rules! typed_conv {
+    ($t:ty, $v:ident) => {
+        impl From<Solver<$t>> for Typed {
+            fn from(s: Solver<$t>) -> Typed {
+                Typed::$v(s)
+            }
+        }
+    };
+}
+typed_conv!(f32, F32);
+typed_conv!(f64, F64);
+typed_conv!(c32, C64);
+typed_conv!(c64, C128);
+
+/// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA): b of A's row layout, x of its column
+/// layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
+/// parlops_solver_info. Argument errors on any rank fail on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_solve(
+    s: *mut parlops_solver,
+    b: *const parlops_vec,
+    x: *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_solver_solve", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let comm = s.comm.clone();
+        let pre = (|| {
+            let op = s.op.as_ref().ok_or_else(|| {
+                crate::err!(
+                    InvalidArgument,
+                    "no operator: call parlops_solver_set_operator first"
+                )
+            })?;
+            let bv = unsafe { arg(b, "b")? };
+            if std::ptr::eq(b, x) {
+                crate::bail!(
+                    InvalidArgument,
+                    "arguments 'b' and 'x' are the same vector; they must differ"
+                );
+            }
+            let xv = unsafe { arg(x as *const parlops_vec, "x")? };
+            for (v, n) in [(&bv.inner, "b"), (&xv.inner, "x")] {
+                if v.dtype() != op.dtype() {
+                    crate::bail!(
+                        DTypeMismatch,
+                        "argument '{n}' is {} but the operator is {}",
+                        v.dtype().name(),
+                        op.dtype().name()
+                    );
+                }
+            }
+            if let Some(p) = &s.pc
+                && p.dtype() != op.dtype()
+            {
+                crate::bail!(
+                    DTypeMismatch,
+                    "the preconditioner is {} but the operator is {}",
+                    p.dtype().name(),
+                    op.dtype().name()
+                );
+            }
+            if !bv.inner.layout().compatible(op.rows()) || !xv.inner.layout().compatible(op.cols())
+            {
+                crate::bail!(
+                    SizeMismatch,
+                    "'b' has global length {} (split {:?}) and 'x' {} (split {:?}); the operator maps {} (split {:?}) to {} (split {:?})",
+                    bv.inner.layout().global_len(),
+                    bv.inner.layout().local_lens(),
+                    xv.inner.layout().global_len(),
+                    xv.inner.layout().local_lens(),
+                    op.cols().global_len(),
+                    op.cols().local_lens(),
+                    op.rows().global_len(),
+                    op.rows().local_lens()
+                );
+            }
+            Ok(())
+        })();
+        comm.agree(pre)?;
+        let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
+        let dtype =
+            s.op.as_ref()
+                .map(|o| o.dtype())
+                .ok_or_else(|| crate::err!(Internal, "operator"))?;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match dtype {
+            crate::DType::F32 => run::<f32>(
+                s,
+                |t| if let Typed::F32(x) = t { Some(x) } else { None },
+                bv,
+                xv,
+            ),
+            crate::DType::F64 => run::<f64>(
+                s,
+                |t| if let Typed::F64(x) = t { Some(x) } else { None },
+                bv,
+                xv,
+            ),
+            crate::DType::C64 => run::<c32>(
+                s,
+                |t| if let Typed::C64(x) = t { Some(x) } else { None },
+                bv,
+                xv,
+            ),
+            crate::DType::C128 => run::<c64>(
+                s,
+                |t| {
+                    if let Typed::C128(x) = t {
+                        Some(x)
+                    } else {
+                        None
+                    }
+                },
+                bv,
+                xv,
+            ),
+        }))
+        .unwrap_or_else(|_| {
+            Err(crate::err!(
+                Internal,
+                "the solve panicked on rank {} (please report)",
+                comm.rank()
+            ))
+        });
+        let info = comm.agree(r)?;
+        s.info = info;
+        Ok(())
+    })
+}
+
+/// The outcome of the last solve.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_info(
+    s: *const parlops_solver,
+    info: *mut parlops_solve_info,
+) -> parlops_status {
+    guard("parlops_solver_info", || {
+        let s = unsafe { arg(s, "s")? };
+        out_ok(info, "info")?;
+        let i = s.info;
+        unsafe {
+            *info = parlops_solve_info {
+                iterations: i.iterations,
+                reason: i.reason.into(),
+                initial_residual_norm: i.initial_residual_norm,
+                final_residual_norm: i.final_residual_norm,
+                rhs_norm: i.rhs_norm,
+                r1norm: i.r1norm,
+                r2norm: i.r2norm,
+            }
+        };
+        Ok(())
+    })
+}
+
+/// Residual norms of the last solve, one per iteration from 0 (with parlops_solver_keep_history):
+/// `*norms` points into the solver (valid until its next solve or destroy), `*len` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_history(
+    s: *const parlops_solver,
+    norms: *mut *const f64,
+    len: *mut i64,
+) -> parlops_status {
+    guard("parlops_solver_history", || {
+        let s = unsafe { arg(s, "s")? };
+        out_ok(norms, "norms")?;
+        out_ok(len, "len")?;
+        let h: &[f64] = match &s.typed {
+            Typed::None => &[],
+            Typed::F32(x) => x.history(),
+            Typed::F64(x) => x.history(),
+            Typed::C64(x) => x.history(),
+            Typed::C128(x) => x.history(),
+        };
+        unsafe {
+            *norms = h.as_ptr();
+            *len = h.len() as i64;
+        }
+        Ok(())
+    })
+}
+
+/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_destroy(s: *mut *mut parlops_solver) -> parlops_status {
+    guard("parlops_solver_destroy", || unsafe { destroy(s, "s") })
+}
+
+/// Largest eigenvalue of a square operator by power iteration (PyLops-MPI's power_iteration; the
+/// random start is seeded and the same for any number of ranks): stops when the estimate changes by
+/// less than tol relative, or after max_iter. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_power_iteration(
+    a: *const parlops_op,
+    max_iter: i64,
+    tol: f64,
+    seed: u64,
+    eigenvalue: *mut parlops_scalar,
+    iterations: *mut i64,
+) -> parlops_status {
+    guard("parlops_op_power_iteration", || {
+        let a = unsafe { arg(a, "A")? };
+        let comm = a.inner.rows().comm().clone();
+        comm.agree(out_ok(eigenvalue, "eigenvalue"))?;
+        let r = crate::any_op!(&a.inner, op => {
+            crate::solver::power::power_iteration(op.as_ref(), max_iter, tol, seed, false).map(|(l, it)| (l.to_parts(), it))
+        });
+        let ((re, im), it) = comm.agree(r)?;
+        unsafe {
+            *eigenvalue = parlops_scalar { re, im };
+            if !iterations.is_null() {
+                *iterations = it;
+            }
+        }
+        Ok(())
+    })
+}
