@@ -125,7 +125,9 @@ impl Comm {
         match local {
             Err(e) => {
                 let mut e = e;
-                if failing.len() > 1 || first as i32 != self.rank {
+                if (failing.len() > 1 || first as i32 != self.rank)
+                    && !e.msg.contains("(failed on rank(s)")
+                {
                     e.msg = format!("{} (failed on rank(s) {})", e.msg, failing.join(", "));
                 }
                 Err(e)

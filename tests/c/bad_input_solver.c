@@ -1,0 +1,200 @@
+/* Feeds every solver function bad input (including on one rank only) and checks statuses and
+ * converged reasons on every rank: indefinite matrix, NaN right-hand side, max iterations, a monitor
+ * stopping on one rank, a callback operator failing on one rank in the middle of a solve, Jacobi on
+ * a zero diagonal. Each case runs under an alarm. Run at 1 and 3 ranks.
+ * Prints "bad_input_solver: N passed, M failed" on rank 0. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "expect.h"
+
+static int fail_rank = -1, fail_after = 0, calls = 0;
+
+/* y = 2 x + (shift) on local parts; fails (returns 5) on fail_rank after fail_after calls */
+static int diag_fwd(void *ctx, const void *x, void *y) {
+  const int64_t *len = ctx;
+  for (int64_t i = 0; i < *len; ++i) ((double *)y)[i] = 2.0 * ((const double *)x)[i];
+  calls++;
+  return (rank_ == fail_rank && calls > fail_after) ? 5 : 0;
+}
+
+static int stop_rank = -1;
+static int monitor(void *ctx, int64_t it, double rnorm) {
+  (void)ctx;
+  (void)rnorm;
+  return rank_ == stop_rank && it >= 2;
+}
+
+static void expect_reason(const char *name, parlops_solver *s, parlops_reason want) {
+  parlops_solve_info info;
+  parlops_status st = parlops_solver_info(s, &info);
+  expect(name, st == PARLOPS_OK && info.reason == want ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  if (info.reason != want) fprintf(stderr, "rank %d: %s: reason %d, wanted %d\n", rank_, name, (int)info.reason, (int)want);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGALRM, on_alarm);
+  alarm(30);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  int last = size_ - 1, one = size_ > 1;
+
+  parlops_comm *c = NULL, *c2 = NULL;
+  EXPECT(parlops_comm_create(MPI_COMM_WORLD, &c), PARLOPS_OK, NULL);
+  EXPECT(parlops_comm_create(MPI_COMM_WORLD, &c2), PARLOPS_OK, NULL);
+  parlops_layout *l = NULL, *l2 = NULL, *lo = NULL;
+  EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 20, -1, &l), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 13, -1, &l2), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(c2, PARLOPS_PARTITION_SCATTER, 20, -1, &lo), PARLOPS_OK, NULL);
+  int64_t start, len;
+  parlops_layout_local_range(l, &start, &len);
+
+  /* a tridiagonal SPD matrix, an indefinite one, a zero-diagonal one */
+  int64_t rp[32], ci[96];
+  double v[96], vi[96], vz[96];
+  int64_t nnz = 0;
+  rp[0] = 0;
+  for (int64_t i = start; i < start + len; ++i) {
+    for (int64_t j = i - 1; j <= i + 1; ++j) {
+      if (j < 0 || j >= 20) continue;
+      ci[nnz] = j;
+      v[nnz] = j == i ? 2.5 : -1.0;
+      vi[nnz] = j == i ? 0.5 : -1.0;
+      vz[nnz] = j == i ? 0.0 : -1.0;
+      nnz++;
+    }
+    rp[i - start + 1] = nnz;
+  }
+  parlops_op *A = NULL, *Ai = NULL, *Az = NULL, *R = NULL, *Ao = NULL, *S = NULL;
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vi, &Ai), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vz, &Az), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_zero(l2, l, PARLOPS_F64, &R), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_identity(lo, PARLOPS_F64, &Ao), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, diag_fwd, diag_fwd, NULL, &S), PARLOPS_OK, NULL);
+
+  parlops_vec *b = NULL, *x = NULL, *bf = NULL, *b2 = NULL;
+  EXPECT(parlops_op_create_vecs(A, &x, &b), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_fill(b, PARLOPS_REAL(1)), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(l, PARLOPS_F32, PARLOPS_MEMORY_HOST, &bf), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(l2, PARLOPS_F64, PARLOPS_MEMORY_HOST, &b2), PARLOPS_OK, NULL);
+
+  /* ---- create and settings */
+  parlops_solver *s = NULL;
+  EXPECT(parlops_solver_create(NULL, PARLOPS_METHOD_CG, &s), PARLOPS_ERR_NULL_ARGUMENT, "comm");
+  EXPECT(parlops_solver_create(c, 99, &s), PARLOPS_ERR_INVALID_ARGUMENT, "method");
+  EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, &s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INVALID_ARGUMENT, "no operator");
+  EXPECT(parlops_solver_set_operator(s, R), PARLOPS_ERR_SIZE_MISMATCH, "square");
+  EXPECT(parlops_solver_set_operator(s, Ao), PARLOPS_ERR_LAYOUT_MISMATCH, "communicator");
+  EXPECT(parlops_solver_set_operator(NULL, A), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_operator(s, NULL), PARLOPS_ERR_NULL_ARGUMENT, "A");
+  EXPECT(parlops_solver_set_tolerances(s, -1.0, 0, 1e5, 100), PARLOPS_ERR_INVALID_ARGUMENT, "rtol -1");
+  EXPECT(parlops_solver_set_tolerances(s, NAN, 0, 1e5, 100), PARLOPS_ERR_INVALID_ARGUMENT, "NaN");
+  EXPECT(parlops_solver_set_tolerances(s, 1e-8, 0, 0.0, 100), PARLOPS_ERR_INVALID_ARGUMENT, "dtol");
+  EXPECT(parlops_solver_set_tolerances(s, 1e-8, 0, 1e5, -5), PARLOPS_ERR_INVALID_ARGUMENT, "max_iter -5");
+  EXPECT(parlops_solver_set_restart(s, 0), PARLOPS_ERR_INVALID_ARGUMENT, "restart");
+  EXPECT(parlops_solver_set_damping(s, -1.0), PARLOPS_ERR_INVALID_ARGUMENT, "damp");
+  EXPECT(parlops_solver_set_sparsity(s, 7, 0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "kind");
+  EXPECT(parlops_solver_set_sparsity(s, PARLOPS_THRESHOLD_SOFT, -0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "eps");
+  EXPECT(parlops_solver_set_preconditioner(s, Ao), PARLOPS_ERR_LAYOUT_MISMATCH, NULL);
+  EXPECT(parlops_solver_set_operator(s, A), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+
+  /* ---- solve arguments, including on one rank only */
+  EXPECT(parlops_solver_solve(s, b, b), PARLOPS_ERR_INVALID_ARGUMENT, "same vector");
+  EXPECT(parlops_solver_solve(s, NULL, x), PARLOPS_ERR_NULL_ARGUMENT, "'b'");
+  EXPECT(parlops_solver_solve(s, bf, x), PARLOPS_ERR_DTYPE_MISMATCH, "PARLOPS_F32");
+  EXPECT(parlops_solver_solve(s, b2, x), PARLOPS_ERR_SIZE_MISMATCH, "13");
+  if (one) {
+    EXPECT(parlops_solver_solve(s, rank_ == last ? b2 : b, x), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+    EXPECT(parlops_solver_solve(s, b, rank_ == 0 ? NULL : x), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+  }
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("SPD converges", s, PARLOPS_CONVERGED_RTOL);
+  parlops_solve_info info;
+  EXPECT(parlops_solver_info(s, NULL), PARLOPS_ERR_NULL_ARGUMENT, "info");
+  EXPECT(parlops_solver_info(s, &info), PARLOPS_OK, NULL);
+  expect("iterations counted", info.iterations > 0 && info.iterations <= 20 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  /* ---- reasons */
+  EXPECT(parlops_solver_set_operator(s, Ai), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("indefinite matrix in CG", s, PARLOPS_DIVERGED_INDEFINITE_MATRIX);
+  EXPECT(parlops_solver_set_operator(s, A), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_tolerances(s, 1e-12, 0, 1e5, 2), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("max iterations", s, PARLOPS_DIVERGED_MAX_ITER);
+  EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+  double *bl;
+  parlops_vec *bn = NULL;
+  EXPECT(parlops_vec_duplicate(b, &bn), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_copy(b, bn), PARLOPS_OK, NULL);
+  parlops_vec_local_array(bn, (void **)&bl, NULL);
+  if (rank_ == last && len > 0) bl[0] = NAN; /* NaN on one rank only */
+  EXPECT(parlops_solver_solve(s, bn, x), PARLOPS_OK, NULL);
+  expect_reason("NaN in the right-hand side", s, PARLOPS_DIVERGED_NAN);
+  stop_rank = one ? last : 0; /* the monitor asks to stop on one rank only */
+  EXPECT(parlops_solver_set_monitor(s, monitor, NULL), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_keep_history(s, true), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("monitor stop on one rank", s, PARLOPS_DIVERGED_USER);
+  const double *hist = NULL;
+  int64_t hlen = 0;
+  EXPECT(parlops_solver_history(s, &hist, &hlen), PARLOPS_OK, NULL);
+  expect("history of 3 norms", hlen == 3 && hist != NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_history(s, NULL, &hlen), PARLOPS_ERR_NULL_ARGUMENT, "norms");
+  EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
+  /* Jacobi on a zero diagonal: every rank gets the error */
+  EXPECT(parlops_solver_set_operator(s, Az), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_jacobi(s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INVALID_ARGUMENT, "diagonal");
+  /* a callback operator that fails on one rank mid-solve: every rank gets PARLOPS_ERR_CALLBACK */
+  parlops_solver *s2 = NULL;
+  EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG_PIPELINED, &s2), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_operator(s2, S), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s2, b, x), PARLOPS_OK, NULL);
+  expect_reason("shell operator solve", s2, PARLOPS_CONVERGED_RTOL);
+  int methods[] = {PARLOPS_METHOD_CG, PARLOPS_METHOD_CG_SINGLE_REDUCTION, PARLOPS_METHOD_CG_PIPELINED,
+                   PARLOPS_METHOD_GMRES, PARLOPS_METHOD_BICGSTAB, PARLOPS_METHOD_MINRES, PARLOPS_METHOD_CGLS,
+                   PARLOPS_METHOD_LSQR, PARLOPS_METHOD_FGMRES, PARLOPS_METHOD_ISTA, PARLOPS_METHOD_FISTA};
+  for (int k = 0; k < 11; ++k) {
+    parlops_solver *sk = NULL;
+    EXPECT(parlops_solver_create(c, methods[k], &sk), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_operator(sk, S), PARLOPS_OK, NULL);
+    calls = 0;
+    fail_after = 0;
+    fail_rank = last;
+    EXPECT(parlops_solver_solve(sk, b, x), PARLOPS_ERR_CALLBACK, "returned 5");
+    fail_rank = -1;
+    EXPECT(parlops_solver_destroy(&sk), PARLOPS_OK, NULL);
+  }
+  /* ---- power iteration */
+  parlops_scalar eig;
+  int64_t its;
+  EXPECT(parlops_op_power_iteration(R, 10, 1e-6, 1, &eig, &its), PARLOPS_ERR_SIZE_MISMATCH, "square");
+  EXPECT(parlops_op_power_iteration(A, 10, 1e-6, 1, NULL, &its), PARLOPS_ERR_NULL_ARGUMENT, "eigenvalue");
+  EXPECT(parlops_op_power_iteration(A, 0, 1e-6, 1, &eig, &its), PARLOPS_ERR_INVALID_ARGUMENT, "max_iter");
+  EXPECT(parlops_op_power_iteration(S, 50, 1e-12, 1, &eig, &its), PARLOPS_OK, NULL);
+  expect("power iteration of 2I", fabs(eig.re - 2.0) < 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  EXPECT(parlops_solver_destroy(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  parlops_solver_destroy(&s);
+  parlops_solver_destroy(&s2);
+  EXPECT(parlops_solver_destroy(&s), PARLOPS_OK, NULL);
+  parlops_vec_destroy(&b); parlops_vec_destroy(&x); parlops_vec_destroy(&bf); parlops_vec_destroy(&b2); parlops_vec_destroy(&bn);
+  parlops_op_destroy(&A); parlops_op_destroy(&Ai); parlops_op_destroy(&Az); parlops_op_destroy(&R); parlops_op_destroy(&Ao); parlops_op_destroy(&S);
+  parlops_layout_destroy(&l); parlops_layout_destroy(&l2); parlops_layout_destroy(&lo);
+  parlops_comm_destroy(&c); parlops_comm_destroy(&c2);
+  alarm(0);
+  int tot[2] = {passed, failed}, sum[2];
+  MPI_Allreduce(tot, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank_ == 0) printf("bad_input_solver (%d ranks): %d passed, %d failed\n", size_, sum[0], sum[1]);
+  MPI_Finalize();
+  return sum[1] == 0 ? 0 : 1;
+}
