@@ -38,7 +38,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: bench deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: bench reference deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -100,7 +100,10 @@ demo: stage
 	@cmake --build $(BUILD)/demo >$(BUILD)/demo.build.log || { cat $(BUILD)/demo.build.log; exit 1; }
 	$(MPIEXEC) -n $(NP) $(BUILD)/demo/poisson $(N)
 
-test: deps header-check lint unit mpi-tests examples
+reference: stage
+	tests/reference.sh $(STAGE) $(BUILD)
+
+test: deps header-check lint unit mpi-tests examples reference
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py) at 1, 2 and 3 ranks, in a
+# virtual environment under build/ holding numpy, scipy, mpi4py, pylops and pylops-mpi from PyPI.
+# Usage: tests/reference.sh PREFIX BUILD_DIR
+set -euo pipefail
+PREFIX=$1
+B=$2
+: "${MPIEXEC:=mpiexec.openmpi}"
+venv="$B/pyenv"
+if ! "$venv/bin/python" -c 'import numpy, scipy, mpi4py, pylops, pylops_mpi' 2>/dev/null; then
+  echo "== setting up $venv (numpy, scipy, mpi4py, pylops, pylops-mpi from PyPI)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q numpy scipy mpi4py pylops pylops-mpi
+fi
+"$venv/bin/python" -c 'import mpi4py, pylops_mpi, scipy; print("reference versions: mpi4py", mpi4py.__version__, "pylops-mpi", pylops_mpi.__version__, "scipy", scipy.__version__)'
+for n in 1 2 3; do
+  PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/compare.py
+done
