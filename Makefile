@@ -5,6 +5,7 @@
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
 #   make bench [BENCH_N=1000]   CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (not a test)
+#   make bench-petsc            PETSc KSPCG vs parlops CG, same matrix, same run (installs petsc-dev)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -38,7 +39,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: bench reference deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: bench bench-petsc reference deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -99,6 +100,13 @@ demo: stage
 	  -DMPI_C_COMPILER=$$(command -v $(MPICC)) >$(BUILD)/demo.cmake.log || { cat $(BUILD)/demo.cmake.log; exit 1; }
 	@cmake --build $(BUILD)/demo >$(BUILD)/demo.build.log || { cat $(BUILD)/demo.build.log; exit 1; }
 	$(MPIEXEC) -n $(NP) $(BUILD)/demo/poisson $(N)
+
+# PETSc KSPCG next to parlops CG on the same Poisson matrix (Debian's PETSc, Open MPI), 1 and 2 ranks.
+bench-petsc: stage
+	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
+	$(MPICC) -O2 -Iinclude benches/petsc_cg.c $$(pkg-config --cflags --libs PETSc) -L$(STAGE)/lib -lparlops \
+	  -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/petsc_cg
+	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/petsc_cg $(BENCH_N) 3; done
 
 reference: stage
 	tests/reference.sh $(STAGE) $(BUILD)
