@@ -269,7 +269,7 @@ impl<T: Scalar> Ctx<'_, T> {
             self.history.push(rnorm);
         }
         if self.print && self.comm.rank() == 0 {
-            println!("{it:5} {} Residual norm {rnorm:.12e}", self.name);
+            println!("{it:4} KSP {} Residual norm {}", self.name, sci(rnorm));
         }
         if let Some(m) = self.monitor.as_mut() {
             let stop = if m(it, rnorm) { 1.0 } else { 0.0 };
@@ -297,6 +297,21 @@ impl<T: Scalar> Ctx<'_, T> {
         }
         Ok(None)
     }
+}
+
+/// C's %.12e: 1.234567890123e+00.
+pub(crate) fn sci(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v:.12e}").replace("e0", "e+00");
+    }
+    let e = v.abs().log10().floor() as i32;
+    let mut m = v / 10f64.powi(e);
+    let mut e = e;
+    if m.abs() >= 9.9999999999995 {
+        m /= 10.0;
+        e += 1;
+    }
+    format!("{m:.12}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
 }
 
 /// Real part of a reduced scalar.
@@ -537,5 +552,26 @@ pub(crate) fn info(it: i64, reason: Reason, r0: f64, r: f64, bnorm: f64) -> Info
         rhs_norm: bnorm,
         r1norm: r,
         r2norm: r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn petsc_style_numbers() {
+        assert_eq!(sci(8.0), "8.000000000000e+00");
+        assert_eq!(sci(0.0123), "1.230000000000e-02");
+        assert_eq!(sci(-2.5e10), "-2.500000000000e+10");
+        assert_eq!(sci(9.9999999999999), "1.000000000000e+01");
+    }
+    #[test]
+    fn method_and_reason_codes() {
+        for c in 0..11 {
+            assert!(Method::from_code(c).is_some());
+        }
+        assert!(Method::from_code(11).is_none() && Method::from_code(-1).is_none());
+        assert_eq!(Reason::DivergedIndefinite.code(), -8);
+        assert!(Reason::ConvergedAtol.converged() && !Reason::DivergedNan.converged());
     }
 }
