@@ -39,6 +39,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_THRESHOLD_SOFT = 0
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HARD = 1
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2
+  integer(c_int), parameter :: PARLOPS_NORM_TYPE_UNPRECONDITIONED = 0
+  integer(c_int), parameter :: PARLOPS_NORM_TYPE_NATURAL = 1
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -721,6 +723,14 @@ module parlops
       integer(c_int64_t), value :: max_iter
       integer(c_int) :: parlops_solver_set_tolerances
     end function parlops_solver_set_tolerances
+    function parlops_solver_set_norm_type(s, norm_type) &
+        bind(C, name='parlops_solver_set_norm_type')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: norm_type
+      integer(c_int) :: parlops_solver_set_norm_type
+    end function parlops_solver_set_norm_type
     function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
         bind(C, name='parlops_solver_set_initial_guess_nonzero')
       import

@@ -143,6 +143,9 @@ typedef int32_t parlops_stencil;
 // Krylov or sparsity method.
 typedef int32_t parlops_method;
 
+// Which residual norm the CG family tests.
+typedef int32_t parlops_norm_type;
+
 // ISTA/FISTA regulariser.
 typedef int32_t parlops_threshold;
 
@@ -212,6 +215,12 @@ typedef int32_t parlops_norm;
 
 // R = ||x||_{1/2}^{1/2} (half thresholding).
 #define PARLOPS_THRESHOLD_HALF 2
+
+// ||r||_2 against ||b||_2 (default; PETSc's KSP_NORM_UNPRECONDITIONED).
+#define PARLOPS_NORM_TYPE_UNPRECONDITIONED 0
+
+// sqrt(r^H M r) against sqrt(b^H M b) (PETSc's KSP_NORM_NATURAL; what MFEM's CGSolver tests).
+#define PARLOPS_NORM_TYPE_NATURAL 1
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -683,6 +692,11 @@ parlops_status parlops_solver_set_tolerances(parlops_solver *s,
                                              double atol,
                                              double dtol,
                                              int64_t max_iter);
+
+// The residual norm tested by CG, single-reduction CG and pipelined CG (other methods:
+// PARLOPS_ERR_NOT_SUPPORTED for PARLOPS_NORM_TYPE_NATURAL). Without a preconditioner both are ||r||.
+parlops_status parlops_solver_set_norm_type(parlops_solver *s,
+                                            parlops_norm_type norm_type);
 
 // Use x's content as the initial guess (default: zero, and x is overwritten).
 parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);

@@ -48,6 +48,13 @@ pub const PARLOPS_THRESHOLD_HARD: parlops_threshold = 1;
 /// R = ||x||_{1/2}^{1/2} (half thresholding).
 pub const PARLOPS_THRESHOLD_HALF: parlops_threshold = 2;
 
+/// Which residual norm the CG family tests.
+pub type parlops_norm_type = i32;
+/// ||r||_2 against ||b||_2 (default; PETSc's KSP_NORM_UNPRECONDITIONED).
+pub const PARLOPS_NORM_TYPE_UNPRECONDITIONED: parlops_norm_type = 0;
+/// sqrt(r^H M r) against sqrt(b^H M b) (PETSc's KSP_NORM_NATURAL; what MFEM's CGSolver tests).
+pub const PARLOPS_NORM_TYPE_NATURAL: parlops_norm_type = 1;
+
 /// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,6 +275,42 @@ pub unsafe extern "C" fn parlops_solver_set_tolerances(
         s.params.atol = atol;
         s.params.dtol = dtol;
         s.params.max_iter = max_iter;
+        Ok(())
+    })
+}
+
+/// The residual norm tested by CG, single-reduction CG and pipelined CG (other methods:
+/// PARLOPS_ERR_NOT_SUPPORTED for PARLOPS_NORM_TYPE_NATURAL). Without a preconditioner both are ||r||.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_norm_type(
+    s: *mut parlops_solver,
+    norm_type: parlops_norm_type,
+) -> parlops_status {
+    guard("parlops_solver_set_norm_type", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let natural = enum_arg(
+            norm_type,
+            "norm_type",
+            "PARLOPS_NORM_TYPE_UNPRECONDITIONED = 0 or PARLOPS_NORM_TYPE_NATURAL = 1",
+            |c| match c {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            },
+        )?;
+        if natural
+            && !matches!(
+                s.method,
+                Method::Cg | Method::CgSingleReduction | Method::CgPipelined
+            )
+        {
+            crate::bail!(
+                NotSupported,
+                "the natural norm is for the CG methods; {} tests its own residual norm",
+                s.method.name()
+            );
+        }
+        s.params.natural_norm = natural;
         Ok(())
     })
 }

@@ -35,8 +35,13 @@ fn run<T: Scalar>(
     };
     let e = initial_residual(ctx, b, x, r);
     let e = e.and(ctx.precond(r, u)).and(ctx.op.apply(u, w));
-    let bb = dots(&ctx.comm, &[(b, b)], e)?;
-    let bnorm = re(bb[0]).sqrt();
+    let natural = ctx.p.natural_norm && ctx.pc.is_some();
+    let bb = dots(&ctx.comm, &[(b, b), (r, u)], e)?;
+    let bnorm = if natural {
+        super::cg::natural_bnorm(ctx, b, u, bb[1])?
+    } else {
+        re(bb[0]).sqrt()
+    };
     if !bnorm.is_finite() {
         return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
     }
@@ -67,7 +72,7 @@ fn run<T: Scalar>(
         let d = dots_finish::<T>(&ctx.comm, red)?;
         pending = e;
         let (gamma, delta) = (d[0], d[1]);
-        let rnorm = re(d[2]).max(0.0).sqrt();
+        let rnorm = re(d[if natural { 0 } else { 2 }]).max(0.0).sqrt();
         if it == 0 {
             r0 = rnorm;
         }

@@ -27,9 +27,14 @@ fn run<T: Scalar>(
     let e = initial_residual(ctx, b, x, r);
     let e = e.and(ctx.precond(r, u)).and(ctx.op.apply(u, w));
     let d = dots(&ctx.comm, &[(b, b), (r, u), (u, w), (r, r)], e)?;
-    let bnorm = re(d[0]).sqrt();
+    let natural = ctx.p.natural_norm && ctx.pc.is_some();
     let (mut gamma, mut delta) = (d[1], d[2]);
-    let r0 = re(d[3]).max(0.0).sqrt();
+    let bnorm = if natural {
+        super::cg::natural_bnorm(ctx, b, u, gamma)?
+    } else {
+        re(d[0]).sqrt()
+    };
+    let r0 = re(d[if natural { 1 } else { 3 }]).max(0.0).sqrt();
     if !bnorm.is_finite() {
         return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
     }
@@ -66,7 +71,7 @@ fn run<T: Scalar>(
         r.axpy(-alpha, s)?;
         let e = ctx.precond(r, u).and(ctx.op.apply(u, w));
         let d = dots(&ctx.comm, &[(r, u), (u, w), (r, r)], e)?;
-        rnorm = re(d[2]).max(0.0).sqrt();
+        rnorm = re(d[if natural { 0 } else { 2 }]).max(0.0).sqrt();
         if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }

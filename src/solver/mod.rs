@@ -158,6 +158,9 @@ pub struct Params {
     pub eps: f64,
     /// ISTA/FISTA step; None: 1 / largest eigenvalue of A^H A by power iteration
     pub step: Option<f64>,
+    /// CG family: test the natural norm sqrt(r^H M r) against sqrt(b^H M b) (MFEM's CGSolver)
+    /// instead of ||r|| against ||b||.
+    pub natural_norm: bool,
 }
 
 impl Default for Params {
@@ -174,6 +177,7 @@ impl Default for Params {
             threshold: Threshold::Soft,
             eps: 0.1,
             step: None,
+            natural_norm: false,
         }
     }
 }
