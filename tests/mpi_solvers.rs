@@ -225,6 +225,27 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             T::DTYPE.name()
         ),
     );
+    // the natural norm (MFEM's test) with Jacobi: same solution; the CG variants agree
+    let mut nat = Vec::new();
+    for m in [Method::Cg, Method::CgSingleReduction, Method::CgPipelined] {
+        let mut s = Solver::<T>::new(m);
+        s.params.rtol = if single::<T>() { 1e-6 } else { 1e-11 };
+        s.params.natural_norm = true;
+        s.set_operator(spd.clone()).unwrap();
+        s.set_jacobi();
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let i = s.solve(&b, &mut x).unwrap();
+        let tol = if single::<T>() { 2e-3 } else { 1e-8 };
+        t.check(
+            i.reason.converged() && rel_err(&gathered(&x), &x_spd) < tol,
+            &format!("{} natural norm", m.name()),
+        );
+        nat.push(i.iterations);
+    }
+    t.check(
+        nat.iter().max().unwrap() - nat.iter().min().unwrap() <= 2,
+        &format!("natural-norm CG variants agree {nat:?}"),
+    );
     for m in [
         Method::Gmres,
         Method::Fgmres,
