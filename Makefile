@@ -39,7 +39,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: bench bench-petsc reference deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -76,7 +76,9 @@ install: build
 	ln -sf libparlops.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(MAJOR)
 	ln -sf libparlops.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libparlops.so
 	install -m 644 target/release/libparlops.a $(DESTDIR)$(PREFIX)/lib/libparlops.a
-	install -m 644 include/parlops.h $(DESTDIR)$(PREFIX)/include/parlops.h
+	install -d $(DESTDIR)$(PREFIX)/include/parlops
+	install -m 644 include/parlops.h include/parlops.hpp $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/parlops/mfem.hpp include/parlops/hypre.hpp $(DESTDIR)$(PREFIX)/include/parlops/
 	install -m 644 fortran/parlops.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/parlops.f90
 	install -m 644 fortran/examples/*.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
@@ -111,7 +113,10 @@ bench-petsc: stage
 reference: stage
 	tests/reference.sh $(STAGE) $(BUILD)
 
-test: deps header-check lint unit mpi-tests examples reference
+mfem-hypre: stage
+	tests/mfem_hypre.sh $(STAGE) $(BUILD)
+
+test: deps header-check lint unit mpi-tests examples reference mfem-hypre
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.

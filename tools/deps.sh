@@ -17,6 +17,12 @@ have python3 || pkgs+=(python3)
 have cc || pkgs+=(gcc)
 have make || pkgs+=(make)
 have valgrind || pkgs+=(valgrind)
+# the MFEM and hypre tests: Debian's hypre (Open MPI), zlib for MFEM's CMake package, venv + pip for
+# the MFEM wheel and the Python references
+[ -f /usr/include/hypre/HYPRE.h ] || pkgs+=(libhypre-dev)
+[ -f /usr/include/zlib.h ] || pkgs+=(zlib1g-dev)
+have g++ || pkgs+=(g++)
+python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv python3-pip)
 # rsmpi generates its MPI bindings with bindgen, which loads libclang at build time.
 if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
   pkgs+=(libclang-dev)

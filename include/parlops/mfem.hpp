@@ -1,0 +1,220 @@
+// parlops for MFEM applications (serial or parallel MFEM), header-only:
+//  - parlops::mfem::OperatorWrapper: any mfem::Operator as a parlops operator (callbacks on local parts);
+//  - parlops::mfem::CGSolver, GMRESSolver, BiCGStabSolver, MINRESSolver: mfem::Solver with MFEM's setter
+//    and getter names; Mult(b, x) hands parlops the memory of b and x with no copy;
+//  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
+//    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
+// Replacing mfem::CGSolver: construct parlops::mfem::CGSolver instead (docs/mfem.md); MPI must be
+// running (MPI_Init, or parlops_init(NULL, NULL) in a serial MFEM program).
+#ifndef PARLOPS_MFEM_HPP
+#define PARLOPS_MFEM_HPP
+
+#include <parlops.hpp>
+
+#include <mfem.hpp>
+#ifdef MFEM_USE_MPI
+#include <parlops/hypre.hpp>
+#endif
+
+#include <cstdio>
+#include <memory>
+
+namespace parlops {
+namespace mfem {
+
+static_assert(sizeof(::mfem::real_t) == sizeof(double), "parlops::mfem needs MFEM with double real_t");
+
+/// Host or device memory, from the operator's memory class.
+inline parlops_memory memory_of(const ::mfem::Operator &op) {
+  ::mfem::MemoryClass mc = op.GetMemoryClass();
+  return (mc == ::mfem::MemoryClass::DEVICE || mc == ::mfem::MemoryClass::MANAGED) ? PARLOPS_MEMORY_CUDA
+                                                                                     : PARLOPS_MEMORY_HOST;
+}
+
+/// An mfem::Operator (serial, or the local part of a parallel one) as a parlops operator. The
+/// wrapper must outlive the operator handle it gives (it is the callbacks' context). [collective]
+class OperatorWrapper {
+ public:
+  OperatorWrapper(const Comm &comm, const ::mfem::Operator &A, bool with_transpose = false)
+      : A_(&A),
+        rows_(comm, PARLOPS_DECIDE, A.Height()),
+        cols_(comm, PARLOPS_DECIDE, A.Width()),
+        op_(make(with_transpose)) {}
+  OperatorWrapper(const OperatorWrapper &) = delete;
+  OperatorWrapper &operator=(const OperatorWrapper &) = delete;
+  const Op &op() const { return op_; }
+  const Layout &rows() const { return rows_; }
+  const Layout &cols() const { return cols_; }
+
+ private:
+  static int forward(void *ctx, const void *x, void *y) {
+    auto *self = static_cast<OperatorWrapper *>(ctx);
+    ::mfem::Vector xv(const_cast<::mfem::real_t *>(static_cast<const ::mfem::real_t *>(x)), self->A_->Width());
+    ::mfem::Vector yv(static_cast<::mfem::real_t *>(y), self->A_->Height());
+    try {
+      self->A_->Mult(xv, yv);
+    } catch (...) {
+      return 1;
+    }
+    return 0;
+  }
+  static int transpose(void *ctx, const void *y, void *x) {
+    auto *self = static_cast<OperatorWrapper *>(ctx);
+    ::mfem::Vector yv(const_cast<::mfem::real_t *>(static_cast<const ::mfem::real_t *>(y)), self->A_->Height());
+    ::mfem::Vector xv(static_cast<::mfem::real_t *>(x), self->A_->Width());
+    try {
+      self->A_->MultTranspose(yv, xv);
+    } catch (...) {
+      return 1;
+    }
+    return 0;
+  }
+  Op make(bool with_transpose) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_shell(rows_.get(), cols_.get(), PARLOPS_F64, memory_of(*A_), this, forward,
+                                  with_transpose ? transpose : nullptr, nullptr, &o));
+    return Op(o);
+  }
+  const ::mfem::Operator *A_;
+  Layout rows_, cols_;
+  Op op_;
+};
+
+/// A parlops Krylov method as an mfem::Solver.
+class KrylovSolver : public ::mfem::Solver {
+ public:
+  explicit KrylovSolver(parlops_method method, MPI_Comm comm = MPI_COMM_SELF)
+      : ::mfem::Solver(0, false), method_(method), comm_(comm), solver_(comm_, method) {}
+
+  void SetRelTol(double rtol) { rel_tol_ = rtol; }
+  void SetAbsTol(double atol) { abs_tol_ = atol; }
+  void SetMaxIter(int max_iter) { max_iter_ = max_iter; }
+  void SetPrintLevel(int level) { print_level_ = level; }
+  /// GMRES restart length (MFEM's SetKDim).
+  void SetKDim(int m) { solver_.set_restart(m); }
+
+  void SetOperator(const ::mfem::Operator &op) override {
+    height = op.Height();
+    width = op.Width();
+    A_.reset();
+    b_.reset();
+    x_.reset();
+#ifdef MFEM_USE_MPI
+    if (auto *h = dynamic_cast<const ::mfem::HypreParMatrix *>(&op)) {
+      native_ = std::make_unique<hypre::ParCSR>(
+          hypre::wrap_parcsr(comm_, static_cast<hypre_ParCSRMatrix *>(const_cast<::mfem::HypreParMatrix &>(*h))));
+      solver_.set_operator(native_->op);
+      return;
+    }
+    native_.reset();
+#endif
+    A_ = std::make_unique<OperatorWrapper>(comm_, op);
+    solver_.set_operator(A_->op());
+  }
+
+  /// Applied as z = B r, like MFEM's iterative solvers. CG then tests the natural norm sqrt(r^T B r),
+  /// as mfem::CGSolver does.
+  void SetPreconditioner(::mfem::Solver &pr) {
+    M_ = std::make_unique<OperatorWrapper>(comm_, pr);
+    solver_.set_preconditioner(&M_->op());
+    if (method_ == PARLOPS_METHOD_CG || method_ == PARLOPS_METHOD_CG_SINGLE_REDUCTION ||
+        method_ == PARLOPS_METHOD_CG_PIPELINED)
+      solver_.set_norm_type(PARLOPS_NORM_TYPE_NATURAL);
+  }
+
+  /// Solve A x = b. With iterative_mode, x is the initial guess. No data is copied: parlops reads b's
+  /// and writes x's memory (Read/ReadWrite pointers) for the duration of the call.
+  void Mult(const ::mfem::Vector &b, ::mfem::Vector &x) const override {
+    const ::mfem::real_t *bp = b.Read();
+    ::mfem::real_t *xp = iterative_mode ? x.ReadWrite() : x.Write();
+    auto &s = const_cast<::parlops::Solver &>(solver_);
+    if (!b_) {
+      auto rows = native_or_wrapped_rows();
+      auto cols = native_or_wrapped_cols();
+      b_ = std::make_unique<Vec>(*rows, PARLOPS_F64);
+      x_ = std::make_unique<Vec>(*cols, PARLOPS_F64);
+    }
+    b_->place_array(const_cast<::mfem::real_t *>(bp));
+    x_->place_array(xp);
+    last_b_ = b_->local<double>().data();
+    last_x_ = x_->local<double>().data();
+    s.set_tolerances(rel_tol_, abs_tol_, 1e300, max_iter_);
+    s.set_initial_guess_nonzero(iterative_mode);
+    try {
+      info_ = s.solve(*b_, *x_);
+    } catch (...) {
+      b_->reset_array();
+      x_->reset_array();
+      throw;
+    }
+    b_->reset_array();
+    x_->reset_array();
+    if (print_level_ > 0 && comm_.rank() == 0)
+      std::printf("parlops: %d iterations, final norm %.6e, reason %d\n", (int)info_.iterations,
+                  info_.final_residual_norm, (int)info_.reason);
+  }
+
+  int GetNumIterations() const { return (int)info_.iterations; }
+  bool GetConverged() const { return info_.reason > 0; }
+  double GetFinalNorm() const { return info_.final_residual_norm; }
+  /// The reason and norms of the last solve.
+  parlops_solve_info GetInfo() const { return info_; }
+  /// The local data pointers parlops used for b and x in the last Mult (they are MFEM's own).
+  const void *LastInputPointer() const { return last_b_; }
+  const void *LastOutputPointer() const { return last_x_; }
+
+ private:
+  const Layout *native_or_wrapped_rows() const {
+#ifdef MFEM_USE_MPI
+    if (native_) return &native_->rows;
+#endif
+    if (!A_) throw Error(PARLOPS_ERR_INVALID_ARGUMENT, "parlops::mfem: SetOperator was not called");
+    return &A_->rows();
+  }
+  const Layout *native_or_wrapped_cols() const {
+#ifdef MFEM_USE_MPI
+    if (native_) return &native_->cols;
+#endif
+    if (!A_) throw Error(PARLOPS_ERR_INVALID_ARGUMENT, "parlops::mfem: SetOperator was not called");
+    return &A_->cols();
+  }
+
+  parlops_method method_;
+  Comm comm_;
+  ::parlops::Solver solver_;
+  std::unique_ptr<OperatorWrapper> A_, M_;
+#ifdef MFEM_USE_MPI
+  std::unique_ptr<hypre::ParCSR> native_;
+#endif
+  mutable std::unique_ptr<Vec> b_, x_;
+  mutable parlops_solve_info info_{};
+  mutable const void *last_b_ = nullptr, *last_x_ = nullptr;
+  double rel_tol_ = 0.0, abs_tol_ = 0.0;
+  int max_iter_ = 10, print_level_ = 0;
+};
+
+/// mfem::CGSolver's replacement.
+class CGSolver : public KrylovSolver {
+ public:
+  explicit CGSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_CG, comm) {}
+};
+/// mfem::GMRESSolver's replacement (restart length: SetKDim).
+class GMRESSolver : public KrylovSolver {
+ public:
+  explicit GMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_GMRES, comm) {}
+};
+/// mfem::BiCGSTABSolver's replacement.
+class BiCGStabSolver : public KrylovSolver {
+ public:
+  explicit BiCGStabSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_BICGSTAB, comm) {}
+};
+/// mfem::MINRESSolver's replacement.
+class MINRESSolver : public KrylovSolver {
+ public:
+  explicit MINRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_MINRES, comm) {}
+};
+
+}  // namespace mfem
+}  // namespace parlops
+
+#endif  // PARLOPS_MFEM_HPP

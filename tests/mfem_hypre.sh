@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# MFEM and hypre through parlops, built as users build them:
+#  - the PyPI `mfem` wheel's serial libmfem (unpacked under BUILD/mfem, no Python import) and
+#    c_examples/mfem_poisson.cpp through find_package(Parlops) and find_package(MFEM): same CG
+#    iterations as mfem::CGSolver, same solution, zero copy;
+#  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks.
+# Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR
+set -euo pipefail
+PREFIX=$1
+B=$2
+: "${MPICC:=mpicc.openmpi}" "${MPIEXEC:=mpiexec.openmpi}"
+MFEM_VERSION=4.10.0.1
+mfem="$B/mfem/mfem/external/ser"
+if [ ! -f "$mfem/lib/cmake/mfem/MFEMConfig.cmake" ]; then
+  echo "== fetching the mfem $MFEM_VERSION wheel (serial libmfem, headers, CMake package)"
+  venv="$B/pyenv"
+  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+  rm -rf "$B/mfem-wheel" && mkdir -p "$B/mfem-wheel" "$B/mfem"
+  "$venv/bin/pip" download -q --no-deps "mfem==$MFEM_VERSION" -d "$B/mfem-wheel"
+  python3 - "$B/mfem-wheel" "$B/mfem" <<'PY'
+import glob, sys, zipfile
+z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
+for name in z.namelist():
+    if name.startswith("mfem/external/ser/"):
+        z.extract(name, sys.argv[2])
+PY
+fi
+echo "== MFEM example through find_package(Parlops) and find_package(MFEM)"
+rm -rf "$B/mfem-example"
+cmake -S c_examples -B "$B/mfem-example" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS_EXAMPLES_MFEM=ON \
+  -DMFEM_DIR="$mfem/lib/cmake/mfem" -DMPI_C_COMPILER="$(command -v "$MPICC")" -DCMAKE_BUILD_TYPE=Release \
+  >"$B/mfem-example.cmake.log" || { cat "$B/mfem-example.cmake.log"; exit 1; }
+cmake --build "$B/mfem-example" --target mfem_poisson -j 2 >"$B/mfem-example.build.log" || { cat "$B/mfem-example.build.log"; exit 1; }
+timeout 300 "$B/mfem-example/mfem_poisson" 24 2
+
+echo "== hypre ParCSR wrapped zero-copy, against hypre (2 and 3 ranks)"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+# shellcheck disable=SC2046
+mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/hypre_parcsr.cpp -isystem /usr/include/hypre \
+  $(pkg-config --cflags --libs parlops) -lHYPRE -Wl,-rpath,"$PREFIX/lib" -o "$B/hypre_parcsr"
+for n in 2 3; do timeout 120 "$MPIEXEC" -n "$n" "$B/hypre_parcsr" 60; done
