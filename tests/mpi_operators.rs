@@ -5,10 +5,12 @@
 
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+use common::Tally;
+
 use std::sync::Arc;
 
 use parlops::comm::{Comm, ReduceOp};
-use parlops::memory::Location;
 use parlops::op::basic::{Diagonal, Identity, Zero};
 use parlops::op::block::{BlockDiag, StackedBlockDiag, VStack, hstack};
 use parlops::op::callback::Callback;
@@ -22,23 +24,6 @@ use parlops::op::summa::{Summa, tile};
 use parlops::op::{LinearOperator, Op, dottest};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{ErrorKind, Scalar, c32, c64};
-
-struct Tally {
-    rank: i32,
-    passed: usize,
-    failed: usize,
-}
-
-impl Tally {
-    fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-            eprintln!("rank {}: FAILED: {what}", self.rank);
-        }
-    }
-}
 
 fn tol<T: Scalar>() -> f64 {
     if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
@@ -1003,22 +988,7 @@ fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
 }
 
 fn main() {
-    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
-    let comm = Arc::new(Comm::world().unwrap());
-    let (r, p) = (comm.rank(), comm.size());
-    if let Ok(want) = std::env::var("PARLOPS_TEST_EXPECT_RANKS") {
-        assert_eq!(
-            want.parse::<i32>().unwrap(),
-            p,
-            "launched with the wrong MPI: expected {want} ranks, got {p}"
-        );
-    }
-    let _ = Location::Host;
-    let mut t = Tally {
-        rank: r,
-        passed: 0,
-        failed: 0,
-    };
+    let (comm, mut t) = common::start();
     run::<f32>(&mut t, &comm);
     run::<f64>(&mut t, &comm);
     run::<c32>(&mut t, &comm);
@@ -1028,17 +998,5 @@ fn main() {
     run_stencils::<c32>(&mut t, &comm);
     run_stencils::<c64>(&mut t, &comm);
     run_errors(&mut t, &comm);
-    let tot = comm
-        .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
-        .unwrap();
-    if r == 0 {
-        println!(
-            "mpi_operators on {p} rank(s): {} passed, {} failed",
-            tot[0], tot[1]
-        );
-    }
-    let failed = tot[1] > 0.0;
-    drop(comm);
-    parlops::comm::finalize().unwrap();
-    std::process::exit(if failed { 1 } else { 0 });
+    common::finish("mpi_operators", comm, t)
 }

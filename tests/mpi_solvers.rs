@@ -4,9 +4,12 @@
 //! converged/diverged reasons. Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+use common::Tally;
+
 use std::sync::Arc;
 
-use parlops::comm::{Comm, ReduceOp};
+use parlops::comm::Comm;
 use parlops::op::basic::{Diagonal, Zero};
 use parlops::op::csr::CsrOp;
 use parlops::op::dense::DenseBlockRow;
@@ -14,23 +17,6 @@ use parlops::op::{LinearOperator, Op, random_fill};
 use parlops::solver::{Method, Reason, Solver, Threshold};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{Scalar, c32, c64};
-
-struct Tally {
-    rank: i32,
-    passed: usize,
-    failed: usize,
-}
-
-impl Tally {
-    fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-            eprintln!("rank {}: FAILED: {what}", self.rank);
-        }
-    }
-}
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
@@ -612,37 +598,11 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
 }
 
 fn main() {
-    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
-    let comm = Arc::new(Comm::world().unwrap());
-    let (r, p) = (comm.rank(), comm.size());
-    if let Ok(want) = std::env::var("PARLOPS_TEST_EXPECT_RANKS") {
-        assert_eq!(
-            want.parse::<i32>().unwrap(),
-            p,
-            "launched with the wrong MPI: expected {want} ranks, got {p}"
-        );
-    }
-    let mut t = Tally {
-        rank: r,
-        passed: 0,
-        failed: 0,
-    };
+    let (comm, mut t) = common::start();
     run::<f64>(&mut t, &comm);
     run::<c64>(&mut t, &comm);
     run::<f32>(&mut t, &comm);
     run::<c32>(&mut t, &comm);
     run_reasons(&mut t, &comm);
-    let tot = comm
-        .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
-        .unwrap();
-    if r == 0 {
-        println!(
-            "mpi_solvers on {p} rank(s): {} passed, {} failed",
-            tot[0], tot[1]
-        );
-    }
-    let failed = tot[1] > 0.0;
-    drop(comm);
-    parlops::comm::finalize().unwrap();
-    std::process::exit(if failed { 1 } else { 0 });
+    common::finish("mpi_solvers", comm, t)
 }

@@ -2,28 +2,14 @@
 //! every dtype and partition is compared with a serial reference computed from the same global data,
 //! and argument errors on one rank must fail on every rank. Prints `N passed, M failed` on rank 0.
 
+mod common;
+use common::Tally;
+
 use std::sync::Arc;
 
 use parlops::comm::{Comm, ReduceOp};
 use parlops::vector::{AnyVec, DistVector, Layout, NormKind, Partition};
 use parlops::{ErrorKind, Scalar, c32, c64};
-
-struct Tally {
-    rank: i32,
-    passed: usize,
-    failed: usize,
-}
-
-impl Tally {
-    fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-            eprintln!("rank {}: FAILED: {what}", self.rank);
-        }
-    }
-}
 
 fn tol<T: Scalar>() -> f64 {
     if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
@@ -318,21 +304,8 @@ fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
 }
 
 fn main() {
-    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
-    let comm = Arc::new(Comm::world().unwrap());
-    let (r, p) = (comm.rank(), comm.size());
-    if let Ok(want) = std::env::var("PARLOPS_TEST_EXPECT_RANKS") {
-        assert_eq!(
-            want.parse::<i32>().unwrap(),
-            p,
-            "launched with the wrong MPI: expected {want} ranks, got {p}"
-        );
-    }
-    let mut t = Tally {
-        rank: r,
-        passed: 0,
-        failed: 0,
-    };
+    let (comm, mut t) = common::start();
+    let r = comm.rank();
     // uneven custom split with an empty rank (rank 1 when P > 1)
     let custom = match r {
         1 => 0,
@@ -374,18 +347,5 @@ fn main() {
     run_dtype::<c32>(&mut t, &comm, &layouts);
     run_dtype::<c64>(&mut t, &comm, &layouts);
     run_errors(&mut t, &comm);
-    let tot = comm
-        .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
-        .unwrap();
-    if r == 0 {
-        println!(
-            "mpi_vectors on {p} rank(s): {} passed, {} failed",
-            tot[0], tot[1]
-        );
-    }
-    let failed = tot[1] > 0.0;
-    drop(layouts);
-    drop(comm);
-    parlops::comm::finalize().unwrap();
-    std::process::exit(if failed { 1 } else { 0 });
+    common::finish("mpi_vectors", comm, t)
 }

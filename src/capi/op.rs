@@ -11,6 +11,7 @@ use super::types::parlops_stencil;
 use super::types::{
     parlops_dtype, parlops_index, parlops_memory, parlops_ownership, parlops_scalar, parlops_status,
 };
+use crate::any_op;
 use crate::error::Result;
 use crate::memory::Location;
 use crate::op::basic::{Diagonal, Identity, Zero};
@@ -22,7 +23,6 @@ use crate::op::dense::DenseBlockRow;
 use crate::op::{AnyOp, IntoAnyOp, LinearOperator, Op, check_apply, dottest};
 use crate::scalar::{DType, Scalar, c32, c64};
 use crate::vector::{AnyVec, DistVector, Layout};
-use crate::{any_op, any_vec};
 
 /// A user callback: compute this rank's part of the output from this rank's part of the input
 /// (pointers to the local arrays, of the operator's dtype and memory). Return 0 on success; any other
@@ -82,13 +82,7 @@ where
 
 /// Typed view of an AnyOp of the given T (used after dtypes were checked).
 fn typed<T: Scalar>(a: &AnyOp) -> Option<Op<T>> {
-    let any: Box<dyn std::any::Any> = match a {
-        AnyOp::F32(o) => Box::new(o.clone()),
-        AnyOp::F64(o) => Box::new(o.clone()),
-        AnyOp::C64(o) => Box::new(o.clone()),
-        AnyOp::C128(o) => Box::new(o.clone()),
-    };
-    any.downcast::<Op<T>>().ok().map(|b| *b)
+    a.typed::<T>()
 }
 
 fn same_dtype(a: &AnyOp, b: &AnyOp) -> Result<()> {
@@ -109,22 +103,19 @@ fn same_dtype(a: &AnyOp, b: &AnyOp) -> Result<()> {
 
 /// The typed vector inside an AnyVec (dtype checked before).
 fn typed_vec<T: Scalar>(v: &AnyVec) -> Result<&DistVector<T>> {
-    let r: Option<&DistVector<T>> =
-        any_vec!(v, x => (x as &dyn std::any::Any).downcast_ref::<DistVector<T>>());
-    r.ok_or_else(|| {
+    let d = v.dtype();
+    v.typed::<T>().ok_or_else(|| {
         crate::err!(
             DTypeMismatch,
             "vector dtype {} does not match the operator",
-            v.dtype().name()
+            d.name()
         )
     })
 }
 
 fn typed_vec_mut<T: Scalar>(v: &mut AnyVec) -> Result<&mut DistVector<T>> {
     let d = v.dtype();
-    let r: Option<&mut DistVector<T>> =
-        any_vec!(v, x => (x as &mut dyn std::any::Any).downcast_mut::<DistVector<T>>());
-    r.ok_or_else(|| {
+    v.typed_mut::<T>().ok_or_else(|| {
         crate::err!(
             DTypeMismatch,
             "vector dtype {} does not match the operator",

@@ -9,10 +9,10 @@ use super::handles::{
 use super::types::{parlops_scalar, parlops_status};
 use crate::comm::Comm;
 use crate::error::Result;
-use crate::op::{AnyOp, Op};
+use crate::op::AnyOp;
 use crate::scalar::{Scalar, c32, c64};
 use crate::solver::{Info, Method, MonitorFn, Params, Reason, Solver, Threshold};
-use crate::vector::{AnyVec, DistVector};
+use crate::vector::AnyVec;
 
 /// Krylov or sparsity method.
 pub type parlops_method = i32;
@@ -427,24 +427,6 @@ pub unsafe extern "C" fn parlops_solver_keep_history(
     })
 }
 
-fn typed_op<T: Scalar>(a: &AnyOp) -> Option<Op<T>> {
-    let any: Box<dyn std::any::Any> = match a {
-        AnyOp::F32(o) => Box::new(o.clone()),
-        AnyOp::F64(o) => Box::new(o.clone()),
-        AnyOp::C64(o) => Box::new(o.clone()),
-        AnyOp::C128(o) => Box::new(o.clone()),
-    };
-    any.downcast::<Op<T>>().ok().map(|b| *b)
-}
-
-fn typed_vec<T: Scalar>(v: &AnyVec) -> Option<&DistVector<T>> {
-    crate::any_vec!(v, x => (x as &dyn std::any::Any).downcast_ref::<DistVector<T>>())
-}
-
-fn typed_vec_mut<T: Scalar>(v: &mut AnyVec) -> Option<&mut DistVector<T>> {
-    crate::any_vec!(v, x => (x as &mut dyn std::any::Any).downcast_mut::<DistVector<T>>())
-}
-
 fn run<T: Scalar>(
     s: &mut parlops_solver,
     solver_of: fn(&mut Typed) -> Option<&mut Solver<T>>,
@@ -460,12 +442,13 @@ where
     let (params, method) = (s.params.clone(), s.method);
     let op =
         s.op.as_ref()
-            .and_then(typed_op::<T>)
+            .and_then(|o| o.typed::<T>())
             .ok_or_else(|| crate::err!(Internal, "operator dtype"))?;
     let pc = match &s.pc {
-        Some(p) => {
-            Some(typed_op::<T>(p).ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?)
-        }
+        Some(p) => Some(
+            p.typed::<T>()
+                .ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?,
+        ),
         None => None,
     };
     let jacobi = s.jacobi;
@@ -482,8 +465,12 @@ where
         solver.set_preconditioner(pc);
     }
     solver.set_monitor(monitor);
-    let b = typed_vec::<T>(b).ok_or_else(|| crate::err!(Internal, "b dtype"))?;
-    let x = typed_vec_mut::<T>(x).ok_or_else(|| crate::err!(Internal, "x dtype"))?;
+    let b = b
+        .typed::<T>()
+        .ok_or_else(|| crate::err!(Internal, "b dtype"))?;
+    let x = x
+        .typed_mut::<T>()
+        .ok_or_else(|| crate::err!(Internal, "x dtype"))?;
     solver.solve(b, x)
 }
 

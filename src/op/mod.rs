@@ -203,4 +203,9 @@ impl AnyOp {
     pub fn describe(&self) -> String {
         any_op!(self, a => a.describe())
     }
+    /// The typed operator, when `T` is this operator's element type.
+    pub fn typed<T: Scalar>(&self) -> Option<Op<T>> {
+        let any: Box<dyn std::any::Any> = any_op!(self, a => Box::new(a.clone()));
+        any.downcast::<Op<T>>().ok().map(|b| *b)
+    }
 }

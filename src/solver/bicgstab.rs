@@ -11,10 +11,8 @@ pub(crate) fn solve<T: Scalar>(
     b: &DistVector<T>,
     x: &mut DistVector<T>,
 ) -> Result<Info> {
-    let mut v = ctx.ws.take(8, x.layout())?;
-    let out = run(ctx, b, x, &mut v);
-    ctx.ws.put(v);
-    out
+    let layout = x.layout().clone();
+    super::with_vecs(ctx, 8, &layout, |ctx, v| run(ctx, b, x, v))
 }
 
 fn run<T: Scalar>(

@@ -318,6 +318,19 @@ pub(crate) fn sci(v: f64) -> String {
     format!("{m:.12}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
 }
 
+/// Run a method with `n` work vectors of `layout` taken from (and given back to) the workspace.
+pub(crate) fn with_vecs<T: Scalar, R>(
+    ctx: &mut Ctx<T>,
+    n: usize,
+    layout: &Arc<Layout>,
+    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>]) -> Result<R>,
+) -> Result<R> {
+    let mut v = ctx.ws.take(n, layout)?;
+    let out = f(ctx, &mut v);
+    ctx.ws.put(v);
+    out
+}
+
 /// Real part of a reduced scalar.
 pub(crate) fn re<T: Scalar>(v: T) -> f64 {
     v.to_parts().0

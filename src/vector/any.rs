@@ -119,6 +119,15 @@ impl AnyVec {
         any_vec!(self, v => v.location())
     }
 
+    /// The typed vector, when `T` is this vector's element type.
+    pub fn typed<T: Scalar>(&self) -> Option<&DistVector<T>> {
+        any_vec!(self, v => (v as &dyn std::any::Any).downcast_ref::<DistVector<T>>())
+    }
+    /// The typed vector, writable, when `T` is this vector's element type.
+    pub fn typed_mut<T: Scalar>(&mut self) -> Option<&mut DistVector<T>> {
+        any_vec!(self, v => (v as &mut dyn std::any::Any).downcast_mut::<DistVector<T>>())
+    }
+
     pub fn dtype_mismatch(a: DType, b: DType) -> crate::error::Error {
         crate::err!(
             DTypeMismatch,
