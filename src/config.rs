@@ -127,6 +127,14 @@ pub fn process_report() -> String {
         yes(caps.contains(Capabilities::NCCL_COMPILED)),
         yes(p.nccl_loaded)
     );
+    s += &format!(
+        "  CUDA-aware MPI: {}\n",
+        match mpi_cuda_aware() {
+            Some(true) => "yes (MPIX_Query_cuda_support() = 1)",
+            Some(false) => "no (MPIX_Query_cuda_support() = 0)",
+            None => "unknown (this MPI has no MPIX_Query_cuda_support)",
+        }
+    );
     s += "  device vectors: not implemented in this version (host memory only)\n";
     s += "  environment:";
     if e.set.is_empty() && e.unknown.is_empty() {
@@ -143,10 +151,52 @@ pub fn process_report() -> String {
     s
 }
 
-/// The full report: process facts, then one line per rank (host, node-local rank, memory). [collective]
+/// What the MPI library says about CUDA-aware transfers: Open MPI's `MPIX_Query_cuda_support()` when the
+/// library has it (looked up at run time, so any MPI links), `None` when it does not say.
+pub fn mpi_cuda_aware() -> Option<bool> {
+    // SAFETY: dlsym on the global namespace; the symbol, when present, is `int f(void)`.
+    unsafe {
+        let name = c"MPIX_Query_cuda_support";
+        let f = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+        if f.is_null() {
+            return None;
+        }
+        let f: extern "C" fn() -> libc::c_int = std::mem::transmute(f);
+        Some(f() != 0)
+    }
+}
+
+/// The CUDA device this rank would use: PARLOPS_DEVICE when set (must be a non-negative integer),
+/// else the node-local rank modulo the device count; with the reason, or why there is none.
+pub fn device_choice(node_rank: i32) -> (Option<i32>, String) {
+    let p = cuda::probe();
+    let n = p.device_count.unwrap_or(0);
+    if n == 0 {
+        return (None, format!("none ({})", p.describe()));
+    }
+    match env().get("PARLOPS_DEVICE") {
+        Some(v) => match v.trim().parse::<i32>() {
+            Ok(d) if d >= 0 && d < n => (Some(d), format!("{d} of {n} (PARLOPS_DEVICE)")),
+            _ => (
+                None,
+                format!(
+                    "none: PARLOPS_DEVICE={v} is not a device index 0..{}",
+                    n - 1
+                ),
+            ),
+        },
+        None => {
+            let d = node_rank % n;
+            (Some(d), format!("{d} of {n} (node-local rank {node_rank})"))
+        }
+    }
+}
+
+/// The full report: process facts, then one line per rank (host, node-local rank, device). [collective]
 pub fn report(comm: &Comm) -> Result<String> {
+    let (_, device) = device_choice(comm.node_rank());
     let line = format!(
-        "  rank {} of {}: host {}, node-local rank {} of {}, device: none (host memory)\n",
+        "  rank {} of {}: host {}, node-local rank {} of {}, device: {device}\n",
         comm.rank(),
         comm.size(),
         comm.host(),
