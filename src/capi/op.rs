@@ -1259,6 +1259,36 @@ fn agreed(l: &Arc<Layout>, pre: Result<()>) -> Result<()> {
     l.comm().agree(pre)
 }
 
+/// Shared by the first and second derivative constructors.
+#[allow(clippy::too_many_arguments)]
+fn derivative(
+    layout: *const parlops_layout,
+    axis: c_int,
+    sampling: f64,
+    kind: parlops_stencil,
+    edge: bool,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+    second: bool,
+) -> Result<()> {
+    let k = stencil_arg(kind);
+    let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
+    stencil_common(
+        layout,
+        dtype,
+        out,
+        |d, l, pre| {
+            agreed(l, pre)?;
+            with_dtype!(d, T => if second {
+                crate::op::stencil::second_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>)
+            } else {
+                crate::op::stencil::first_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>)
+            })
+        },
+        k.map(|_| ()),
+    )
+}
+
 /// First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
 /// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
 /// forward or backward; `sampling` is the grid step. [collective]
@@ -1273,18 +1303,7 @@ pub unsafe extern "C" fn parlops_op_first_derivative(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_first_derivative", || {
-        let k = stencil_arg(kind);
-        let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
-        stencil_common(
-            layout,
-            dtype,
-            out,
-            |d, l, pre| {
-                agreed(l, pre)?;
-                with_dtype!(d, T => crate::op::stencil::first_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>))
-            },
-            k.map(|_| ()),
-        )
+        derivative(layout, axis, sampling, kind, edge, dtype, out, false)
     })
 }
 
@@ -1300,18 +1319,7 @@ pub unsafe extern "C" fn parlops_op_second_derivative(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_second_derivative", || {
-        let k = stencil_arg(kind);
-        let kk = *k.as_ref().unwrap_or(&crate::op::stencil::Kind::Centered);
-        stencil_common(
-            layout,
-            dtype,
-            out,
-            |d, l, pre| {
-                agreed(l, pre)?;
-                with_dtype!(d, T => crate::op::stencil::second_derivative::<T>(l, axis, sampling, kk, edge).map(op_of::<T>))
-            },
-            k.map(|_| ()),
-        )
+        derivative(layout, axis, sampling, kind, edge, dtype, out, true)
     })
 }
 

@@ -140,6 +140,33 @@ fn assemble<T: Scalar>(
     CsrOp::from_local_rows(rows, cols, &p, &ix, &v, pre)
 }
 
+/// Stencil offsets and weights at position i of n (first_coeffs, second_coeffs).
+type Coeffs = fn(i64, i64, Kind, bool, f64) -> Vec<(i64, f64)>;
+
+/// One derivative along `axis`; `coeffs` is first_coeffs or second_coeffs.
+#[allow(clippy::too_many_arguments)]
+fn derivative<T: Scalar>(
+    l: &Arc<Layout>,
+    axis: i32,
+    dx: f64,
+    kind: Kind,
+    edge: bool,
+    coeffs: Coeffs,
+    min_len: i64,
+    what: &str,
+) -> Result<CsrOp<T>> {
+    let pre = check_nd(l, axis, min_len, what).and_then(|a| check_dx(dx).map(|_| a));
+    let a = *pre.as_ref().unwrap_or(&0);
+    let n = l.shape().get(a).copied().unwrap_or(1);
+    let f = move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
+        coeffs(idx[a], n, kind, edge, dx)
+            .into_iter()
+            .map(|(o, w)| (a, o, w))
+            .collect()
+    };
+    assemble(l.clone(), l.clone(), &[&f], pre.map(|_| ()))
+}
+
 /// First derivative along `axis` of an N-D array. [collective]
 pub fn first_derivative<T: Scalar>(
     l: &Arc<Layout>,
@@ -148,16 +175,7 @@ pub fn first_derivative<T: Scalar>(
     kind: Kind,
     edge: bool,
 ) -> Result<CsrOp<T>> {
-    let pre = check_nd(l, axis, 2, "first derivative").and_then(|a| check_dx(dx).map(|_| a));
-    let a = *pre.as_ref().unwrap_or(&0);
-    let n = l.shape().get(a).copied().unwrap_or(1);
-    let f = move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
-        first_coeffs(idx[a], n, kind, edge, dx)
-            .into_iter()
-            .map(|(o, w)| (a, o, w))
-            .collect()
-    };
-    assemble(l.clone(), l.clone(), &[&f], pre.map(|_| ()))
+    derivative(l, axis, dx, kind, edge, first_coeffs, 2, "first derivative")
 }
 
 /// Second derivative along `axis` of an N-D array. [collective]
@@ -168,16 +186,16 @@ pub fn second_derivative<T: Scalar>(
     kind: Kind,
     edge: bool,
 ) -> Result<CsrOp<T>> {
-    let pre = check_nd(l, axis, 3, "second derivative").and_then(|a| check_dx(dx).map(|_| a));
-    let a = *pre.as_ref().unwrap_or(&0);
-    let n = l.shape().get(a).copied().unwrap_or(1);
-    let f = move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
-        second_coeffs(idx[a], n, kind, edge, dx)
-            .into_iter()
-            .map(|(o, w)| (a, o, w))
-            .collect()
-    };
-    assemble(l.clone(), l.clone(), &[&f], pre.map(|_| ()))
+    derivative(
+        l,
+        axis,
+        dx,
+        kind,
+        edge,
+        second_coeffs,
+        3,
+        "second derivative",
+    )
 }
 
 fn check_dx(dx: f64) -> Result<()> {
