@@ -16,7 +16,10 @@ if [ ! -f "$mfem/lib/cmake/mfem/MFEMConfig.cmake" ]; then
   venv="$B/pyenv"
   [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
   rm -rf "$B/mfem-wheel" && mkdir -p "$B/mfem-wheel" "$B/mfem"
-  "$venv/bin/pip" download -q --no-deps "mfem==$MFEM_VERSION" -d "$B/mfem-wheel"
+  # the wheel's C++ library does not depend on the Python it was built for: ask for the cp311 build
+  # whatever python3 this machine has
+  "$venv/bin/pip" download -q --no-deps --only-binary=:all: --python-version 3.11 --implementation cp \
+    --abi cp311 --platform manylinux_2_28_x86_64 "mfem==$MFEM_VERSION" -d "$B/mfem-wheel"
   python3 - "$B/mfem-wheel" "$B/mfem" <<'PY'
 import glob, sys, zipfile
 z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
