@@ -552,7 +552,35 @@ pub unsafe extern "C" fn parlops_solver_solve(
             }
             Ok(())
         })();
-        comm.agree(pre)?;
+        // Settings that steer the iteration must be the same everywhere, or ranks would stop at
+        // different iterations and wait for each other: agreed with the argument checks.
+        let p = &s.params;
+        let knobs = [
+            s.method as i64,
+            p.max_iter,
+            p.restart as i64,
+            p.nonzero_guess as i64,
+            p.natural_norm as i64,
+            s.monitor.is_some() as i64,
+            s.jacobi as i64,
+            s.pc.is_some() as i64,
+            p.threshold as i64,
+            p.rtol.to_bits() as i64,
+            p.atol.to_bits() as i64,
+            p.dtol.to_bits() as i64,
+            p.damp.to_bits() as i64,
+            p.eps.to_bits() as i64,
+            p.step.unwrap_or(0.0).to_bits() as i64,
+        ];
+        let all = comm.agree_with(pre, &knobs)?;
+        if let Some(q) = all.iter().position(|k| k[..] != knobs[..]) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "solver settings differ between ranks (rank {q} has other tolerances, limits, method or preconditioner/monitor \
+                 settings than rank {}); set them identically on every rank",
+                comm.rank()
+            );
+        }
         let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
         let dtype =
             s.op.as_ref()
@@ -676,7 +704,14 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
     guard("parlops_op_power_iteration", || {
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
-        comm.agree(out_ok(eigenvalue, "eigenvalue"))?;
+        let args = [max_iter, tol.to_bits() as i64, seed as i64];
+        let all = comm.agree_with(out_ok(eigenvalue, "eigenvalue"), &args)?;
+        if all.iter().any(|k| k[..] != args[..]) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different max_iter, tol or seed"
+            );
+        }
         let r = crate::any_op!(&a.inner, op => {
             crate::solver::power::power_iteration(op.as_ref(), max_iter, tol, seed, false).map(|(l, it)| (l.to_parts(), it))
         });

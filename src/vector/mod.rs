@@ -319,12 +319,31 @@ impl<T: Scalar> DistVector<T> {
             let (v, _) = partial?;
             return Ok(kind?.finish(v));
         }
+        // the kind travels with the partial, so ranks asking for different norms all learn it
+        let code = |k: &NormKind| match k {
+            NormKind::Zero => 0.0,
+            NormKind::One => 1.0,
+            NormKind::Two => 2.0,
+            NormKind::Inf => f64::INFINITY,
+            NormKind::NegInf => f64::NEG_INFINITY,
+            NormKind::P(p) => *p,
+        };
         let rows = comm.allgather_checked(
-            partial.as_ref().map(|p| vec![p.0]).map_err(|e| e.clone()),
-            1,
+            partial
+                .as_ref()
+                .map(|p| vec![p.0, code(kind.as_ref().unwrap_or(&NormKind::Two))])
+                .map_err(|e| e.clone()),
+            2,
         )?;
         let (_, op) = partial?;
         let kind = kind?;
+        if rows.iter().any(|r| r[1] != rows[0][1]) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks asked for different norms (p by rank: {:?})",
+                rows.iter().map(|r| r[1]).collect::<Vec<_>>()
+            );
+        }
         let r = if partition == Partition::Broadcast {
             rows[0][0]
         } else {

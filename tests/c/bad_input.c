@@ -216,6 +216,7 @@ int main(int argc, char **argv) {
     EXPECT(parlops_vec_norm(v, rank_ == last ? 42 : PARLOPS_NORM_2, 0, &nrm), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
     EXPECT(parlops_vec_norm(v, rank_ == last ? 42 : PARLOPS_NORM_INF, 0, &nrm), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
     EXPECT(parlops_vec_norm(v, PARLOPS_NORM_2, 0, rank_ == 0 ? NULL : &nrm), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+    EXPECT(parlops_vec_norm(v, rank_ == last ? PARLOPS_NORM_INF : PARLOPS_NORM_1, 0, &nrm), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "different norms");
     EXPECT(parlops_vec_norm(bv, rank_ == last ? -3 : PARLOPS_NORM_1, 0, &nrm), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
     EXPECT(parlops_vec_gather(v, rank_ == last ? 0 : 1, glob), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "roots");
     EXPECT(parlops_vec_gather(v, rank_ == last ? 99 : 0, glob), PARLOPS_ERR_INVALID_ARGUMENT, NULL);

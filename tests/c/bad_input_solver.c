@@ -122,6 +122,18 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_info(s, &info), PARLOPS_OK, NULL);
   expect("iterations counted", info.iterations > 0 && info.iterations <= 20 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
 
+  /* settings that differ on one rank: every rank refuses the solve instead of stopping apart */
+  if (one) {
+    EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, rank_ == last ? 7 : 1000), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
+    EXPECT(parlops_solver_set_tolerances(s, rank_ == 0 ? 1e-9 : 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
+    EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+    if (rank_ == last) EXPECT(parlops_solver_set_monitor(s, monitor, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
+    EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
+  }
+
   /* ---- reasons */
   EXPECT(parlops_solver_set_operator(s, Ai), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
