@@ -296,6 +296,17 @@ module parlops
       type(c_ptr), value :: y
       integer(c_int) :: parlops_op_multadd
     end function parlops_op_multadd
+    function parlops_op_multadd_adjoint(a, alpha, y, beta, x) &
+        bind(C, name='parlops_op_multadd_adjoint')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(parlops_scalar), value :: alpha
+      type(c_ptr), value :: y
+      type(parlops_scalar), value :: beta
+      type(c_ptr), value :: x
+      integer(c_int) :: parlops_op_multadd_adjoint
+    end function parlops_op_multadd_adjoint
     function parlops_op_size(a, rows, cols) &
         bind(C, name='parlops_op_size')
       import

@@ -409,6 +409,13 @@ parlops_status parlops_op_multadd(const parlops_op *a,
                                   parlops_scalar beta,
                                   parlops_vec *y);
 
+// x = alpha A^H y + beta x (a work vector is allocated at the first call and kept). [collective]
+parlops_status parlops_op_multadd_adjoint(const parlops_op *a,
+                                          parlops_scalar alpha,
+                                          const parlops_vec *y,
+                                          parlops_scalar beta,
+                                          parlops_vec *x);
+
 // Global number of rows and columns. Either output may be NULL.
 parlops_status parlops_op_size(const parlops_op *a, int64_t *rows, int64_t *cols);
 

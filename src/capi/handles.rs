@@ -28,8 +28,8 @@ pub struct parlops_vec {
 /// A distributed linear operator (opaque).
 pub struct parlops_op {
     pub(crate) inner: crate::op::AnyOp,
-    /// Work vector for `parlops_op_multadd`, allocated at its first use.
-    pub(crate) work: std::sync::Mutex<Option<AnyVec>>,
+    /// Work vectors for `parlops_op_multadd` (range) and `_multadd_adjoint` (domain), allocated at first use.
+    pub(crate) work: std::sync::Mutex<[Option<AnyVec>; 2]>,
 }
 
 thread_local! {

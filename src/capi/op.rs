@@ -45,7 +45,7 @@ fn dtype_arg(t: parlops_dtype) -> Result<DType> {
 fn wrap(op: AnyOp) -> parlops_op {
     parlops_op {
         inner: op,
-        work: Mutex::new(None),
+        work: Mutex::new([None, None]),
     }
 }
 
@@ -214,6 +214,71 @@ pub unsafe extern "C" fn parlops_op_apply_adjoint(
     })
 }
 
+/// Shared by multadd and multadd_adjoint: out = alpha op(A) inp + beta out.
+fn multadd_common(
+    a: *const parlops_op,
+    alpha: parlops_scalar,
+    x: *const parlops_vec,
+    beta: parlops_scalar,
+    y: *mut parlops_vec,
+    adjoint: bool,
+) -> Result<()> {
+    let ar = unsafe { arg(a, "A")? };
+    let (xn, yn) = if adjoint { ("y", "x") } else { ("x", "y") };
+    let range = if adjoint {
+        ar.inner.cols()
+    } else {
+        ar.inner.rows()
+    };
+    let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
+    let slot = &mut w[adjoint as usize];
+    if slot.is_none() {
+        *slot = Some(AnyVec::new(
+            range.clone(),
+            ar.inner.dtype(),
+            Location::Host,
+        )?);
+    }
+    let t = slot
+        .as_mut()
+        .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
+    let (xr, yr) = in_out(x, y, xn, yn);
+    // the output and the scalars are checked before anything runs, as part of the same agreement
+    let (xr, yr) = match yr {
+        Ok(yv) => {
+            let ok = check_scalar(ar.inner.dtype(), alpha, "alpha")
+                .and_then(|_| check_scalar(ar.inner.dtype(), beta, "beta"))
+                .and_then(|_| check_vec_dtype(&ar.inner, yv, yn))
+                .and_then(|_| {
+                    if yv.layout().compatible(range) {
+                        Ok(())
+                    } else {
+                        Err(crate::err!(
+                            SizeMismatch,
+                            "argument '{yn}' has global length {} split as {:?}; the result of this product has {} split as {:?}",
+                            yv.layout().global_len(),
+                            yv.layout().local_lens(),
+                            range.global_len(),
+                            range.local_lens()
+                        ))
+                    }
+                });
+            (xr.and_then(|x| ok.map(|_| x)), Some(yv))
+        }
+        Err(e) => (Err(e), None),
+    };
+    apply_any(&ar.inner, xr, Ok(t), adjoint)?;
+    let yv = yr.ok_or_else(|| crate::err!(Internal, "output missing after agreement"))?;
+    let t = w[adjoint as usize]
+        .as_ref()
+        .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
+    crate::any_vec2!(yv, t, (yt, tt) => {
+        let al = scalar_of(yt, alpha, "alpha")?;
+        let be = scalar_of(yt, beta, "beta")?;
+        yt.axpby(al, tt, be)
+    })
+}
+
 /// y = alpha A x + beta y (a work vector is allocated at the first call and kept). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_multadd(
@@ -224,53 +289,21 @@ pub unsafe extern "C" fn parlops_op_multadd(
     y: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_op_multadd", || {
-        let ar = unsafe { arg(a, "A")? };
-        let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
-        if w.is_none() {
-            *w = Some(AnyVec::new(
-                ar.inner.rows().clone(),
-                ar.inner.dtype(),
-                Location::Host,
-            )?);
-        }
-        let t = w
-            .as_mut()
-            .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
-        let (xr, yr) = in_out(x, y, "x", "y");
-        // y is checked here, before anything runs, as part of the same agreement
-        let (xr, yr) = match yr {
-            Ok(yv) => {
-                let ok = check_scalar(ar.inner.dtype(), alpha, "alpha")
-                    .and_then(|_| check_scalar(ar.inner.dtype(), beta, "beta"))
-                    .and_then(|_| check_vec_dtype(&ar.inner, yv, "y"))
-                    .and_then(|_| {
-                    if yv.layout().compatible(ar.inner.rows()) {
-                        Ok(())
-                    } else {
-                        Err(crate::err!(
-                            SizeMismatch,
-                            "argument 'y' has global length {} split as {:?}, the operator's rows have {} split as {:?}",
-                            yv.layout().global_len(),
-                            yv.layout().local_lens(),
-                            ar.inner.rows().global_len(),
-                            ar.inner.rows().local_lens()
-                        ))
-                    }
-                });
-                (xr.and_then(|x| ok.map(|_| x)), Some(yv))
-            }
-            Err(e) => (Err(e), None),
-        };
-        apply_any(&ar.inner, xr, Ok(t), false)?;
-        let yv = yr.ok_or_else(|| crate::err!(Internal, "y missing after agreement"))?;
-        let t = w
-            .as_ref()
-            .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
-        crate::any_vec2!(yv, t, (yt, tt) => {
-            let al = scalar_of(yt, alpha, "alpha")?;
-            let be = scalar_of(yt, beta, "beta")?;
-            yt.axpby(al, tt, be)
-        })
+        multadd_common(a, alpha, x, beta, y, false)
+    })
+}
+
+/// x = alpha A^H y + beta x (a work vector is allocated at the first call and kept). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_multadd_adjoint(
+    a: *const parlops_op,
+    alpha: parlops_scalar,
+    y: *const parlops_vec,
+    beta: parlops_scalar,
+    x: *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_op_multadd_adjoint", || {
+        multadd_common(a, alpha, y, beta, x, true)
     })
 }
 

@@ -93,6 +93,8 @@ int main(int argc, char **argv) {
   double nrm = 0;
   EXPECT(parlops_vec_norm(y, PARLOPS_NORM_INF, 0, &nrm), PARLOPS_OK, NULL);
   expect("multadd value (2*2*1 + 2 = 6)", nrm == 6.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_multadd_adjoint(S, PARLOPS_REAL(1), y, PARLOPS_REAL(1), x), PARLOPS_ERR_NOT_SUPPORTED, "adjoint");
+  EXPECT(parlops_op_multadd_adjoint(S, PARLOPS_REAL(1), y, PARLOPS_REAL(1), x2), PARLOPS_ERR_SIZE_MISMATCH, "'x'");
 
   /* ---- queries */
   int64_t m, n;
@@ -191,6 +193,19 @@ int main(int argc, char **argv) {
   EXPECT(parlops_vec_axpy(y2, PARLOPS_REAL(-1), y), PARLOPS_OK, NULL);
   EXPECT(parlops_vec_norm(y2, PARLOPS_NORM_INF, 0, &nrm), PARLOPS_OK, NULL);
   expect("ParCSR (wrapped) equals CSR from local rows", nrm == 0.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* x' = 2 A^H y - x' + ... : multadd_adjoint against apply_adjoint */
+  parlops_vec *ma1 = NULL, *ma2 = NULL;
+  EXPECT(parlops_vec_duplicate(x, &ma1), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_duplicate(x, &ma2), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_fill(ma1, PARLOPS_REAL(1)), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_multadd_adjoint(A, PARLOPS_REAL(2), y, PARLOPS_REAL(-1), ma1), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_apply_adjoint(A, y, ma2), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_scale(ma2, PARLOPS_REAL(2)), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_axpy(ma2, PARLOPS_REAL(-1), ma1), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_norm(ma2, PARLOPS_NORM_INF, 0, &nrm), PARLOPS_OK, NULL);
+  expect("multadd_adjoint = 2 A^H y - x", nrm == 1.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_vec_destroy(&ma1);
+  parlops_vec_destroy(&ma2);
   /* writes to the caller's arrays show through: zero copy */
   for (int k = 0; k < nd; ++k) da[k] *= 2.0;
   EXPECT(parlops_op_apply(P, x, y2), PARLOPS_OK, NULL);
