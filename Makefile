@@ -124,10 +124,12 @@ test-mpich:
 	@command -v mpicc.mpich >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libmpich-dev mpich >/dev/null; }
 	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
-	mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/bad_input.c -L$(CURDIR)/target-mpich/release -lparlops \
-	  -Wl,-rpath,$(CURDIR)/target-mpich/release -o $(BUILD)/bad_input_mpich
 	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
-	timeout 120 mpiexec.mpich -n 3 $(BUILD)/bad_input_mpich
+	for prog in bad_input bad_input_ops bad_input_solver; do \
+	  mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/$$prog.c -L$(CURDIR)/target-mpich/release -lparlops \
+	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -o $(BUILD)/$${prog}_mpich && \
+	  timeout 600 mpiexec.mpich -n 3 $(BUILD)/$${prog}_mpich || exit 1; \
+	done
 
 clean:
 	cargo clean
