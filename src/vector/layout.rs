@@ -152,7 +152,13 @@ impl Layout {
         } else if n_given == 0 {
             scatter_lens(global_len, p)
         } else if n_given == p {
-            let sum: i64 = given.iter().sum();
+            let Some(sum) = given.iter().try_fold(0i64, |a, &b| a.checked_add(b)) else {
+                crate::bail!(
+                    InvalidArgument,
+                    "local lengths by rank [{}] add up to more than 2^63",
+                    list(2)
+                );
+            };
             if global_len >= 0 && sum != global_len {
                 crate::bail!(
                     SizeMismatch,
@@ -214,6 +220,9 @@ impl Layout {
                      rank's part is contiguous"
                 );
             }
+            if shape.iter().try_fold(1i64, |a, &d| a.checked_mul(d)).is_none() {
+                crate::bail!(InvalidArgument, "argument 'global_shape' {shape:?} has more than 2^63 entries");
+            }
             if local_len_along_axis < -1 || (local_len_along_axis > shape[0]) {
                 crate::bail!(
                     InvalidArgument,
@@ -223,7 +232,10 @@ impl Layout {
             }
             Ok(p)
         });
-        let inner: i64 = shape.iter().skip(1).product();
+        let inner: i64 = shape
+            .iter()
+            .skip(1)
+            .fold(1i64, |a, &d| a.saturating_mul(d.max(0)));
         let n0 = shape.first().copied().unwrap_or(0);
         let p = comm.size() as usize;
         let rows = if local_len_along_axis >= 0 {
@@ -233,9 +245,9 @@ impl Layout {
         };
         let replicated = matches!(&check, Ok(p) if p.is_replicated());
         let (global, local) = if replicated {
-            (n0 * inner, -1)
+            (n0.saturating_mul(inner), -1)
         } else {
-            (-1, rows * inner)
+            (-1, rows.saturating_mul(inner))
         };
         let l = Layout::new_checked(comm.clone(), check, global, local)?;
         // ranks must agree on the whole shape, not only on its product
@@ -253,7 +265,7 @@ impl Layout {
             );
         }
         // all ranks' extents along the axis must add up to the shape
-        if !l.partition.is_replicated() && l.global_len != n0 * inner {
+        if !l.partition.is_replicated() && l.global_len != n0.saturating_mul(inner) {
             crate::bail!(
                 SizeMismatch,
                 "local extents along axis 0 by rank ({:?}) sum to {}, but global_shape[0] is {n0}",

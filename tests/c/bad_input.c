@@ -81,6 +81,7 @@ int main(int argc, char **argv) {
            PARLOPS_ERR_NULL_ARGUMENT, "out");
     EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 10, rank_ == 0 ? 10 : -1, &l),
            PARLOPS_ERR_INVALID_ARGUMENT, "local length");
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, INT64_MAX / 2 + 1, &l), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
   }
   expect("no layout on failure", l == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 10, -1, &l), PARLOPS_OK, NULL);
