@@ -288,6 +288,8 @@ int main(int argc, char **argv) {
   EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 0, shp, 0, -1, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "ndim");
   EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, bad_shp, 0, -1, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "negative");
   EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 1, -1, &ndl), PARLOPS_ERR_NOT_SUPPORTED, "axis 0");
+  int64_t huge_shp[2] = {INT64_MAX / 2, 4};
+  EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, huge_shp, 0, -1, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
   EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp, 0, 9, &ndl), PARLOPS_ERR_INVALID_ARGUMENT, "local_len_along_axis");
   if (one) {
     EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, rank_ == last ? other_shp : shp, 0, -1, &ndl),
