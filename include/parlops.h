@@ -159,7 +159,7 @@ typedef struct {
   int64_t iterations;
   // Why it stopped.
   parlops_reason reason;
-  // Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_solve).
+  // Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_set_tolerances).
   double initial_residual_norm;
   // Residual norm at the last iteration.
   double final_residual_norm;

@@ -107,7 +107,7 @@ pub struct parlops_solve_info {
     pub iterations: i64,
     /// Why it stopped.
     pub reason: parlops_reason,
-    /// Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_solve).
+    /// Residual norm at iteration 0 (the quantity the method tests: see parlops_solver_set_tolerances).
     pub initial_residual_norm: f64,
     /// Residual norm at the last iteration.
     pub final_residual_norm: f64,
