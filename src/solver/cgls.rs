@@ -36,6 +36,26 @@ pub(crate) fn final_norms<T: Scalar>(
     Ok((ss.sqrt(), (ss + damp * damp * xx).sqrt()))
 }
 
+/// Info of a least-squares solve, with r1norm and r2norm computed exactly (`work` of the rows layout).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lsq_info<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    work: &mut DistVector<T>,
+    it: i64,
+    reason: Reason,
+    r0: f64,
+    rn: f64,
+    bnorm: f64,
+) -> Result<Info> {
+    let (r1, r2) = final_norms(ctx, b, x, work)?;
+    let mut i = info(it, reason, r0, rn, bnorm);
+    i.r1norm = r1;
+    i.r2norm = r2;
+    Ok(i)
+}
+
 fn run<T: Scalar>(
     ctx: &mut Ctx<T>,
     b: &DistVector<T>,
@@ -47,14 +67,7 @@ fn run<T: Scalar>(
     let [r, c] = cols else { unreachable!() };
     let d2 = T::real(ctx.p.damp * ctx.p.damp);
     // s = b - A x; r = A^H s - damp^2 x; with a nonzero guess ||A^H b|| needs its own product
-    let mut e = if ctx.p.nonzero_guess {
-        let e = ctx.op.apply(x, s);
-        s.axpby(T::one(), b, -T::one())?;
-        e
-    } else {
-        x.fill(T::zero());
-        s.copy_from(b)
-    };
+    let mut e = super::initial_residual(ctx, b, x, s);
     e = e.and(ctx.op.apply_adjoint(s, r));
     r.axpy(-d2, x)?;
     let ahb = if ctx.p.nonzero_guess {
@@ -71,14 +84,9 @@ fn run<T: Scalar>(
     let mut k = re(d[1]).max(0.0);
     let r0 = k.sqrt();
     let ahb = if ahb < 0.0 { r0 } else { ahb };
-    let finish =
-        |ctx: &Ctx<T>, x: &DistVector<T>, s: &mut DistVector<T>, it, reason, rn| -> Result<Info> {
-            let (r1, r2) = final_norms(ctx, b, x, s)?;
-            let mut i = info(it, reason, r0, rn, bnorm);
-            i.r1norm = r1;
-            i.r2norm = r2;
-            Ok(i)
-        };
+    let finish = |ctx: &Ctx<T>, x: &DistVector<T>, s: &mut DistVector<T>, it, reason, rn| {
+        lsq_info(ctx, b, x, s, it, reason, r0, rn, bnorm)
+    };
     if !bnorm.is_finite() {
         return finish(ctx, x, s, 0, Reason::DivergedNan, r0);
     }

@@ -3,7 +3,7 @@
 //! from power iteration unless given. The residual tested is the update ||x_k - x_{k-1}|| against
 //! max(rtol, atol) (PyLops' `tol`); r1norm is ||b - A x|| at the end.
 
-use super::cgls::final_norms;
+use super::cgls::lsq_info;
 use super::power::power_iteration;
 use super::{Ctx, Info, Reason, Threshold, info, re};
 use crate::error::Result;
@@ -129,11 +129,7 @@ fn run<T: Scalar>(
             upd0 = upd;
         }
         if let Some(reason) = ctx.check(it, upd, 1.0)? {
-            let (r1, r2) = final_norms(ctx, b, x, res)?;
-            let mut i = info(it, reason, upd0, upd, bnorm);
-            i.r1norm = r1;
-            i.r2norm = r2;
-            return Ok(i);
+            return lsq_info(ctx, b, x, res, it, reason, upd0, upd, bnorm);
         }
     }
 }

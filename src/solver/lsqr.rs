@@ -2,8 +2,8 @@
 //! (||u|| and ||v||). The monitored residual is LSQR's estimate of ||A^H r - damp^2 x||, tested
 //! against max(rtol ||A^H b||, atol); r1norm and r2norm are computed exactly at the end.
 
-use super::cgls::final_norms;
-use super::{Ctx, Info, Reason, info, re};
+use super::cgls::lsq_info;
+use super::{Ctx, Info, Reason, re};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -31,14 +31,7 @@ fn run<T: Scalar>(
     let [u, t] = rows else { unreachable!() };
     let [v, w, s] = cols else { unreachable!() };
     let damp = ctx.p.damp;
-    let e = if ctx.p.nonzero_guess {
-        let e = ctx.op.apply(x, u);
-        u.axpby(T::one(), b, -T::one())?;
-        e
-    } else {
-        x.fill(T::zero());
-        u.copy_from(b)
-    };
+    let e = super::initial_residual(ctx, b, x, u);
     let d = dots(&ctx.comm, &[(b, b), (u, u)], e)?;
     let bnorm = re(d[0]).sqrt();
     let mut beta = re(d[1]).max(0.0).sqrt();
@@ -60,14 +53,9 @@ fn run<T: Scalar>(
     w.copy_from(v)?;
     let (mut rhobar, mut phibar) = (alfa, beta);
     let r0 = alfa * beta;
-    let finish =
-        |ctx: &Ctx<T>, x: &DistVector<T>, u: &mut DistVector<T>, it, reason, rn| -> Result<Info> {
-            let (r1, r2) = final_norms(ctx, b, x, u)?;
-            let mut i = info(it, reason, r0, rn, bnorm);
-            i.r1norm = r1;
-            i.r2norm = r2;
-            Ok(i)
-        };
+    let finish = |ctx: &Ctx<T>, x: &DistVector<T>, u: &mut DistVector<T>, it, reason, rn| {
+        lsq_info(ctx, b, x, u, it, reason, r0, rn, bnorm)
+    };
     if !bnorm.is_finite() {
         return finish(ctx, x, u, 0, Reason::DivergedNan, r0);
     }
