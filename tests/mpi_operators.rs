@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use parlops::comm::{Comm, ReduceOp};
 use parlops::op::basic::{Diagonal, Identity, Zero};
-use parlops::op::block::{BlockDiag, StackedBlockDiag, VStack, hstack};
+use parlops::op::block::{BlockDiag, VStack, hstack};
 use parlops::op::callback::Callback;
 use parlops::op::compose::{Adjoint, Conjugate, LinComb, Power, Product};
 use parlops::op::csr::{Arr, CsrOp, Idx, LocalCsr};
@@ -665,7 +665,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let s1: Op<T> = a1.clone();
     let s2: Op<T> = Arc::new(csr_from_rows::<T>(&cl, &cl, 5));
     let s2d = sparse_dense::<T>(n, n, 5);
-    let sbd = StackedBlockDiag::new(comm, vec![s1.clone(), s2.clone()]).unwrap();
+    let sbd = BlockDiag::stacked(comm, vec![s1.clone(), s2.clone()]).unwrap();
     // positions: for each rank, its rows of block 1 then of block 2
     let perm = |l1: &Layout, l2: &Layout| -> Vec<(usize, usize)> {
         let mut v = Vec::new();

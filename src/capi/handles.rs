@@ -85,6 +85,13 @@ pub(crate) fn out_ok<T>(p: *mut T, name: &str) -> Result<()> {
     if p.is_null() { Err(null(name)) } else { Ok(()) }
 }
 
+/// Write an optional output (NULL means the caller does not want it).
+pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        unsafe { *p = v };
+    }
+}
+
 /// Hand a new object to C.
 pub(crate) fn give<T>(out: *mut *mut T, v: T) {
     unsafe { *out = Box::into_raw(Box::new(v)) };

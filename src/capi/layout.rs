@@ -2,7 +2,9 @@
 
 use std::ffi::c_int;
 
-use super::handles::{arg, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_layout};
+use super::handles::{
+    arg, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_layout, put_opt,
+};
 use super::types::{parlops_partition, parlops_status};
 use crate::error::Result;
 use crate::vector::{Layout, Partition};
@@ -128,12 +130,8 @@ pub unsafe extern "C" fn parlops_layout_local_range(
     guard("parlops_layout_local_range", || {
         let l = unsafe { arg(layout, "layout")? };
         unsafe {
-            if !start.is_null() {
-                *start = l.inner.local_start();
-            }
-            if !len.is_null() {
-                *len = l.inner.local_len();
-            }
+            put_opt(start, l.inner.local_start());
+            put_opt(len, l.inner.local_len());
         }
         Ok(())
     })
@@ -157,12 +155,8 @@ pub unsafe extern "C" fn parlops_layout_rank_range(
             );
         }
         unsafe {
-            if !start.is_null() {
-                *start = l.inner.offsets()[rank as usize];
-            }
-            if !len.is_null() {
-                *len = l.inner.local_lens()[rank as usize];
-            }
+            put_opt(start, l.inner.offsets()[rank as usize]);
+            put_opt(len, l.inner.local_lens()[rank as usize]);
         }
         Ok(())
     })

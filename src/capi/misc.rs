@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use super::handles::{guard, last_error_ptr, parlops_comm};
+use super::handles::{guard, last_error_ptr, parlops_comm, put_opt};
 use super::types::parlops_status;
 use crate::config;
 
@@ -73,9 +73,7 @@ pub unsafe extern "C" fn parlops_version(
         let (a, b, c) = config::version();
         unsafe {
             for (p, v) in [(major, a), (minor, b), (patch, c)] {
-                if !p.is_null() {
-                    *p = v;
-                }
+                put_opt(p, v);
             }
         }
         Ok(())

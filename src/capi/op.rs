@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::handles::{
     arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_comm, parlops_layout,
-    parlops_op, parlops_vec,
+    parlops_op, parlops_vec, put_opt,
 };
 use super::types::parlops_stencil;
 use super::types::{
@@ -327,12 +327,8 @@ pub unsafe extern "C" fn parlops_op_size(
     guard("parlops_op_size", || {
         let a = unsafe { arg(a, "A")? };
         unsafe {
-            if !rows.is_null() {
-                *rows = a.inner.rows().global_len();
-            }
-            if !cols.is_null() {
-                *cols = a.inner.cols().global_len();
-            }
+            put_opt(rows, a.inner.rows().global_len());
+            put_opt(cols, a.inner.cols().global_len());
         }
         Ok(())
     })
@@ -1028,12 +1024,8 @@ pub unsafe extern "C" fn parlops_op_csr_arrays(
             );
         };
         unsafe {
-            if !diag_values.is_null() {
-                *diag_values = d;
-            }
-            if !offd_values.is_null() {
-                *offd_values = o;
-            }
+            put_opt(diag_values, d);
+            put_opt(offd_values, o);
         }
         Ok(())
     })
@@ -1593,7 +1585,7 @@ pub unsafe extern "C" fn parlops_op_stacked_block_diag(
                 Err(e) => (Vec::new(), Err(e)),
             };
             comm.agree(pre)?;
-            crate::op::block::StackedBlockDiag::<T>::new(&comm, list).map(op_of::<T>)
+            crate::op::block::BlockDiag::<T>::stacked(&comm, list).map(op_of::<T>)
         })?;
         give(out, wrap(built));
         Ok(())
@@ -1619,12 +1611,8 @@ pub unsafe extern "C" fn parlops_summa_tile(
         }
         let (s, l) = crate::op::summa::tile(n, grid as i64, index as i64);
         unsafe {
-            if !start.is_null() {
-                *start = s;
-            }
-            if !len.is_null() {
-                *len = l;
-            }
+            put_opt(start, s);
+            put_opt(len, l);
         }
         Ok(())
     })

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::handles::{
     arg, arg_mut, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_op, parlops_vec,
+    put_opt,
 };
 use super::types::{parlops_scalar, parlops_status};
 use crate::comm::Comm;
@@ -718,9 +719,7 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
         let ((re, im), it) = comm.agree(r)?;
         unsafe {
             *eigenvalue = parlops_scalar { re, im };
-            if !iterations.is_null() {
-                *iterations = it;
-            }
+            put_opt(iterations, it);
         }
         Ok(())
     })

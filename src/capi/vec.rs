@@ -4,6 +4,7 @@ use std::ffi::{c_int, c_void};
 
 use super::handles::{
     arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_layout, parlops_vec,
+    put_opt,
 };
 use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
 use crate::error::Result;
@@ -177,12 +178,8 @@ pub unsafe extern "C" fn parlops_vec_local_array(
         let (p, n) =
             any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
         unsafe {
-            if !data.is_null() {
-                *data = p;
-            }
-            if !local_len.is_null() {
-                *local_len = n;
-            }
+            put_opt(data, p);
+            put_opt(local_len, n);
         }
         Ok(())
     })

@@ -75,8 +75,10 @@ fn apply_blocks<T: Scalar>(
     Ok(())
 }
 
-/// diag(A_1, A_2, ...): rank r's blocks act on its part of x and produce its part of y.
+/// diag(A_1, A_2, ...): rank r's blocks act on its part of x and produce its part of y. The blocks
+/// are local operators ([`BlockDiag::new`]) or distributed ones ([`BlockDiag::stacked`]).
 pub struct BlockDiag<T: Scalar> {
+    name: &'static str,
     ops: Vec<Op<T>>,
     rows: Arc<Layout>,
     cols: Arc<Layout>,
@@ -88,18 +90,54 @@ impl<T: Scalar> BlockDiag<T> {
     /// [collective] over `comm`; `ops` are this rank's local blocks (possibly none).
     pub fn new(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<BlockDiag<T>> {
         let local = check_local(&ops, "block_diag");
-        let m: i64 = ops.iter().map(|a| a.rows().global_len()).sum();
-        let n: i64 = ops.iter().map(|a| a.cols().global_len()).sum();
         comm.agree(local)?;
+        Self::assemble(comm, ops, "BlockDiag")
+    }
+
+    /// Rank r's part of x and y: its blocks' local parts one after the other (a local block's local
+    /// part is the whole block). [collective]
+    fn assemble(comm: &Arc<Comm>, ops: Vec<Op<T>>, name: &'static str) -> Result<BlockDiag<T>> {
+        let m: i64 = ops.iter().map(|a| a.rows().local_len()).sum();
+        let n: i64 = ops.iter().map(|a| a.cols().local_len()).sum();
         let rows = Layout::new(comm.clone(), Partition::Scatter, -1, m)?;
         let cols = Layout::new(comm.clone(), Partition::Scatter, -1, n)?;
         Ok(BlockDiag {
-            row_off: offsets(ops.iter().map(|a| a.rows().global_len())),
-            col_off: offsets(ops.iter().map(|a| a.cols().global_len())),
+            name,
+            row_off: offsets(ops.iter().map(|a| a.rows().local_len())),
+            col_off: offsets(ops.iter().map(|a| a.cols().local_len())),
             ops,
             rows,
             cols,
         })
+    }
+
+    /// diag(A_1, A_2, ...) of distributed operators on one communicator (PyLops-MPI's
+    /// MPIStackedBlockDiag): the stacked vector holds, on each rank, that rank's part of x_1, then of
+    /// x_2, ... (so its global order is rank by rank).
+    /// [collective]; every rank passes the same operators (in the same order), all on `comm`.
+    pub fn stacked(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<BlockDiag<T>> {
+        let local = (|| {
+            for (i, a) in ops.iter().enumerate() {
+                if !Arc::ptr_eq(a.rows().comm(), comm) || !Arc::ptr_eq(a.cols().comm(), comm) {
+                    crate::bail!(
+                        LayoutMismatch,
+                        "stacked_block_diag: operator {i} ({}) lives on another communicator",
+                        a.describe()
+                    );
+                }
+            }
+            Ok(())
+        })();
+        let n = ops.len() as i64;
+        let all = comm.agree_with(local, &[n])?;
+        if all.iter().any(|r| r[0] != n) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "stacked_block_diag: ranks passed different numbers of operators ({:?})",
+                all.iter().map(|r| r[0]).collect::<Vec<_>>()
+            );
+        }
+        Self::assemble(comm, ops, "StackedBlockDiag")
     }
 }
 
@@ -121,7 +159,8 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
     }
     fn describe(&self) -> String {
         format!(
-            "BlockDiag {}x{}",
+            "{} {}x{}",
+            self.name,
             self.rows.global_len(),
             self.cols.global_len()
         )
@@ -260,78 +299,4 @@ pub fn hstack<T: Scalar>(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<Adjoint<T>
         .collect();
     let v: Op<T> = Arc::new(VStack::new(comm, adj)?);
     Ok(Adjoint::new(v))
-}
-
-/// diag(A_1, A_2, ...) of distributed operators on one communicator (PyLops-MPI's
-/// MPIStackedBlockDiag): the stacked vector holds, on each rank, that rank's part of x_1, then of
-/// x_2, ... (so its global order is rank by rank).
-pub struct StackedBlockDiag<T: Scalar> {
-    ops: Vec<Op<T>>,
-    rows: Arc<Layout>,
-    cols: Arc<Layout>,
-    row_off: Vec<usize>,
-    col_off: Vec<usize>,
-}
-
-impl<T: Scalar> StackedBlockDiag<T> {
-    /// [collective]; every rank passes the same operators (in the same order), all on `comm`.
-    pub fn new(comm: &Arc<Comm>, ops: Vec<Op<T>>) -> Result<StackedBlockDiag<T>> {
-        let local = (|| {
-            for (i, a) in ops.iter().enumerate() {
-                if !Arc::ptr_eq(a.rows().comm(), comm) || !Arc::ptr_eq(a.cols().comm(), comm) {
-                    crate::bail!(
-                        LayoutMismatch,
-                        "stacked_block_diag: operator {i} ({}) lives on another communicator",
-                        a.describe()
-                    );
-                }
-            }
-            Ok(())
-        })();
-        let n = ops.len() as i64;
-        let all = comm.agree_with(local, &[n])?;
-        if all.iter().any(|r| r[0] != n) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "stacked_block_diag: ranks passed different numbers of operators ({:?})",
-                all.iter().map(|r| r[0]).collect::<Vec<_>>()
-            );
-        }
-        let m: i64 = ops.iter().map(|a| a.rows().local_len()).sum();
-        let k: i64 = ops.iter().map(|a| a.cols().local_len()).sum();
-        let rows = Layout::new(comm.clone(), Partition::Scatter, -1, m)?;
-        let cols = Layout::new(comm.clone(), Partition::Scatter, -1, k)?;
-        Ok(StackedBlockDiag {
-            row_off: offsets(ops.iter().map(|a| a.rows().local_len())),
-            col_off: offsets(ops.iter().map(|a| a.cols().local_len())),
-            ops,
-            rows,
-            cols,
-        })
-    }
-}
-
-impl<T: Scalar> LinearOperator<T> for StackedBlockDiag<T> {
-    fn rows(&self) -> &Arc<Layout> {
-        &self.rows
-    }
-    fn cols(&self) -> &Arc<Layout> {
-        &self.cols
-    }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        apply_blocks(&self.ops, &self.col_off, &self.row_off, x, y, false)
-    }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        apply_blocks(&self.ops, &self.row_off, &self.col_off, y, x, true)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn describe(&self) -> String {
-        format!(
-            "StackedBlockDiag {}x{}",
-            self.rows.global_len(),
-            self.cols.global_len()
-        )
-    }
 }

@@ -16,12 +16,8 @@ pub(crate) fn solve<T: Scalar>(
     x: &mut DistVector<T>,
     fast: bool,
 ) -> Result<Info> {
-    let mut rows = ctx.ws.take(1, b.layout())?;
-    let mut cols = ctx.ws.take(3, x.layout())?;
-    let out = run(ctx, b, x, &mut rows, &mut cols, fast);
-    ctx.ws.put(rows);
-    ctx.ws.put(cols);
-    out
+    let (rl, cl) = (b.layout().clone(), x.layout().clone());
+    super::with_vecs2(ctx, 1, &rl, 3, &cl, |ctx, r, c| run(ctx, b, x, r, c, fast))
 }
 
 /// PyLops' thresholding of one entry.

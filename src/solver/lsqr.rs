@@ -13,12 +13,8 @@ pub(crate) fn solve<T: Scalar>(
     b: &DistVector<T>,
     x: &mut DistVector<T>,
 ) -> Result<Info> {
-    let mut rows = ctx.ws.take(2, b.layout())?;
-    let mut cols = ctx.ws.take(3, x.layout())?;
-    let out = run(ctx, b, x, &mut rows, &mut cols);
-    ctx.ws.put(rows);
-    ctx.ws.put(cols);
-    out
+    let (rl, cl) = (b.layout().clone(), x.layout().clone());
+    super::with_vecs2(ctx, 2, &rl, 3, &cl, |ctx, r, c| run(ctx, b, x, r, c))
 }
 
 fn run<T: Scalar>(

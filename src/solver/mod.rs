@@ -331,6 +331,29 @@ pub(crate) fn with_vecs<T: Scalar, R>(
     out
 }
 
+/// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.
+pub(crate) fn with_vecs2<T: Scalar, R>(
+    ctx: &mut Ctx<T>,
+    nr: usize,
+    rows: &Arc<Layout>,
+    nc: usize,
+    cols: &Arc<Layout>,
+    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>], &mut [DistVector<T>]) -> Result<R>,
+) -> Result<R> {
+    let mut r = ctx.ws.take(nr, rows)?;
+    let mut c = match ctx.ws.take(nc, cols) {
+        Ok(c) => c,
+        Err(e) => {
+            ctx.ws.put(r);
+            return Err(e);
+        }
+    };
+    let out = f(ctx, &mut r, &mut c);
+    ctx.ws.put(r);
+    ctx.ws.put(c);
+    out
+}
+
 /// Real part of a reduced scalar.
 pub(crate) fn re<T: Scalar>(v: T) -> f64 {
     v.to_parts().0

@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
 
   /* ---- create and settings */
   parlops_solver *s = NULL;
+  parlops_solve_info info0;
   EXPECT(parlops_solver_create(NULL, PARLOPS_METHOD_CG, &s), PARLOPS_ERR_NULL_ARGUMENT, "comm");
   EXPECT(parlops_solver_create(c, 99, &s), PARLOPS_ERR_INVALID_ARGUMENT, "method");
   EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
@@ -103,6 +104,23 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_sparsity(s, 7, 0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "kind");
   EXPECT(parlops_solver_set_sparsity(s, PARLOPS_THRESHOLD_SOFT, -0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "eps");
   EXPECT(parlops_solver_set_preconditioner(s, Ao), PARLOPS_ERR_LAYOUT_MISMATCH, NULL);
+  EXPECT(parlops_solver_set_norm_type(s, 5), PARLOPS_ERR_INVALID_ARGUMENT, "norm_type");
+  EXPECT(parlops_solver_set_norm_type(NULL, PARLOPS_NORM_TYPE_NATURAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_initial_guess_nonzero(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_keep_history(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_jacobi(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_sparsity(NULL, PARLOPS_THRESHOLD_SOFT, 0.1, 0.0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_info(NULL, &info0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  {
+    parlops_solver *g = NULL;
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_GMRES, &g), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_norm_type(g, PARLOPS_NORM_TYPE_NATURAL), PARLOPS_ERR_NOT_SUPPORTED, "natural");
+    EXPECT(parlops_solver_set_norm_type(g, PARLOPS_NORM_TYPE_UNPRECONDITIONED), PARLOPS_OK, NULL);
+    parlops_solver_destroy(&g);
+  }
   EXPECT(parlops_solver_set_operator(s, A), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
 
