@@ -77,7 +77,7 @@ fn main() {
     let nnz_local = ix.len();
     drop((ip, ix, v));
     let mut x = DistVector::<f64>::new(l.clone()).unwrap();
-    x.fill(1.0);
+    x.fill(1.0).unwrap();
     let mut y = DistVector::<f64>::new(l.clone()).unwrap();
     for _ in 0..3 {
         a.apply(&x, &mut y).unwrap();

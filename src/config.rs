@@ -17,7 +17,7 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
     ),
     (
         "PARLOPS_CUDA_AWARE_MPI",
-        "0 forbids passing device buffers to MPI",
+        "0 forbids passing device buffers to MPI; 1 passes them even when the MPI does not say it is CUDA-aware",
     ),
     ("PARLOPS_NCCL", "0 forbids NCCL for device data"),
     (
@@ -135,7 +135,12 @@ pub fn process_report() -> String {
             None => "unknown (this MPI has no MPIX_Query_cuda_support)",
         }
     );
-    s += "  device vectors: not implemented in this version (host memory only)\n";
+    let nvrtc = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+        .unwrap_or(false);
+    s += &format!(
+        "  device vectors: supported; kernels compiled at first use by NVRTC (libnvrtc found: {})\n",
+        yes(nvrtc)
+    );
     s += "  environment:";
     if e.set.is_empty() && e.unknown.is_empty() {
         s += " no PARLOPS_* variable set (defaults in use)\n";
@@ -194,7 +199,10 @@ pub fn device_choice(node_rank: i32) -> (Option<i32>, String) {
 
 /// The full report: process facts, then one line per rank (host, node-local rank, device). [collective]
 pub fn report(comm: &Comm) -> Result<String> {
-    let (_, device) = device_choice(comm.node_rank());
+    let device = match crate::gpu::current() {
+        Some(g) => format!("{} (in use)", g.describe()),
+        None => device_choice(comm.node_rank()).1,
+    };
     let line = format!(
         "  rank {} of {}: host {}, node-local rank {} of {}, device: {device}\n",
         comm.rank(),
@@ -206,8 +214,10 @@ pub fn report(comm: &Comm) -> Result<String> {
     let lines = comm.allgather_bytes(line.as_bytes())?;
     let mut s = process_report();
     s += &format!(
-        "  communicator: {} rank(s), MPI (private duplicate)\n",
-        comm.size()
+        "  communicator: {} rank(s), MPI (private duplicate){}; device data moves by {}\n",
+        comm.size(),
+        if comm.nccl().is_some() { " + NCCL" } else { "" },
+        comm.transport().1
     );
     for l in lines {
         s += &String::from_utf8_lossy(&l);

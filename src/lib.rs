@@ -11,6 +11,7 @@ pub mod capi;
 pub mod comm;
 pub mod config;
 pub mod error;
+pub mod gpu;
 pub mod memory;
 pub mod op;
 pub mod scalar;

@@ -125,7 +125,7 @@ fn dense_of<T: Scalar>(op: &dyn LinearOperator<T>, adjoint: bool) -> Dense<T> {
     let mut y = DistVector::<T>::new(ran.clone()).unwrap();
     let mut col = vec![T::zero(); m];
     for j in 0..n {
-        x.fill(T::zero());
+        x.fill(T::zero()).unwrap();
         let s = dom.local_start() as usize;
         let l = dom.local_len() as usize;
         if j >= s && j < s + l {

@@ -33,7 +33,7 @@ fn dense<T: Scalar>(op: &dyn LinearOperator<T>) -> Vec<Vec<T>> {
     let mut y = DistVector::<T>::new(op.rows().clone()).unwrap();
     let mut col = vec![T::zero(); m];
     for j in 0..n {
-        x.fill(T::zero());
+        x.fill(T::zero()).unwrap();
         let s = op.cols().local_start() as usize;
         if j >= s && j < s + x.local().len() {
             x.local_mut()[j - s] = T::one();
@@ -255,7 +255,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     }
     // a preconditioner given as an operator: diag(1/5)
     let mut dinv = DistVector::<T>::new(l.clone()).unwrap();
-    dinv.fill(T::real(0.2));
+    dinv.fill(T::real(0.2)).unwrap();
     let pc: Op<T> = Arc::new(Diagonal::new(&dinv).unwrap());
     solve_one(
         t,
@@ -458,7 +458,7 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
     let lap: Op<f64> = Arc::new(grid(&l, n, 4.0, -1.0, -1.0, -1.0, -1.0));
     let ind: Op<f64> = Arc::new(grid(&l, n, 4.0 - 2.3, -1.0, -1.0, -1.0, -1.0));
     let mut b = DistVector::<f64>::new(l.clone()).unwrap();
-    b.fill(1.0);
+    b.fill(1.0).unwrap();
     let mut x = DistVector::<f64>::new(l.clone()).unwrap();
     for m in [Method::Cg, Method::CgSingleReduction, Method::CgPipelined] {
         let mut s = Solver::<f64>::new(m);
@@ -562,7 +562,7 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
     let mut s = Solver::<f64>::new(Method::Cg);
     s.set_operator(lap.clone()).unwrap();
     let zb = b.duplicate().unwrap();
-    x.fill(3.0);
+    x.fill(3.0).unwrap();
     let i = s.solve(&zb, &mut x).unwrap();
     t.check(
         i.reason.converged()

@@ -146,13 +146,13 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
         w.pointwise_mult(&x, &y).unwrap();
         let r: Vec<T> = gy.iter().zip(&gx).map(|(yv, xv)| *xv * *yv).collect();
         t.check(close(&gathered(&w), &r), &format!("{ctx}: pointwise_mult"));
-        w.scale(a);
+        w.scale(a).unwrap();
         let r: Vec<T> = r.iter().map(|v| a * *v).collect();
         t.check(close(&gathered(&w), &r), &format!("{ctx}: scale"));
-        w.conj();
+        w.conj().unwrap();
         let r: Vec<T> = r.iter().map(|v| v.conj()).collect();
         t.check(close(&gathered(&w), &r), &format!("{ctx}: conj"));
-        w.fill(b);
+        w.fill(b).unwrap();
         t.check(
             close(&gathered(&w), &vec![b; n as usize]),
             &format!("{ctx}: fill"),
@@ -168,7 +168,7 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
             wv.local_ptr() == ptr || mine.is_empty(),
             &format!("{ctx}: wrap keeps the pointer"),
         );
-        wv.scale(T::from_parts_lossy(2.0, 0.0));
+        wv.scale(T::from_parts_lossy(2.0, 0.0)).unwrap();
         let twice: Vec<T> = gx
             .iter()
             .map(|v| T::from_parts_lossy(2.0, 0.0) * *v)

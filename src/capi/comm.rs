@@ -1,6 +1,6 @@
 //! Communicators.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use super::handles::{arg, destroy, give, guard, out_ok, parlops_comm};
@@ -27,6 +27,67 @@ pub unsafe extern "C" fn parlops_comm_create(
     out: *mut *mut parlops_comm,
 ) -> parlops_status {
     guard("parlops_comm_create", || create(comm, out))
+}
+
+/// A communicator over the same ranks as `mpi` that moves device data with NCCL: parlops duplicates
+/// `mpi`'s MPI communicator (for sizes and control), picks this rank's CUDA device (`device` >= 0 pins
+/// it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
+/// NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
+/// their dot products then go over NCCL. No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
+/// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_comm_create_nccl(
+    mpi: *const parlops_comm,
+    device: c_int,
+    out: *mut *mut parlops_comm,
+) -> parlops_status {
+    guard("parlops_comm_create_nccl", || {
+        let m = unsafe { arg(mpi, "mpi")? };
+        let c = unsafe { Comm::from_mpi(m.inner.raw())? };
+        let pre = out_ok(out, "out").and_then(|_| {
+            if device < -1 {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'device' is {device}; it must be -1 (chosen by parlops) or a device index"
+                );
+            }
+            crate::gpu::nccl::require()?;
+            crate::gpu::get(c.node_rank(), (device >= 0).then_some(device)).map(|_| ())
+        });
+        let n = crate::gpu::nccl::Nccl::bootstrap(&c, pre)?;
+        give(
+            out,
+            parlops_comm {
+                inner: Arc::new(c.with_nccl(n)),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// As `parlops_comm_create_nccl`, wrapping the caller's NCCL communicator (`ncclComm_t` passed as a
+/// pointer) instead of making one: it must span the same ranks in the same order as `mpi` (checked)
+/// and use this process's device; parlops does not destroy it. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_comm_wrap_nccl(
+    mpi: *const parlops_comm,
+    nccl_comm: *mut c_void,
+    out: *mut *mut parlops_comm,
+) -> parlops_status {
+    guard("parlops_comm_wrap_nccl", || {
+        let m = unsafe { arg(mpi, "mpi")? };
+        let c = unsafe { Comm::from_mpi(m.inner.raw())? };
+        let pre = out_ok(out, "out").and_then(|_| crate::gpu::get(c.node_rank(), None).map(|_| ()));
+        c.agree(pre)?;
+        let n = unsafe { crate::gpu::nccl::Nccl::wrap(&c, nccl_comm)? };
+        give(
+            out,
+            parlops_comm {
+                inner: Arc::new(c.with_nccl(n)),
+            },
+        );
+        Ok(())
+    })
 }
 
 /// Fortran entry: as `parlops_comm_create`, from an integer handle (`comm` of `use mpi`, or

@@ -153,7 +153,8 @@ fn apply_any(a: &AnyOp, x: Result<&AnyVec>, y: Result<&mut AnyVec>, adjoint: boo
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         any_op!(a, op => {
             let (xv, yv) = (typed_vec(x)?, typed_vec_mut(y)?);
-            if adjoint { op.apply_adjoint(xv, yv) } else { op.apply(xv, yv) }
+            let r = if adjoint { op.apply_adjoint(xv, yv) } else { op.apply(xv, yv) };
+            r.and_then(|_| yv.settle())
         })
     }))
     .unwrap_or_else(|_| {
@@ -232,12 +233,10 @@ fn multadd_common(
     };
     let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
     let slot = &mut w[adjoint as usize];
-    if slot.is_none() {
-        *slot = Some(AnyVec::new(
-            range.clone(),
-            ar.inner.dtype(),
-            Location::Host,
-        )?);
+    // the work vector lives where the output does
+    let loc = unsafe { y.as_ref() }.map_or(Location::Host, |v| v.inner.location());
+    if slot.as_ref().is_none_or(|t| t.location() != loc) {
+        *slot = Some(AnyVec::new(range.clone(), ar.inner.dtype(), loc)?);
     }
     let t = slot
         .as_mut()
@@ -272,11 +271,12 @@ fn multadd_common(
     let t = w[adjoint as usize]
         .as_ref()
         .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
-    crate::any_vec2!(yv, t, (yt, tt) => {
+    crate::any_vec2!(&mut *yv, t, (yt, tt) => {
         let al = scalar_of(yt, alpha, "alpha")?;
         let be = scalar_of(yt, beta, "beta")?;
         yt.axpby(al, tt, be)
-    })
+    })?;
+    yv.settle()
 }
 
 /// y = alpha A x + beta y (a work vector is allocated at the first call and kept). [collective]
@@ -438,7 +438,15 @@ pub unsafe extern "C" fn parlops_op_diagonal(
                 d.inner.layout().global_len()
             );
         }
-        any_op!(&a.inner, op => op.diagonal(typed_vec_mut(&mut d.inner)?))
+        any_op!(&a.inner, op => {
+            let dv = typed_vec_mut(&mut d.inner)?;
+            if dv.is_device() {
+                // diagonals are gathered on the host
+                dv.staged(|h| op.diagonal(h))
+            } else {
+                op.diagonal(dv)
+            }
+        })
     })
 }
 
@@ -706,6 +714,21 @@ pub unsafe extern "C" fn parlops_op_create_shell(
                 return Err(null("forward"));
             };
             let rank = r.comm().rank();
+            if m == Location::Cuda {
+                // device callbacks get device addresses
+                return with_dtype!(d, T => {
+                    let g1 = guard_ctx.clone();
+                    let f: crate::op::callback::DeviceFn = Box::new(move |x: u64, y: u64| {
+                        call(fwd, g1.ctx, x as usize as *const c_void, y as usize as *mut c_void, "forward", rank)
+                    });
+                    let a = adjoint.map(|adj| {
+                        let g2 = guard_ctx.clone();
+                        Box::new(move |y: u64, x: u64| call(adj, g2.ctx, y as usize as *const c_void, x as usize as *mut c_void, "adjoint", rank))
+                            as crate::op::callback::DeviceFn
+                    });
+                    Ok(op_of::<T>(Callback::<T>::new_device(r.clone(), c.clone(), f, a, "shell (device)")?))
+                });
+            }
             with_dtype!(d, T => {
                 let g1 = guard_ctx.clone();
                 let f: crate::op::callback::LocalFn<T> = Box::new(move |x: &[T], y: &mut [T]| {

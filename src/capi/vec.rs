@@ -166,7 +166,9 @@ pub unsafe extern "C" fn parlops_vec_duplicate(
 }
 
 /// Pointer to this rank's entries (the caller's array when wrapped or placed) and their number.
-/// Writes go straight into the vector. Either output may be NULL.
+/// Writes go straight into the vector. Either output may be NULL. For a PARLOPS_MEMORY_CUDA vector the
+/// pointer is device memory (as PETSc's VecCUDAGetArray); parlops' queued work on it is finished
+/// when this returns.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_local_array(
     v: *mut parlops_vec,
@@ -175,6 +177,7 @@ pub unsafe extern "C" fn parlops_vec_local_array(
 ) -> parlops_status {
     guard("parlops_vec_local_array", || {
         let v = unsafe { arg_mut(v, "v")? };
+        v.inner.settle()?;
         let (p, n) =
             any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
         unsafe {
@@ -183,6 +186,123 @@ pub unsafe extern "C" fn parlops_vec_local_array(
         }
         Ok(())
     })
+}
+
+/// Order all of parlops' work on this PARLOPS_MEMORY_CUDA vector on the caller's CUDA stream
+/// (`cudaStream_t` passed as a pointer); NULL goes back to parlops' own stream. With a caller stream,
+/// parlops' calls return once the work is queued on it (reductions still wait for their result);
+/// without one, every call returns with its device work finished. Vectors made by `duplicate` share
+/// the stream. A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_set_stream(
+    v: *mut parlops_vec,
+    stream: *mut c_void,
+) -> parlops_status {
+    guard("parlops_vec_set_stream", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        let s = (!stream.is_null()).then_some(crate::gpu::Stream(stream.cast()));
+        any_vec!(&mut v.inner, x => x.set_stream(s))
+    })
+}
+
+/// Copy this rank's entries into the caller's host array `host_out` (local length entries of the
+/// vector's dtype), from host or device memory. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_copy_to_host(
+    v: *const parlops_vec,
+    host_out: *mut c_void,
+) -> parlops_status {
+    guard("parlops_vec_copy_to_host", || {
+        let v = unsafe { arg(v, "v")? };
+        any_vec!(&v.inner, x => {
+            let n = x.layout().local_len();
+            let Some(dst) = (unsafe { local_host_slice(x, host_out, n, "host_out")? }) else {
+                return Ok(());
+            };
+            let mut h = DistVector::new(x.layout().clone())?;
+            h.copy_any(x)?;
+            dst.copy_from_slice(h.local());
+            Ok(())
+        })
+    })
+}
+
+/// Set this rank's entries from the caller's host array `host_in` (local length entries of the
+/// vector's dtype), into host or device memory. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_copy_from_host(
+    v: *mut parlops_vec,
+    host_in: *const c_void,
+) -> parlops_status {
+    guard("parlops_vec_copy_from_host", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        any_vec!(&mut v.inner, x => {
+            let n = x.layout().local_len();
+            let Some(src) = (unsafe { local_host_slice(x, host_in as *mut c_void, n, "host_in")? }) else {
+                return Ok(());
+            };
+            let mut h = DistVector::new(x.layout().clone())?;
+            h.local_mut().copy_from_slice(src);
+            x.copy_any(&h)?;
+            x.settle()
+        })
+    })
+}
+
+/// *out = a new vector with the same layout, dtype and entries in `memory` (a host<->device copy, or
+/// a plain copy when `memory` is the vector's own). Not collective, but every rank should ask for the
+/// same memory so that later collective calls match.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_to_memory(
+    v: *const parlops_vec,
+    memory: parlops_memory,
+    out: *mut *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_to_memory", || {
+        let v = unsafe { arg(v, "v")? };
+        out_ok(out, "out")?;
+        let m = memory_arg(memory)?;
+        let made = match &v.inner {
+            AnyVec::F32(x) => AnyVec::F32(x.to_location(m)?),
+            AnyVec::F64(x) => AnyVec::F64(x.to_location(m)?),
+            AnyVec::C64(x) => AnyVec::C64(x.to_location(m)?),
+            AnyVec::C128(x) => AnyVec::C128(x.to_location(m)?),
+        };
+        made.settle()?;
+        give(out, parlops_vec { inner: made });
+        Ok(())
+    })
+}
+
+/// The caller's host array of this rank's `n` entries; `None` when `n` is 0 (NULL allowed then).
+unsafe fn local_host_slice<'a, T: Scalar>(
+    _: &DistVector<T>,
+    p: *mut c_void,
+    n: i64,
+    what: &str,
+) -> Result<Option<&'a mut [T]>> {
+    if n == 0 {
+        return Ok(None);
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if (p as usize) % std::mem::align_of::<T>() != 0 {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{what}' ({p:p}) is not aligned for {}",
+            T::DTYPE.name()
+        );
+    }
+    if crate::gpu::current().is_some() && crate::gpu::is_device_pointer(p) {
+        crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({p:p}) is CUDA device memory; it must be a host array"
+        );
+    }
+    Ok(Some(unsafe {
+        std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
+    }))
 }
 
 /// A new reference to the vector's layout; release it with `parlops_layout_destroy`.
@@ -268,7 +388,10 @@ pub unsafe extern "C" fn parlops_vec_copy(
         if std::ptr::eq(x, y) && !x.is_null() {
             return Ok(());
         }
-        in_out(x, y, |x, y| any_vec2!(y, x, (b, a) => b.copy_from(a)))
+        in_out(x, y, |x, y| {
+            any_vec2!(&mut *y, x, (b, a) => b.copy_from(a))?;
+            y.settle()
+        })
     })
 }
 
@@ -280,7 +403,8 @@ pub unsafe extern "C" fn parlops_vec_fill(
 ) -> parlops_status {
     guard("parlops_vec_fill", || {
         let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.fill(a); Ok(()) })
+        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.fill(a) })?;
+        v.inner.settle()
     })
 }
 
@@ -292,7 +416,8 @@ pub unsafe extern "C" fn parlops_vec_scale(
 ) -> parlops_status {
     guard("parlops_vec_scale", || {
         let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.scale(a); Ok(()) })
+        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.scale(a) })?;
+        v.inner.settle()
     })
 }
 
@@ -301,8 +426,8 @@ pub unsafe extern "C" fn parlops_vec_scale(
 pub unsafe extern "C" fn parlops_vec_conj(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_conj", || {
         let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => x.conj());
-        Ok(())
+        any_vec!(&mut v.inner, x => x.conj())?;
+        v.inner.settle()
     })
 }
 
@@ -314,11 +439,10 @@ pub unsafe extern "C" fn parlops_vec_axpy(
     x: *const parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_axpy", || {
-        in_out(
-            x,
-            y,
-            |x, y| any_vec2!(y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) }),
-        )
+        in_out(x, y, |x, y| {
+            any_vec2!(&mut *y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) })?;
+            y.settle()
+        })
     })
 }
 
@@ -332,11 +456,12 @@ pub unsafe extern "C" fn parlops_vec_axpby(
 ) -> parlops_status {
     guard("parlops_vec_axpby", || {
         in_out(x, y, |x, y| {
-            any_vec2!(y, x, (yv, xv) => {
+            any_vec2!(&mut *y, x, (yv, xv) => {
                 let a = scalar(yv, a, "a")?;
                 let b = scalar(yv, b, "b")?;
                 yv.axpby(a, xv, b)
-            })
+            })?;
+            y.settle()
         })
     })
 }
@@ -355,7 +480,8 @@ pub unsafe extern "C" fn parlops_vec_waxpy(
         let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
         let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
         let w = unsafe { arg_mut(w, "w")? };
-        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar(wv, a, "a")?; wv.waxpy(a, xv, yv) })
+        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar(wv, a, "a")?; wv.waxpy(a, xv, yv) })?;
+        w.inner.settle()
     })
 }
 
@@ -372,7 +498,8 @@ pub unsafe extern "C" fn parlops_vec_pointwise_mult(
         let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
         let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
         let w = unsafe { arg_mut(w, "w")? };
-        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))
+        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))?;
+        w.inner.settle()
     })
 }
 

@@ -31,6 +31,17 @@ pub struct Comm {
     node_size: i32,
     host: String,
     reductions: AtomicU64,
+    /// The NCCL communicator over the same ranks, for device data (`parlops_comm_create_nccl`).
+    nccl: Option<crate::gpu::nccl::Nccl>,
+}
+
+/// How device buffers move between ranks on a communicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Nccl,
+    CudaAwareMpi,
+    /// Through pinned host buffers and host MPI.
+    Staging,
 }
 
 impl Comm {
@@ -52,7 +63,61 @@ impl Comm {
             node_size,
             host,
             reductions: AtomicU64::new(0),
+            nccl: None,
         })
+    }
+
+    /// This communicator with an NCCL communicator for device data attached.
+    pub fn with_nccl(mut self, n: crate::gpu::nccl::Nccl) -> Comm {
+        self.nccl = Some(n);
+        self
+    }
+    /// The attached NCCL communicator.
+    pub fn nccl(&self) -> Option<&crate::gpu::nccl::Nccl> {
+        self.nccl.as_ref()
+    }
+
+    /// How device data moves on this communicator, and why: NCCL when attached; CUDA-aware MPI when
+    /// the MPI says so (`MPIX_Query_cuda_support`) and PARLOPS_CUDA_AWARE_MPI is not 0, or when
+    /// PARLOPS_CUDA_AWARE_MPI=1; staging through pinned host buffers otherwise.
+    pub fn transport(&self) -> (Transport, String) {
+        if let Some(n) = &self.nccl {
+            return (
+                Transport::Nccl,
+                format!("NCCL {} (communicator attached)", n.version),
+            );
+        }
+        let setting = crate::config::env()
+            .get("PARLOPS_CUDA_AWARE_MPI")
+            .map(|v| v.trim().to_string());
+        let says = crate::config::mpi_cuda_aware();
+        match (setting.as_deref(), says) {
+            (Some("0"), _) => (
+                Transport::Staging,
+                "staging through pinned host buffers (PARLOPS_CUDA_AWARE_MPI=0)".into(),
+            ),
+            (Some("1"), _) => (
+                Transport::CudaAwareMpi,
+                "CUDA-aware MPI (PARLOPS_CUDA_AWARE_MPI=1)".into(),
+            ),
+            (_, Some(true)) => (
+                Transport::CudaAwareMpi,
+                "CUDA-aware MPI (MPIX_Query_cuda_support() = 1)".into(),
+            ),
+            (_, Some(false)) => (
+                Transport::Staging,
+                "staging through pinned host buffers (MPIX_Query_cuda_support() = 0)".into(),
+            ),
+            (_, None) => (
+                Transport::Staging,
+                "staging through pinned host buffers (this MPI does not say whether it is CUDA-aware; PARLOPS_CUDA_AWARE_MPI=1 overrides)".into(),
+            ),
+        }
+    }
+
+    /// Rank `root`'s bytes on every rank (same length everywhere). [collective]
+    pub fn bcast_bytes(&self, buf: &mut [u8], root: i32) -> Result<()> {
+        self.raw.bcast_bytes(buf, root)
     }
 
     /// Duplicate `MPI_COMM_WORLD`. [collective]
@@ -85,6 +150,11 @@ impl Comm {
     pub fn raw(&self) -> ::mpi::ffi::MPI_Comm {
         self.raw.handle()
     }
+    /// Count a reduction made outside MPI (NCCL).
+    pub(crate) fn count_reduction(&self) {
+        self.reductions.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Number of global reductions (allreduce) this communicator has performed.
     pub fn reduction_count(&self) -> u64 {
         self.reductions.load(Ordering::Relaxed)
@@ -314,6 +384,7 @@ impl Comm {
             node_size: self.node_size,
             host: self.host.clone(),
             reductions: AtomicU64::new(0),
+            nccl: None,
         })
     }
 
@@ -503,6 +574,50 @@ impl Comm {
         let r = self.raw.irecv_raw(
             buf.as_mut_ptr().cast(),
             elems(buf.len(), T::PARTS)?,
+            T::BASE,
+            src,
+            TAG,
+        )?;
+        reqs.reqs.push(r);
+        Ok(())
+    }
+
+    /// Start sending `n` entries of `T` at device address `ptr` (CUDA-aware MPI only).
+    ///
+    /// # Safety
+    /// `ptr` must hold `n` entries until `reqs` has been waited for.
+    pub unsafe fn isend_device<T: Scalar>(
+        &self,
+        ptr: u64,
+        n: usize,
+        dest: i32,
+        reqs: &mut Requests,
+    ) -> Result<()> {
+        let r = self.raw.isend_raw(
+            ptr as usize as *const std::ffi::c_void as _,
+            elems(n, T::PARTS)?,
+            T::BASE,
+            dest,
+            TAG,
+        )?;
+        reqs.reqs.push(r);
+        Ok(())
+    }
+
+    /// Start receiving `n` entries of `T` into device address `ptr` (CUDA-aware MPI only).
+    ///
+    /// # Safety
+    /// As for [`Comm::isend_device`].
+    pub unsafe fn irecv_device<T: Scalar>(
+        &self,
+        ptr: u64,
+        n: usize,
+        src: i32,
+        reqs: &mut Requests,
+    ) -> Result<()> {
+        let r = self.raw.irecv_raw(
+            ptr as usize as *mut std::ffi::c_void as _,
+            elems(n, T::PARTS)?,
             T::BASE,
             src,
             TAG,

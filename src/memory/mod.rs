@@ -1,5 +1,5 @@
-//! Where data lives. Host memory is implemented; CUDA memory has its slot in every API, and asking for
-//! it is checked against what the machine really has (see [`cuda::probe`]).
+//! Where data lives. Host and CUDA device memory; asking for the device is checked against what the
+//! machine really has (see [`cuda::probe`]).
 
 pub mod cuda;
 
@@ -34,26 +34,11 @@ impl Location {
     }
 
     /// Can data be placed here on this rank? Host always; CUDA only where a driver and a device exist
-    /// (device vectors arrive with the GPU work: until then a present device gives `NotSupported`).
+    /// (`NoDevice` otherwise, with what the probe found).
     pub fn require_available(self) -> Result<()> {
         match self {
             Location::Host => Ok(()),
-            Location::Cuda => {
-                let p = cuda::probe();
-                if p.device_count.unwrap_or(0) == 0 {
-                    crate::bail!(
-                        NoDevice,
-                        "PARLOPS_MEMORY_CUDA was asked for, but this process has no usable CUDA device ({})",
-                        p.describe()
-                    );
-                }
-                crate::bail!(
-                    NotSupported,
-                    "PARLOPS_MEMORY_CUDA: a CUDA device is present ({}) but device vectors are not implemented in parlops {} yet",
-                    p.describe(),
-                    env!("CARGO_PKG_VERSION")
-                )
-            }
+            Location::Cuda => crate::gpu::require_driver(),
         }
     }
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::LinearOperator;
 use crate::error::Result;
+use crate::memory::Location;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout};
 
@@ -25,10 +26,10 @@ impl<T: Scalar> LinearOperator<T> for Identity {
     fn cols(&self) -> &Arc<Layout> {
         &self.layout
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         y.copy_from(x)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         x.copy_from(y)
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -37,8 +38,11 @@ impl<T: Scalar> LinearOperator<T> for Identity {
     fn describe(&self) -> String {
         format!("Identity {}", self.layout.global_len())
     }
+    fn handles(&self, _: Location) -> bool {
+        true
+    }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
-        d.fill(T::one());
+        d.fill(T::one())?;
         Ok(())
     }
 }
@@ -62,12 +66,12 @@ impl<T: Scalar> LinearOperator<T> for Zero {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, _x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        y.fill(T::zero());
+    fn forward(&self, _x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        y.fill(T::zero())?;
         Ok(())
     }
-    fn apply_adjoint(&self, _y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        x.fill(T::zero());
+    fn backward(&self, _y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        x.fill(T::zero())?;
         Ok(())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -76,8 +80,11 @@ impl<T: Scalar> LinearOperator<T> for Zero {
     fn describe(&self) -> String {
         format!("Zero {}x{}", self.rows.global_len(), self.cols.global_len())
     }
+    fn handles(&self, _: Location) -> bool {
+        true
+    }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
-        d.fill(T::zero());
+        d.fill(T::zero())?;
         Ok(())
     }
 }
@@ -85,13 +92,33 @@ impl<T: Scalar> LinearOperator<T> for Zero {
 /// diag(d): y = d .* x (a copy of d is kept).
 pub struct Diagonal<T: Scalar> {
     d: DistVector<T>,
+    /// A device copy of d, made at the first device apply.
+    d_dev: std::sync::OnceLock<DistVector<T>>,
 }
 
 impl<T: Scalar> Diagonal<T> {
     pub fn new(d: &DistVector<T>) -> Result<Diagonal<T>> {
-        let mut c = d.duplicate()?;
-        c.copy_from(d)?;
-        Ok(Diagonal { d: c })
+        let c = d.to_location(Location::Host)?;
+        Ok(Diagonal {
+            d: c,
+            d_dev: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+impl<T: Scalar> Diagonal<T> {
+    /// d in memory `loc`.
+    fn d_in(&self, loc: Location) -> Result<&DistVector<T>> {
+        match loc {
+            Location::Host => Ok(&self.d),
+            Location::Cuda => {
+                if let Some(v) = self.d_dev.get() {
+                    return Ok(v);
+                }
+                let v = self.d.to_location(Location::Cuda)?;
+                Ok(self.d_dev.get_or_init(|| v))
+            }
+        }
     }
 }
 
@@ -102,14 +129,14 @@ impl<T: Scalar> LinearOperator<T> for Diagonal<T> {
     fn cols(&self) -> &Arc<Layout> {
         self.d.layout()
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        y.pointwise_mult(&self.d, x)
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        y.pointwise_mult(self.d_in(y.location())?, x)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        for ((xv, yv), dv) in x.local_mut().iter_mut().zip(y.local()).zip(self.d.local()) {
-            *xv = dv.conj() * *yv;
-        }
-        Ok(())
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        x.pointwise_mult_conj(self.d_in(x.location())?, y)
+    }
+    fn handles(&self, _: Location) -> bool {
+        true
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -118,6 +145,6 @@ impl<T: Scalar> LinearOperator<T> for Diagonal<T> {
         format!("Diagonal {}", self.d.layout().global_len())
     }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
-        d.copy_from(&self.d)
+        d.copy_any(&self.d)
     }
 }

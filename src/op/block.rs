@@ -148,10 +148,10 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         apply_blocks(&self.ops, &self.col_off, &self.row_off, x, y, false)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         apply_blocks(&self.ops, &self.row_off, &self.col_off, y, x, true)
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -245,7 +245,7 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let xp = x.local().as_ptr();
         let yp = y.local_ptr();
         let mut r = Ok(());
@@ -258,7 +258,7 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
         }
         r
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let (one, sum, total) = &mut *w;
         sum.iter_mut().for_each(|v| *v = T::zero());

@@ -9,13 +9,19 @@ use crate::vector::{DistVector, Layout};
 
 /// A local map from this rank's part of the input to its part of the output.
 pub type LocalFn<T> = Box<dyn Fn(&[T], &mut [T]) -> Result<()> + Send + Sync>;
+/// A local map on device memory: (input device address, output device address).
+pub type DeviceFn = Box<dyn Fn(u64, u64) -> Result<()> + Send + Sync>;
+
+enum Fns<T> {
+    Host(LocalFn<T>, Option<LocalFn<T>>),
+    Device(DeviceFn, Option<DeviceFn>),
+}
 
 /// An operator given by callbacks on local parts.
 pub struct Callback<T: Scalar> {
     rows: Arc<Layout>,
     cols: Arc<Layout>,
-    forward: LocalFn<T>,
-    adjoint: Option<LocalFn<T>>,
+    fns: Fns<T>,
     name: String,
 }
 
@@ -36,10 +42,23 @@ impl<T: Scalar> Callback<T> {
         Ok(Callback {
             rows,
             cols,
-            forward,
-            adjoint,
+            fns: Fns::Host(forward, adjoint),
             name: name.into(),
         })
+    }
+
+    /// Callbacks that take device addresses (vectors in CUDA memory; host vectors are staged to the
+    /// device for them).
+    pub fn new_device(
+        rows: Arc<Layout>,
+        cols: Arc<Layout>,
+        forward: DeviceFn,
+        adjoint: Option<DeviceFn>,
+        name: impl Into<String>,
+    ) -> Result<Callback<T>> {
+        let mut c = Self::new(rows, cols, Box::new(|_, _| Ok(())), None, name)?;
+        c.fns = Fns::Device(forward, adjoint);
+        Ok(c)
     }
 }
 
@@ -50,14 +69,34 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        (self.forward)(x.local(), y.local_mut())
-    }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        match &self.adjoint {
-            Some(f) => f(y.local(), x.local_mut()),
-            None => crate::bail!(NotSupported, "{} has no adjoint callback", self.name),
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        match &self.fns {
+            Fns::Host(f, _) => f(x.local(), y.local_mut()),
+            Fns::Device(f, _) => {
+                // the callback may use any stream: hand it settled data
+                x.sync()?;
+                y.sync()?;
+                f(x.dptr(), y.dptr())
+            }
         }
+    }
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        match &self.fns {
+            Fns::Host(_, Some(f)) => f(y.local(), x.local_mut()),
+            Fns::Device(_, Some(f)) => {
+                y.sync()?;
+                x.sync()?;
+                f(y.dptr(), x.dptr())
+            }
+            _ => crate::bail!(NotSupported, "{} has no adjoint callback", self.name),
+        }
+    }
+    fn handles(&self, loc: crate::memory::Location) -> bool {
+        matches!(
+            (&self.fns, loc),
+            (Fns::Host(..), crate::memory::Location::Host)
+                | (Fns::Device(..), crate::memory::Location::Cuda)
+        )
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -73,25 +73,25 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
     fn cols(&self) -> &Arc<Layout> {
         self.terms[0].1.cols()
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let (c0, a0) = &self.terms[0];
         let mut r = a0.apply(x, y);
         if *c0 != T::one() {
-            y.scale(*c0);
+            y.scale(*c0)?;
         }
-        let mut t = self.range_work.get();
+        let mut t = self.range_work.get(y.location())?;
         for (c, a) in &self.terms[1..] {
             r = r.and(a.apply(x, &mut t)).and(y.axpy(*c, &t));
         }
         r
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let (c0, a0) = &self.terms[0];
         let mut r = a0.apply_adjoint(y, x);
         if *c0 != T::one() {
-            x.scale(c0.conj());
+            x.scale(c0.conj())?;
         }
-        let mut t = self.domain_work.get();
+        let mut t = self.domain_work.get(x.location())?;
         for (c, a) in &self.terms[1..] {
             r = r.and(a.apply_adjoint(y, &mut t)).and(x.axpy(c.conj(), &t));
         }
@@ -99,6 +99,9 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         let parts: Vec<String> = self
@@ -117,8 +120,8 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
         let (c0, a0) = &self.terms[0];
         a0.diagonal(d)?;
-        d.scale(*c0);
-        let mut t = self.range_work.get();
+        d.scale(*c0)?;
+        let mut t = self.range_work.get(d.location())?;
         for (c, a) in &self.terms[1..] {
             a.diagonal(&mut t)?;
             d.axpy(*c, &t)?;
@@ -163,18 +166,21 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
     fn cols(&self) -> &Arc<Layout> {
         self.b.cols()
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        let mut t = self.mid.get();
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let mut t = self.mid.get(x.location())?;
         let r = self.b.apply(x, &mut t);
         r.and(self.a.apply(&t, y))
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        let mut t = self.mid.get();
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let mut t = self.mid.get(y.location())?;
         let r = self.a.apply_adjoint(y, &mut t);
         r.and(self.b.apply_adjoint(&t, x))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         format!("({} * {})", self.a.describe(), self.b.describe())
@@ -199,21 +205,24 @@ impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
     fn cols(&self) -> &Arc<Layout> {
         self.a.rows()
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.a.apply_adjoint(x, y)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         self.a.apply(y, x)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         format!("{}^H", self.a.describe())
     }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
         self.a.diagonal(d)?;
-        d.conj();
+        d.conj()?;
         Ok(())
     }
 }
@@ -248,11 +257,11 @@ impl<T: Scalar> Conjugate<T> {
         if !T::DTYPE.is_complex() {
             return f(inp, out);
         }
-        let mut w = work.get();
+        let mut w = work.get(inp.location())?;
         w.copy_from(inp)?;
-        w.conj();
+        w.conj()?;
         let r = f(&w, out);
-        out.conj();
+        out.conj()?;
         r
     }
 }
@@ -272,14 +281,14 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
             self.a.cols()
         }
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         if self.transpose {
             self.conj_apply(x, y, &self.rows_work, |i, o| self.a.apply_adjoint(i, o))
         } else {
             self.conj_apply(x, y, &self.cols_work, |i, o| self.a.apply(i, o))
         }
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         // (A^T)^H = conj(A);  conj(A)^H = A^T
         if self.transpose {
             self.conj_apply(y, x, &self.cols_work, |i, o| self.a.apply(i, o))
@@ -289,6 +298,9 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         if self.transpose {
@@ -300,7 +312,7 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
         self.a.diagonal(d)?;
         if !self.transpose {
-            d.conj();
+            d.conj()?;
         }
         Ok(())
     }
@@ -351,8 +363,8 @@ impl<T: Scalar> Power<T> {
             0 => y.copy_from(x),
             1 => step(x, y),
             k => {
-                let mut w0 = self.work[0].get();
-                let mut w1 = self.work[1].get();
+                let mut w0 = self.work[0].get(x.location())?;
+                let mut w1 = self.work[1].get(x.location())?;
                 step(x, &mut w0)?;
                 for i in 1..k - 1 {
                     if i % 2 == 1 {
@@ -378,14 +390,17 @@ impl<T: Scalar> LinearOperator<T> for Power<T> {
     fn cols(&self) -> &Arc<Layout> {
         self.a.cols()
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.run(x, y, false)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         self.run(y, x, true)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         format!("{}^{}", self.a.describe(), self.k)

@@ -303,6 +303,8 @@ pub struct CsrOp<T: Scalar> {
     col_map: Vec<i64>,
     halo: HaloPlan,
     bufs: Mutex<Bufs<T>>,
+    /// Device copy of the matrix and the halo buffers, made at the first device apply.
+    dev: Mutex<Option<DevCsr<T>>>,
 }
 
 fn check_layouts(rows: &Layout, cols: &Layout) -> Result<()> {
@@ -433,6 +435,7 @@ impl<T: Scalar> CsrOp<T> {
             col_map,
             halo,
             bufs: Mutex::new(bufs),
+            dev: Mutex::new(None),
         })
     }
 
@@ -522,7 +525,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        if y.is_device() {
+            return self.forward_device(x, y);
+        }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost } = &mut *b;
         let mut reqs = Requests::new();
@@ -533,7 +539,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         self.offd.mult(ghost, y.local_mut(), true);
         Ok(())
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        if x.is_device() {
+            return self.backward_device(y, x);
+        }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost } = &mut *b;
         ghost.iter_mut().for_each(|g| *g = T::zero());
@@ -541,7 +550,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         let mut reqs = Requests::new();
         // SAFETY: ghost and send are not touched until reqs.wait().
         unsafe { self.halo.start_reverse(ghost, send, &mut reqs)? };
-        x.fill(T::zero());
+        x.fill(T::zero())?;
         self.diag.mult_adjoint_add(y.local(), x.local_mut());
         reqs.wait()?;
         self.halo.add_reverse(send, x.local_mut());
@@ -549,6 +558,9 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
     }
     fn describe(&self) -> String {
         format!("CSR {}x{}", self.rows.global_len(), self.cols.global_len())
@@ -564,6 +576,330 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         for (i, di) in d.local_mut().iter_mut().enumerate() {
             *di = self.diag.entry(i, i);
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- device (CUDA) path
+
+use crate::comm::Transport;
+use crate::gpu::{self, BLOCK, DevArray, Kernels, Pinned, Stream, grid, launch};
+use crate::karg;
+
+/// One CSR block on the device.
+struct DevBlock<T> {
+    nrows: i64,
+    ptr: DevArray<u8>,
+    col: DevArray<u8>,
+    val: DevArray<T>,
+    wide: bool,
+    /// Threads per row of the SpMV kernel.
+    sw: i32,
+}
+
+impl<T: Scalar> LocalCsr<T> {
+    fn upload(&self, s: Stream) -> Result<DevBlock<T>> {
+        fn bytes<I: Copy>(a: &Arr<I>) -> &[u8] {
+            let v = a.as_slice();
+            unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+        }
+        let (p, i, wide) = match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => (bytes(p), bytes(i), false),
+            (Idx::I64(p), Idx::I64(i)) => (bytes(p), bytes(i), true),
+            _ => crate::bail!(Internal, "mixed index widths"),
+        };
+        let nnz = self.nnz();
+        let w = if wide { 8 } else { 4 };
+        let avg = if self.nrows == 0 {
+            1
+        } else {
+            nnz.div_ceil(self.nrows).max(1)
+        };
+        // the largest power of two <= average entries per row, at most a warp
+        let sw = (1usize << (usize::BITS - 1 - avg.leading_zeros())).min(32) as i32;
+        Ok(DevBlock {
+            nrows: self.nrows as i64,
+            ptr: DevArray::from_host(p, s)?,
+            col: DevArray::from_host(&i[..nnz * w], s)?,
+            val: DevArray::from_host(&self.values.as_slice()[..nnz], s)?,
+            wide,
+            sw,
+        })
+    }
+}
+
+impl<T: Scalar> DevBlock<T> {
+    /// y (+)= A x on `s`.
+    fn mult(&self, k: &Kernels, x: u64, y: u64, add: bool, s: Stream) -> Result<()> {
+        if self.nrows == 0 {
+            return Ok(());
+        }
+        let f = if self.wide {
+            k.k_spmv_i64
+        } else {
+            k.k_spmv_i32
+        };
+        let (n, p, c, v, a, sw) = (
+            self.nrows,
+            self.ptr.ptr,
+            self.col.ptr,
+            self.val.ptr,
+            add as i32,
+            self.sw,
+        );
+        let blocks = (self.nrows as usize * sw as usize).div_ceil(BLOCK as usize) as u32;
+        unsafe {
+            launch(
+                f,
+                blocks,
+                BLOCK,
+                s,
+                &mut [
+                    karg!(n),
+                    karg!(p),
+                    karg!(c),
+                    karg!(v),
+                    karg!(x),
+                    karg!(y),
+                    karg!(a),
+                    karg!(sw),
+                ],
+            )
+        }
+    }
+    /// x += A^H y on `s`.
+    fn mult_adjoint_add(&self, k: &Kernels, y: u64, x: u64, s: Stream) -> Result<()> {
+        if self.nrows == 0 {
+            return Ok(());
+        }
+        let f = if self.wide {
+            k.k_spmv_h_i64
+        } else {
+            k.k_spmv_h_i32
+        };
+        let (n, p, c, v) = (self.nrows, self.ptr.ptr, self.col.ptr, self.val.ptr);
+        unsafe {
+            launch(
+                f,
+                grid(self.nrows as usize),
+                BLOCK,
+                s,
+                &mut [karg!(n), karg!(p), karg!(c), karg!(v), karg!(y), karg!(x)],
+            )
+        }
+    }
+}
+
+/// The matrix and halo buffers on the device, plus pinned host buffers for staging.
+pub(crate) struct DevCsr<T> {
+    diag: DevBlock<T>,
+    offd: DevBlock<T>,
+    send_idx: DevArray<i64>,
+    dsend: DevArray<T>,
+    dghost: DevArray<T>,
+    hsend: Pinned,
+    hghost: Pinned,
+    transport: Transport,
+}
+
+impl<T: Scalar> CsrOp<T> {
+    fn device_parts(&self, s: Stream) -> Result<std::sync::MutexGuard<'_, Option<DevCsr<T>>>> {
+        let mut g = self.dev.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            let idx: Vec<i64> = self.halo.send_indices().iter().map(|&i| i as i64).collect();
+            let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
+            let sz = std::mem::size_of::<T>();
+            *g = Some(DevCsr {
+                diag: self.diag.upload(s)?,
+                offd: self.offd.upload(s)?,
+                send_idx: DevArray::from_host(&idx, s)?,
+                dsend: DevArray::zeroed(ns, s)?,
+                dghost: DevArray::zeroed(ng, s)?,
+                hsend: Pinned::new(ns * sz)?,
+                hghost: Pinned::new(ng * sz)?,
+                transport: self.rows.comm().transport().0,
+            });
+            gpu::sync(s)?;
+        }
+        Ok(g)
+    }
+
+    /// The device's queued work on `x`, done before `s` uses it.
+    fn wait_for(x: &DistVector<T>, s: Stream) -> Result<()> {
+        let xs = x.stream()?;
+        if xs != s { gpu::sync(xs) } else { Ok(()) }
+    }
+
+    fn forward_device(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        y.check_location(x, "x", "y")?;
+        let g = y.gpu()?.clone();
+        g.bind()?;
+        let k = g.kernels::<T>()?;
+        let s = y.stream()?;
+        Self::wait_for(x, s)?;
+        let mut guard = self.device_parts(s)?;
+        let d = guard
+            .as_mut()
+            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+        let comm = self.halo.comm();
+        let (xp, yp) = (x.dptr(), y.dptr());
+        let ns = self.halo.n_send() as i64;
+        if ns > 0 {
+            let (ip, sp) = (d.send_idx.ptr, d.dsend.ptr);
+            unsafe {
+                launch(
+                    k.k_pack_i64,
+                    grid(ns as usize),
+                    BLOCK,
+                    s,
+                    &mut [karg!(xp), karg!(ip), karg!(ns), karg!(sp)],
+                )?
+            };
+        }
+        let sz = std::mem::size_of::<T>();
+        let mut reqs = Requests::new();
+        match d.transport {
+            Transport::Nccl => {
+                let nccl = comm.nccl().ok_or_else(|| {
+                    crate::err!(Internal, "NCCL transport without a communicator")
+                })?;
+                nccl.group_start()?;
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe { nccl.recv::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
+                }
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe { nccl.send::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
+                }
+                nccl.group_end()?;
+                d.diag.mult(&k, xp, yp, false, s)?;
+            }
+            Transport::CudaAwareMpi => {
+                gpu::sync(s)?;
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe {
+                        comm.irecv_device::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
+                    };
+                }
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe {
+                        comm.isend_device::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
+                    };
+                }
+                d.diag.mult(&k, xp, yp, false, s)?;
+                reqs.wait()?;
+            }
+            Transport::Staging => {
+                unsafe { gpu::dtoh(d.hsend.ptr(), d.dsend.ptr, ns as usize * sz, s)? };
+                gpu::sync(s)?;
+                let ghost = d.hghost.as_mut_slice::<T>();
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe { comm.irecv(&mut ghost[a..b], q, &mut reqs)? };
+                }
+                let send = d.hsend.as_slice::<T>();
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe { comm.isend(&send[a..b], q, &mut reqs)? };
+                }
+                // the owned part runs on the device while MPI moves the halo
+                d.diag.mult(&k, xp, yp, false, s)?;
+                reqs.wait()?;
+                let ng = self.halo.n_ghost();
+                unsafe { gpu::htod(d.dghost.ptr, d.hghost.ptr(), ng * sz, s)? };
+            }
+        }
+        d.offd.mult(&k, d.dghost.ptr, yp, true, s)?;
+        if d.transport == Transport::Staging {
+            // the pinned ghost buffer must not be rewritten before the copy above ran
+            gpu::sync(s)?;
+        }
+        Ok(())
+    }
+
+    fn backward_device(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        x.check_location(y, "y", "x")?;
+        let g = x.gpu()?.clone();
+        g.bind()?;
+        let k = g.kernels::<T>()?;
+        let s = x.stream()?;
+        Self::wait_for(y, s)?;
+        let mut guard = self.device_parts(s)?;
+        let d = guard
+            .as_mut()
+            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+        let comm = self.halo.comm();
+        let (xp, yp) = (x.dptr(), y.dptr());
+        let sz = std::mem::size_of::<T>();
+        let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
+        // ghost contributions: offd^H y
+        unsafe { cudarc::driver::result::memset_d8_async(d.dghost.ptr, 0, ng * sz, s.0) }
+            .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e))
+            .or_else(|e| if ng == 0 { Ok(()) } else { Err(e) })?;
+        d.offd.mult_adjoint_add(&k, yp, d.dghost.ptr, s)?;
+        let mut reqs = Requests::new();
+        // the reverse exchange: ghosts go back to their owners, into the send buffer
+        match d.transport {
+            Transport::Nccl => {
+                let nccl = comm.nccl().ok_or_else(|| {
+                    crate::err!(Internal, "NCCL transport without a communicator")
+                })?;
+                nccl.group_start()?;
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe { nccl.recv::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
+                }
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe { nccl.send::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
+                }
+                nccl.group_end()?;
+                x.fill(T::zero())?;
+                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
+            }
+            Transport::CudaAwareMpi => {
+                gpu::sync(s)?;
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe {
+                        comm.irecv_device::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
+                    };
+                }
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe {
+                        comm.isend_device::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
+                    };
+                }
+                x.fill(T::zero())?;
+                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
+                reqs.wait()?;
+            }
+            Transport::Staging => {
+                unsafe { gpu::dtoh(d.hghost.ptr(), d.dghost.ptr, ng * sz, s)? };
+                gpu::sync(s)?;
+                let recv = d.hsend.as_mut_slice::<T>();
+                for &(q, a, b) in self.halo.send_ranges() {
+                    unsafe { comm.irecv(&mut recv[a..b], q, &mut reqs)? };
+                }
+                let ghost = d.hghost.as_slice::<T>();
+                for &(q, a, b) in self.halo.recv_ranges() {
+                    unsafe { comm.isend(&ghost[a..b], q, &mut reqs)? };
+                }
+                x.fill(T::zero())?;
+                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
+                reqs.wait()?;
+                unsafe { gpu::htod(d.dsend.ptr, d.hsend.ptr(), ns * sz, s)? };
+            }
+        }
+        if ns > 0 {
+            let (ip, rp, n) = (d.send_idx.ptr, d.dsend.ptr, ns as i64);
+            unsafe {
+                launch(
+                    k.k_unpack_add_i64,
+                    grid(ns),
+                    BLOCK,
+                    s,
+                    &mut [karg!(xp), karg!(ip), karg!(n), karg!(rp)],
+                )?
+            };
+        }
+        if d.transport == Transport::Staging {
+            gpu::sync(s)?;
         }
         Ok(())
     }

@@ -59,7 +59,7 @@ impl<T: Scalar> LinearOperator<T> for DenseBlockRow<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let n = self.cols.global_len() as usize;
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let xf: &[T] = if self.cols.partition().is_replicated() {
@@ -79,7 +79,7 @@ impl<T: Scalar> LinearOperator<T> for DenseBlockRow<T> {
         }
         Ok(())
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let n = self.cols.global_len() as usize;
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let (_, z, full) = &mut *w;

@@ -89,7 +89,7 @@ impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let (nx, ny, nz) = (self.nx, self.ny, self.nz);
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let me = self.nsl[self.rows.comm().rank() as usize] as usize;
@@ -112,7 +112,7 @@ impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
         let send = &w[..me * nx * nz];
         self.rows.comm().allgatherv(send, y.local_mut(), &counts)
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let (nx, ny, nz) = (self.nx, self.ny, self.nz);
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let me = self.nsl[self.rows.comm().rank() as usize] as usize;

@@ -20,6 +20,7 @@ pub mod summa;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::Result;
+use crate::memory::Location;
 use crate::scalar::{DType, Scalar, c32, c64};
 use crate::vector::{DistVector, Layout};
 
@@ -29,10 +30,30 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn rows(&self) -> &Arc<Layout>;
     /// Layout of x (the domain).
     fn cols(&self) -> &Arc<Layout>;
-    /// y = A x. [collective]
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()>;
-    /// x = A^H y. [collective]
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()>;
+    /// y = A x, for vectors in a memory this operator [handles](LinearOperator::handles). [collective]
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()>;
+    /// x = A^H y, as [`LinearOperator::forward`]. [collective]
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()>;
+    /// Can `forward`/`backward` take vectors in `loc` as they are? Host only unless said otherwise;
+    /// vectors elsewhere are staged through a copy ([`LinearOperator::apply`]).
+    fn handles(&self, loc: Location) -> bool {
+        loc == Location::Host
+    }
+    /// y = A x, in any memory: directly when the operator handles the vectors' memory, else through
+    /// copies in a memory it handles. [collective]
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        if self.handles(y.location()) && x.location() == y.location() {
+            return self.forward(x, y);
+        }
+        staged(x, y, |loc| self.handles(loc), |a, b| self.forward(a, b))
+    }
+    /// x = A^H y, in any memory (see [`LinearOperator::apply`]). [collective]
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        if self.handles(x.location()) && x.location() == y.location() {
+            return self.backward(y, x);
+        }
+        staged(y, x, |loc| self.handles(loc), |a, b| self.backward(a, b))
+    }
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
     /// For downcasting (e.g. to reach a CSR operator's arrays).
@@ -45,6 +66,48 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
 
 /// A shared operator.
 pub type Op<T> = Arc<dyn LinearOperator<T>>;
+
+/// Apply `f` on copies of `inp`/`out` in a memory the operator handles, then copy the result back.
+/// The copies' success is agreed over the communicator first, so a failure on one rank cannot leave
+/// the others waiting inside the operator. [collective]
+fn staged<T: Scalar>(
+    inp: &DistVector<T>,
+    out: &mut DistVector<T>,
+    handles: impl Fn(Location) -> bool,
+    f: impl FnOnce(&DistVector<T>, &mut DistVector<T>) -> Result<()>,
+) -> Result<()> {
+    let comm = out.layout().comm().clone();
+    let prep = (|| {
+        if inp.location() != out.location() {
+            crate::bail!(
+                MemoryLocation,
+                "the input vector is in {} memory and the output in {} memory; they must share one",
+                inp.location().name(),
+                out.location().name()
+            );
+        }
+        let loc = [Location::Host, Location::Cuda]
+            .into_iter()
+            .find(|&l| handles(l))
+            .ok_or_else(|| crate::err!(NotSupported, "the operator handles no memory space"))?;
+        let a = inp.to_location(loc)?;
+        let b = DistVector::new_in(out.layout().clone(), loc)?;
+        Ok((a, b))
+    })();
+    let (a, mut b) = comm.agree(prep)?;
+    let r = f(&a, &mut b);
+    r.and(out.copy_any(&b))
+}
+
+/// Apply with the locations checked: `x` and `y` in one memory space (for the C API's checks).
+pub fn check_locations<T: Scalar>(
+    x: &DistVector<T>,
+    y: &DistVector<T>,
+    xn: &str,
+    yn: &str,
+) -> Result<()> {
+    y.check_location(x, xn, yn)
+}
 
 /// Check that `x` (domain) and `y` (range) fit `op` (`adjoint` swaps the roles).
 pub fn check_apply<T: Scalar>(
@@ -86,18 +149,64 @@ pub fn check_apply<T: Scalar>(
         ))
     };
     what(dom, x, xn, if adjoint { "row" } else { "column" })?;
-    what(ran, y, yn, if adjoint { "column" } else { "row" })
+    what(ran, y, yn, if adjoint { "column" } else { "row" })?;
+    y.check_location(x, xn, yn)
 }
 
-/// A work vector owned by an operator, allocated at construction.
-pub(crate) struct Work<T: Scalar>(Mutex<DistVector<T>>);
+/// A work vector owned by an operator: the host one allocated at construction, the device one at
+/// first device use.
+pub(crate) struct Work<T: Scalar> {
+    layout: Arc<Layout>,
+    host: Mutex<DistVector<T>>,
+    device: Mutex<Option<DistVector<T>>>,
+}
+
+/// A locked work vector.
+pub(crate) enum WorkGuard<'a, T: Scalar> {
+    Host(MutexGuard<'a, DistVector<T>>),
+    Device(MutexGuard<'a, Option<DistVector<T>>>),
+}
+
+impl<T: Scalar> std::ops::Deref for WorkGuard<'_, T> {
+    type Target = DistVector<T>;
+    fn deref(&self) -> &DistVector<T> {
+        match self {
+            WorkGuard::Host(g) => g,
+            WorkGuard::Device(g) => g.as_ref().expect("allocated in Work::get"),
+        }
+    }
+}
+impl<T: Scalar> std::ops::DerefMut for WorkGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut DistVector<T> {
+        match self {
+            WorkGuard::Host(g) => g,
+            WorkGuard::Device(g) => g.as_mut().expect("allocated in Work::get"),
+        }
+    }
+}
 
 impl<T: Scalar> Work<T> {
     pub(crate) fn new(layout: &Arc<Layout>) -> Result<Work<T>> {
-        Ok(Work(Mutex::new(DistVector::new(layout.clone())?)))
+        Ok(Work {
+            layout: layout.clone(),
+            host: Mutex::new(DistVector::new(layout.clone())?),
+            device: Mutex::new(None),
+        })
     }
-    pub(crate) fn get(&self) -> MutexGuard<'_, DistVector<T>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    /// The work vector in `loc`.
+    pub(crate) fn get(&self, loc: Location) -> Result<WorkGuard<'_, T>> {
+        match loc {
+            Location::Host => Ok(WorkGuard::Host(
+                self.host.lock().unwrap_or_else(|p| p.into_inner()),
+            )),
+            Location::Cuda => {
+                let mut g = self.device.lock().unwrap_or_else(|p| p.into_inner());
+                if g.is_none() {
+                    *g = Some(DistVector::new_in(self.layout.clone(), Location::Cuda)?);
+                }
+                Ok(WorkGuard::Device(g))
+            }
+        }
     }
 }
 

@@ -215,7 +215,7 @@ impl<T: Scalar> LinearOperator<T> for Summa<T> {
     fn cols(&self) -> &Arc<Layout> {
         &self.cols
     }
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.run(
             &self.a,
             self.bn,
@@ -226,7 +226,7 @@ impl<T: Scalar> LinearOperator<T> for Summa<T> {
             self.yn,
         )
     }
-    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         self.run(
             &self.ah,
             self.bk,

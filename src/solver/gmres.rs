@@ -70,7 +70,7 @@ fn run<T: Scalar>(
     loop {
         // a new cycle: v0 = r / ||r||
         basis[0].copy_from(w)?;
-        basis[0].scale(T::real(1.0 / beta));
+        basis[0].scale(T::real(1.0 / beta))?;
         g.iter_mut().for_each(|v| *v = T::zero());
         g[0] = T::real(beta);
         let mut k = 0;
@@ -112,7 +112,7 @@ fn run<T: Scalar>(
             k += 1;
             if hn > 0.0 {
                 basis[k].copy_from(w)?;
-                basis[k].scale(T::real(1.0 / hn));
+                basis[k].scale(T::real(1.0 / hn))?;
             }
             if r.is_zero() {
                 stop = Some(Reason::DivergedBreakdown);
@@ -144,7 +144,7 @@ fn run<T: Scalar>(
             }
         } else {
             // x += M (V y)
-            w.fill(T::zero());
+            w.fill(T::zero())?;
             for (i, yi) in y.iter().enumerate() {
                 w.axpy(*yi, &basis[i])?;
             }

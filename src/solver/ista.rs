@@ -79,7 +79,7 @@ fn run<T: Scalar>(
     };
     let th = ctx.p.eps * step * 0.5;
     if !ctx.p.nonzero_guess {
-        x.fill(T::zero());
+        x.fill(T::zero())?;
     }
     let bb = re(dots(&ctx.comm, &[(b, b)], Ok(()))?[0]);
     let bnorm = bb.sqrt();

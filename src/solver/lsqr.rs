@@ -32,12 +32,12 @@ fn run<T: Scalar>(
     let bnorm = re(d[0]).sqrt();
     let mut beta = re(d[1]).max(0.0).sqrt();
     if beta > 0.0 {
-        u.scale(T::real(1.0 / beta));
+        u.scale(T::real(1.0 / beta))?;
     }
     let e = ctx.op.apply_adjoint(u, v);
     let mut alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
     if alfa > 0.0 {
-        v.scale(T::real(1.0 / alfa));
+        v.scale(T::real(1.0 / alfa))?;
     }
     // ||A^H b||: from the first step with a zero guess, its own product otherwise
     let ahb = if ctx.p.nonzero_guess {
@@ -66,13 +66,13 @@ fn run<T: Scalar>(
         u.axpby(T::one(), t, T::real(-alfa))?;
         beta = re(dots(&ctx.comm, &[(u, u)], e)?[0]).max(0.0).sqrt();
         if beta > 0.0 {
-            u.scale(T::real(1.0 / beta));
+            u.scale(T::real(1.0 / beta))?;
         }
         let e = ctx.op.apply_adjoint(u, s);
         v.axpby(T::one(), s, T::real(-beta))?;
         alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
         if alfa > 0.0 {
-            v.scale(T::real(1.0 / alfa));
+            v.scale(T::real(1.0 / alfa))?;
         }
         // eliminate the damping, then the subdiagonal
         let rhobar1 = rhobar.hypot(damp);

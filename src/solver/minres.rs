@@ -51,7 +51,7 @@ fn run<T: Scalar>(
     loop {
         it += 1;
         v.copy_from(y)?;
-        v.scale(T::real(1.0 / beta));
+        v.scale(T::real(1.0 / beta))?;
         let e = ctx.op.apply(v, y);
         if it >= 2 {
             y.axpy(T::real(-beta / oldb), r1)?;
@@ -93,7 +93,7 @@ fn run<T: Scalar>(
         w.copy_from(v)?;
         w.axpy(T::real(-oldeps), w1)?;
         w.axpy(T::real(-delta), w2)?;
-        w.scale(T::real(1.0 / gamma));
+        w.scale(T::real(1.0 / gamma))?;
         x.axpy(T::real(phi), w)?;
         if let Some(reason) = ctx.check(it, phibar, bnorm)? {
             return Ok(info(it, reason, beta1, phibar, bnorm));

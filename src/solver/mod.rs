@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
+use crate::memory::Location;
 use crate::op::basic::Diagonal;
 use crate::op::{LinearOperator, Op};
 use crate::scalar::Scalar;
@@ -215,25 +216,42 @@ pub type MonitorFn = Box<dyn FnMut(i64, f64) -> bool + Send>;
 /// Work vectors kept by a solver between solves.
 pub(crate) struct Workspace<T: Scalar> {
     vecs: Vec<DistVector<T>>,
+    /// Where this solve's vectors live (the solution's memory and stream).
+    loc: Location,
+    stream: Option<crate::gpu::Stream>,
 }
 
 impl<T: Scalar> Workspace<T> {
     fn new() -> Self {
-        Workspace { vecs: Vec::new() }
+        Workspace {
+            vecs: Vec::new(),
+            loc: Location::Host,
+            stream: None,
+        }
     }
     /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise); give them back
     /// with [`Workspace::put`].
     pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
         let mut out = Vec::with_capacity(n);
         while out.len() < n {
-            match self.vecs.iter().position(|v| v.layout().compatible(layout)) {
+            match self.vecs.iter().position(|v| {
+                v.layout().compatible(layout)
+                    && v.location() == self.loc
+                    && v.caller_stream() == self.stream
+            }) {
                 Some(i) => {
                     // zeroed, so that nothing from an earlier solve (a NaN) leaks into 0 * v
                     let mut v = self.vecs.swap_remove(i);
-                    v.fill(T::zero());
+                    v.fill(T::zero())?;
                     out.push(v)
                 }
-                None => out.push(DistVector::new(layout.clone())?),
+                None => {
+                    let mut v = DistVector::new_in(layout.clone(), self.loc)?;
+                    if self.stream.is_some() {
+                        v.set_stream(self.stream)?;
+                    }
+                    out.push(v)
+                }
             }
         }
         Ok(out)
@@ -487,6 +505,17 @@ impl<T: Scalar> Solver<T> {
             )
         })?;
         crate::op::check_apply(op.as_ref(), x, b, false)?;
+        if x.is_device() && matches!(self.method, Method::Ista | Method::Fista) {
+            // the soft-thresholding step runs on the host: solve on host copies
+            let hb = b.to_location(Location::Host)?;
+            let mut hx = x.to_location(Location::Host)?;
+            let info = self.solve(&hb, &mut hx)?;
+            x.copy_any(&hx)?;
+            x.settle()?;
+            return Ok(info);
+        }
+        self.ws.loc = x.location();
+        self.ws.stream = x.caller_stream();
         let p = &self.params;
         if !(p.rtol >= 0.0 && p.atol >= 0.0 && p.dtol > 0.0 && p.max_iter >= 0) || p.rtol.is_nan() {
             crate::bail!(
@@ -561,6 +590,7 @@ impl<T: Scalar> Solver<T> {
             );
         }
         self.info = info;
+        x.settle()?;
         Ok(info)
     }
 }
@@ -577,7 +607,7 @@ pub(crate) fn initial_residual<T: Scalar>(
         r.axpby(T::one(), b, -T::one())?;
         e
     } else {
-        x.fill(T::zero());
+        x.fill(T::zero())?;
         r.copy_from(b)
     }
 }

@@ -36,7 +36,7 @@ pub fn power_iteration<T: Scalar>(
     let mut mid = DistVector::<T>::new(op.rows().clone())?;
     random_fill(&mut bk, seed);
     let n0 = dots(&comm, &[(&bk, &bk)], Ok(()))?[0].to_parts().0.sqrt();
-    bk.scale(T::real(1.0 / n0));
+    bk.scale(T::real(1.0 / n0))?;
     let mut old = T::zero();
     let mut lam = T::zero();
     for it in 1..=max_iter {
@@ -52,7 +52,7 @@ pub fn power_iteration<T: Scalar>(
             return Ok((lam, it));
         }
         bk.copy_from(&b1)?;
-        bk.scale(T::real(1.0 / nrm));
+        bk.scale(T::real(1.0 / nrm))?;
         if (lam - old).abs_f64() < tol * lam.abs_f64() {
             return Ok((lam, it));
         }

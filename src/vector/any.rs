@@ -79,6 +79,11 @@ macro_rules! any_vec3 {
 }
 
 impl AnyVec {
+    /// Wait for parlops' queued device work on this vector, unless the caller gave it a stream (then
+    /// the work stays ordered on that stream). For host vectors nothing happens.
+    pub fn settle(&self) -> Result<()> {
+        any_vec!(self, x => x.settle())
+    }
     /// A zeroed owned vector.
     pub fn new(layout: Arc<Layout>, dtype: DType, location: Location) -> Result<AnyVec> {
         Ok(match dtype {

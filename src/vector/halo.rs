@@ -99,6 +99,22 @@ impl HaloPlan {
     pub fn n_send(&self) -> usize {
         self.send_idx.len()
     }
+    /// (owner rank, start, end) of each owner's ghosts in the ghost array.
+    pub fn recv_ranges(&self) -> &[(i32, usize, usize)] {
+        &self.recv
+    }
+    /// (destination rank, start, end) of each destination's entries in the send buffer.
+    pub fn send_ranges(&self) -> &[(i32, usize, usize)] {
+        &self.send
+    }
+    /// Owned entries packed into the send buffer, in order.
+    pub fn send_indices(&self) -> &[usize] {
+        &self.send_idx
+    }
+    pub fn comm(&self) -> &Arc<Comm> {
+        &self.comm
+    }
+
     /// Ranks exchanged with (receive, send).
     pub fn neighbours(&self) -> (usize, usize) {
         (self.recv.len(), self.send.len())

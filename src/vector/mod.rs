@@ -3,6 +3,7 @@
 //! redistribution are collective and fail on every rank together.
 
 mod any;
+pub mod device;
 pub mod halo;
 mod layout;
 pub mod ops;
@@ -21,8 +22,10 @@ use crate::scalar::Scalar;
 
 enum Base<T> {
     Owned(Vec<T>),
-    /// The caller's array; the caller keeps it alive and frees it.
+    /// The caller's array (host or device); the caller keeps it alive and frees it.
     Wrapped(NonNull<T>),
+    /// Device memory allocated by parlops (freed on drop).
+    Device(NonNull<T>),
 }
 
 /// A distributed vector of `T`.
@@ -35,6 +38,19 @@ pub struct DistVector<T: Scalar> {
     base: Base<T>,
     /// Temporarily placed caller array (`place_array`), replacing `base` until `reset_array`.
     placed: Option<NonNull<T>>,
+    /// The device, for device vectors.
+    gpu: Option<Arc<crate::gpu::Gpu>>,
+    /// The caller's stream that work on this vector is ordered on (else parlops' stream).
+    stream: Option<crate::gpu::Stream>,
+}
+
+impl<T: Scalar> Drop for DistVector<T> {
+    fn drop(&mut self) {
+        if let (Base::Device(p), Some(g)) = (&self.base, &self.gpu) {
+            let _ = g.bind();
+            crate::gpu::free(p.as_ptr() as u64);
+        }
+    }
 }
 
 unsafe impl<T: Scalar> Send for DistVector<T> {}
@@ -59,6 +75,33 @@ fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T
         );
     }
     Ok(unsafe { NonNull::new_unchecked(ptr) })
+}
+
+/// A caller's pointer must be in the memory the vector says: a host array for host vectors, device
+/// memory for device vectors (`MemoryLocation` otherwise).
+fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -> Result<()> {
+    if len == 0 || ptr.is_null() {
+        return Ok(());
+    }
+    let on_device = match loc {
+        Location::Cuda => crate::gpu::is_device_pointer(ptr as *const std::ffi::c_void),
+        Location::Host => match crate::gpu::current() {
+            // without a device in use, no pointer can be device memory
+            None => false,
+            Some(_) => crate::gpu::is_device_pointer(ptr as *const std::ffi::c_void),
+        },
+    };
+    match (loc, on_device) {
+        (Location::Cuda, false) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is PARLOPS_MEMORY_CUDA"
+        ),
+        (Location::Host, true) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Reduce per-rank partial values according to the layout's replication: summed (or maxed) over
@@ -111,14 +154,27 @@ fn dot_partials<T: Scalar>(
     pairs: &[(&DistVector<T>, &DistVector<T>)],
     pending: Result<()>,
 ) -> Result<Vec<f64>> {
-    pending.map(|_| {
+    pending.and_then(|_| {
+        if pairs.iter().any(|(x, y)| x.is_device() != y.is_device())
+            || pairs
+                .iter()
+                .any(|(x, _)| x.is_device() != pairs[0].0.is_device())
+        {
+            crate::bail!(
+                MemoryLocation,
+                "a reduction mixes host and device vectors; copy them to one memory space first"
+            );
+        }
+        if pairs.first().is_some_and(|(x, _)| x.is_device()) {
+            return device::dots(pairs, &|i, v| share(pairs[i].0.layout(), v));
+        }
         let mut v = Vec::with_capacity(2 * pairs.len());
         for (x, y) in pairs {
             let (re, im) = ops::dot(x.local(), y.local());
             v.push(share(x.layout(), re));
             v.push(share(x.layout(), im));
         }
-        v
+        Ok(v)
     })
 }
 
@@ -131,7 +187,26 @@ pub fn dots<T: Scalar>(
     pending: Result<()>,
 ) -> Result<Vec<T>> {
     let local = dot_partials(pairs, pending);
-    let r = comm.allreduce_checked(local, 2 * pairs.len(), ReduceOp::Sum)?;
+    let r = match (comm.nccl(), pairs.first()) {
+        (Some(nccl), Some((x, _))) if x.is_device() => {
+            // the partials and the error flag are summed by NCCL on the device
+            let n = 2 * pairs.len();
+            let mut buf = vec![0.0; n + 1];
+            match &local {
+                Ok(v) => buf[..n].copy_from_slice(v),
+                Err(_) => buf[n] = 1.0,
+            }
+            let out = device::nccl_sum(nccl, &buf, x.stream()?)?;
+            comm.count_reduction();
+            if out[n] != 0.0 {
+                // some rank failed: learn which and why over MPI (rare path)
+                comm.allreduce_checked(local, n, ReduceOp::Sum)?
+            } else {
+                out[..n].to_vec()
+            }
+        }
+        _ => comm.allreduce_checked(local, 2 * pairs.len(), ReduceOp::Sum)?,
+    };
     Ok(r.chunks(2)
         .map(|c| T::from_parts_lossy(c[0], c[1]))
         .collect())
@@ -161,7 +236,26 @@ pub fn dots_finish<T: Scalar>(
 impl<T: Scalar> DistVector<T> {
     /// A zeroed vector in `location`, owned by parlops.
     pub fn new_in(layout: Arc<Layout>, location: Location) -> Result<Self> {
-        location.require_available()?;
+        if location == Location::Cuda {
+            let g = crate::gpu::get(layout.comm().node_rank(), None)?;
+            let bytes = layout.local_len() as usize * std::mem::size_of::<T>();
+            let p = crate::gpu::alloc_zeroed(bytes, g.stream)?;
+            crate::gpu::sync(g.stream)?;
+            let p = if p == 0 {
+                NonNull::dangling()
+            } else {
+                NonNull::new(p as usize as *mut T)
+                    .ok_or_else(|| crate::err!(Internal, "null device pointer"))?
+            };
+            return Ok(DistVector {
+                layout,
+                location,
+                base: Base::Device(p),
+                placed: None,
+                gpu: Some(g),
+                stream: None,
+            });
+        }
         let n = layout.local_len() as usize;
         let mut v: Vec<T> = Vec::new();
         v.try_reserve_exact(n).map_err(|_| {
@@ -178,6 +272,8 @@ impl<T: Scalar> DistVector<T> {
             location,
             base: Base::Owned(v),
             placed: None,
+            gpu: None,
+            stream: None,
         })
     }
 
@@ -192,13 +288,19 @@ impl<T: Scalar> DistVector<T> {
     /// `ptr` must point to `layout.local_len()` valid entries of `T` in `location` that outlive the vector
     /// (or be null when the local length is 0).
     pub unsafe fn wrap(layout: Arc<Layout>, location: Location, ptr: *mut T) -> Result<Self> {
-        location.require_available()?;
+        let gpu = match location {
+            Location::Cuda => Some(crate::gpu::get(layout.comm().node_rank(), None)?),
+            Location::Host => None,
+        };
         let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
+        check_location(ptr, layout.local_len(), location, "local_data")?;
         Ok(DistVector {
             layout,
             location,
             base: Base::Wrapped(p),
             placed: None,
+            gpu,
+            stream: None,
         })
     }
 
@@ -207,8 +309,117 @@ impl<T: Scalar> DistVector<T> {
     /// # Safety
     /// As for [`DistVector::wrap`].
     pub unsafe fn place_array(&mut self, ptr: *mut T) -> Result<()> {
-        self.placed = Some(checked_ptr(ptr, self.layout.local_len(), "local_data")?);
+        let p = checked_ptr(ptr, self.layout.local_len(), "local_data")?;
+        check_location(ptr, self.layout.local_len(), self.location, "local_data")?;
+        self.placed = Some(p);
         Ok(())
+    }
+
+    /// Order all work on this (device) vector on the caller's stream (`None`: parlops' own stream).
+    /// Work already queued on the previous stream is waited for first.
+    pub fn set_stream(&mut self, s: Option<crate::gpu::Stream>) -> Result<()> {
+        if self.location != Location::Cuda {
+            crate::bail!(
+                MemoryLocation,
+                "a stream applies to PARLOPS_MEMORY_CUDA vectors; this vector is in host memory"
+            );
+        }
+        crate::gpu::sync(self.stream()?)?;
+        self.stream = s;
+        Ok(())
+    }
+
+    /// Is the data on the device?
+    pub fn is_device(&self) -> bool {
+        self.location == Location::Cuda
+    }
+    /// The device (device vectors only).
+    pub fn gpu(&self) -> Result<&Arc<crate::gpu::Gpu>> {
+        self.gpu
+            .as_ref()
+            .ok_or_else(|| crate::err!(Internal, "a host vector has no device"))
+    }
+    /// The stream work on this vector is ordered on (device vectors only).
+    pub fn stream(&self) -> Result<crate::gpu::Stream> {
+        Ok(match self.stream {
+            Some(s) => s,
+            None => self.gpu()?.stream,
+        })
+    }
+    /// Wait until queued device work on this vector is done (no-op for host vectors).
+    pub fn sync(&self) -> Result<()> {
+        if self.is_device() {
+            crate::gpu::sync(self.stream()?)?;
+        }
+        Ok(())
+    }
+    /// Wait for queued device work when it runs on parlops' own stream (the C API calls this before
+    /// returning, so callers see finished data; with a caller stream, ordering is the stream's).
+    pub fn settle(&self) -> Result<()> {
+        if self.is_device() && self.stream.is_none() {
+            crate::gpu::sync(self.stream()?)?;
+        }
+        Ok(())
+    }
+    /// Has the caller given this vector a stream?
+    pub fn caller_stream(&self) -> Option<crate::gpu::Stream> {
+        self.stream
+    }
+    /// Device address of this rank's entries (device vectors).
+    pub fn dptr(&self) -> u64 {
+        self.ptr() as usize as u64
+    }
+
+    /// Both vectors in the same memory space, or a `MemoryLocation` error naming them.
+    pub fn check_location(&self, x: &Self, xn: &str, yn: &str) -> Result<()> {
+        if self.location != x.location {
+            crate::bail!(
+                MemoryLocation,
+                "argument '{xn}' is in {} memory but '{yn}' is in {} memory; copy one of them first",
+                x.location.name(),
+                self.location.name()
+            );
+        }
+        Ok(())
+    }
+
+    /// A new owned vector with the same layout and entries in `loc` (a host<->device copy when the
+    /// locations differ).
+    pub fn to_location(&self, loc: Location) -> Result<Self> {
+        let mut out = DistVector::new_in(self.layout.clone(), loc)?;
+        out.copy_any(self)?;
+        Ok(out)
+    }
+
+    /// self = x, whatever the memory of each (same layout).
+    pub fn copy_any(&mut self, x: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "y")?;
+        match (x.is_device(), self.is_device()) {
+            (false, false) => {
+                self.local_mut().copy_from_slice(x.local());
+                Ok(())
+            }
+            (true, true) => device::copy(self, x),
+            (true, false) => {
+                let s = x.stream()?;
+                let p = x.dptr();
+                unsafe { device::download(self.local_mut(), p, s) }
+            }
+            (false, true) => {
+                let s = self.stream()?;
+                let p = self.dptr();
+                unsafe { device::upload(p, x.local(), s) }
+            }
+        }
+    }
+
+    /// Run host code `f` on a host copy of this vector and copy the result back (for what has no
+    /// device kernel: gathers, scatters, redistribution, value setting).
+    pub fn staged<R>(&mut self, f: impl FnOnce(&mut DistVector<T>) -> Result<R>) -> Result<R> {
+        let mut h = self.to_location(Location::Host)?;
+        let r = f(&mut h)?;
+        self.copy_any(&h)?;
+        Ok(r)
     }
 
     /// Go back to the array the vector had before [`DistVector::place_array`].
@@ -230,17 +441,24 @@ impl<T: Scalar> DistVector<T> {
     fn ptr(&self) -> *mut T {
         match (self.placed, &self.base) {
             (Some(p), _) => p.as_ptr(),
-            (None, Base::Wrapped(p)) => p.as_ptr(),
+            (None, Base::Wrapped(p)) | (None, Base::Device(p)) => p.as_ptr(),
             (None, Base::Owned(v)) => v.as_ptr() as *mut T,
         }
     }
 
-    /// This rank's entries.
+    /// This rank's entries (host vectors; a device vector gives an empty slice: device data is reached
+    /// through the device kernels, [`DistVector::staged`] or [`DistVector::to_location`]).
     pub fn local(&self) -> &[T] {
+        if self.is_device() {
+            return &[];
+        }
         unsafe { std::slice::from_raw_parts(self.ptr(), self.layout.local_len() as usize) }
     }
-    /// This rank's entries, writable.
+    /// This rank's entries, writable (host vectors; see [`DistVector::local`]).
     pub fn local_mut(&mut self) -> &mut [T] {
+        if self.is_device() {
+            return &mut [];
+        }
         unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.layout.local_len() as usize) }
     }
     /// Pointer to this rank's entries (the caller's, when wrapped or placed).
@@ -248,35 +466,61 @@ impl<T: Scalar> DistVector<T> {
         self.ptr()
     }
 
-    /// A zeroed owned vector with the same layout and location.
+    /// A zeroed owned vector with the same layout and location (and stream).
     pub fn duplicate(&self) -> Result<Self> {
-        Self::new_in(self.layout.clone(), self.location)
+        let mut v = Self::new_in(self.layout.clone(), self.location)?;
+        v.stream = self.stream;
+        Ok(v)
     }
 
     /// self = x
     pub fn copy_from(&mut self, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
+        self.check_location(x, "x", "y")?;
+        if self.is_device() {
+            return device::copy(self, x);
+        }
         self.local_mut().copy_from_slice(x.local());
         Ok(())
     }
-    pub fn fill(&mut self, a: T) {
-        ops::fill(self.local_mut(), a)
+    pub fn fill(&mut self, a: T) -> Result<()> {
+        if self.is_device() {
+            return device::fill(self, a);
+        }
+        ops::fill(self.local_mut(), a);
+        Ok(())
     }
-    pub fn scale(&mut self, a: T) {
-        ops::scale(self.local_mut(), a)
+    pub fn scale(&mut self, a: T) -> Result<()> {
+        if self.is_device() {
+            return device::scale(self, a);
+        }
+        ops::scale(self.local_mut(), a);
+        Ok(())
     }
-    pub fn conj(&mut self) {
-        ops::conj(self.local_mut())
+    pub fn conj(&mut self) -> Result<()> {
+        if self.is_device() {
+            return device::conj(self);
+        }
+        ops::conj(self.local_mut());
+        Ok(())
     }
     /// self += a x
     pub fn axpy(&mut self, a: T, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
+        self.check_location(x, "x", "y")?;
+        if self.is_device() {
+            return device::axpy(self, a, x);
+        }
         ops::axpy(self.local_mut(), a, x.local());
         Ok(())
     }
     /// self = a x + b self
     pub fn axpby(&mut self, a: T, x: &Self, b: T) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
+        self.check_location(x, "x", "y")?;
+        if self.is_device() {
+            return device::axpby(self, a, x, b);
+        }
         ops::axpby(self.local_mut(), a, x.local(), b);
         Ok(())
     }
@@ -284,6 +528,11 @@ impl<T: Scalar> DistVector<T> {
     pub fn waxpy(&mut self, a: T, x: &Self, y: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "w")?;
         y.layout.check_compatible(&self.layout, "y", "w")?;
+        self.check_location(x, "x", "w")?;
+        self.check_location(y, "y", "w")?;
+        if self.is_device() {
+            return device::waxpy(self, a, x, y);
+        }
         ops::waxpy(self.local_mut(), a, x.local(), y.local());
         Ok(())
     }
@@ -291,13 +540,36 @@ impl<T: Scalar> DistVector<T> {
     pub fn pointwise_mult(&mut self, x: &Self, y: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "w")?;
         y.layout.check_compatible(&self.layout, "y", "w")?;
+        self.check_location(x, "x", "w")?;
+        self.check_location(y, "y", "w")?;
+        if self.is_device() {
+            return device::pmult(self, x, y, false);
+        }
         ops::pointwise_mult(self.local_mut(), x.local(), y.local());
+        Ok(())
+    }
+    /// self = conj(x) .* y
+    pub fn pointwise_mult_conj(&mut self, x: &Self, y: &Self) -> Result<()> {
+        x.layout.check_compatible(&self.layout, "x", "w")?;
+        y.layout.check_compatible(&self.layout, "y", "w")?;
+        self.check_location(x, "x", "w")?;
+        self.check_location(y, "y", "w")?;
+        if self.is_device() {
+            return device::pmult(self, x, y, true);
+        }
+        for ((w, a), b) in self.local_mut().iter_mut().zip(x.local()).zip(y.local()) {
+            *w = a.conj() * *b;
+        }
         Ok(())
     }
 
     /// This rank's partial of conj(self) . y, or why it cannot be computed.
     pub fn dot_partial(&self, y: &Self) -> Result<Vec<f64>> {
         self.layout.check_compatible(&y.layout, "x", "y")?;
+        self.check_location(y, "y", "x")?;
+        if self.is_device() {
+            return device::dots(&[(self, y)], &|_, v| v);
+        }
         let (re, im) = ops::dot(self.local(), y.local());
         Ok(vec![re, im])
     }
@@ -312,7 +584,13 @@ impl<T: Scalar> DistVector<T> {
     /// learn about. Partials are allgathered and combined in rank order, so every rank gets the same
     /// bits, and a rank with a bad `kind` joins the very same collective as the others. [collective]
     pub fn norm_checked(&self, kind: Result<NormKind>) -> Result<f64> {
-        let partial = kind.clone().map(|k| k.partial(self.local()));
+        let partial = kind.clone().and_then(|k| {
+            if self.is_device() {
+                device::norm_partial(self, k)
+            } else {
+                Ok(k.partial(self.local()))
+            }
+        });
         let comm = self.layout.comm();
         let partition = self.layout.partition();
         if partition == Partition::UnsafeBroadcast {
@@ -369,6 +647,12 @@ impl<T: Scalar> DistVector<T> {
     /// Collect the whole vector on `root`, or on every rank when `root == -1`. `out` must be given (and
     /// of the global length) on receiving ranks; `pre` carries the caller's own argument checks. [collective]
     pub fn gather(&self, root: i32, out: Option<&mut [T]>, pre: Result<()>) -> Result<()> {
+        if self.is_device() {
+            // staged through a host copy (MPI gathers host memory)
+            let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
+            let copied = h.copy_any(self);
+            return h.gather(root, out, pre.and(copied));
+        }
         let comm = self.layout.comm().clone();
         let (rank, size) = (comm.rank(), comm.size());
         let n = self.layout.global_len();
@@ -432,6 +716,11 @@ impl<T: Scalar> DistVector<T> {
         global_in: Option<&[T]>,
         pre: Result<()>,
     ) -> Result<()> {
+        if self.is_device() {
+            let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
+            h.scatter_from(root, global_in, pre)?;
+            return self.copy_any(&h);
+        }
         let comm = self.layout.comm().clone();
         let (rank, size) = (comm.rank(), comm.size());
         let n = self.layout.global_len();
@@ -485,6 +774,9 @@ impl<T: Scalar> DistVector<T> {
     /// Make every rank's copy of a broadcast vector equal to rank 0's (after the caller wrote into
     /// local data). No communication for split or unsafe-broadcast vectors. [collective]
     pub fn assemble(&mut self) -> Result<()> {
+        if self.is_device() && self.layout.partition() == Partition::Broadcast {
+            return self.staged(|h| h.assemble());
+        }
         if self.layout.partition() == Partition::Broadcast {
             let comm = self.layout.comm().clone();
             comm.bcast(self.local_mut(), 0)?;
@@ -494,6 +786,12 @@ impl<T: Scalar> DistVector<T> {
 
     /// A new owned vector with layout `to` and the same global entries. [collective]
     pub fn redistribute(&self, to: &Arc<Layout>, pre: Result<()>) -> Result<Self> {
+        if self.is_device() {
+            let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
+            let copied = h.copy_any(self);
+            let out = h.redistribute(to, pre.and(copied))?;
+            return out.to_location(Location::Cuda);
+        }
         let from = self.layout.clone();
         let comm = from.comm().clone();
         let local = pre.and_then(|_| {

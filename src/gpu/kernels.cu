@@ -1,0 +1,159 @@
+// parlops device kernels, compiled at run time by NVRTC once per element type. The element type comes
+// from -DPARLOPS_F32 / -DPARLOPS_F64 / -DPARLOPS_C64 / -DPARLOPS_C128. Built with --fmad=false so that
+// element-wise results equal the host's bit for bit (reductions differ only by summation order).
+
+#if defined(PARLOPS_F32) || defined(PARLOPS_C64)
+typedef float R;
+#else
+typedef double R;
+#endif
+
+#if defined(PARLOPS_C64) || defined(PARLOPS_C128)
+#define PARLOPS_COMPLEX 1
+struct T { R re, im; };
+__device__ __forceinline__ T mk(R re, R im) { T t; t.re = re; t.im = im; return t; }
+__device__ __forceinline__ T zero() { return mk(0, 0); }
+__device__ __forceinline__ T add(T a, T b) { return mk(a.re + b.re, a.im + b.im); }
+__device__ __forceinline__ T mul(T a, T b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+__device__ __forceinline__ T cnj(T a) { return mk(a.re, -a.im); }
+__device__ __forceinline__ double abs2d(T a) { double r = a.re, i = a.im; return r * r + i * i; }
+__device__ __forceinline__ double absd(T a) { return hypot((double)a.re, (double)a.im); }
+__device__ __forceinline__ bool nonzero(T a) { return a.re != 0 || a.im != 0; }
+__device__ __forceinline__ double re_of(T a) { return a.re; }
+__device__ __forceinline__ double im_of(T a) { return a.im; }
+__device__ __forceinline__ T shfl_down(T a, int off, int width) {
+  return mk(__shfl_down_sync(0xffffffffu, a.re, off, width), __shfl_down_sync(0xffffffffu, a.im, off, width));
+}
+__device__ __forceinline__ void atomic_add(T *p, T v) {
+  atomicAdd(&p->re, v.re);
+  atomicAdd(&p->im, v.im);
+}
+#else
+typedef R T;
+__device__ __forceinline__ T zero() { return 0; }
+__device__ __forceinline__ T add(T a, T b) { return a + b; }
+__device__ __forceinline__ T mul(T a, T b) { return a * b; }
+__device__ __forceinline__ T cnj(T a) { return a; }
+__device__ __forceinline__ double abs2d(T a) { double r = a; return r * r; }
+__device__ __forceinline__ double absd(T a) { return fabs((double)a); }
+__device__ __forceinline__ bool nonzero(T a) { return a != 0; }
+__device__ __forceinline__ double re_of(T a) { return a; }
+__device__ __forceinline__ double im_of(T a) { return 0; }
+__device__ __forceinline__ T shfl_down(T a, int off, int width) { return __shfl_down_sync(0xffffffffu, a, off, width); }
+__device__ __forceinline__ void atomic_add(T *p, T v) { atomicAdd(p, v); }
+#endif
+
+typedef long long i64;
+#define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
+
+extern "C" __global__ void k_fill(T *y, T a, i64 n) { GRID_STRIDE(i, n) y[i] = a; }
+extern "C" __global__ void k_scale(T *y, T a, i64 n) { GRID_STRIDE(i, n) y[i] = mul(a, y[i]); }
+extern "C" __global__ void k_conj(T *y, i64 n) { GRID_STRIDE(i, n) y[i] = cnj(y[i]); }
+// y = a x + y
+extern "C" __global__ void k_axpy(T *y, T a, const T *x, i64 n) { GRID_STRIDE(i, n) y[i] = add(y[i], mul(a, x[i])); }
+// y = a x + b y
+extern "C" __global__ void k_axpby(T *y, T a, const T *x, T b, i64 n) {
+  GRID_STRIDE(i, n) y[i] = add(mul(a, x[i]), mul(b, y[i]));
+}
+// w = a x + y
+extern "C" __global__ void k_waxpy(T *w, T a, const T *x, const T *y, i64 n) {
+  GRID_STRIDE(i, n) w[i] = add(mul(a, x[i]), y[i]);
+}
+// w = x .* y  (cx: conjugate x first)
+extern "C" __global__ void k_pmult(T *w, const T *x, const T *y, int cx, i64 n) {
+  GRID_STRIDE(i, n) w[i] = mul(cx ? cnj(x[i]) : x[i], y[i]);
+}
+extern "C" __global__ void k_copy(T *y, const T *x, i64 n) { GRID_STRIDE(i, n) y[i] = x[i]; }
+
+// ---- reductions: one partial per block (in double), then k_finish over the partials
+#define BLOCK 256
+#define PL_INF __longlong_as_double(0x7ff0000000000000LL)
+__device__ __forceinline__ double nanmax(double a, double b) { return (a != a || b != b) ? (a + b) : fmax(a, b); }
+
+// block-wide reduction of `ncomp` doubles in v; the result lands in out[blockIdx.x * ncomp + c]
+__device__ void block_reduce(double *v, int ncomp, int is_max, double *out) {
+  __shared__ double sh[2][BLOCK];
+  for (int c = 0; c < ncomp; c++) sh[c][threadIdx.x] = v[c];
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s)
+      for (int c = 0; c < ncomp; c++)
+        sh[c][threadIdx.x] = is_max ? nanmax(sh[c][threadIdx.x], sh[c][threadIdx.x + s]) : sh[c][threadIdx.x] + sh[c][threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    for (int c = 0; c < ncomp; c++) out[blockIdx.x * ncomp + c] = sh[c][0];
+}
+
+// conj(x) . y: partials (re, im) per block, accumulated in double
+extern "C" __global__ void k_dot(const T *x, const T *y, i64 n, double *part) {
+  double v[2] = {0, 0};
+  GRID_STRIDE(i, n) {
+    T p = mul(cnj(x[i]), y[i]);
+    v[0] += re_of(p);
+    v[1] += im_of(p);
+  }
+  block_reduce(v, 2, 0, part);
+}
+
+// norm partials: kind 0 nonzeros, 1 sum|x|, 2 sum|x|^2, 3 max|x|, 4 max(-|x|), 5 sum|x|^p
+extern "C" __global__ void k_norm(const T *x, i64 n, int kind, double p, double *part) {
+  int is_max = (kind == 3 || kind == 4);
+  double v[1] = {is_max ? -PL_INF : 0.0};
+  GRID_STRIDE(i, n) {
+    T a = x[i];
+    switch (kind) {
+    case 0: v[0] += nonzero(a) ? 1.0 : 0.0; break;
+    case 1: v[0] += absd(a); break;
+    case 2: v[0] += abs2d(a); break;
+    case 3: v[0] = nanmax(v[0], absd(a)); break;
+    case 4: v[0] = nanmax(v[0], -absd(a)); break;
+    default: v[0] += pow(absd(a), p); break;
+    }
+  }
+  block_reduce(v, 1, is_max, part);
+}
+
+// one block: out[c] = reduce over nb blocks of part[b * ncomp + c]
+extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int is_max, double *out) {
+  double v[2];
+  for (int c = 0; c < ncomp; c++) {
+    double a = is_max ? -PL_INF : 0.0;
+    for (int b = threadIdx.x; b < nb; b += BLOCK) a = is_max ? nanmax(a, part[b * ncomp + c]) : a + part[b * ncomp + c];
+    v[c] = a;
+  }
+  block_reduce(v, ncomp, is_max, out);
+}
+
+// ---- halo: pack owned entries for sending, add received contributions (indices may repeat)
+#define HALO_KERNELS(I, SUF)                                                                          \
+  extern "C" __global__ void k_pack_##SUF(const T *x, const I *idx, i64 n, T *out) {                  \
+    GRID_STRIDE(k, n) out[k] = x[idx[k]];                                                             \
+  }                                                                                                   \
+  extern "C" __global__ void k_unpack_add_##SUF(T *x, const I *idx, i64 n, const T *in) {             \
+    GRID_STRIDE(k, n) atomic_add(&x[idx[k]], in[k]);                                                  \
+  }                                                                                                   \
+  /* y (+)= A x, `sw` threads (a power of two <= 32) per row, reduced with warp shuffles */           \
+  extern "C" __global__ void k_spmv_##SUF(i64 nrows, const I *ptr, const I *col, const T *val,        \
+                                         const T *x, T *y, int add_to, int sw) {                      \
+    i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;                                               \
+    i64 row = t / sw;                                                                                 \
+    int lane = (int)(t % sw);                                                                         \
+    T s = zero();                                                                                     \
+    if (row < nrows) {                                                                                \
+      for (i64 k = (i64)ptr[row] + lane; k < (i64)ptr[row + 1]; k += sw) s = add(s, mul(val[k], x[col[k]])); \
+    }                                                                                                 \
+    for (int off = sw / 2; off > 0; off >>= 1) s = add(s, shfl_down(s, off, sw));                    \
+    if (row < nrows && lane == 0) y[row] = add_to ? add(y[row], s) : s;                               \
+  }                                                                                                   \
+  /* x += A^H y, one thread per row, atomics into x */                                                \
+  extern "C" __global__ void k_spmv_h_##SUF(i64 nrows, const I *ptr, const I *col, const T *val,      \
+                                           const T *y, T *x) {                                        \
+    GRID_STRIDE(row, nrows) {                                                                         \
+      T yr = y[row];                                                                                  \
+      for (i64 k = ptr[row]; k < (i64)ptr[row + 1]; k++) atomic_add(&x[col[k]], mul(cnj(val[k]), yr)); \
+    }                                                                                                 \
+  }
+
+HALO_KERNELS(int, i32)
+HALO_KERNELS(long long, i64)

@@ -1,0 +1,492 @@
+//! CUDA device support: one device per process (the primary context of the device chosen from the
+//! node-local rank, or pinned by the caller), parlops' stream, device buffers, and the kernels (CUDA C
+//! in `kernels.cu`, compiled at first use for each element type with NVRTC). Everything goes through
+//! cudarc's dynamically loaded driver API after [`crate::memory::cuda::probe`] said the libraries are
+//! there, so a machine without CUDA builds and runs and gets `NoDevice` errors instead of panics.
+
+pub mod nccl;
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::result as cu;
+use cudarc::driver::sys;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::memory::cuda;
+use crate::scalar::{DType, Scalar};
+
+/// A CUDA stream handle (`cudaStream_t` and `CUstream` are the same object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream(pub sys::CUstream);
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+/// The device this process uses.
+pub struct Gpu {
+    pub ordinal: i32,
+    pub name: String,
+    pub cc: (i32, i32),
+    /// Why this device: "PARLOPS_DEVICE", "node-local rank 1", "pinned by the caller".
+    pub why: String,
+    ctx: sys::CUcontext,
+    /// parlops' own (non-blocking) stream, used by objects without a caller stream.
+    pub stream: Stream,
+    kernels: Mutex<HashMap<DType, Arc<Kernels>>>,
+}
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+pub(crate) fn cuda_err(what: &str, e: impl std::fmt::Debug) -> Error {
+    Error::new(ErrorKind::Cuda, format!("{what} failed: {e:?}"))
+}
+
+static GPU: OnceLock<Mutex<Option<Arc<Gpu>>>> = OnceLock::new();
+
+/// Why no device can be used, as an error (`NoDevice`), when that is so.
+pub fn require_driver() -> Result<()> {
+    let p = cuda::probe();
+    if p.device_count.unwrap_or(0) == 0 {
+        crate::bail!(
+            NoDevice,
+            "PARLOPS_MEMORY_CUDA was asked for, but this process has no usable CUDA device ({})",
+            p.describe()
+        );
+    }
+    Ok(())
+}
+
+/// The process's device, set up at first use: `pin` (a caller's choice), else PARLOPS_DEVICE, else
+/// the node-local rank modulo the device count. Later calls get the same device; a different pin is
+/// an error (one device per process).
+pub fn get(node_rank: i32, pin: Option<i32>) -> Result<Arc<Gpu>> {
+    require_driver()?;
+    let slot = GPU.get_or_init(|| Mutex::new(None));
+    let mut g = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(gpu) = &*g {
+        if let Some(d) = pin
+            && d != gpu.ordinal
+        {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'device' is {d}, but this process already uses CUDA device {} ({}); parlops uses one device per process",
+                gpu.ordinal,
+                gpu.why
+            );
+        }
+        gpu.bind()?;
+        return Ok(gpu.clone());
+    }
+    let n = cuda::probe().device_count.unwrap_or(0);
+    let (ordinal, why) = match pin {
+        Some(d) if d >= 0 && d < n => (d, "pinned by the caller".to_string()),
+        Some(d) => crate::bail!(
+            InvalidArgument,
+            "argument 'device' is {d}; this process sees {n} CUDA device(s) (0..{})",
+            n - 1
+        ),
+        None => match crate::config::device_choice(node_rank) {
+            (Some(d), why) => (d, why),
+            (None, why) => crate::bail!(NoDevice, "no CUDA device for this rank: {why}"),
+        },
+    };
+    let gpu = std::panic::catch_unwind(|| Gpu::open(ordinal, why))
+        .map_err(|_| crate::err!(Cuda, "the CUDA driver library is missing symbols"))??;
+    let gpu = Arc::new(gpu);
+    *g = Some(gpu.clone());
+    Ok(gpu)
+}
+
+/// The device already in use by this process, if any (no set-up).
+pub fn current() -> Option<Arc<Gpu>> {
+    GPU.get()?.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+impl Gpu {
+    fn open(ordinal: i32, why: String) -> Result<Gpu> {
+        let dev = cu::device::get(ordinal).map_err(|e| cuda_err("cuDeviceGet", e))?;
+        let ctx = unsafe { cu::primary_ctx::retain(dev) }
+            .map_err(|e| cuda_err("cuDevicePrimaryCtxRetain", e))?;
+        unsafe { cu::ctx::set_current(ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))?;
+        let attr = |a| unsafe { cu::device::get_attribute(dev, a) };
+        let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+            .map_err(|e| cuda_err("cuDeviceGetAttribute", e))?;
+        let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+            .map_err(|e| cuda_err("cuDeviceGetAttribute", e))?;
+        let name = cu::device::get_name(dev).unwrap_or_else(|_| "?".into());
+        let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(|e| cuda_err("cuStreamCreate", e))?;
+        Ok(Gpu {
+            ordinal,
+            name,
+            cc: (major, minor),
+            why,
+            ctx,
+            stream: Stream(stream),
+            kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Make this device's context current on the calling thread.
+    pub fn bind(&self) -> Result<()> {
+        unsafe { cu::ctx::set_current(self.ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))
+    }
+
+    /// One line for the configuration report.
+    pub fn describe(&self) -> String {
+        format!(
+            "CUDA device {} ({}, compute capability {}.{}; {})",
+            self.ordinal, self.name, self.cc.0, self.cc.1, self.why
+        )
+    }
+
+    /// The compiled kernels for `T`.
+    pub fn kernels<T: Scalar>(&self) -> Result<Arc<Kernels>> {
+        let mut k = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = k.get(&T::DTYPE) {
+            return Ok(m.clone());
+        }
+        let arch = format!("--gpu-architecture=compute_{}{}", self.cc.0, self.cc.1);
+        let ptx = compile(T::DTYPE, &arch)?;
+        let m = Arc::new(Kernels::load(&ptx)?);
+        k.insert(T::DTYPE, m.clone());
+        Ok(m)
+    }
+}
+
+/// The kernel source.
+pub const SOURCE: &str = include_str!("kernels.cu");
+
+/// Compile [`SOURCE`] for one element type to PTX with NVRTC (no device needed).
+pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
+    let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+        .unwrap_or(false);
+    if !present {
+        crate::bail!(
+            NoDevice,
+            "the NVRTC library (libnvrtc.so, part of the CUDA toolkit) could not be loaded; parlops compiles its device kernels with it at first use"
+        );
+    }
+    let def = match dtype {
+        DType::F32 => "-DPARLOPS_F32",
+        DType::F64 => "-DPARLOPS_F64",
+        DType::C64 => "-DPARLOPS_C64",
+        DType::C128 => "-DPARLOPS_C128",
+    };
+    let src = CString::new(SOURCE).map_err(|_| crate::err!(Internal, "kernel source has a NUL"))?;
+    let r = std::panic::catch_unwind(|| -> Result<Vec<u8>> {
+        use cudarc::nvrtc::result as rtc;
+        let prog = rtc::create_program(&src, Some(c"parlops_kernels.cu"))
+            .map_err(|e| crate::err!(Cuda, "nvrtcCreateProgram failed: {e:?}"))?;
+        let opts = [def, arch, "--fmad=false", "--std=c++14"];
+        let c = unsafe { rtc::compile_program(prog, &opts) };
+        let out = match c {
+            Ok(()) => unsafe { rtc::get_ptx(prog) }
+                .map(|p| p.iter().map(|&c| c as u8).collect::<Vec<u8>>())
+                .map_err(|e| crate::err!(Cuda, "nvrtcGetPTX failed: {e:?}")),
+            Err(e) => {
+                let log = unsafe { rtc::get_program_log(prog) }
+                    .map(|l| {
+                        l.iter()
+                            .filter(|&&c| c != 0)
+                            .map(|&c| c as u8 as char)
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default();
+                Err(crate::err!(
+                    Cuda,
+                    "NVRTC could not compile the {} kernels ({arch}): {e:?}\n{log}",
+                    dtype.name()
+                ))
+            }
+        };
+        let _ = unsafe { rtc::destroy_program(prog) };
+        out
+    });
+    r.map_err(|_| crate::err!(Cuda, "the NVRTC library is missing symbols"))?
+}
+
+macro_rules! kernel_table {
+    ($($f:ident),*) => {
+        /// Function handles of one element type's module.
+        #[allow(non_snake_case)]
+        pub struct Kernels {
+            _module: ModuleHandle,
+            $(pub $f: Func,)*
+        }
+        impl Kernels {
+            fn load(ptx: &[u8]) -> Result<Kernels> {
+                let mut image = ptx.to_vec();
+                if image.last() != Some(&0) {
+                    image.push(0);
+                }
+                let module = unsafe { cu::module::load_data(image.as_ptr() as *const c_void) }
+                    .map_err(|e| cuda_err("cuModuleLoadData", e))?;
+                let get = |name: &str| -> Result<Func> {
+                    let c = CString::new(name).unwrap_or_default();
+                    unsafe { cu::module::get_function(module, c) }
+                        .map(Func)
+                        .map_err(|e| cuda_err(&format!("cuModuleGetFunction({name})"), e))
+                };
+                Ok(Kernels {
+                    _module: ModuleHandle(module),
+                    $($f: get(stringify!($f))?,)*
+                })
+            }
+        }
+    };
+}
+
+kernel_table!(
+    k_fill,
+    k_scale,
+    k_conj,
+    k_axpy,
+    k_axpby,
+    k_waxpy,
+    k_pmult,
+    k_copy,
+    k_dot,
+    k_norm,
+    k_finish,
+    k_pack_i32,
+    k_unpack_add_i32,
+    k_spmv_i32,
+    k_spmv_h_i32,
+    k_pack_i64,
+    k_unpack_add_i64,
+    k_spmv_i64,
+    k_spmv_h_i64
+);
+
+pub struct ModuleHandle(#[allow(dead_code)] sys::CUmodule);
+unsafe impl Send for ModuleHandle {}
+unsafe impl Sync for ModuleHandle {}
+
+#[derive(Clone, Copy)]
+pub struct Func(sys::CUfunction);
+unsafe impl Send for Func {}
+unsafe impl Sync for Func {}
+
+pub const BLOCK: u32 = 256;
+/// Blocks of reduction kernels (partials reduced by `k_finish` in one block).
+pub const RED_BLOCKS: u32 = 1024;
+
+/// Blocks for a grid-stride kernel over `n` entries.
+pub fn grid(n: usize) -> u32 {
+    (n.div_ceil(BLOCK as usize)).clamp(1, 65535 * 8) as u32
+}
+
+/// Launch `f` with the given argument pointers.
+///
+/// # Safety
+/// `args` must match the kernel's parameters, and the memory they name must be valid on the device.
+pub unsafe fn launch(
+    f: Func,
+    grid: u32,
+    block: u32,
+    stream: Stream,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    unsafe { cu::launch_kernel(f.0, (grid, 1, 1), (block, 1, 1), 0, stream.0, args) }
+        .map_err(|e| cuda_err("cuLaunchKernel", e))
+}
+
+/// `arg!(x)`: a kernel argument pointer to the local `x`.
+#[macro_export]
+macro_rules! karg {
+    ($x:expr) => {
+        (&$x) as *const _ as *mut ::std::ffi::c_void
+    };
+}
+
+/// Wait for everything queued on `s`.
+pub fn sync(s: Stream) -> Result<()> {
+    unsafe { cu::stream::synchronize(s.0) }.map_err(|e| cuda_err("cuStreamSynchronize", e))
+}
+
+/// Device memory of `bytes` (zeroed on `s`).
+pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
+    if bytes == 0 {
+        return Ok(0);
+    }
+    let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
+        let (free, total) = cu::mem_get_info().unwrap_or((0, 0));
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "cannot allocate {bytes} bytes of device memory ({free} of {total} bytes free): {e:?}"
+            ),
+        )
+    })?;
+    unsafe { cu::memset_d8_async(p, 0, bytes, s.0) }.map_err(|e| cuda_err("cuMemsetD8Async", e))?;
+    Ok(p)
+}
+
+/// Free device memory from [`alloc_zeroed`] (waits for the device first).
+pub fn free(p: u64) {
+    if p != 0 {
+        let _ = cu::ctx::synchronize();
+        let _ = unsafe { cu::free_sync(p) };
+    }
+}
+
+/// Copy `n` bytes host -> device on `s` (returns when the copy is queued; `src` must stay valid
+/// until `s` is synchronized).
+///
+/// # Safety
+/// `dst` must hold `bytes` bytes of device memory.
+pub unsafe fn htod(dst: u64, src: *const u8, bytes: usize, s: Stream) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+    unsafe { cu::memcpy_htod_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyHtoDAsync", e))
+}
+
+/// Copy `bytes` device -> host on `s` (see [`htod`]).
+///
+/// # Safety
+/// `src` must hold `bytes` bytes of device memory and `dst` `bytes` bytes of host memory.
+pub unsafe fn dtoh(dst: *mut u8, src: u64, bytes: usize, s: Stream) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+    unsafe { cu::memcpy_dtoh_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyDtoHAsync", e))
+}
+
+/// Copy `bytes` device -> device on `s`.
+///
+/// # Safety
+/// Both must hold `bytes` bytes of device memory.
+pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    unsafe { cu::memcpy_dtod_async(dst, src, bytes, s.0) }
+        .map_err(|e| cuda_err("cuMemcpyDtoDAsync", e))
+}
+
+/// Is `p` device memory (or managed memory) that this process can use? Host pointers, including
+/// pinned host memory, are not.
+pub fn is_device_pointer(p: *const c_void) -> bool {
+    let mut ty: u32 = 0;
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut ty as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            p as sys::CUdeviceptr,
+        )
+    };
+    r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+}
+
+/// Pinned (page-locked) host memory for staging transfers.
+pub struct Pinned {
+    ptr: *mut u8,
+    bytes: usize,
+}
+unsafe impl Send for Pinned {}
+unsafe impl Sync for Pinned {}
+
+impl Pinned {
+    pub fn new(bytes: usize) -> Result<Pinned> {
+        if bytes == 0 {
+            return Ok(Pinned {
+                ptr: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+                bytes: 0,
+            });
+        }
+        let p = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| {
+            crate::err!(
+                OutOfMemory,
+                "cannot allocate {bytes} bytes of pinned host memory: {e:?}"
+            )
+        })?;
+        Ok(Pinned {
+            ptr: p.cast(),
+            bytes,
+        })
+    }
+    pub fn as_slice<T: Scalar>(&self) -> &[T] {
+        unsafe {
+            std::slice::from_raw_parts(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
+        }
+    }
+    pub fn as_mut_slice<T: Scalar>(&mut self) -> &mut [T] {
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
+        }
+    }
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            let _ = unsafe { cu::free_host(self.ptr.cast()) };
+        }
+    }
+}
+
+/// Device array of `T` owned by parlops (freed on drop).
+pub struct DevArray<T> {
+    pub ptr: u64,
+    pub len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+unsafe impl<T> Send for DevArray<T> {}
+unsafe impl<T> Sync for DevArray<T> {}
+
+impl<T: Copy> DevArray<T> {
+    pub fn zeroed(len: usize, s: Stream) -> Result<Self> {
+        Ok(DevArray {
+            ptr: alloc_zeroed(len * std::mem::size_of::<T>(), s)?,
+            len,
+            _t: std::marker::PhantomData,
+        })
+    }
+    /// A device copy of `host` (waits for the copy).
+    pub fn from_host(host: &[T], s: Stream) -> Result<Self> {
+        let a = Self::zeroed(host.len(), s)?;
+        unsafe { htod(a.ptr, host.as_ptr().cast(), std::mem::size_of_val(host), s)? };
+        sync(s)?;
+        Ok(a)
+    }
+}
+
+impl<T> Drop for DevArray<T> {
+    fn drop(&mut self) {
+        free(self.ptr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernels compile for every element type (NVRTC needs no device). Skipped, with the reason,
+    /// where libnvrtc is not installed (`make kernels-check` fetches it).
+    #[test]
+    fn kernels_compile() {
+        for d in [DType::F32, DType::F64, DType::C64, DType::C128] {
+            match compile(d, "--gpu-architecture=compute_90") {
+                Ok(ptx) => {
+                    let text = String::from_utf8_lossy(&ptx);
+                    for k in ["k_axpy", "k_dot", "k_spmv_i32", "k_spmv_h_i64", "k_finish"] {
+                        assert!(text.contains(k), "{k} missing from the {} PTX", d.name());
+                    }
+                }
+                Err(e) if e.kind == ErrorKind::NoDevice => {
+                    eprintln!("kernels_compile skipped: {}", e.msg);
+                    return;
+                }
+                Err(e) => panic!("{}", e.msg),
+            }
+        }
+    }
+}

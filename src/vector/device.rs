@@ -1,0 +1,348 @@
+//! Device (CUDA) versions of the local vector kernels. Work is queued on the output vector's stream;
+//! inputs on another stream are waited for first. Reductions return to the host (they end in MPI or
+//! NCCL and in the solver's control flow).
+
+use super::{DistVector, NormKind};
+use crate::comm::ReduceOp;
+use crate::error::Result;
+use crate::gpu::{self, BLOCK, Kernels, RED_BLOCKS, Stream, grid, launch};
+use crate::karg;
+use crate::scalar::Scalar;
+
+fn n_of<T: Scalar>(v: &DistVector<T>) -> i64 {
+    v.layout().local_len()
+}
+
+fn kern<T: Scalar>(v: &DistVector<T>) -> Result<std::sync::Arc<Kernels>> {
+    let g = v.gpu()?;
+    g.bind()?;
+    g.kernels::<T>()
+}
+
+/// Wait for `x`'s stream when it is not `s`.
+fn after<T: Scalar>(x: &DistVector<T>, s: Stream) -> Result<()> {
+    let xs = x.stream()?;
+    if xs != s { gpu::sync(xs) } else { Ok(()) }
+}
+
+pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+    let k = kern(y)?;
+    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_fill,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(a), karg!(n)],
+        )
+    }
+}
+
+pub fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+    let k = kern(y)?;
+    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_scale,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(a), karg!(n)],
+        )
+    }
+}
+
+pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
+    if T::PARTS == 1 {
+        return Ok(());
+    }
+    let k = kern(y)?;
+    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_conj,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(n)],
+        )
+    }
+}
+
+pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
+    let s = y.stream()?;
+    after(x, s)?;
+    let bytes = n_of(y) as usize * std::mem::size_of::<T>();
+    unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }
+}
+
+pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
+    let k = kern(y)?;
+    let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
+    after(x, s)?;
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_axpy,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(a), karg!(xp), karg!(n)],
+        )
+    }
+}
+
+pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
+    let k = kern(y)?;
+    let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
+    after(x, s)?;
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_axpby,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)],
+        )
+    }
+}
+
+pub fn waxpy<T: Scalar>(
+    w: &mut DistVector<T>,
+    a: T,
+    x: &DistVector<T>,
+    y: &DistVector<T>,
+) -> Result<()> {
+    let k = kern(w)?;
+    let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
+    after(x, s)?;
+    after(y, s)?;
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_waxpy,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)],
+        )
+    }
+}
+
+/// w = (conj x if `cx`) .* y
+pub fn pmult<T: Scalar>(
+    w: &mut DistVector<T>,
+    x: &DistVector<T>,
+    y: &DistVector<T>,
+    cx: bool,
+) -> Result<()> {
+    let k = kern(w)?;
+    let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
+    let c: i32 = cx as i32;
+    after(x, s)?;
+    after(y, s)?;
+    if n == 0 {
+        return Ok(());
+    }
+    unsafe {
+        launch(
+            k.k_pmult,
+            grid(n as usize),
+            BLOCK,
+            s,
+            &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)],
+        )
+    }
+}
+
+/// Scratch for reductions: per-block partials and the result, on the device, and a pinned host copy.
+pub struct RedScratch {
+    part: gpu::DevArray<f64>,
+    out: gpu::DevArray<f64>,
+    host: gpu::Pinned,
+}
+
+impl RedScratch {
+    fn new(s: Stream) -> Result<RedScratch> {
+        Ok(RedScratch {
+            part: gpu::DevArray::zeroed(2 * RED_BLOCKS as usize, s)?,
+            out: gpu::DevArray::zeroed(64, s)?,
+            host: gpu::Pinned::new(64 * 8)?,
+        })
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Option<RedScratch>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with this thread's reduction scratch (made at first use).
+fn with_scratch<R>(s: Stream, f: impl FnOnce(&mut RedScratch) -> Result<R>) -> Result<R> {
+    SCRATCH.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(RedScratch::new(s)?);
+        }
+        f(c.as_mut().expect("just made"))
+    })
+}
+
+/// Queue the per-block reduction into `sc.out[at..at + ncomp]`.
+unsafe fn finish(
+    k: &Kernels,
+    sc: &RedScratch,
+    nb: u32,
+    ncomp: i32,
+    is_max: bool,
+    at: usize,
+    s: Stream,
+) -> Result<()> {
+    let (pp, op) = (sc.part.ptr, sc.out.ptr + (at * 8) as u64);
+    let (nb, m) = (nb as i32, is_max as i32);
+    unsafe {
+        launch(
+            k.k_finish,
+            1,
+            BLOCK,
+            s,
+            &mut [karg!(pp), karg!(nb), karg!(ncomp), karg!(m), karg!(op)],
+        )
+    }
+}
+
+fn red_blocks(n: i64) -> u32 {
+    (grid(n.max(1) as usize)).min(RED_BLOCKS)
+}
+
+/// Local conj(x).y for several pairs, as (re, im) pairs; with `nccl`, the partials are also summed over
+/// all ranks on the device (the result is then the global sum).
+pub fn dots<T: Scalar>(
+    pairs: &[(&DistVector<T>, &DistVector<T>)],
+    shares: &dyn Fn(usize, f64) -> f64,
+) -> Result<Vec<f64>> {
+    let Some((x0, _)) = pairs.first() else {
+        return Ok(Vec::new());
+    };
+    let k = kern(*x0)?;
+    let s = x0.stream()?;
+    with_scratch(s, |sc| {
+        if 2 * pairs.len() > 64 {
+            crate::bail!(
+                Internal,
+                "too many dot products in one reduction ({})",
+                pairs.len()
+            );
+        }
+        for (i, (x, y)) in pairs.iter().enumerate() {
+            after(x, s)?;
+            after(y, s)?;
+            let n = n_of(x);
+            let nb = red_blocks(n);
+            let (xp, yp, pp) = (x.dptr(), y.dptr(), sc.part.ptr);
+            unsafe {
+                launch(
+                    k.k_dot,
+                    nb,
+                    BLOCK,
+                    s,
+                    &mut [karg!(xp), karg!(yp), karg!(n), karg!(pp)],
+                )?;
+                finish(&k, sc, nb, 2, false, 2 * i, s)?;
+            }
+        }
+        let m = 2 * pairs.len();
+        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
+        gpu::sync(s)?;
+        let h = sc.host.as_slice::<f64>();
+        Ok((0..m).map(|j| shares(j / 2, h[j])).collect())
+    })
+}
+
+/// This rank's partial of a norm (see [`NormKind::partial`]).
+pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
+    let (code, p, op) = match kind {
+        NormKind::Zero => (0, 0.0, ReduceOp::Sum),
+        NormKind::One => (1, 0.0, ReduceOp::Sum),
+        NormKind::Two => (2, 0.0, ReduceOp::Sum),
+        NormKind::Inf => (3, 0.0, ReduceOp::Max),
+        NormKind::NegInf => (4, 0.0, ReduceOp::Max),
+        NormKind::P(p) => (5, p, ReduceOp::Sum),
+    };
+    let k = kern(x)?;
+    let s = x.stream()?;
+    with_scratch(s, |sc| {
+        let n = n_of(x);
+        let nb = red_blocks(n);
+        let (xp, pp) = (x.dptr(), sc.part.ptr);
+        let code: i32 = code;
+        unsafe {
+            launch(
+                k.k_norm,
+                nb,
+                BLOCK,
+                s,
+                &mut [karg!(xp), karg!(n), karg!(code), karg!(p), karg!(pp)],
+            )?;
+            finish(&k, sc, nb, 1, op == ReduceOp::Max, 0, s)?;
+            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
+        }
+        gpu::sync(s)?;
+        Ok((sc.host.as_slice::<f64>()[0], op))
+    })
+}
+
+/// Sum `vals` over the ranks of an NCCL communicator on the device (with the error flag appended by
+/// the caller), returning the sums.
+pub fn nccl_sum(nccl: &crate::gpu::nccl::Nccl, vals: &[f64], s: Stream) -> Result<Vec<f64>> {
+    with_scratch(s, |sc| {
+        if vals.len() > 64 {
+            crate::bail!(
+                Internal,
+                "too many values for one device reduction ({})",
+                vals.len()
+            );
+        }
+        let h = sc.host.as_mut_slice::<f64>();
+        h[..vals.len()].copy_from_slice(vals);
+        unsafe {
+            gpu::htod(sc.out.ptr, sc.host.ptr(), vals.len() * 8, s)?;
+            nccl.allreduce_sum_f64(sc.out.ptr, vals.len(), s)?;
+            gpu::dtoh(sc.host.ptr(), sc.out.ptr, vals.len() * 8, s)?;
+        }
+        gpu::sync(s)?;
+        Ok(sc.host.as_slice::<f64>()[..vals.len()].to_vec())
+    })
+}
+
+/// Copy `n` entries between host and device on `s` and wait.
+///
+/// # Safety
+/// Both sides must hold the entries.
+pub unsafe fn download<T: Scalar>(dst: &mut [T], src: u64, s: Stream) -> Result<()> {
+    unsafe { gpu::dtoh(dst.as_mut_ptr().cast(), src, std::mem::size_of_val(dst), s)? };
+    gpu::sync(s)
+}
+
+/// # Safety
+/// Both sides must hold the entries.
+pub unsafe fn upload<T: Scalar>(dst: u64, src: &[T], s: Stream) -> Result<()> {
+    unsafe { gpu::htod(dst, src.as_ptr().cast(), std::mem::size_of_val(src), s)? };
+    gpu::sync(s)
+}
