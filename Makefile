@@ -7,6 +7,8 @@
 #   make bench [BENCH_N=1000]   CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (not a test)
 #   make bench-petsc            PETSc KSPCG vs parlops CG, same matrix, same run (installs petsc-dev)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
+#   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
+#   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -39,7 +41,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -116,7 +118,18 @@ reference: stage
 mfem-hypre: stage
 	tests/mfem_hypre.sh $(STAGE) $(BUILD)
 
-test: deps header-check lint unit mpi-tests examples reference mfem-hypre
+# The device test program at 1 and 2 ranks: on a machine without a GPU it says why it skips; and the
+# device kernels compiled for every dtype by NVRTC (fetched into build/nvrtc: no GPU needed).
+gpu-tests: deps
+	tools/gpu_tests.sh $(MPIEXEC)
+
+gpu-bundle: deps
+	tools/gpu_bundle.sh
+
+gpu-check:
+	tools/gpu_check.sh
+
+test: deps header-check lint unit mpi-tests gpu-tests examples reference mfem-hypre
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.

@@ -96,6 +96,24 @@ module parlops
       type(c_ptr), value :: s
       integer(c_size_t) :: c_strlen
     end function c_strlen
+    function parlops_comm_create_nccl(mpi, device, out) &
+        bind(C, name='parlops_comm_create_nccl')
+      import
+      implicit none
+      type(c_ptr), value :: mpi
+      integer(c_int), value :: device
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_comm_create_nccl
+    end function parlops_comm_create_nccl
+    function parlops_comm_wrap_nccl(mpi, nccl_comm, out) &
+        bind(C, name='parlops_comm_wrap_nccl')
+      import
+      implicit none
+      type(c_ptr), value :: mpi
+      type(c_ptr), value :: nccl_comm
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_comm_wrap_nccl
+    end function parlops_comm_wrap_nccl
     function parlops_comm_create_f(comm, out) &
         bind(C, name='parlops_comm_create_f')
       import
@@ -891,6 +909,39 @@ module parlops
       integer(c_int64_t) :: local_len
       integer(c_int) :: parlops_vec_local_array
     end function parlops_vec_local_array
+    function parlops_vec_set_stream(v, stream) &
+        bind(C, name='parlops_vec_set_stream')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      type(c_ptr), value :: stream
+      integer(c_int) :: parlops_vec_set_stream
+    end function parlops_vec_set_stream
+    function parlops_vec_copy_to_host(v, host_out) &
+        bind(C, name='parlops_vec_copy_to_host')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      type(c_ptr), value :: host_out
+      integer(c_int) :: parlops_vec_copy_to_host
+    end function parlops_vec_copy_to_host
+    function parlops_vec_copy_from_host(v, host_in) &
+        bind(C, name='parlops_vec_copy_from_host')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      type(c_ptr), value :: host_in
+      integer(c_int) :: parlops_vec_copy_from_host
+    end function parlops_vec_copy_from_host
+    function parlops_vec_to_memory(v, memory, out) &
+        bind(C, name='parlops_vec_to_memory')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      integer(c_int32_t), value :: memory
+      type(c_ptr) :: out
+      integer(c_int) :: parlops_vec_to_memory
+    end function parlops_vec_to_memory
     function parlops_vec_layout(v, out) &
         bind(C, name='parlops_vec_layout')
       import

@@ -32,6 +32,11 @@
 // Gather to every rank (`parlops_vec_gather`'s `root`).
 #define PARLOPS_ALL_RANKS -1
 
+#define BLOCK 256
+
+// Blocks of reduction kernels (partials reduced by `k_finish` in one block).
+#define RED_BLOCKS 1024
+
 // Result of every fallible call; `PARLOPS_OK` (0) is success. See `parlops_status_string` and
 // `parlops_last_error` for the words.
 typedef enum {
@@ -295,6 +300,21 @@ extern "C" {
 // Create a parlops communicator from the caller's MPI communicator, which is duplicated: parlops
 // traffic never mixes with the caller's. MPI must be initialised. [collective]
 parlops_status parlops_comm_create(MPI_Comm comm, parlops_comm **out);
+
+// A communicator over the same ranks as `mpi` that moves device data with NCCL: parlops duplicates
+// `mpi`'s MPI communicator (for sizes and control), picks this rank's CUDA device (`device` >= 0 pins
+// it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
+// NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
+// their dot products then go over NCCL. No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
+// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
+parlops_status parlops_comm_create_nccl(const parlops_comm *mpi,
+                                        int device,
+                                        parlops_comm **out);
+
+// As `parlops_comm_create_nccl`, wrapping the caller's NCCL communicator (`ncclComm_t` passed as a
+// pointer) instead of making one: it must span the same ranks in the same order as `mpi` (checked)
+// and use this process's device; parlops does not destroy it. [collective]
+parlops_status parlops_comm_wrap_nccl(const parlops_comm *mpi, void *nccl_comm, parlops_comm **out);
 
 // Fortran entry: as `parlops_comm_create`, from an integer handle (`comm` of `use mpi`, or
 // `comm%MPI_VAL` of `use mpi_f08`). [collective]
@@ -779,8 +799,35 @@ parlops_status parlops_vec_reset_array(parlops_vec *v);
 parlops_status parlops_vec_duplicate(const parlops_vec *v, parlops_vec **out);
 
 // Pointer to this rank's entries (the caller's array when wrapped or placed) and their number.
-// Writes go straight into the vector. Either output may be NULL.
-parlops_status parlops_vec_local_array(parlops_vec *v, void **data, int64_t *local_len);
+// Writes go straight into the vector. Either output may be NULL. For a PARLOPS_MEMORY_CUDA vector the
+// pointer is device memory (as PETSc's VecCUDAGetArray); parlops' queued work on it is finished
+// when this returns.
+parlops_status parlops_vec_local_array(parlops_vec *v,
+                                       void **data,
+                                       int64_t *local_len);
+
+// Order all of parlops' work on this PARLOPS_MEMORY_CUDA vector on the caller's CUDA stream
+// (`cudaStream_t` passed as a pointer); NULL goes back to parlops' own stream. With a caller stream,
+// parlops' calls return once the work is queued on it (reductions still wait for their result);
+// without one, every call returns with its device work finished. Vectors made by `duplicate` share
+// the stream. A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
+parlops_status parlops_vec_set_stream(parlops_vec *v,
+                                      void *stream);
+
+// Copy this rank's entries into the caller's host array `host_out` (local length entries of the
+// vector's dtype), from host or device memory. Not collective.
+parlops_status parlops_vec_copy_to_host(const parlops_vec *v, void *host_out);
+
+// Set this rank's entries from the caller's host array `host_in` (local length entries of the
+// vector's dtype), into host or device memory. Not collective.
+parlops_status parlops_vec_copy_from_host(parlops_vec *v, const void *host_in);
+
+// *out = a new vector with the same layout, dtype and entries in `memory` (a host<->device copy, or
+// a plain copy when `memory` is the vector's own). Not collective, but every rank should ask for the
+// same memory so that later collective calls match.
+parlops_status parlops_vec_to_memory(const parlops_vec *v,
+                                     parlops_memory memory,
+                                     parlops_vec **out);
 
 // A new reference to the vector's layout; release it with `parlops_layout_destroy`.
 parlops_status parlops_vec_layout(const parlops_vec *v, parlops_layout **out);

@@ -57,6 +57,10 @@ done
 for m in cg-sr cg-pipe; do run 2 "$B/examples/poisson" 48 $m | grep -E '^(Poisson|iterations)'; done
 tail -4 "$B/poisson2.out"
 
+echo "== device Poisson (c_examples/poisson_gpu.c): host vs device CG where a GPU is present, else a clean skip"
+for n in 1 2; do run $n "$B/examples/poisson_gpu" 48 | tail -1; done
+run 1 "$B/examples/poisson_gpu" 48 nccl | tail -1
+
 echo "== valgrind over the C examples (1 rank): no leak or invalid access from parlops"
 if command -v valgrind >/dev/null; then
   logs=()

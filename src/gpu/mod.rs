@@ -147,12 +147,42 @@ impl Gpu {
         if let Some(m) = k.get(&T::DTYPE) {
             return Ok(m.clone());
         }
-        let arch = format!("--gpu-architecture=compute_{}{}", self.cc.0, self.cc.1);
+        let arch = format!(
+            "--gpu-architecture=compute_{}",
+            nvrtc_arch(self.cc.0 * 10 + self.cc.1)
+        );
         let ptx = compile(T::DTYPE, &arch)?;
-        let m = Arc::new(Kernels::load(&ptx)?);
+        let m = Arc::new(Kernels::load(&ptx).map_err(|e| {
+            let v = cuda::probe().driver_version.unwrap_or(0);
+            crate::err!(
+                Cuda,
+                "{} (the kernels were compiled by NVRTC for {arch}; the driver supports CUDA {}.{}: an NVRTC newer than the driver makes PTX it cannot load)",
+                e.msg,
+                v / 1000,
+                (v % 1000) / 10
+            )
+        })?);
         k.insert(T::DTYPE, m.clone());
         Ok(m)
     }
+}
+
+/// The newest virtual architecture this NVRTC supports that is not newer than the device's (`cc` as
+/// 90 for 9.0); the device's own when the list cannot be read.
+fn nvrtc_arch(cc: i32) -> i32 {
+    let r = std::panic::catch_unwind(|| unsafe {
+        use cudarc::nvrtc::sys;
+        let mut n: std::ffi::c_int = 0;
+        if sys::nvrtcGetNumSupportedArchs(&mut n) != sys::nvrtcResult::NVRTC_SUCCESS || n <= 0 {
+            return None;
+        }
+        let mut v = vec![0 as std::ffi::c_int; n as usize];
+        if sys::nvrtcGetSupportedArchs(v.as_mut_ptr()) != sys::nvrtcResult::NVRTC_SUCCESS {
+            return None;
+        }
+        v.into_iter().filter(|&a| a <= cc).max()
+    });
+    r.ok().flatten().unwrap_or(cc)
 }
 
 /// The kernel source.
@@ -179,7 +209,7 @@ pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
         use cudarc::nvrtc::result as rtc;
         let prog = rtc::create_program(&src, Some(c"parlops_kernels.cu"))
             .map_err(|e| crate::err!(Cuda, "nvrtcCreateProgram failed: {e:?}"))?;
-        let opts = [def, arch, "--fmad=false", "--std=c++14"];
+        let opts = [def, arch, "--fmad=false"];
         let c = unsafe { rtc::compile_program(prog, &opts) };
         let out = match c {
             Ok(()) => unsafe { rtc::get_ptx(prog) }
@@ -301,8 +331,18 @@ macro_rules! karg {
     };
 }
 
+/// Make the process's device context current on this thread (a no-op before any device use). Every
+/// helper below calls it, so device memory can be used and freed from any thread.
+pub fn bind_current() -> Result<()> {
+    match current() {
+        Some(g) => g.bind(),
+        None => Ok(()),
+    }
+}
+
 /// Wait for everything queued on `s`.
 pub fn sync(s: Stream) -> Result<()> {
+    bind_current()?;
     unsafe { cu::stream::synchronize(s.0) }.map_err(|e| cuda_err("cuStreamSynchronize", e))
 }
 
@@ -311,6 +351,7 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
     if bytes == 0 {
         return Ok(0);
     }
+    bind_current()?;
     let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
         let (free, total) = cu::mem_get_info().unwrap_or((0, 0));
         Error::new(
@@ -324,10 +365,9 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
     Ok(p)
 }
 
-/// Free device memory from [`alloc_zeroed`] (waits for the device first).
+/// Free device memory from [`alloc_zeroed`] (cuMemFree waits for work still using it).
 pub fn free(p: u64) {
-    if p != 0 {
-        let _ = cu::ctx::synchronize();
+    if p != 0 && bind_current().is_ok() {
         let _ = unsafe { cu::free_sync(p) };
     }
 }
@@ -341,6 +381,7 @@ pub unsafe fn htod(dst: u64, src: *const u8, bytes: usize, s: Stream) -> Result<
     if bytes == 0 {
         return Ok(());
     }
+    bind_current()?;
     let src = unsafe { std::slice::from_raw_parts(src, bytes) };
     unsafe { cu::memcpy_htod_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyHtoDAsync", e))
 }
@@ -353,6 +394,7 @@ pub unsafe fn dtoh(dst: *mut u8, src: u64, bytes: usize, s: Stream) -> Result<()
     if bytes == 0 {
         return Ok(());
     }
+    bind_current()?;
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
     unsafe { cu::memcpy_dtoh_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyDtoHAsync", e))
 }
@@ -365,6 +407,7 @@ pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
+    bind_current()?;
     unsafe { cu::memcpy_dtod_async(dst, src, bytes, s.0) }
         .map_err(|e| cuda_err("cuMemcpyDtoDAsync", e))
 }
@@ -399,6 +442,7 @@ impl Pinned {
                 bytes: 0,
             });
         }
+        bind_current()?;
         let p = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| {
             crate::err!(
                 OutOfMemory,
@@ -427,7 +471,7 @@ impl Pinned {
 
 impl Drop for Pinned {
     fn drop(&mut self) {
-        if self.bytes > 0 {
+        if self.bytes > 0 && bind_current().is_ok() {
             let _ = unsafe { cu::free_host(self.ptr.cast()) };
         }
     }

@@ -109,6 +109,16 @@ impl Nccl {
             let c = ptr as sys::ncclComm_t;
             let n = unsafe { nc::comm_count(c) }.map_err(|e| nccl_err("ncclCommCount", e))?;
             let r = unsafe { nc::comm_user_rank(c) }.map_err(|e| nccl_err("ncclCommUserRank", e))?;
+            let dev = unsafe { nc::comm_cu_device(c) }.map_err(|e| nccl_err("ncclCommCuDevice", e))?;
+            if let Some(g) = super::current()
+                && g.ordinal != dev
+            {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'nccl_comm' uses CUDA device {dev}, but this process uses device {}",
+                    g.ordinal
+                );
+            }
             if n != mpi.size() || r != mpi.rank() {
                 crate::bail!(
                     InvalidArgument,

@@ -79,7 +79,7 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
         if *c0 != T::one() {
             y.scale(*c0)?;
         }
-        let mut t = self.range_work.get(y.location())?;
+        let mut t = self.range_work.get_like(y)?;
         for (c, a) in &self.terms[1..] {
             r = r.and(a.apply(x, &mut t)).and(y.axpy(*c, &t));
         }
@@ -91,7 +91,7 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
         if *c0 != T::one() {
             x.scale(c0.conj())?;
         }
-        let mut t = self.domain_work.get(x.location())?;
+        let mut t = self.domain_work.get_like(x)?;
         for (c, a) in &self.terms[1..] {
             r = r.and(a.apply_adjoint(y, &mut t)).and(x.axpy(c.conj(), &t));
         }
@@ -121,7 +121,7 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
         let (c0, a0) = &self.terms[0];
         a0.diagonal(d)?;
         d.scale(*c0)?;
-        let mut t = self.range_work.get(d.location())?;
+        let mut t = self.range_work.get_like(d)?;
         for (c, a) in &self.terms[1..] {
             a.diagonal(&mut t)?;
             d.axpy(*c, &t)?;
@@ -167,12 +167,12 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
         self.b.cols()
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        let mut t = self.mid.get(x.location())?;
+        let mut t = self.mid.get_like(x)?;
         let r = self.b.apply(x, &mut t);
         r.and(self.a.apply(&t, y))
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        let mut t = self.mid.get(y.location())?;
+        let mut t = self.mid.get_like(y)?;
         let r = self.a.apply_adjoint(y, &mut t);
         r.and(self.b.apply_adjoint(&t, x))
     }
@@ -257,7 +257,7 @@ impl<T: Scalar> Conjugate<T> {
         if !T::DTYPE.is_complex() {
             return f(inp, out);
         }
-        let mut w = work.get(inp.location())?;
+        let mut w = work.get_like(inp)?;
         w.copy_from(inp)?;
         w.conj()?;
         let r = f(&w, out);
@@ -363,8 +363,8 @@ impl<T: Scalar> Power<T> {
             0 => y.copy_from(x),
             1 => step(x, y),
             k => {
-                let mut w0 = self.work[0].get(x.location())?;
-                let mut w1 = self.work[1].get(x.location())?;
+                let mut w0 = self.work[0].get_like(x)?;
+                let mut w1 = self.work[1].get_like(x)?;
                 step(x, &mut w0)?;
                 for i in 1..k - 1 {
                     if i % 2 == 1 {

@@ -701,6 +701,9 @@ pub(crate) struct DevCsr<T> {
     hsend: Pinned,
     hghost: Pinned,
     transport: Transport,
+    /// The stream the last apply ran on: the halo buffers are shared, so an apply on another stream
+    /// waits for it first.
+    last: Option<Stream>,
 }
 
 impl<T: Scalar> CsrOp<T> {
@@ -719,16 +722,17 @@ impl<T: Scalar> CsrOp<T> {
                 hsend: Pinned::new(ns * sz)?,
                 hghost: Pinned::new(ng * sz)?,
                 transport: self.rows.comm().transport().0,
+                last: None,
             });
             gpu::sync(s)?;
         }
         Ok(g)
     }
 
-    /// The device's queued work on `x`, done before `s` uses it.
-    fn wait_for(x: &DistVector<T>, s: Stream) -> Result<()> {
-        let xs = x.stream()?;
-        if xs != s { gpu::sync(xs) } else { Ok(()) }
+    /// The device's queued work on `x`, done before `s` uses it; says whether `x` is on another stream
+    /// (then the apply also finishes before returning, so `x`'s stream cannot overwrite it too early).
+    fn wait_for(x: &DistVector<T>, s: Stream) -> Result<bool> {
+        crate::vector::device::after(x, s)
     }
 
     fn forward_device(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
@@ -737,11 +741,16 @@ impl<T: Scalar> CsrOp<T> {
         g.bind()?;
         let k = g.kernels::<T>()?;
         let s = y.stream()?;
-        Self::wait_for(x, s)?;
+        let mixed = Self::wait_for(x, s)?;
         let mut guard = self.device_parts(s)?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+        if let Some(prev) = d.last.replace(s)
+            && prev != s
+        {
+            gpu::sync(prev)?;
+        }
         let comm = self.halo.comm();
         let (xp, yp) = (x.dptr(), y.dptr());
         let ns = self.halo.n_send() as i64;
@@ -765,13 +774,18 @@ impl<T: Scalar> CsrOp<T> {
                     crate::err!(Internal, "NCCL transport without a communicator")
                 })?;
                 nccl.group_start()?;
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe { nccl.recv::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
-                }
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe { nccl.send::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
-                }
-                nccl.group_end()?;
+                let queued = (|| -> Result<()> {
+                    for &(q, a, b) in self.halo.recv_ranges() {
+                        unsafe { nccl.recv::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
+                    }
+                    for &(q, a, b) in self.halo.send_ranges() {
+                        unsafe { nccl.send::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
+                    }
+                    Ok(())
+                })();
+                // the group is closed whatever happened inside it
+                let ended = nccl.group_end();
+                queued.and(ended)?;
                 d.diag.mult(&k, xp, yp, false, s)?;
             }
             Transport::CudaAwareMpi => {
@@ -808,7 +822,7 @@ impl<T: Scalar> CsrOp<T> {
             }
         }
         d.offd.mult(&k, d.dghost.ptr, yp, true, s)?;
-        if d.transport == Transport::Staging {
+        if mixed || d.transport == Transport::Staging {
             // the pinned ghost buffer must not be rewritten before the copy above ran
             gpu::sync(s)?;
         }
@@ -821,19 +835,25 @@ impl<T: Scalar> CsrOp<T> {
         g.bind()?;
         let k = g.kernels::<T>()?;
         let s = x.stream()?;
-        Self::wait_for(y, s)?;
+        let mixed = Self::wait_for(y, s)?;
         let mut guard = self.device_parts(s)?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+        if let Some(prev) = d.last.replace(s)
+            && prev != s
+        {
+            gpu::sync(prev)?;
+        }
         let comm = self.halo.comm();
         let (xp, yp) = (x.dptr(), y.dptr());
         let sz = std::mem::size_of::<T>();
         let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
         // ghost contributions: offd^H y
-        unsafe { cudarc::driver::result::memset_d8_async(d.dghost.ptr, 0, ng * sz, s.0) }
-            .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e))
-            .or_else(|e| if ng == 0 { Ok(()) } else { Err(e) })?;
+        if ng > 0 {
+            unsafe { cudarc::driver::result::memset_d8_async(d.dghost.ptr, 0, ng * sz, s.0) }
+                .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e))?;
+        }
         d.offd.mult_adjoint_add(&k, yp, d.dghost.ptr, s)?;
         let mut reqs = Requests::new();
         // the reverse exchange: ghosts go back to their owners, into the send buffer
@@ -843,13 +863,18 @@ impl<T: Scalar> CsrOp<T> {
                     crate::err!(Internal, "NCCL transport without a communicator")
                 })?;
                 nccl.group_start()?;
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe { nccl.recv::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
-                }
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe { nccl.send::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
-                }
-                nccl.group_end()?;
+                let queued = (|| -> Result<()> {
+                    for &(q, a, b) in self.halo.send_ranges() {
+                        unsafe { nccl.recv::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
+                    }
+                    for &(q, a, b) in self.halo.recv_ranges() {
+                        unsafe { nccl.send::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
+                    }
+                    Ok(())
+                })();
+                // the group is closed whatever happened inside it
+                let ended = nccl.group_end();
+                queued.and(ended)?;
                 x.fill(T::zero())?;
                 d.diag.mult_adjoint_add(&k, yp, xp, s)?;
             }
@@ -898,7 +923,7 @@ impl<T: Scalar> CsrOp<T> {
                 )?
             };
         }
-        if d.transport == Transport::Staging {
+        if mixed || d.transport == Transport::Staging {
             gpu::sync(s)?;
         }
         Ok(())

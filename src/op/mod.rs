@@ -208,6 +208,15 @@ impl<T: Scalar> Work<T> {
             }
         }
     }
+    /// The work vector in `like`'s memory, on `like`'s stream (so that work on both stays ordered on
+    /// one stream).
+    pub(crate) fn get_like(&self, like: &DistVector<T>) -> Result<WorkGuard<'_, T>> {
+        let mut g = self.get(like.location())?;
+        if like.is_device() && g.caller_stream() != like.caller_stream() {
+            g.set_stream(like.caller_stream())?;
+        }
+        Ok(g)
+    }
 }
 
 /// Deterministic pseudo-random values in [-1, 1) keyed by (seed, global index), so that a vector is

@@ -1,6 +1,7 @@
-//! Device (CUDA) versions of the local vector kernels. Work is queued on the output vector's stream;
-//! inputs on another stream are waited for first. Reductions return to the host (they end in MPI or
-//! NCCL and in the solver's control flow).
+//! Device (CUDA) versions of the local vector kernels. Work is queued on the output vector's stream.
+//! When an input lives on another stream, that stream is waited for first and the operation finishes
+//! before returning (so neither stream can overwrite what the other still reads). Reductions return
+//! to the host (they end in MPI or NCCL and in the solver's control flow).
 
 use super::{DistVector, NormKind};
 use crate::comm::ReduceOp;
@@ -19,10 +20,21 @@ fn kern<T: Scalar>(v: &DistVector<T>) -> Result<std::sync::Arc<Kernels>> {
     g.kernels::<T>()
 }
 
-/// Wait for `x`'s stream when it is not `s`.
-fn after<T: Scalar>(x: &DistVector<T>, s: Stream) -> Result<()> {
+/// Wait for `x`'s stream when it is not `s`; says whether it was another stream.
+pub(crate) fn after<T: Scalar>(x: &DistVector<T>, s: Stream) -> Result<bool> {
     let xs = x.stream()?;
-    if xs != s { gpu::sync(xs) } else { Ok(()) }
+    if xs != s {
+        gpu::sync(xs)?;
+        Ok(true)
+    } else {
+        Ok(false)
+    }
+}
+
+/// End of an operation on `s`: with inputs from other streams, wait for it.
+pub(crate) fn done(r: Result<()>, mixed: bool, s: Stream) -> Result<()> {
+    r?;
+    if mixed { gpu::sync(s) } else { Ok(()) }
 }
 
 pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
@@ -81,19 +93,19 @@ pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
 
 pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
     let s = y.stream()?;
-    after(x, s)?;
+    let mixed = after(x, s)?;
     let bytes = n_of(y) as usize * std::mem::size_of::<T>();
-    unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }
+    done(unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }, mixed, s)
 }
 
 pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
     let k = kern(y)?;
     let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
-    after(x, s)?;
+    let mixed = after(x, s)?;
     if n == 0 {
         return Ok(());
     }
-    unsafe {
+    let r = unsafe {
         launch(
             k.k_axpy,
             grid(n as usize),
@@ -101,17 +113,18 @@ pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result
             s,
             &mut [karg!(p), karg!(a), karg!(xp), karg!(n)],
         )
-    }
+    };
+    done(r, mixed, s)
 }
 
 pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
     let k = kern(y)?;
     let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
-    after(x, s)?;
+    let mixed = after(x, s)?;
     if n == 0 {
         return Ok(());
     }
-    unsafe {
+    let r = unsafe {
         launch(
             k.k_axpby,
             grid(n as usize),
@@ -119,7 +132,8 @@ pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) ->
             s,
             &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)],
         )
-    }
+    };
+    done(r, mixed, s)
 }
 
 pub fn waxpy<T: Scalar>(
@@ -130,12 +144,11 @@ pub fn waxpy<T: Scalar>(
 ) -> Result<()> {
     let k = kern(w)?;
     let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
-    after(x, s)?;
-    after(y, s)?;
+    let mixed = after(x, s)? | after(y, s)?;
     if n == 0 {
         return Ok(());
     }
-    unsafe {
+    let r = unsafe {
         launch(
             k.k_waxpy,
             grid(n as usize),
@@ -143,7 +156,8 @@ pub fn waxpy<T: Scalar>(
             s,
             &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)],
         )
-    }
+    };
+    done(r, mixed, s)
 }
 
 /// w = (conj x if `cx`) .* y
@@ -156,12 +170,11 @@ pub fn pmult<T: Scalar>(
     let k = kern(w)?;
     let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
     let c: i32 = cx as i32;
-    after(x, s)?;
-    after(y, s)?;
+    let mixed = after(x, s)? | after(y, s)?;
     if n == 0 {
         return Ok(());
     }
-    unsafe {
+    let r = unsafe {
         launch(
             k.k_pmult,
             grid(n as usize),
@@ -169,7 +182,8 @@ pub fn pmult<T: Scalar>(
             s,
             &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)],
         )
-    }
+    };
+    done(r, mixed, s)
 }
 
 /// Scratch for reductions: per-block partials and the result, on the device, and a pinned host copy.
@@ -180,11 +194,11 @@ pub struct RedScratch {
 }
 
 impl RedScratch {
-    fn new(s: Stream) -> Result<RedScratch> {
+    fn new(m: usize, s: Stream) -> Result<RedScratch> {
         Ok(RedScratch {
             part: gpu::DevArray::zeroed(2 * RED_BLOCKS as usize, s)?,
-            out: gpu::DevArray::zeroed(64, s)?,
-            host: gpu::Pinned::new(64 * 8)?,
+            out: gpu::DevArray::zeroed(m, s)?,
+            host: gpu::Pinned::new(m * 8)?,
         })
     }
 }
@@ -193,12 +207,14 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Option<RedScratch>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Run `f` with this thread's reduction scratch (made at first use).
-fn with_scratch<R>(s: Stream, f: impl FnOnce(&mut RedScratch) -> Result<R>) -> Result<R> {
+/// Run `f` with this thread's reduction scratch, holding at least `m` results (made or grown here).
+fn with_scratch<R>(m: usize, s: Stream, f: impl FnOnce(&mut RedScratch) -> Result<R>) -> Result<R> {
     SCRATCH.with(|c| {
         let mut c = c.borrow_mut();
-        if c.is_none() {
-            *c = Some(RedScratch::new(s)?);
+        if c.as_ref().is_none_or(|sc| sc.out.len < m) {
+            // the old scratch may still be in use by queued work on its stream
+            gpu::sync(s)?;
+            *c = Some(RedScratch::new(m.max(64).next_power_of_two(), s)?);
         }
         f(c.as_mut().expect("just made"))
     })
@@ -242,14 +258,7 @@ pub fn dots<T: Scalar>(
     };
     let k = kern(*x0)?;
     let s = x0.stream()?;
-    with_scratch(s, |sc| {
-        if 2 * pairs.len() > 64 {
-            crate::bail!(
-                Internal,
-                "too many dot products in one reduction ({})",
-                pairs.len()
-            );
-        }
+    with_scratch(2 * pairs.len(), s, |sc| {
         for (i, (x, y)) in pairs.iter().enumerate() {
             after(x, s)?;
             after(y, s)?;
@@ -287,7 +296,7 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
     };
     let k = kern(x)?;
     let s = x.stream()?;
-    with_scratch(s, |sc| {
+    with_scratch(1, s, |sc| {
         let n = n_of(x);
         let nb = red_blocks(n);
         let (xp, pp) = (x.dptr(), sc.part.ptr);
@@ -311,14 +320,7 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
 /// Sum `vals` over the ranks of an NCCL communicator on the device (with the error flag appended by
 /// the caller), returning the sums.
 pub fn nccl_sum(nccl: &crate::gpu::nccl::Nccl, vals: &[f64], s: Stream) -> Result<Vec<f64>> {
-    with_scratch(s, |sc| {
-        if vals.len() > 64 {
-            crate::bail!(
-                Internal,
-                "too many values for one device reduction ({})",
-                vals.len()
-            );
-        }
+    with_scratch(vals.len(), s, |sc| {
         let h = sc.host.as_mut_slice::<f64>();
         h[..vals.len()].copy_from_slice(vals);
         unsafe {

@@ -46,7 +46,9 @@ pub struct DistVector<T: Scalar> {
 
 impl<T: Scalar> Drop for DistVector<T> {
     fn drop(&mut self) {
-        if let (Base::Device(p), Some(g)) = (&self.base, &self.gpu) {
+        if let (Base::Device(p), Some(g)) = (&self.base, &self.gpu)
+            && self.layout.local_len() > 0
+        {
             let _ = g.bind();
             crate::gpu::free(p.as_ptr() as u64);
         }

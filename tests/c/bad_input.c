@@ -227,6 +227,53 @@ int main(int argc, char **argv) {
   }
   expect("no vector on failed redistribute", rd == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
 
+  /* ---- device memory, streams, host copies, NCCL: on this machine there is no CUDA device */
+  {
+    parlops_vec *hv = NULL, *dv = NULL;
+    EXPECT(parlops_vec_create(l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &hv), PARLOPS_OK, NULL);
+    int dummy_stream;
+    EXPECT(parlops_vec_set_stream(NULL, &dummy_stream), PARLOPS_ERR_NULL_ARGUMENT, "v");
+    EXPECT(parlops_vec_set_stream(hv, &dummy_stream), PARLOPS_ERR_MEMORY_LOCATION, "host memory");
+    EXPECT(parlops_vec_set_stream(hv, NULL), PARLOPS_ERR_MEMORY_LOCATION, "host memory");
+    double buf[16], back[16];
+    for (int k = 0; k < 16; ++k) buf[k] = 10.0 * rank_ + k;
+    EXPECT(parlops_vec_copy_from_host(NULL, buf), PARLOPS_ERR_NULL_ARGUMENT, "v");
+    EXPECT(parlops_vec_copy_from_host(hv, len > 0 ? NULL : buf), len > 0 ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_OK,
+           "host_in");
+    EXPECT(parlops_vec_copy_to_host(hv, len > 0 ? NULL : back), len > 0 ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_OK,
+           "host_out");
+    EXPECT(parlops_vec_copy_to_host(hv, (char *)back + 1), len > 0 ? PARLOPS_ERR_INVALID_ARGUMENT : PARLOPS_OK,
+           "aligned");
+    EXPECT(parlops_vec_copy_from_host(hv, buf), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_copy_to_host(hv, back), PARLOPS_OK, NULL);
+    int same = 1;
+    for (int64_t k = 0; k < len; ++k) same &= back[k] == buf[k];
+    expect("copy_from_host then copy_to_host round trip", same ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_to_memory(hv, PARLOPS_MEMORY_CUDA, &dv), PARLOPS_ERR_NO_DEVICE, "CUDA");
+    EXPECT(parlops_vec_to_memory(hv, 7, &dv), PARLOPS_ERR_INVALID_ARGUMENT, "memory");
+    EXPECT(parlops_vec_to_memory(hv, PARLOPS_MEMORY_HOST, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_vec_to_memory(hv, PARLOPS_MEMORY_HOST, &dv), PARLOPS_OK, NULL);
+    double n1 = 0, n2 = -1;
+    EXPECT(parlops_vec_norm(hv, PARLOPS_NORM_1, 0, &n1), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_norm(dv, PARLOPS_NORM_1, 0, &n2), PARLOPS_OK, NULL);
+    expect("to_memory copies the values", n1 == n2 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* a device pointer cannot be wrapped without a device; a host array as device memory neither */
+    parlops_vec *wv = NULL;
+    EXPECT(parlops_vec_create_with_array(l, PARLOPS_F64, PARLOPS_MEMORY_CUDA, buf, &wv), PARLOPS_ERR_NO_DEVICE,
+           "CUDA");
+    parlops_comm *nc = NULL;
+    EXPECT(parlops_comm_create_nccl(c, -1, &nc), PARLOPS_ERR_NO_DEVICE, NULL);
+    EXPECT(parlops_comm_create_nccl(c, -5, &nc), PARLOPS_ERR_INVALID_ARGUMENT, "device");
+    EXPECT(parlops_comm_create_nccl(c, -1, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    if (one) /* a bad device on one rank only fails on every rank */
+      EXPECT(parlops_comm_create_nccl(c, rank_ == last ? -3 : -1, &nc),
+             rank_ == last ? PARLOPS_ERR_INVALID_ARGUMENT : PARLOPS_ERR_NO_DEVICE, NULL);
+    EXPECT(parlops_comm_wrap_nccl(c, NULL, &nc), PARLOPS_ERR_NO_DEVICE, NULL);
+    expect("no NCCL communicator on failure", nc == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_destroy(&hv), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_destroy(&dv), PARLOPS_OK, NULL);
+  }
+
   /* everything still works afterwards */
   EXPECT(parlops_vec_fill(v, PARLOPS_REAL(1)), PARLOPS_OK, NULL);
   EXPECT(parlops_vec_norm(v, PARLOPS_NORM_1, 0, &nrm), PARLOPS_OK, NULL);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make gpu-bundle: everything `tools/gpu_check.sh` needs on a GPU machine that reaches no package
+# registry, built here into build/gpu (carry that folder): the device test program, libparlops.so,
+# the C device example linked against it, and Open MPI's runtime as Debian packages (unpacked there
+# into /tmp only when that machine has no MPI of its own).
+set -euo pipefail
+B=build/gpu
+rm -rf "$B" && mkdir -p "$B/debs"
+bin=$(cargo test --release --locked --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_check" and m.get("executable"):
+        print(m["executable"])
+')
+[ -n "$bin" ] || { echo "gpu_bundle: the gpu_check test program was not built" >&2; exit 1; }
+cargo build --release --locked
+objcopy --strip-debug "$bin" "$B/gpu_check"
+objcopy --strip-debug target/release/libparlops.so "$B/libparlops.so.0"
+"${MPICC:-mpicc.openmpi}" -O2 -Wall -Werror -Iinclude c_examples/poisson_gpu.c "$B/libparlops.so.0" \
+  -Wl,-rpath,'$ORIGIN' -lm -o "$B/poisson_gpu"
+(cd "$B/debs" && apt-get download -q openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 \
+  libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libpsm2-2 \
+  libpsm-infinipath1 libnl-3-200 libnl-route-3-200 libnuma1 libmunge2 libxnvctrl0 libpciaccess0 2>/dev/null)
+du -sh "$B"; ls "$B" "$B/debs" | head -40
+echo "gpu_bundle: done; on the GPU machine run: bash tools/gpu_check.sh (carry build/gpu)"
