@@ -508,7 +508,7 @@ fn nccl(t: &mut Tally, world: &Arc<Comm>) {
         // NCCL needs a GPU of its own for every rank
         if world.rank() == 0 {
             println!(
-                "gpu_check: NCCL checks skipped: {} ranks on a node with {devices} GPU(s); NCCL needs one GPU per rank",
+                "gpu_check: NCCL checks left out: {} ranks on a node with {devices} GPU(s); NCCL needs one GPU per rank",
                 world.node_size()
             );
         }
