@@ -581,7 +581,7 @@ fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
     });
     let spmv_bytes = nnz * (sz + 4.0) + (rows + 1.0) * 4.0 + 2.0 * rows * sz;
     let spmv_bw = spmv_bytes * p / ts;
-    // CG: iterations at a fixed count (rtol 0); per iteration the SpMV plus 11 vector passes
+    // CG: iterations at a fixed count (rtol 0); per iteration the SpMV plus 12 vector passes
     // (p.q: 2 reads; x += a p: 2 reads 1 write; r -= a q: 3; r.r: 1 read; p = r + b p: 3)
     let op: Op<T> = Arc::new(a);
     let its = 50;
@@ -597,7 +597,7 @@ fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
         got = s.solve(&b, &mut xs).unwrap().iterations;
     });
     let it_t = tcg / got.max(1) as f64;
-    let cg_bytes = spmv_bytes + 11.0 * rows * sz;
+    let cg_bytes = spmv_bytes + 12.0 * rows * sz;
     let cg_bw = cg_bytes * p / it_t;
     if comm.rank() == 0 {
         println!(
