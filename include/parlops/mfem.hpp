@@ -31,12 +31,37 @@ inline parlops_memory memory_of(const ::mfem::Operator &op) {
                                                                                      : PARLOPS_MEMORY_HOST;
 }
 
+/// An mfem::Vector viewing `n` entries at `p` without copying: host memory, or device memory of MFEM's
+/// device memory type when `dev` (the view registers the pointer with MFEM's memory manager without
+/// taking ownership, and unregisters it when it goes).
+class VectorView {
+ public:
+  VectorView(const void *p, int n, bool dev) {
+    auto *d = static_cast<::mfem::real_t *>(const_cast<void *>(p));
+    if (dev) {
+      v_.NewMemoryAndSize(::mfem::Memory<::mfem::real_t>(d, n, ::mfem::Device::GetDeviceMemoryType(), false), n,
+                          true);
+      v_.UseDevice(true);
+    } else {
+      v_.SetDataAndSize(d, n);
+    }
+  }
+  VectorView(const VectorView &) = delete;
+  VectorView &operator=(const VectorView &) = delete;
+  ~VectorView() { v_.Destroy(); }
+  ::mfem::Vector &get() { return v_; }
+
+ private:
+  ::mfem::Vector v_;
+};
+
 /// An mfem::Operator (serial, or the local part of a parallel one) as a parlops operator. The
 /// wrapper must outlive the operator handle it gives (it is the callbacks' context). [collective]
 class OperatorWrapper {
  public:
   OperatorWrapper(const Comm &comm, const ::mfem::Operator &A, bool with_transpose = false)
       : A_(&A),
+        dev_(memory_of(A) == PARLOPS_MEMORY_CUDA),
         rows_(comm, PARLOPS_DECIDE, A.Height()),
         cols_(comm, PARLOPS_DECIDE, A.Width()),
         op_(make(with_transpose)) {}
@@ -49,10 +74,9 @@ class OperatorWrapper {
  private:
   static int forward(void *ctx, const void *x, void *y) {
     auto *self = static_cast<OperatorWrapper *>(ctx);
-    ::mfem::Vector xv(const_cast<::mfem::real_t *>(static_cast<const ::mfem::real_t *>(x)), self->A_->Width());
-    ::mfem::Vector yv(static_cast<::mfem::real_t *>(y), self->A_->Height());
     try {
-      self->A_->Mult(xv, yv);
+      VectorView xv(x, self->A_->Width(), self->dev_), yv(y, self->A_->Height(), self->dev_);
+      self->A_->Mult(xv.get(), yv.get());
     } catch (...) {
       return 1;
     }
@@ -60,10 +84,9 @@ class OperatorWrapper {
   }
   static int transpose(void *ctx, const void *y, void *x) {
     auto *self = static_cast<OperatorWrapper *>(ctx);
-    ::mfem::Vector yv(const_cast<::mfem::real_t *>(static_cast<const ::mfem::real_t *>(y)), self->A_->Height());
-    ::mfem::Vector xv(static_cast<::mfem::real_t *>(x), self->A_->Width());
     try {
-      self->A_->MultTranspose(yv, xv);
+      VectorView yv(y, self->A_->Height(), self->dev_), xv(x, self->A_->Width(), self->dev_);
+      self->A_->MultTranspose(yv.get(), xv.get());
     } catch (...) {
       return 1;
     }
@@ -76,6 +99,7 @@ class OperatorWrapper {
     return Op(o);
   }
   const ::mfem::Operator *A_;
+  bool dev_;  // the callbacks get device pointers
   Layout rows_, cols_;
   Op op_;
 };
@@ -125,14 +149,18 @@ class KrylovSolver : public ::mfem::Solver {
   /// Solve A x = b. With iterative_mode, x is the initial guess. No data is copied: parlops reads b's
   /// and writes x's memory (Read/ReadWrite pointers) for the duration of the call.
   void Mult(const ::mfem::Vector &b, ::mfem::Vector &x) const override {
-    const ::mfem::real_t *bp = b.Read();
-    ::mfem::real_t *xp = iterative_mode ? x.ReadWrite() : x.Write();
+    // vectors that live on a CUDA device are used there (PARLOPS_MEMORY_CUDA), others on the host
+    const bool dev = b.UseDevice() && x.UseDevice() && ::mfem::Device::Allows(::mfem::Backend::CUDA_MASK);
+    const parlops_memory mem = dev ? PARLOPS_MEMORY_CUDA : PARLOPS_MEMORY_HOST;
+    const ::mfem::real_t *bp = b.Read(dev);
+    ::mfem::real_t *xp = iterative_mode ? x.ReadWrite(dev) : x.Write(dev);
     auto &s = const_cast<::parlops::Solver &>(solver_);
-    if (!b_) {
+    if (!b_ || mem_ != mem) {
       auto rows = native_or_wrapped_rows();
       auto cols = native_or_wrapped_cols();
-      b_ = std::make_unique<Vec>(*rows, PARLOPS_F64);
-      x_ = std::make_unique<Vec>(*cols, PARLOPS_F64);
+      b_ = std::make_unique<Vec>(*rows, PARLOPS_F64, mem);
+      x_ = std::make_unique<Vec>(*cols, PARLOPS_F64, mem);
+      mem_ = mem;
     }
     b_->place_array(const_cast<::mfem::real_t *>(bp));
     x_->place_array(xp);
@@ -187,6 +215,7 @@ class KrylovSolver : public ::mfem::Solver {
   std::unique_ptr<hypre::ParCSR> native_;
 #endif
   mutable std::unique_ptr<Vec> b_, x_;
+  mutable parlops_memory mem_ = PARLOPS_MEMORY_HOST;
   mutable parlops_solve_info info_{};
   mutable const void *last_b_ = nullptr, *last_x_ = nullptr;
   double rel_tol_ = 0.0, abs_tol_ = 0.0;
