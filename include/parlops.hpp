@@ -94,6 +94,20 @@ class Handle {
 class Comm : public Handle<parlops_comm, parlops_comm_destroy> {
  public:
   explicit Comm(MPI_Comm c) { check(parlops_comm_create(c, &h_)); }
+  explicit Comm(parlops_comm *owned) : Handle(owned) {}
+  /// A communicator over the same ranks that moves device data with NCCL (device -1: chosen by
+  /// parlops). [collective]
+  Comm nccl(int device = -1) const {
+    parlops_comm *c = nullptr;
+    check(parlops_comm_create_nccl(h_, device, &c));
+    return Comm(c);
+  }
+  /// As nccl(), wrapping the caller's ncclComm_t (not destroyed by parlops). [collective]
+  Comm wrap_nccl(void *nccl_comm) const {
+    parlops_comm *c = nullptr;
+    check(parlops_comm_wrap_nccl(h_, nccl_comm, &c));
+    return Comm(c);
+  }
   int rank() const {
     int r;
     check(parlops_comm_rank(h_, &r));
@@ -159,6 +173,17 @@ class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
     int64_t n = 0;
     check(parlops_vec_local_array(h_, &p, &n));
     return span<T>(static_cast<T *>(p), static_cast<std::size_t>(n));
+  }
+  /// Order parlops' work on this device vector on `stream` (a cudaStream_t; nullptr: parlops' own).
+  void set_stream(void *stream) { check(parlops_vec_set_stream(h_, stream)); }
+  /// This rank's entries into / from a host array of the local length (host or device vectors).
+  void copy_to_host(void *host) const { check(parlops_vec_copy_to_host(h_, host)); }
+  void copy_from_host(const void *host) { check(parlops_vec_copy_from_host(h_, host)); }
+  /// A copy in memory `m` (host <-> device).
+  Vec to_memory(parlops_memory m) const {
+    parlops_vec *v = nullptr;
+    check(parlops_vec_to_memory(h_, m, &v));
+    return Vec(v);
   }
   void fill(parlops_scalar a) { check(parlops_vec_fill(h_, a)); }
   void scale(parlops_scalar a) { check(parlops_vec_scale(h_, a)); }
