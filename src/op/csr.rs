@@ -596,6 +596,7 @@ struct DevBlock<T> {
     wide: bool,
     /// Threads per row of the SpMV kernel.
     sw: i32,
+    nnz: usize,
 }
 
 impl<T: Scalar> LocalCsr<T> {
@@ -625,6 +626,7 @@ impl<T: Scalar> LocalCsr<T> {
             val: DevArray::from_host(&self.values.as_slice()[..nnz], s)?,
             wide,
             sw,
+            nnz,
         })
     }
 }
@@ -632,8 +634,14 @@ impl<T: Scalar> LocalCsr<T> {
 impl<T: Scalar> DevBlock<T> {
     /// y (+)= A x on `s`.
     fn mult(&self, k: &Kernels, x: u64, y: u64, add: bool, s: Stream) -> Result<()> {
-        if self.nrows == 0 {
+        if self.nrows == 0 || (add && self.nnz == 0) {
+            // nothing to add (an empty offd block: one rank, or no halo) moves no bytes
             return Ok(());
+        }
+        if self.nnz == 0 {
+            let bytes = self.nrows as usize * std::mem::size_of::<T>();
+            return unsafe { cudarc::driver::result::memset_d8_async(y, 0, bytes, s.0) }
+                .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e));
         }
         let f = if self.wide {
             k.k_spmv_i64
@@ -670,7 +678,7 @@ impl<T: Scalar> DevBlock<T> {
     }
     /// x += A^H y on `s`.
     fn mult_adjoint_add(&self, k: &Kernels, y: u64, x: u64, s: Stream) -> Result<()> {
-        if self.nrows == 0 {
+        if self.nrows == 0 || self.nnz == 0 {
             return Ok(());
         }
         let f = if self.wide {
