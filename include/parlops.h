@@ -305,7 +305,7 @@ parlops_status parlops_comm_create(MPI_Comm comm, parlops_comm **out);
 // `mpi`'s MPI communicator (for sizes and control), picks this rank's CUDA device (`device` >= 0 pins
 // it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
 // NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
-// their dot products then go over NCCL. No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
+// the solvers' dot products then go over NCCL (`parlops_vec_dot` and norms reduce over MPI). No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
 // every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
 parlops_status parlops_comm_create_nccl(const parlops_comm *mpi,
                                         int device,
@@ -448,8 +448,8 @@ parlops_status parlops_op_layouts(const parlops_op *a,
                                   parlops_layout **rows,
                                   parlops_layout **cols);
 
-// New zeroed vectors fitting the operator: `x_like` of its column layout, `y_like` of its row
-// layout (either may be NULL).
+// New zeroed host vectors fitting the operator: `x_like` of its column layout, `y_like` of its row
+// layout (either may be NULL). For device vectors use `parlops_op_layouts` and `parlops_vec_create`.
 parlops_status parlops_op_create_vecs(const parlops_op *a,
                                       parlops_vec **x_like,
                                       parlops_vec **y_like);
@@ -493,7 +493,10 @@ parlops_status parlops_op_power(const parlops_op *a, int64_t k, parlops_op **out
 // An operator given by user callbacks on local parts (PETSc's MATSHELL): `forward(ctx, x, y)` computes
 // this rank's part of y = A x; `adjoint` (may be NULL) this rank's part of x = A^H y. `destroy_ctx`
 // (may be NULL) is called with `ctx` when the operator is destroyed. Callbacks that need other
-// ranks' data communicate themselves. [collective]
+// ranks' data communicate themselves. `memory` says what the callbacks take: PARLOPS_MEMORY_HOST,
+// host pointers; PARLOPS_MEMORY_CUDA, device pointers (the data is finished before the call, and
+// parlops waits for all device work, on any stream, after it returns). Vectors in the other memory
+// are copied for the call. Every rank must pass the same `memory`. [collective]
 parlops_status parlops_op_create_shell(const parlops_layout *rows,
                                        const parlops_layout *cols,
                                        parlops_dtype dtype,
@@ -801,16 +804,19 @@ parlops_status parlops_vec_duplicate(const parlops_vec *v, parlops_vec **out);
 // Pointer to this rank's entries (the caller's array when wrapped or placed) and their number.
 // Writes go straight into the vector. Either output may be NULL. For a PARLOPS_MEMORY_CUDA vector the
 // pointer is device memory (as PETSc's VecCUDAGetArray); parlops' queued work on it is finished
-// when this returns.
+// when this returns, unless the vector has a caller stream (then order your work on that stream).
+// Work you queue on the device yourself must be finished (or on that stream) before the next parlops
+// call on the vector.
 parlops_status parlops_vec_local_array(parlops_vec *v,
                                        void **data,
                                        int64_t *local_len);
 
 // Order all of parlops' work on this PARLOPS_MEMORY_CUDA vector on the caller's CUDA stream
 // (`cudaStream_t` passed as a pointer); NULL goes back to parlops' own stream. With a caller stream,
-// parlops' calls return once the work is queued on it (reductions still wait for their result);
-// without one, every call returns with its device work finished. Vectors made by `duplicate` share
-// the stream. A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
+// parlops' calls may return once the work is queued on it (reductions, host copies, staged
+// operators and operations mixing vectors of different streams still wait for it); without one,
+// every call returns with its device work finished. Vectors made by `duplicate` share the stream.
+// A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
 parlops_status parlops_vec_set_stream(parlops_vec *v,
                                       void *stream);
 
@@ -823,8 +829,9 @@ parlops_status parlops_vec_copy_to_host(const parlops_vec *v, void *host_out);
 parlops_status parlops_vec_copy_from_host(parlops_vec *v, const void *host_in);
 
 // *out = a new vector with the same layout, dtype and entries in `memory` (a host<->device copy, or
-// a plain copy when `memory` is the vector's own). Not collective, but every rank should ask for the
-// same memory so that later collective calls match.
+// a plain copy when `memory` is the vector's own), on parlops' own stream (set one with
+// `parlops_vec_set_stream`). Not collective, but every rank must ask for the same memory: collective
+// calls check that the vectors' memory agrees across ranks.
 parlops_status parlops_vec_to_memory(const parlops_vec *v,
                                      parlops_memory memory,
                                      parlops_vec **out);
@@ -885,13 +892,15 @@ parlops_status parlops_vec_norm(const parlops_vec *v,
 
 // Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
 // every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
-// receive. [collective]
+// receive. `global_out` is host memory, also for device vectors (their data is copied through the
+// host). [collective]
 parlops_status parlops_vec_gather(const parlops_vec *v,
                                   int root,
                                   void *global_out);
 
 // Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
-// `global_in` is ignored elsewhere (may be NULL). [collective]
+// `global_in` is ignored elsewhere (may be NULL). `global_in` is host memory, also for device
+// vectors. [collective]
 parlops_status parlops_vec_scatter(parlops_vec *v, int root, const void *global_in);
 
 // A new vector with layout `to` (same communicator and global length) holding the same entries. [collective]

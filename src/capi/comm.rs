@@ -33,7 +33,7 @@ pub unsafe extern "C" fn parlops_comm_create(
 /// `mpi`'s MPI communicator (for sizes and control), picks this rank's CUDA device (`device` >= 0 pins
 /// it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
 /// NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
-/// their dot products then go over NCCL. No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
+/// the solvers' dot products then go over NCCL (`parlops_vec_dot` and norms reduce over MPI). No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
 /// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_comm_create_nccl(
@@ -77,7 +77,15 @@ pub unsafe extern "C" fn parlops_comm_wrap_nccl(
     guard("parlops_comm_wrap_nccl", || {
         let m = unsafe { arg(mpi, "mpi")? };
         let c = unsafe { Comm::from_mpi(m.inner.raw())? };
-        let pre = out_ok(out, "out").and_then(|_| crate::gpu::get(c.node_rank(), None).map(|_| ()));
+        // the device is the one the caller's communicator uses
+        let pre = out_ok(out, "out").and_then(|_| {
+            let pin = if nccl_comm.is_null() {
+                None
+            } else {
+                Some(unsafe { crate::gpu::nccl::Nccl::device_of(nccl_comm)? })
+            };
+            crate::gpu::get(c.node_rank(), pin).map(|_| ())
+        });
         c.agree(pre)?;
         let n = unsafe { crate::gpu::nccl::Nccl::wrap(&c, nccl_comm)? };
         give(

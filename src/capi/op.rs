@@ -147,7 +147,19 @@ fn apply_any(a: &AnyOp, x: Result<&AnyVec>, y: Result<&mut AnyVec>, adjoint: boo
         }),
         (Err(e), _) | (_, Err(e)) => Err(e.clone()),
     };
-    comm.agree(pre)?;
+    // where the vectors live must be the same on every rank (staging is collective)
+    let loc = match &y {
+        Ok(yv) => yv.location().code() as i64,
+        Err(_) => -1,
+    };
+    let all = comm.agree_with(pre, &[loc])?;
+    if all.iter().any(|r| r[0] != loc) {
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "argument '{yn}' is in host memory on some ranks and CUDA memory on others (codes by rank: {:?}); use one memory on every rank",
+            all.iter().map(|r| r[0]).collect::<Vec<_>>()
+        );
+    }
     let (x, y) = (x?, y?);
     // A panic inside one rank's apply must still reach the agreement, or the others would wait.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -235,13 +247,26 @@ fn multadd_common(
     let slot = &mut w[adjoint as usize];
     // the work vector lives where the output does
     let loc = unsafe { y.as_ref() }.map_or(Location::Host, |v| v.inner.location());
+    // an allocation failure joins the agreement of apply_any below (through x), so no rank waits
+    let mut made = Ok(());
     if slot.as_ref().is_none_or(|t| t.location() != loc) {
-        *slot = Some(AnyVec::new(range.clone(), ar.inner.dtype(), loc)?);
+        match AnyVec::new(range.clone(), ar.inner.dtype(), loc) {
+            Ok(v) => *slot = Some(v),
+            Err(e) => {
+                *slot = Some(AnyVec::new(
+                    range.clone(),
+                    ar.inner.dtype(),
+                    Location::Host,
+                )?);
+                made = Err(e);
+            }
+        }
     }
     let t = slot
         .as_mut()
         .ok_or_else(|| crate::err!(Internal, "work vector missing"))?;
     let (xr, yr) = in_out(x, y, xn, yn);
+    let xr = xr.and_then(|v| made.map(|_| v));
     // the output and the scalars are checked before anything runs, as part of the same agreement
     let (xr, yr) = match yr {
         Ok(yv) => {
@@ -378,8 +403,8 @@ pub unsafe extern "C" fn parlops_op_layouts(
     })
 }
 
-/// New zeroed vectors fitting the operator: `x_like` of its column layout, `y_like` of its row
-/// layout (either may be NULL).
+/// New zeroed host vectors fitting the operator: `x_like` of its column layout, `y_like` of its row
+/// layout (either may be NULL). For device vectors use `parlops_op_layouts` and `parlops_vec_create`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_create_vecs(
     a: *const parlops_op,
@@ -683,7 +708,10 @@ fn create_agreed(
 /// An operator given by user callbacks on local parts (PETSc's MATSHELL): `forward(ctx, x, y)` computes
 /// this rank's part of y = A x; `adjoint` (may be NULL) this rank's part of x = A^H y. `destroy_ctx`
 /// (may be NULL) is called with `ctx` when the operator is destroyed. Callbacks that need other
-/// ranks' data communicate themselves. [collective]
+/// ranks' data communicate themselves. `memory` says what the callbacks take: PARLOPS_MEMORY_HOST,
+/// host pointers; PARLOPS_MEMORY_CUDA, device pointers (the data is finished before the call, and
+/// parlops waits for all device work, on any stream, after it returns). Vectors in the other memory
+/// are copied for the call. Every rank must pass the same `memory`. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_create_shell(
     rows: *const parlops_layout,
@@ -698,6 +726,16 @@ pub unsafe extern "C" fn parlops_op_create_shell(
 ) -> parlops_status {
     guard("parlops_op_create_shell", || {
         let (r, c) = layout_pair(rows, cols)?;
+        // host or device callbacks: the same on every rank (device vectors are staged otherwise,
+        // which is collective)
+        let all = r.comm().agree_with(Ok(()), &[memory as i64])?;
+        if all.iter().any(|m| m[0] != memory as i64) {
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different 'memory' values (by rank: {:?})",
+                all.iter().map(|m| m[0]).collect::<Vec<_>>()
+            );
+        }
         let guard_ctx = Arc::new(CtxGuard {
             ctx: ctx as usize,
             destroy: destroy_ctx,

@@ -572,13 +572,16 @@ pub unsafe extern "C" fn parlops_solver_solve(
             p.damp.to_bits() as i64,
             p.eps.to_bits() as i64,
             p.step.unwrap_or(0.0).to_bits() as i64,
+            // where b and x live: every rank must take the same (host or device) path
+            unsafe { b.as_ref() }.map_or(-1, |v| v.inner.location().code() as i64),
+            unsafe { x.as_ref() }.map_or(-1, |v| v.inner.location().code() as i64),
         ];
         let all = comm.agree_with(pre, &knobs)?;
         if let Some(q) = all.iter().position(|k| k[..] != knobs[..]) {
             crate::bail!(
                 InconsistentAcrossRanks,
-                "solver settings differ between ranks (rank {q} has other tolerances, limits, method or preconditioner/monitor \
-                 settings than rank {}); set them identically on every rank",
+                "solver settings differ between ranks (rank {q} has other tolerances, limits, method, preconditioner/monitor \
+                 settings or vector memory (host/CUDA) than rank {}); set them identically on every rank",
                 comm.rank()
             );
         }

@@ -40,6 +40,7 @@ unsafe fn global_slice<'a, T: Scalar>(
     _: &DistVector<T>,
     p: *mut c_void,
     n: i64,
+    what: &str,
 ) -> Result<Option<&'a mut [T]>> {
     if p.is_null() {
         return Ok(None);
@@ -47,8 +48,14 @@ unsafe fn global_slice<'a, T: Scalar>(
     if (p as usize) % std::mem::align_of::<T>() != 0 {
         crate::bail!(
             InvalidArgument,
-            "global array {p:p} is not aligned for {}",
+            "argument '{what}' ({p:p}) is not aligned for {}",
             T::DTYPE.name()
+        );
+    }
+    if crate::gpu::is_device_pointer(p) {
+        crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({p:p}) is CUDA device memory; the global array must be host memory"
         );
     }
     Ok(Some(unsafe {
@@ -168,7 +175,9 @@ pub unsafe extern "C" fn parlops_vec_duplicate(
 /// Pointer to this rank's entries (the caller's array when wrapped or placed) and their number.
 /// Writes go straight into the vector. Either output may be NULL. For a PARLOPS_MEMORY_CUDA vector the
 /// pointer is device memory (as PETSc's VecCUDAGetArray); parlops' queued work on it is finished
-/// when this returns.
+/// when this returns, unless the vector has a caller stream (then order your work on that stream).
+/// Work you queue on the device yourself must be finished (or on that stream) before the next parlops
+/// call on the vector.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_local_array(
     v: *mut parlops_vec,
@@ -190,9 +199,10 @@ pub unsafe extern "C" fn parlops_vec_local_array(
 
 /// Order all of parlops' work on this PARLOPS_MEMORY_CUDA vector on the caller's CUDA stream
 /// (`cudaStream_t` passed as a pointer); NULL goes back to parlops' own stream. With a caller stream,
-/// parlops' calls return once the work is queued on it (reductions still wait for their result);
-/// without one, every call returns with its device work finished. Vectors made by `duplicate` share
-/// the stream. A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
+/// parlops' calls may return once the work is queued on it (reductions, host copies, staged
+/// operators and operations mixing vectors of different streams still wait for it); without one,
+/// every call returns with its device work finished. Vectors made by `duplicate` share the stream.
+/// A host vector gives PARLOPS_ERR_MEMORY_LOCATION. Not collective.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_set_stream(
     v: *mut parlops_vec,
@@ -250,8 +260,9 @@ pub unsafe extern "C" fn parlops_vec_copy_from_host(
 }
 
 /// *out = a new vector with the same layout, dtype and entries in `memory` (a host<->device copy, or
-/// a plain copy when `memory` is the vector's own). Not collective, but every rank should ask for the
-/// same memory so that later collective calls match.
+/// a plain copy when `memory` is the vector's own), on parlops' own stream (set one with
+/// `parlops_vec_set_stream`). Not collective, but every rank must ask for the same memory: collective
+/// calls check that the vectors' memory agrees across ranks.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_to_memory(
     v: *const parlops_vec,
@@ -546,7 +557,8 @@ pub unsafe extern "C" fn parlops_vec_norm(
 
 /// Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
 /// every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
-/// receive. [collective]
+/// receive. `global_out` is host memory, also for device vectors (their data is copied through the
+/// host). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_gather(
     v: *const parlops_vec,
@@ -557,7 +569,7 @@ pub unsafe extern "C" fn parlops_vec_gather(
         let v = unsafe { arg(v, "v")? };
         let n = v.inner.layout().global_len();
         any_vec!(&v.inner, x => {
-            let (out, pre) = match unsafe { global_slice(x, global_out, n) } {
+            let (out, pre) = match unsafe { global_slice(x, global_out, n, "global_out") } {
                 Ok(o) => (o, Ok(())),
                 Err(e) => (None, Err(e)),
             };
@@ -567,7 +579,8 @@ pub unsafe extern "C" fn parlops_vec_gather(
 }
 
 /// Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
-/// `global_in` is ignored elsewhere (may be NULL). [collective]
+/// `global_in` is ignored elsewhere (may be NULL). `global_in` is host memory, also for device
+/// vectors. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_scatter(
     v: *mut parlops_vec,
@@ -578,7 +591,7 @@ pub unsafe extern "C" fn parlops_vec_scatter(
         let v = unsafe { arg_mut(v, "v")? };
         let n = v.inner.layout().global_len();
         any_vec!(&mut v.inner, x => {
-            let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n) } {
+            let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n, "global_in") } {
                 Ok(o) => (o.map(|s| &*s), Ok(())),
                 Err(e) => (None, Err(e)),
             };

@@ -340,6 +340,12 @@ pub fn bind_current() -> Result<()> {
     }
 }
 
+/// Wait for everything queued on the device by this process, on any stream.
+pub fn device_sync() -> Result<()> {
+    bind_current()?;
+    cu::ctx::synchronize().map_err(|e| cuda_err("cuCtxSynchronize", e))
+}
+
 /// Wait for everything queued on `s`.
 pub fn sync(s: Stream) -> Result<()> {
     bind_current()?;
@@ -415,15 +421,49 @@ pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
 /// Is `p` device memory (or managed memory) that this process can use? Host pointers, including
 /// pinned host memory, are not.
 pub fn is_device_pointer(p: *const c_void) -> bool {
-    let mut ty: u32 = 0;
-    let r = unsafe {
-        sys::cuPointerGetAttribute(
-            &mut ty as *mut u32 as *mut c_void,
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            p as sys::CUdeviceptr,
-        )
+    pointer_kind(p) == PointerKind::Device
+}
+
+/// What a pointer is, as the driver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointerKind {
+    /// Not known to CUDA, or pinned host memory.
+    Host,
+    /// Device memory of this process's device.
+    Device,
+    /// Device memory of another device (its ordinal).
+    OtherDevice(i32),
+    /// Managed (unified) memory: usable from host and device.
+    Managed,
+}
+
+/// Classify `p` (the device's context is made current first).
+pub fn pointer_kind(p: *const c_void) -> PointerKind {
+    let Some(g) = current() else {
+        return PointerKind::Host;
     };
-    r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+    if g.bind().is_err() {
+        return PointerKind::Host;
+    }
+    let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
+        let mut v: u32 = 0;
+        let r = unsafe {
+            sys::cuPointerGetAttribute(&mut v as *mut u32 as *mut c_void, a, p as sys::CUdeviceptr)
+        };
+        (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+    };
+    if attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED) == Some(1) {
+        return PointerKind::Managed;
+    }
+    match attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        Some(t) if t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => {
+            match attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+                Some(d) if d as i32 != g.ordinal => PointerKind::OtherDevice(d as i32),
+                _ => PointerKind::Device,
+            }
+        }
+        _ => PointerKind::Host,
+    }
 }
 
 /// Pinned (page-locked) host memory for staging transfers.

@@ -137,6 +137,17 @@ impl Nccl {
         })
     }
 
+    /// The CUDA device a caller's communicator uses.
+    ///
+    /// # Safety
+    /// `ptr` must be a valid `ncclComm_t`.
+    pub unsafe fn device_of(ptr: *mut c_void) -> Result<i32> {
+        require()?;
+        std::panic::catch_unwind(|| unsafe { nc::comm_cu_device(ptr as sys::ncclComm_t) })
+            .map_err(|_| crate::err!(Nccl, "libnccl.so is missing ncclCommCuDevice"))?
+            .map_err(|e| nccl_err("ncclCommCuDevice", e))
+    }
+
     /// Ranks grouped: start a group of sends and receives.
     pub fn group_start(&self) -> Result<()> {
         nc::group_start()

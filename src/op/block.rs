@@ -7,7 +7,6 @@ use super::compose::Adjoint;
 use super::{LinearOperator, Op};
 use crate::comm::Comm;
 use crate::error::Result;
-use crate::memory::Location;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout, Partition};
 
@@ -31,7 +30,7 @@ fn check_local<T: Scalar>(ops: &[Op<T>], what: &str) -> Result<()> {
 /// # Safety
 /// `ptr..ptr+len` must be valid for the view's life; views of read-only data must not be written.
 unsafe fn view<T: Scalar>(layout: &Arc<Layout>, ptr: *const T) -> Result<DistVector<T>> {
-    unsafe { DistVector::wrap(layout.clone(), Location::Host, ptr as *mut T) }
+    unsafe { DistVector::view_host(layout.clone(), ptr as *mut T) }
 }
 
 /// Offsets of consecutive blocks of the given lengths.

@@ -73,10 +73,12 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
         match &self.fns {
             Fns::Host(f, _) => f(x.local(), y.local_mut()),
             Fns::Device(f, _) => {
-                // the callback may use any stream: hand it settled data
+                // the callback may use any stream (the legacy default one, often): hand it settled
+                // data, and wait for everything it queued before parlops reads its output
                 x.sync()?;
                 y.sync()?;
-                f(x.dptr(), y.dptr())
+                f(x.dptr(), y.dptr())?;
+                crate::gpu::device_sync()
             }
         }
     }
@@ -86,7 +88,8 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
             Fns::Device(_, Some(f)) => {
                 y.sync()?;
                 x.sync()?;
-                f(y.dptr(), x.dptr())
+                f(y.dptr(), x.dptr())?;
+                crate::gpu::device_sync()
             }
             _ => crate::bail!(NotSupported, "{} has no adjoint callback", self.name),
         }

@@ -715,26 +715,38 @@ pub(crate) struct DevCsr<T> {
 }
 
 impl<T: Scalar> CsrOp<T> {
-    fn device_parts(&self, s: Stream) -> Result<std::sync::MutexGuard<'_, Option<DevCsr<T>>>> {
-        let mut g = self.dev.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_none() {
-            let idx: Vec<i64> = self.halo.send_indices().iter().map(|&i| i as i64).collect();
-            let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
-            let sz = std::mem::size_of::<T>();
-            *g = Some(DevCsr {
-                diag: self.diag.upload(s)?,
-                offd: self.offd.upload(s)?,
-                send_idx: DevArray::from_host(&idx, s)?,
-                dsend: DevArray::zeroed(ns, s)?,
-                dghost: DevArray::zeroed(ng, s)?,
-                hsend: Pinned::new(ns * sz)?,
-                hghost: Pinned::new(ng * sz)?,
-                transport: self.rows.comm().transport().0,
-                last: None,
-            });
-            gpu::sync(s)?;
+    /// The matrix on the device, made at the first device apply (every rank makes its part then, and
+    /// whether all succeeded is agreed, so that a failure on one rank cannot leave its neighbours
+    /// waiting for a halo); the kernels are compiled then too.
+    fn device_parts(
+        &self,
+        g: &crate::gpu::Gpu,
+        s: Stream,
+    ) -> Result<std::sync::MutexGuard<'_, Option<DevCsr<T>>>> {
+        let mut guard = self.dev.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            let made = (|| {
+                g.kernels::<T>()?;
+                let idx: Vec<i64> = self.halo.send_indices().iter().map(|&i| i as i64).collect();
+                let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
+                let sz = std::mem::size_of::<T>();
+                let d = DevCsr {
+                    diag: self.diag.upload(s)?,
+                    offd: self.offd.upload(s)?,
+                    send_idx: DevArray::from_host(&idx, s)?,
+                    dsend: DevArray::zeroed(ns, s)?,
+                    dghost: DevArray::zeroed(ng, s)?,
+                    hsend: Pinned::new(ns * sz)?,
+                    hghost: Pinned::new(ng * sz)?,
+                    transport: self.rows.comm().transport().0,
+                    last: None,
+                };
+                gpu::sync(s)?;
+                Ok(d)
+            })();
+            *guard = Some(self.rows.comm().agree(made)?);
         }
-        Ok(g)
+        Ok(guard)
     }
 
     /// The device's queued work on `x`, done before `s` uses it; says whether `x` is on another stream
@@ -747,10 +759,10 @@ impl<T: Scalar> CsrOp<T> {
         y.check_location(x, "x", "y")?;
         let g = y.gpu()?.clone();
         g.bind()?;
-        let k = g.kernels::<T>()?;
         let s = y.stream()?;
         let mixed = Self::wait_for(x, s)?;
-        let mut guard = self.device_parts(s)?;
+        let mut guard = self.device_parts(&g, s)?;
+        let k = g.kernels::<T>()?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
@@ -841,10 +853,10 @@ impl<T: Scalar> CsrOp<T> {
         x.check_location(y, "y", "x")?;
         let g = x.gpu()?.clone();
         g.bind()?;
-        let k = g.kernels::<T>()?;
         let s = x.stream()?;
         let mixed = Self::wait_for(y, s)?;
-        let mut guard = self.device_parts(s)?;
+        let mut guard = self.device_parts(&g, s)?;
+        let k = g.kernels::<T>()?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;

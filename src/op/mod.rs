@@ -81,7 +81,7 @@ fn staged<T: Scalar>(
         if inp.location() != out.location() {
             crate::bail!(
                 MemoryLocation,
-                "the input vector is in {} memory and the output in {} memory; they must share one",
+                "the operator's input vector is in {} memory and its output vector in {} memory; they must share one",
                 inp.location().name(),
                 out.location().name()
             );
@@ -95,8 +95,7 @@ fn staged<T: Scalar>(
         Ok((a, b))
     })();
     let (a, mut b) = comm.agree(prep)?;
-    let r = f(&a, &mut b);
-    r.and(out.copy_any(&b))
+    f(&a, &mut b).and_then(|_| out.copy_any(&b))
 }
 
 /// Apply with the locations checked: `x` and `y` in one memory space (for the C API's checks).
@@ -202,7 +201,10 @@ impl<T: Scalar> Work<T> {
             Location::Cuda => {
                 let mut g = self.device.lock().unwrap_or_else(|p| p.into_inner());
                 if g.is_none() {
-                    *g = Some(DistVector::new_in(self.layout.clone(), Location::Cuda)?);
+                    // first device use, on every rank together: agreed, so that a failed
+                    // allocation on one rank cannot leave the others inside the next apply
+                    let v = DistVector::new_in(self.layout.clone(), Location::Cuda);
+                    *g = Some(self.layout.comm().agree(v)?);
                 }
                 Ok(WorkGuard::Device(g))
             }

@@ -246,11 +246,17 @@ impl<T: Scalar> Workspace<T> {
                     out.push(v)
                 }
                 None => {
-                    let mut v = DistVector::new_in(layout.clone(), self.loc)?;
-                    if self.stream.is_some() {
-                        v.set_stream(self.stream)?;
+                    let mut v = DistVector::new_in(layout.clone(), self.loc);
+                    if self.loc == Location::Cuda {
+                        // device allocations can fail on one rank: agreed before any collective
+                        v = layout.comm().agree(v.and_then(|mut v| {
+                            if self.stream.is_some() {
+                                v.set_stream(self.stream)?;
+                            }
+                            Ok(v)
+                        }));
                     }
-                    out.push(v)
+                    out.push(v?)
                 }
             }
         }

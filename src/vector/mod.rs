@@ -85,24 +85,25 @@ fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -
     if len == 0 || ptr.is_null() {
         return Ok(());
     }
-    let on_device = match loc {
-        Location::Cuda => crate::gpu::is_device_pointer(ptr as *const std::ffi::c_void),
-        Location::Host => match crate::gpu::current() {
-            // without a device in use, no pointer can be device memory
-            None => false,
-            Some(_) => crate::gpu::is_device_pointer(ptr as *const std::ffi::c_void),
-        },
-    };
-    match (loc, on_device) {
-        (Location::Cuda, false) => crate::bail!(
+    use crate::gpu::PointerKind;
+    // without a device in use, every pointer counts as host memory
+    let kind = crate::gpu::pointer_kind(ptr as *const std::ffi::c_void);
+    match (loc, kind) {
+        (_, PointerKind::Managed)
+        | (Location::Cuda, PointerKind::Device)
+        | (Location::Host, PointerKind::Host) => Ok(()),
+        (Location::Cuda, PointerKind::Host) => crate::bail!(
             MemoryLocation,
             "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is PARLOPS_MEMORY_CUDA"
         ),
-        (Location::Host, true) => crate::bail!(
+        (_, PointerKind::OtherDevice(d)) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is memory of CUDA device {d}, not of this process's device"
+        ),
+        (Location::Host, PointerKind::Device) => crate::bail!(
             MemoryLocation,
             "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
         ),
-        _ => Ok(()),
     }
 }
 
@@ -306,6 +307,22 @@ impl<T: Scalar> DistVector<T> {
         })
     }
 
+    /// A host vector over `ptr` with no checks (parlops' own views of host arrays it already holds).
+    ///
+    /// # Safety
+    /// As for [`DistVector::wrap`], and `ptr` must be host memory aligned for `T`.
+    pub unsafe fn view_host(layout: Arc<Layout>, ptr: *mut T) -> Result<Self> {
+        let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
+        Ok(DistVector {
+            layout,
+            location: Location::Host,
+            base: Base::Wrapped(p),
+            placed: None,
+            gpu: None,
+            stream: None,
+        })
+    }
+
     /// Use the caller's array until [`DistVector::reset_array`]; nothing is copied.
     ///
     /// # Safety
@@ -323,7 +340,7 @@ impl<T: Scalar> DistVector<T> {
         if self.location != Location::Cuda {
             crate::bail!(
                 MemoryLocation,
-                "a stream applies to PARLOPS_MEMORY_CUDA vectors; this vector is in host memory"
+                "argument 'v' is in host memory; a stream applies to PARLOPS_MEMORY_CUDA vectors only"
             );
         }
         crate::gpu::sync(self.stream()?)?;
@@ -451,6 +468,7 @@ impl<T: Scalar> DistVector<T> {
     /// This rank's entries (host vectors; a device vector gives an empty slice: device data is reached
     /// through the device kernels, [`DistVector::staged`] or [`DistVector::to_location`]).
     pub fn local(&self) -> &[T] {
+        debug_assert!(!self.is_device(), "local() of a device vector");
         if self.is_device() {
             return &[];
         }
@@ -458,6 +476,7 @@ impl<T: Scalar> DistVector<T> {
     }
     /// This rank's entries, writable (host vectors; see [`DistVector::local`]).
     pub fn local_mut(&mut self) -> &mut [T] {
+        debug_assert!(!self.is_device(), "local_mut() of a device vector");
         if self.is_device() {
             return &mut [];
         }
@@ -719,9 +738,10 @@ impl<T: Scalar> DistVector<T> {
         pre: Result<()>,
     ) -> Result<()> {
         if self.is_device() {
+            let comm = self.layout.comm().clone();
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             h.scatter_from(root, global_in, pre)?;
-            return self.copy_any(&h);
+            return comm.agree(self.copy_any(&h));
         }
         let comm = self.layout.comm().clone();
         let (rank, size) = (comm.rank(), comm.size());
@@ -777,7 +797,12 @@ impl<T: Scalar> DistVector<T> {
     /// local data). No communication for split or unsafe-broadcast vectors. [collective]
     pub fn assemble(&mut self) -> Result<()> {
         if self.is_device() && self.layout.partition() == Partition::Broadcast {
-            return self.staged(|h| h.assemble());
+            let comm = self.layout.comm().clone();
+            let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
+            let copied = h.copy_any(self);
+            comm.agree(copied)?;
+            h.assemble()?;
+            return comm.agree(self.copy_any(&h));
         }
         if self.layout.partition() == Partition::Broadcast {
             let comm = self.layout.comm().clone();
@@ -792,7 +817,7 @@ impl<T: Scalar> DistVector<T> {
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             let copied = h.copy_any(self);
             let out = h.redistribute(to, pre.and(copied))?;
-            return out.to_location(Location::Cuda);
+            return to.comm().agree(out.to_location(Location::Cuda));
         }
         let from = self.layout.clone();
         let comm = from.comm().clone();

@@ -51,6 +51,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_create_shell(l, l, 11, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
   EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, 3, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_INVALID_ARGUMENT, "memory");
   EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_CUDA, &len, fwd, NULL, NULL, &S), PARLOPS_ERR_NO_DEVICE, "CUDA");
+  if (one) /* host callbacks on some ranks and device callbacks on others: refused everywhere */
+    EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, rank_ == last ? PARLOPS_MEMORY_CUDA : PARLOPS_MEMORY_HOST, &len,
+                                   fwd, NULL, NULL, &S),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "memory");
   EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
   if (one) {
     EXPECT(parlops_op_create_shell(l, l, rank_ == last ? PARLOPS_F32 : PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, NULL, NULL, &S),
