@@ -126,7 +126,10 @@ gpu-tests: deps
 gpu-bundle: deps
 	tools/gpu_bundle.sh
 
+# Where cargo is, the bundle is rebuilt first (so it is never stale); a GPU machine without cargo
+# uses the carried build/gpu (bash tools/gpu_check.sh works without make too).
 gpu-check:
+	@if command -v cargo >/dev/null; then $(MAKE) --no-print-directory gpu-bundle; fi
 	tools/gpu_check.sh
 
 test: deps header-check lint unit mpi-tests gpu-tests examples reference mfem-hypre
