@@ -591,18 +591,25 @@ fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
     let reps = 20;
     y.copy_from(&x).unwrap();
     y.sync().unwrap();
+    // several back-to-back runs per timing, so that launch and synchronisation costs do not hide the
+    // bandwidth at small sizes (about 2 GB moved per timing)
+    let inner = ((2e9 / (2.0 * rows * sz)) as usize).clamp(1, 200);
     let tc = timed(comm, reps, || {
-        y.copy_from(&x).unwrap();
+        for _ in 0..inner {
+            y.copy_from(&x).unwrap();
+        }
         y.sync().unwrap();
-    });
+    }) / inner as f64;
     let copy_bw = 2.0 * rows * sz * p / tc;
     // SpMV: values + 4-byte column indices + row pointers + x read once + y written
     a.apply(&x, &mut y).unwrap();
     y.sync().unwrap();
     let ts = timed(comm, reps, || {
-        a.apply(&x, &mut y).unwrap();
+        for _ in 0..inner {
+            a.apply(&x, &mut y).unwrap();
+        }
         y.sync().unwrap();
-    });
+    }) / inner as f64;
     let spmv_bytes = nnz * (sz + 4.0) + (rows + 1.0) * 4.0 + 2.0 * rows * sz;
     let spmv_bw = spmv_bytes * p / ts;
     // CG: iterations at a fixed count (rtol 0); per iteration the SpMV plus 12 vector passes
