@@ -788,8 +788,11 @@ impl<T: Scalar> CsrOp<T> {
         }
         let sz = std::mem::size_of::<T>();
         let mut reqs = Requests::new();
-        match d.transport {
-            Transport::Nccl => {
+        // no neighbours (one rank, or a block-diagonal matrix): no exchange at all
+        let exchange = (self.halo.neighbours() != (0, 0)).then_some(d.transport);
+        match exchange {
+            None => d.diag.mult(&k, xp, yp, false, s)?,
+            Some(Transport::Nccl) => {
                 let nccl = comm.nccl().ok_or_else(|| {
                     crate::err!(Internal, "NCCL transport without a communicator")
                 })?;
@@ -808,7 +811,7 @@ impl<T: Scalar> CsrOp<T> {
                 queued.and(ended)?;
                 d.diag.mult(&k, xp, yp, false, s)?;
             }
-            Transport::CudaAwareMpi => {
+            Some(Transport::CudaAwareMpi) => {
                 gpu::sync(s)?;
                 for &(q, a, b) in self.halo.recv_ranges() {
                     unsafe {
@@ -823,7 +826,7 @@ impl<T: Scalar> CsrOp<T> {
                 d.diag.mult(&k, xp, yp, false, s)?;
                 reqs.wait()?;
             }
-            Transport::Staging => {
+            Some(Transport::Staging) => {
                 unsafe { gpu::dtoh(d.hsend.ptr(), d.dsend.ptr, ns as usize * sz, s)? };
                 gpu::sync(s)?;
                 let ghost = d.hghost.as_mut_slice::<T>();
@@ -842,7 +845,7 @@ impl<T: Scalar> CsrOp<T> {
             }
         }
         d.offd.mult(&k, d.dghost.ptr, yp, true, s)?;
-        if mixed || d.transport == Transport::Staging {
+        if mixed || exchange == Some(Transport::Staging) {
             // the pinned ghost buffer must not be rewritten before the copy above ran
             gpu::sync(s)?;
         }
@@ -877,8 +880,13 @@ impl<T: Scalar> CsrOp<T> {
         d.offd.mult_adjoint_add(&k, yp, d.dghost.ptr, s)?;
         let mut reqs = Requests::new();
         // the reverse exchange: ghosts go back to their owners, into the send buffer
-        match d.transport {
-            Transport::Nccl => {
+        let exchange = (self.halo.neighbours() != (0, 0)).then_some(d.transport);
+        match exchange {
+            None => {
+                x.fill(T::zero())?;
+                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
+            }
+            Some(Transport::Nccl) => {
                 let nccl = comm.nccl().ok_or_else(|| {
                     crate::err!(Internal, "NCCL transport without a communicator")
                 })?;
@@ -898,7 +906,7 @@ impl<T: Scalar> CsrOp<T> {
                 x.fill(T::zero())?;
                 d.diag.mult_adjoint_add(&k, yp, xp, s)?;
             }
-            Transport::CudaAwareMpi => {
+            Some(Transport::CudaAwareMpi) => {
                 gpu::sync(s)?;
                 for &(q, a, b) in self.halo.send_ranges() {
                     unsafe {
@@ -914,7 +922,7 @@ impl<T: Scalar> CsrOp<T> {
                 d.diag.mult_adjoint_add(&k, yp, xp, s)?;
                 reqs.wait()?;
             }
-            Transport::Staging => {
+            Some(Transport::Staging) => {
                 unsafe { gpu::dtoh(d.hghost.ptr(), d.dghost.ptr, ng * sz, s)? };
                 gpu::sync(s)?;
                 let recv = d.hsend.as_mut_slice::<T>();
@@ -943,7 +951,7 @@ impl<T: Scalar> CsrOp<T> {
                 )?
             };
         }
-        if mixed || d.transport == Transport::Staging {
+        if mixed || exchange == Some(Transport::Staging) {
             gpu::sync(s)?;
         }
         Ok(())
