@@ -771,82 +771,25 @@ impl<T: Scalar> CsrOp<T> {
         {
             gpu::sync(prev)?;
         }
-        let comm = self.halo.comm();
         let (xp, yp) = (x.dptr(), y.dptr());
         let ns = self.halo.n_send() as i64;
         if ns > 0 {
             let (ip, sp) = (d.send_idx.ptr, d.dsend.ptr);
-            unsafe {
-                launch(
-                    k.k_pack_i64,
-                    grid(ns as usize),
-                    BLOCK,
-                    s,
-                    &mut [karg!(xp), karg!(ip), karg!(ns), karg!(sp)],
-                )?
-            };
+            let args = &mut [karg!(xp), karg!(ip), karg!(ns), karg!(sp)];
+            unsafe { launch(k.k_pack_i64, grid(ns as usize), BLOCK, s, args)? };
         }
-        let sz = std::mem::size_of::<T>();
-        let mut reqs = Requests::new();
-        // no neighbours (one rank, or a block-diagonal matrix): no exchange at all
-        let exchange = (self.halo.neighbours() != (0, 0)).then_some(d.transport);
-        match exchange {
-            None => d.diag.mult(&k, xp, yp, false, s)?,
-            Some(Transport::Nccl) => {
-                let nccl = comm.nccl().ok_or_else(|| {
-                    crate::err!(Internal, "NCCL transport without a communicator")
-                })?;
-                nccl.group_start()?;
-                let queued = (|| -> Result<()> {
-                    for &(q, a, b) in self.halo.recv_ranges() {
-                        unsafe { nccl.recv::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
-                    }
-                    for &(q, a, b) in self.halo.send_ranges() {
-                        unsafe { nccl.send::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
-                    }
-                    Ok(())
-                })();
-                // the group is closed whatever happened inside it
-                let ended = nccl.group_end();
-                queued.and(ended)?;
-                d.diag.mult(&k, xp, yp, false, s)?;
-            }
-            Some(Transport::CudaAwareMpi) => {
-                gpu::sync(s)?;
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe {
-                        comm.irecv_device::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
-                    };
-                }
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe {
-                        comm.isend_device::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
-                    };
-                }
-                d.diag.mult(&k, xp, yp, false, s)?;
-                reqs.wait()?;
-            }
-            Some(Transport::Staging) => {
-                unsafe { gpu::dtoh(d.hsend.ptr(), d.dsend.ptr, ns as usize * sz, s)? };
-                gpu::sync(s)?;
-                let ghost = d.hghost.as_mut_slice::<T>();
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe { comm.irecv(&mut ghost[a..b], q, &mut reqs)? };
-                }
-                let send = d.hsend.as_slice::<T>();
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe { comm.isend(&send[a..b], q, &mut reqs)? };
-                }
-                // the owned part runs on the device while MPI moves the halo
-                d.diag.mult(&k, xp, yp, false, s)?;
-                reqs.wait()?;
-                let ng = self.halo.n_ghost();
-                unsafe { gpu::htod(d.dghost.ptr, d.hghost.ptr(), ng * sz, s)? };
-            }
-        }
+        // ghosts from their owners; the owned (diag) part runs meanwhile
+        let staged = exchange::<T>(
+            self.halo.comm(),
+            (self.halo.neighbours() != (0, 0)).then_some(d.transport),
+            s,
+            (self.halo.recv_ranges(), d.dghost.ptr, &mut d.hghost),
+            (self.halo.send_ranges(), d.dsend.ptr, &mut d.hsend),
+            || d.diag.mult(&k, xp, yp, false, s),
+        )?;
         d.offd.mult(&k, d.dghost.ptr, yp, true, s)?;
-        if mixed || exchange == Some(Transport::Staging) {
-            // the pinned ghost buffer must not be rewritten before the copy above ran
+        if mixed || staged {
+            // the pinned buffers must not be rewritten before the copies above ran
             gpu::sync(s)?;
         }
         Ok(())
@@ -868,7 +811,6 @@ impl<T: Scalar> CsrOp<T> {
         {
             gpu::sync(prev)?;
         }
-        let comm = self.halo.comm();
         let (xp, yp) = (x.dptr(), y.dptr());
         let sz = std::mem::size_of::<T>();
         let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
@@ -878,82 +820,98 @@ impl<T: Scalar> CsrOp<T> {
                 .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e))?;
         }
         d.offd.mult_adjoint_add(&k, yp, d.dghost.ptr, s)?;
-        let mut reqs = Requests::new();
-        // the reverse exchange: ghosts go back to their owners, into the send buffer
-        let exchange = (self.halo.neighbours() != (0, 0)).then_some(d.transport);
-        match exchange {
-            None => {
+        // the reverse exchange: ghost contributions go back to their owners, into the send buffer;
+        // x = diag^H y meanwhile
+        let staged = exchange::<T>(
+            self.halo.comm(),
+            (self.halo.neighbours() != (0, 0)).then_some(d.transport),
+            s,
+            (self.halo.send_ranges(), d.dsend.ptr, &mut d.hsend),
+            (self.halo.recv_ranges(), d.dghost.ptr, &mut d.hghost),
+            || {
                 x.fill(T::zero())?;
-                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
-            }
-            Some(Transport::Nccl) => {
-                let nccl = comm.nccl().ok_or_else(|| {
-                    crate::err!(Internal, "NCCL transport without a communicator")
-                })?;
-                nccl.group_start()?;
-                let queued = (|| -> Result<()> {
-                    for &(q, a, b) in self.halo.send_ranges() {
-                        unsafe { nccl.recv::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, s)? };
-                    }
-                    for &(q, a, b) in self.halo.recv_ranges() {
-                        unsafe { nccl.send::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, s)? };
-                    }
-                    Ok(())
-                })();
-                // the group is closed whatever happened inside it
-                let ended = nccl.group_end();
-                queued.and(ended)?;
-                x.fill(T::zero())?;
-                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
-            }
-            Some(Transport::CudaAwareMpi) => {
-                gpu::sync(s)?;
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe {
-                        comm.irecv_device::<T>(d.dsend.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
-                    };
-                }
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe {
-                        comm.isend_device::<T>(d.dghost.ptr + (a * sz) as u64, b - a, q, &mut reqs)?
-                    };
-                }
-                x.fill(T::zero())?;
-                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
-                reqs.wait()?;
-            }
-            Some(Transport::Staging) => {
-                unsafe { gpu::dtoh(d.hghost.ptr(), d.dghost.ptr, ng * sz, s)? };
-                gpu::sync(s)?;
-                let recv = d.hsend.as_mut_slice::<T>();
-                for &(q, a, b) in self.halo.send_ranges() {
-                    unsafe { comm.irecv(&mut recv[a..b], q, &mut reqs)? };
-                }
-                let ghost = d.hghost.as_slice::<T>();
-                for &(q, a, b) in self.halo.recv_ranges() {
-                    unsafe { comm.isend(&ghost[a..b], q, &mut reqs)? };
-                }
-                x.fill(T::zero())?;
-                d.diag.mult_adjoint_add(&k, yp, xp, s)?;
-                reqs.wait()?;
-                unsafe { gpu::htod(d.dsend.ptr, d.hsend.ptr(), ns * sz, s)? };
-            }
-        }
+                d.diag.mult_adjoint_add(&k, yp, xp, s)
+            },
+        )?;
         if ns > 0 {
             let (ip, rp, n) = (d.send_idx.ptr, d.dsend.ptr, ns as i64);
-            unsafe {
-                launch(
-                    k.k_unpack_add_i64,
-                    grid(ns),
-                    BLOCK,
-                    s,
-                    &mut [karg!(xp), karg!(ip), karg!(n), karg!(rp)],
-                )?
-            };
+            let args = &mut [karg!(xp), karg!(ip), karg!(n), karg!(rp)];
+            unsafe { launch(k.k_unpack_add_i64, grid(ns), BLOCK, s, args)? };
         }
-        if mixed || exchange == Some(Transport::Staging) {
+        if mixed || staged {
             gpu::sync(s)?;
         }
         Ok(())
     }
+}
+
+/// (rank, start, end) ranges of a device buffer, the buffer's address, and its pinned host mirror.
+type Side<'a> = (&'a [(i32, usize, usize)], u64, &'a mut Pinned);
+
+/// One exchange of device buffers over `transport` (`None`: no neighbours, nothing moves): `recv`'s
+/// ranges arrive from their ranks, `send`'s ranges leave for theirs, and `local` (work that needs no
+/// halo) runs on the device while the data moves. Returns whether host staging was used (the
+/// caller then waits for the stream before the pinned buffers can be reused).
+fn exchange<T: Scalar>(
+    comm: &crate::comm::Comm,
+    transport: Option<Transport>,
+    s: Stream,
+    recv: Side<'_>,
+    send: Side<'_>,
+    local: impl FnOnce() -> Result<()>,
+) -> Result<bool> {
+    let sz = std::mem::size_of::<T>();
+    let len = |r: &[(i32, usize, usize)]| r.iter().map(|q| q.2).max().unwrap_or(0);
+    let (rr, rbuf, rhost) = recv;
+    let (sr, sbuf, shost) = send;
+    let mut reqs = Requests::new();
+    match transport {
+        None => local()?,
+        Some(Transport::Nccl) => {
+            let nccl = comm
+                .nccl()
+                .ok_or_else(|| crate::err!(Internal, "NCCL transport without a communicator"))?;
+            nccl.group_start()?;
+            let queued = (|| -> Result<()> {
+                for &(q, a, b) in rr {
+                    unsafe { nccl.recv::<T>(rbuf + (a * sz) as u64, b - a, q, s)? };
+                }
+                for &(q, a, b) in sr {
+                    unsafe { nccl.send::<T>(sbuf + (a * sz) as u64, b - a, q, s)? };
+                }
+                Ok(())
+            })();
+            // the group is closed whatever happened inside it
+            let ended = nccl.group_end();
+            queued.and(ended)?;
+            local()?;
+        }
+        Some(Transport::CudaAwareMpi) => {
+            gpu::sync(s)?;
+            for &(q, a, b) in rr {
+                unsafe { comm.irecv_device::<T>(rbuf + (a * sz) as u64, b - a, q, &mut reqs)? };
+            }
+            for &(q, a, b) in sr {
+                unsafe { comm.isend_device::<T>(sbuf + (a * sz) as u64, b - a, q, &mut reqs)? };
+            }
+            local()?;
+            reqs.wait()?;
+        }
+        Some(Transport::Staging) => {
+            unsafe { gpu::dtoh(shost.ptr(), sbuf, len(sr) * sz, s)? };
+            gpu::sync(s)?;
+            let hr = rhost.as_mut_slice::<T>();
+            for &(q, a, b) in rr {
+                unsafe { comm.irecv(&mut hr[a..b], q, &mut reqs)? };
+            }
+            let hs = shost.as_slice::<T>();
+            for &(q, a, b) in sr {
+                unsafe { comm.isend(&hs[a..b], q, &mut reqs)? };
+            }
+            local()?;
+            reqs.wait()?;
+            unsafe { gpu::htod(rbuf, rhost.ptr(), len(rr) * sz, s)? };
+        }
+    }
+    Ok(transport == Some(Transport::Staging))
 }

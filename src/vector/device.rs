@@ -37,58 +37,48 @@ pub(crate) fn done(r: Result<()>, mixed: bool, s: Stream) -> Result<()> {
     if mixed { gpu::sync(s) } else { Ok(()) }
 }
 
-pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
-    let k = kern(y)?;
-    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
+/// Launch an element-wise kernel over `out`'s entries on its stream, after the inputs' streams
+/// (`go(kernels, stream, grid)` does the launch); nothing for an empty part.
+fn elementwise<T: Scalar>(
+    out: &DistVector<T>,
+    inputs: &[&DistVector<T>],
+    go: impl FnOnce(&Kernels, Stream, u32) -> Result<()>,
+) -> Result<()> {
+    let k = kern(out)?;
+    let s = out.stream()?;
+    let mut mixed = false;
+    for x in inputs {
+        mixed |= after(x, s)?;
+    }
+    let n = n_of(out);
     if n == 0 {
         return Ok(());
     }
-    unsafe {
-        launch(
-            k.k_fill,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(a), karg!(n)],
-        )
-    }
+    done(go(&k, s, grid(n as usize)), mixed, s)
+}
+
+pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+    let (p, n) = (y.dptr(), n_of(y));
+    elementwise(y, &[], |k, s, g| unsafe {
+        launch(k.k_fill, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
+    })
 }
 
 pub fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
-    let k = kern(y)?;
-    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
-    if n == 0 {
-        return Ok(());
-    }
-    unsafe {
-        launch(
-            k.k_scale,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(a), karg!(n)],
-        )
-    }
+    let (p, n) = (y.dptr(), n_of(y));
+    elementwise(y, &[], |k, s, g| unsafe {
+        launch(k.k_scale, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
+    })
 }
 
 pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
     if T::PARTS == 1 {
         return Ok(());
     }
-    let k = kern(y)?;
-    let (s, p, n) = (y.stream()?, y.dptr(), n_of(y));
-    if n == 0 {
-        return Ok(());
-    }
-    unsafe {
-        launch(
-            k.k_conj,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(n)],
-        )
-    }
+    let (p, n) = (y.dptr(), n_of(y));
+    elementwise(y, &[], |k, s, g| unsafe {
+        launch(k.k_conj, g, BLOCK, s, &mut [karg!(p), karg!(n)])
+    })
 }
 
 pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
@@ -98,66 +88,41 @@ pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
     done(unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }, mixed, s)
 }
 
+/// y = a x + y
 pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
-    let k = kern(y)?;
-    let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
-    let mixed = after(x, s)?;
-    if n == 0 {
-        return Ok(());
-    }
-    let r = unsafe {
+    let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
+    elementwise(y, &[x], |k, s, g| unsafe {
         launch(
             k.k_axpy,
-            grid(n as usize),
+            g,
             BLOCK,
             s,
             &mut [karg!(p), karg!(a), karg!(xp), karg!(n)],
         )
-    };
-    done(r, mixed, s)
+    })
 }
 
+/// y = a x + b y
 pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
-    let k = kern(y)?;
-    let (s, p, n, xp) = (y.stream()?, y.dptr(), n_of(y), x.dptr());
-    let mixed = after(x, s)?;
-    if n == 0 {
-        return Ok(());
-    }
-    let r = unsafe {
-        launch(
-            k.k_axpby,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)],
-        )
-    };
-    done(r, mixed, s)
+    let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
+    elementwise(y, &[x], |k, s, g| unsafe {
+        let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)];
+        launch(k.k_axpby, g, BLOCK, s, args)
+    })
 }
 
+/// w = a x + y
 pub fn waxpy<T: Scalar>(
     w: &mut DistVector<T>,
     a: T,
     x: &DistVector<T>,
     y: &DistVector<T>,
 ) -> Result<()> {
-    let k = kern(w)?;
-    let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
-    let mixed = after(x, s)? | after(y, s)?;
-    if n == 0 {
-        return Ok(());
-    }
-    let r = unsafe {
-        launch(
-            k.k_waxpy,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)],
-        )
-    };
-    done(r, mixed, s)
+    let (p, n, xp, yp) = (w.dptr(), n_of(w), x.dptr(), y.dptr());
+    elementwise(w, &[x, y], |k, s, g| unsafe {
+        let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)];
+        launch(k.k_waxpy, g, BLOCK, s, args)
+    })
 }
 
 /// w = (conj x if `cx`) .* y
@@ -167,23 +132,11 @@ pub fn pmult<T: Scalar>(
     y: &DistVector<T>,
     cx: bool,
 ) -> Result<()> {
-    let k = kern(w)?;
-    let (s, p, n, xp, yp) = (w.stream()?, w.dptr(), n_of(w), x.dptr(), y.dptr());
-    let c: i32 = cx as i32;
-    let mixed = after(x, s)? | after(y, s)?;
-    if n == 0 {
-        return Ok(());
-    }
-    let r = unsafe {
-        launch(
-            k.k_pmult,
-            grid(n as usize),
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)],
-        )
-    };
-    done(r, mixed, s)
+    let (p, n, xp, yp, c) = (w.dptr(), n_of(w), x.dptr(), y.dptr(), cx as i32);
+    elementwise(w, &[x, y], |k, s, g| unsafe {
+        let args = &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)];
+        launch(k.k_pmult, g, BLOCK, s, args)
+    })
 }
 
 /// Scratch for reductions: per-block partials and the result, on the device, and a pinned host copy.
