@@ -6,13 +6,7 @@
 set -euo pipefail
 B=build/gpu
 rm -rf "$B" && mkdir -p "$B/debs"
-bin=$(cargo test --release --locked --no-run --message-format=json 2>/dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_check" and m.get("executable"):
-        print(m["executable"])
-')
+bin=$(tools/test_binary.sh gpu_check)
 [ -n "$bin" ] || { echo "gpu_bundle: the gpu_check test program was not built" >&2; exit 1; }
 cargo build --release --locked
 objcopy --strip-debug "$bin" "$B/gpu_check"

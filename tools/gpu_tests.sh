@@ -5,13 +5,7 @@
 # fetched once from PyPI (nvidia-cuda-nvrtc-cu12) into build/nvrtc.
 set -euo pipefail
 MPIEXEC=$1
-bin=$(cargo test --release --locked --no-run --message-format=json 2>/dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_check" and m.get("executable"):
-        print(m["executable"])
-')
+bin=$(tools/test_binary.sh gpu_check)
 [ -n "$bin" ] || { echo "gpu_tests: gpu_check was not built" >&2; exit 1; }
 for n in 1 2; do PARLOPS_TEST_EXPECT_RANKS=$n timeout 300 "$MPIEXEC" -n $n "$bin"; done
 

@@ -550,15 +550,7 @@ impl Comm {
     /// # Safety
     /// `buf` must stay alive and unmodified until `reqs` has been waited for.
     pub unsafe fn isend<T: Scalar>(&self, buf: &[T], dest: i32, reqs: &mut Requests) -> Result<()> {
-        let r = self.raw.isend_raw(
-            buf.as_ptr().cast(),
-            elems(buf.len(), T::PARTS)?,
-            T::BASE,
-            dest,
-            TAG,
-        )?;
-        reqs.reqs.push(r);
-        Ok(())
+        unsafe { self.isend_device::<T>(buf.as_ptr() as usize as u64, buf.len(), dest, reqs) }
     }
 
     /// Start receiving into `buf` from `src`.
@@ -571,18 +563,11 @@ impl Comm {
         src: i32,
         reqs: &mut Requests,
     ) -> Result<()> {
-        let r = self.raw.irecv_raw(
-            buf.as_mut_ptr().cast(),
-            elems(buf.len(), T::PARTS)?,
-            T::BASE,
-            src,
-            TAG,
-        )?;
-        reqs.reqs.push(r);
-        Ok(())
+        unsafe { self.irecv_device::<T>(buf.as_mut_ptr() as usize as u64, buf.len(), src, reqs) }
     }
 
-    /// Start sending `n` entries of `T` at device address `ptr` (CUDA-aware MPI only).
+    /// Start sending `n` entries of `T` at address `ptr`: host memory, or device memory with a
+    /// CUDA-aware MPI.
     ///
     /// # Safety
     /// `ptr` must hold `n` entries until `reqs` has been waited for.
@@ -593,18 +578,15 @@ impl Comm {
         dest: i32,
         reqs: &mut Requests,
     ) -> Result<()> {
-        let r = self.raw.isend_raw(
-            ptr as usize as *const std::ffi::c_void as _,
-            elems(n, T::PARTS)?,
-            T::BASE,
-            dest,
-            TAG,
-        )?;
+        let p = ptr as usize as *const std::ffi::c_void;
+        let r = self
+            .raw
+            .isend_raw(p, elems(n, T::PARTS)?, T::BASE, dest, TAG)?;
         reqs.reqs.push(r);
         Ok(())
     }
 
-    /// Start receiving `n` entries of `T` into device address `ptr` (CUDA-aware MPI only).
+    /// Start receiving `n` entries of `T` at address `ptr` (host, or device with a CUDA-aware MPI).
     ///
     /// # Safety
     /// As for [`Comm::isend_device`].
@@ -615,13 +597,10 @@ impl Comm {
         src: i32,
         reqs: &mut Requests,
     ) -> Result<()> {
-        let r = self.raw.irecv_raw(
-            ptr as usize as *mut std::ffi::c_void as _,
-            elems(n, T::PARTS)?,
-            T::BASE,
-            src,
-            TAG,
-        )?;
+        let p = ptr as usize as *mut std::ffi::c_void;
+        let r = self
+            .raw
+            .irecv_raw(p, elems(n, T::PARTS)?, T::BASE, src, TAG)?;
         reqs.reqs.push(r);
         Ok(())
     }

@@ -755,22 +755,43 @@ impl<T: Scalar> CsrOp<T> {
         crate::vector::device::after(x, s)
     }
 
-    fn forward_device(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        y.check_location(x, "x", "y")?;
-        let g = y.gpu()?.clone();
+    /// What a device apply starts with: the output's stream (after the input's), the device matrix
+    /// (made at first use), the kernels, and whether the input was on another stream.
+    #[allow(clippy::type_complexity)]
+    fn begin_device(
+        &self,
+        inp: &DistVector<T>,
+        out: &DistVector<T>,
+    ) -> Result<(
+        Stream,
+        std::sync::MutexGuard<'_, Option<DevCsr<T>>>,
+        Arc<Kernels>,
+        bool,
+    )> {
+        let g = out.gpu()?.clone();
         g.bind()?;
-        let s = y.stream()?;
-        let mixed = Self::wait_for(x, s)?;
+        let s = out.stream()?;
+        let mixed = Self::wait_for(inp, s)?;
         let mut guard = self.device_parts(&g, s)?;
         let k = g.kernels::<T>()?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+        // the halo buffers are shared: an apply on another stream waits for the last one
         if let Some(prev) = d.last.replace(s)
             && prev != s
         {
             gpu::sync(prev)?;
         }
+        Ok((s, guard, k, mixed))
+    }
+
+    fn forward_device(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        y.check_location(x, "x", "y")?;
+        let (s, mut guard, k, mixed) = self.begin_device(x, y)?;
+        let d = guard
+            .as_mut()
+            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
         let (xp, yp) = (x.dptr(), y.dptr());
         let ns = self.halo.n_send() as i64;
         if ns > 0 {
@@ -797,20 +818,10 @@ impl<T: Scalar> CsrOp<T> {
 
     fn backward_device(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         x.check_location(y, "y", "x")?;
-        let g = x.gpu()?.clone();
-        g.bind()?;
-        let s = x.stream()?;
-        let mixed = Self::wait_for(y, s)?;
-        let mut guard = self.device_parts(&g, s)?;
-        let k = g.kernels::<T>()?;
+        let (s, mut guard, k, mixed) = self.begin_device(y, x)?;
         let d = guard
             .as_mut()
             .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
-        if let Some(prev) = d.last.replace(s)
-            && prev != s
-        {
-            gpu::sync(prev)?;
-        }
         let (xp, yp) = (x.dptr(), y.dptr());
         let sz = std::mem::size_of::<T>();
         let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
