@@ -9,6 +9,7 @@
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
+#   make fresh-check            make demo + make test in a clean Debian root built from Debian's packages (root)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -41,7 +42,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -146,6 +147,11 @@ test-mpich:
 	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -o $(BUILD)/$${prog}_mpich && \
 	  timeout 600 mpiexec.mpich -n 3 $(BUILD)/$${prog}_mpich || exit 1; \
 	done
+
+# The README's two commands in a clean Debian root (debootstrap), only Rust carried over: proves
+# that tools/deps.sh installs everything (CI runs it after make test).
+fresh-check:
+	tools/fresh_check.sh
 
 clean:
 	cargo clean

@@ -17,16 +17,27 @@ have python3 || pkgs+=(python3)
 have cc || pkgs+=(gcc)
 have make || pkgs+=(make)
 have valgrind || pkgs+=(valgrind)
+# cargo, pip and the NVRTC fetch speak HTTPS: they need the CA bundle, not only the tools
+[ -s /etc/ssl/certs/ca-certificates.crt ] || pkgs+=(ca-certificates)
 # the MFEM and hypre tests: Debian's hypre (Open MPI), zlib for MFEM's CMake package, venv + pip for
 # the MFEM wheel and the Python references
 [ -f /usr/include/hypre/HYPRE.h ] || pkgs+=(libhypre-dev)
 [ -f /usr/include/zlib.h ] || pkgs+=(zlib1g-dev)
 have g++ || pkgs+=(g++)
 python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv python3-pip)
-# rsmpi generates its MPI bindings with bindgen, which loads libclang at build time.
-if ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null && ! compgen -G "/usr/lib/*/libclang*.so*" >/dev/null; then
-  pkgs+=(libclang-dev)
-fi
+# rsmpi generates its MPI bindings with bindgen, which loads libclang (libclang.so, libclang-N.so,
+# libclang.so.N: not LLVM's libclang-cpp.so, which images ship with LLVM) and needs clang's own
+# headers (stddef.h under lib/clang/N/include). Debian's libclang-dev brings both.
+has_libclang() {
+  local f
+  for f in /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* \
+           /usr/lib/*/libclang.so* /usr/lib/*/libclang-[0-9]*.so* /usr/lib/libclang.so*; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
+has_clang_headers() { compgen -G "/usr/lib/llvm-*/lib/clang/*/include/stddef.h" >/dev/null; }
+if ! has_libclang || ! has_clang_headers; then pkgs+=(libclang-dev); fi
 
 if ((${#pkgs[@]})); then
   mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
