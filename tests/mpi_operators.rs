@@ -146,6 +146,7 @@ fn dense_of<T: Scalar>(op: &dyn LinearOperator<T>, adjoint: bool) -> Dense<T> {
 
 /// Forward and adjoint against the reference, and the dot test.
 fn check_op<T: Scalar>(t: &mut Tally, name: &str, op: &dyn LinearOperator<T>, want: &Dense<T>) {
+    common::case(&format!("{name} ({})", T::DTYPE.name()));
     let ctx = format!("{} {name}", T::DTYPE.name());
     let f = dense_of(op, false);
     t.check(
@@ -288,6 +289,7 @@ fn local_dense<T: Scalar>(m: usize, n: usize, seed: u64) -> (Op<T>, Dense<T>) {
 }
 
 fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run ({})", T::DTYPE.name()));
     let (r, p) = (comm.rank(), comm.size());
     // rows: uneven custom split with an empty rank; columns: default scatter
     let m_local = if r == 1 { 0 } else { 3 + r as i64 };
@@ -827,6 +829,7 @@ fn dense_ref<T: Scalar>(m: usize, n: usize, f: &dyn Fn(&[f64]) -> Vec<f64>) -> D
 }
 
 fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_stencils ({})", T::DTYPE.name()));
     let (r, p) = (comm.rank() as usize, comm.size() as usize);
     for shape in [vec![7i64], vec![6, 4], vec![5, 3, 2]] {
         // uneven split along axis 0 with an empty rank
@@ -907,6 +910,7 @@ fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 }
 
 fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case("run_errors");
     let (r, p) = (comm.rank(), comm.size());
     let rl = Layout::new(comm.clone(), Partition::Scatter, 12, -1).unwrap();
     let (mut pp, mut ix, v) = local_rows::<f64>(&rl, 12, 1);

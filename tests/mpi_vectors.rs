@@ -63,6 +63,7 @@ fn serial_norm<T: Scalar>(x: &[T], k: NormKind) -> f64 {
 }
 
 fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc<Layout>)]) {
+    common::case(&format!("run_dtype ({})", T::DTYPE.name()));
     let name = T::DTYPE.name();
     let p = comm.size();
     for (lname, l) in layouts {
@@ -212,6 +213,7 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
 }
 
 fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case("run_errors");
     let p = comm.size();
     let r = comm.rank();
     // different global length on the last rank only: every rank must fail, the same way

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Run the multi-rank Rust tests (tests/mpi_vectors.rs) at 1, 2, 3 and 4 ranks.
+# Run the multi-rank Rust tests (tests/mpi_*.rs) at 1, 2, 3 and 4 ranks, then once more at 3 ranks
+# over Open MPI's TCP transport (as between nodes; on the loopback interface only).
 # Usage: tests/run_mpi_tests.sh MPIEXEC [cargo args...]   (e.g. --release --locked)
 # Every run checks that it really got N ranks (a binary launched by another MPI's mpiexec runs as N
 # one-rank jobs) and is bounded by a timeout (TEST_TIMEOUT seconds, default 300: MPICH busy-polls, so
-# more ranks than cores make it much slower than Open MPI; make test-mpich allows more).
+# more ranks than cores make it much slower than Open MPI; make test-mpich allows more). Each program
+# also has a per-case watchdog (tests/common: PARLOPS_TEST_CASE_TIMEOUT, default 120 s) that names
+# the case that hangs.
 set -euo pipefail
 MPIEXEC=$1
 shift
@@ -21,3 +24,10 @@ for bin in $bins; do
     PARLOPS_TEST_EXPECT_RANKS=$n timeout "${TEST_TIMEOUT:-300}" "$MPIEXEC" -n "$n" "$bin"
   done
 done
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+  for bin in $bins; do
+    echo "== $(basename "$bin") at 3 ranks over TCP (btl tcp,self on lo)"
+    OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo PARLOPS_TEST_EXPECT_RANKS=3 \
+      timeout "${TEST_TIMEOUT:-300}" "$MPIEXEC" -n 3 "$bin"
+  done
+fi

@@ -70,7 +70,7 @@ bind() { # bind SRC DST [ro]
 start=$(date +%s)
 # A root from an earlier run may still have mounts (a killed run): undo them before removing it.
 if [ -d "$root" ]; then
-  grep -o " $root[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+  { grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
   rm -rf --one-file-system "$root"
 fi
 mkdir -p "$work"
@@ -84,6 +84,13 @@ if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
     grep -q "debian-archive-keyring" "$f" && cp "$f" "$root/etc/apt/sources.list.d/"
   done
   [ -n "$(ls "$root/etc/apt/sources.list.d/")" ] && rm -f "$root/etc/apt/sources.list"
+fi
+# The machine's own trust anchors (a site CA in front of the registries, say) are part of the
+# machine, not of the project: they go where Debian's ca-certificates picks them up when the
+# project's deps.sh installs it.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp /etc/hosts "$root/etc/hosts"

@@ -1,9 +1,56 @@
 //! Shared by the multi-rank test programs (harness = false, run under mpiexec).
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use parlops::comm::{Comm, ReduceOp};
+
+/// The per-case watchdog: the case being run, the last check that finished, and when the last
+/// progress was made. A case that makes no progress for PARLOPS_TEST_CASE_TIMEOUT seconds
+/// (default 120) is a hang: the rank prints the case and exits, and mpiexec ends the others.
+static CASE: Mutex<(String, String)> = Mutex::new((String::new(), String::new()));
+static PROGRESS_MS: AtomicU64 = AtomicU64::new(0);
+
+fn epoch() -> Instant {
+    static E: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *E.get_or_init(Instant::now)
+}
+
+fn progress() {
+    PROGRESS_MS.store(epoch().elapsed().as_millis() as u64, Ordering::Relaxed);
+}
+
+/// Name the case that starts now (the watchdog reports it if it hangs).
+pub fn case(name: &str) {
+    if let Ok(mut c) = CASE.lock() {
+        c.0 = name.to_string();
+    }
+    progress();
+}
+
+fn start_watchdog(rank: i32) {
+    let limit = std::env::var("PARLOPS_TEST_CASE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(120);
+    progress();
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let idle = epoch().elapsed().as_millis() as u64 - PROGRESS_MS.load(Ordering::Relaxed);
+            if idle > limit * 1000 {
+                let (case, last) = CASE.lock().map(|c| c.clone()).unwrap_or_default();
+                eprintln!(
+                    "rank {rank}: TIMEOUT (hang): no progress for {limit} s in case '{case}' \
+                     (last finished check: '{last}')"
+                );
+                unsafe { libc::_exit(3) };
+            }
+        }
+    });
+}
 
 /// Counts checks on this rank; failures are printed with the rank.
 pub struct Tally {
@@ -14,6 +61,10 @@ pub struct Tally {
 
 impl Tally {
     pub fn check(&mut self, ok: bool, what: &str) {
+        if let Ok(mut c) = CASE.lock() {
+            c.1 = what.to_string();
+        }
+        progress();
         if ok {
             self.passed += 1;
         } else {
@@ -36,6 +87,7 @@ pub fn start() -> (Arc<Comm>, Tally) {
             "launched with the wrong MPI: expected {want} ranks, got {p}"
         );
     }
+    start_watchdog(comm.rank());
     let t = Tally {
         rank: comm.rank(),
         passed: 0,
