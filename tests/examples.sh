@@ -36,6 +36,23 @@ done
 echo "Fortran (use mpi, use mpi_f08) at 3 ranks: same norms, dot and checksum as C:"
 numbers "$B/vectors_f3.out"
 
+echo "== single-language consumers through find_package(Parlops): a C++-only and a Fortran-only project, 2 ranks"
+: "${MPICXX:=mpicxx.openmpi}"
+for lang in cxx fortran; do
+  rm -rf "$B/consumer_$lang"
+  cmake -S tests/consumers/$lang -B "$B/consumer_$lang" -DCMAKE_PREFIX_PATH="$PREFIX" \
+    -DMPI_CXX_COMPILER="$(command -v "$MPICXX")" -DMPI_Fortran_COMPILER="$(command -v "$MPIF90")" \
+    -DPARLOPS_EXAMPLES_DIR="$PREFIX/share/parlops/fortran/examples" -DCMAKE_BUILD_TYPE=Release \
+    >"$B/consumer_$lang.cmake.log" 2>&1 || { cat "$B/consumer_$lang.cmake.log"; exit 1; }
+  cmake --build "$B/consumer_$lang" >"$B/consumer_$lang.build.log" 2>&1 || { cat "$B/consumer_$lang.build.log"; exit 1; }
+done
+run 2 "$B/consumer_cxx/cxx_consumer" 200 | tee "$B/consumer_cxx.out"
+grep -q '^ranks = 2, C++-only consumer' "$B/consumer_cxx.out" || { echo "C++-only consumer did not run on 2 ranks"; exit 1; }
+run 2 "$B/consumer_fortran/fortran_consumer" >"$B/consumer_fortran.out"
+diff <(numbers "$B/vectors2.out") <(numbers "$B/consumer_fortran.out") ||
+  { echo "Fortran-only consumer printed other numbers than the C example at 2 ranks"; exit 1; }
+echo "Fortran-only consumer at 2 ranks: same numbers as the C example"
+
 echo "== operators: CSR Laplacian (C and Fortran) and a shell operator, at 1, 2 and 3 ranks"
 for n in 1 2 3; do
   run $n "$B/examples/csr_laplacian" 60 >"$B/csr$n.out"
