@@ -3,6 +3,8 @@
 #  - the PyPI `mfem` wheel's serial libmfem (unpacked under BUILD/mfem, no Python import) and
 #    c_examples/mfem_poisson.cpp through find_package(Parlops) and find_package(MFEM): same CG
 #    iterations as mfem::CGSolver, same solution, zero copy;
+#  - tests/mfem/dropin.cpp (a C++-only CMake project): MFEM-style programs, MFEM's solvers and
+#    parlops::mfem's side by side in MFEM's order of calls (ex1p's preconditioner before operator);
 #  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks.
 # Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR
 set -euo pipefail
@@ -35,6 +37,14 @@ cmake -S c_examples -B "$B/mfem-example" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS
   >"$B/mfem-example.cmake.log" || { cat "$B/mfem-example.cmake.log"; exit 1; }
 cmake --build "$B/mfem-example" --target mfem_poisson -j 2 >"$B/mfem-example.build.log" || { cat "$B/mfem-example.build.log"; exit 1; }
 timeout 300 "$B/mfem-example/mfem_poisson" 24 2
+
+echo "== MFEM drop-in: MFEM-style programs, MFEM's solvers and parlops' side by side (C++-only CMake project)"
+rm -rf "$B/mfem-dropin"
+cmake -S tests/mfem -B "$B/mfem-dropin" -DCMAKE_PREFIX_PATH="$PREFIX" -DMFEM_DIR="$mfem/lib/cmake/mfem" \
+  -DMPI_CXX_COMPILER="$(command -v mpicxx.openmpi)" -DCMAKE_BUILD_TYPE=Release \
+  >"$B/mfem-dropin.cmake.log" 2>&1 || { cat "$B/mfem-dropin.cmake.log"; exit 1; }
+cmake --build "$B/mfem-dropin" -j 2 >"$B/mfem-dropin.build.log" 2>&1 || { cat "$B/mfem-dropin.build.log"; exit 1; }
+timeout 300 "$B/mfem-dropin/mfem_dropin" 6 2
 
 echo "== hypre ParCSR wrapped zero-copy, against hypre (2 and 3 ranks)"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"

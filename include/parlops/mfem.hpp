@@ -61,6 +61,8 @@ class OperatorWrapper {
  public:
   OperatorWrapper(const Comm &comm, const ::mfem::Operator &A, bool with_transpose = false)
       : A_(&A),
+        height_(A.Height()),
+        width_(A.Width()),
         dev_(memory_of(A) == PARLOPS_MEMORY_CUDA),
         rows_(comm, PARLOPS_DECIDE, A.Height()),
         cols_(comm, PARLOPS_DECIDE, A.Width()),
@@ -70,6 +72,9 @@ class OperatorWrapper {
   const Op &op() const { return op_; }
   const Layout &rows() const { return rows_; }
   const Layout &cols() const { return cols_; }
+  /// The local sizes the wrapper was made for (the operator's Height and Width then).
+  int rows_len() const { return height_; }
+  int cols_len() const { return width_; }
 
  private:
   static int forward(void *ctx, const void *x, void *y) {
@@ -99,6 +104,7 @@ class OperatorWrapper {
     return Op(o);
   }
   const ::mfem::Operator *A_;
+  int height_, width_;
   bool dev_;  // the callbacks get device pointers
   Layout rows_, cols_;
   Op op_;
@@ -117,9 +123,17 @@ class KrylovSolver : public ::mfem::Solver {
   /// GMRES restart length (MFEM's SetKDim).
   void SetKDim(int m) { solver_.set_restart(m); }
 
+  /// As MFEM's IterativeSolver: the operator is passed on to the preconditioner set before
+  /// (prec->SetOperator), so ex1p's order (SetPreconditioner, then SetOperator) works.
   void SetOperator(const ::mfem::Operator &op) override {
     height = op.Height();
     width = op.Width();
+    oper_ = &op;
+    if (prec_) {
+      prec_->SetOperator(op);
+      solver_.set_preconditioner(nullptr);
+      M_.reset();  // sized again at the next Mult: the preconditioner may have changed shape
+    }
     A_.reset();
     b_.reset();
     x_.reset();
@@ -136,11 +150,15 @@ class KrylovSolver : public ::mfem::Solver {
     solver_.set_operator(A_->op());
   }
 
-  /// Applied as z = B r, like MFEM's iterative solvers. CG then tests the natural norm sqrt(r^T B r),
-  /// as mfem::CGSolver does.
+  /// Applied as z = B r, like MFEM's iterative solvers. As MFEM's IterativeSolver, it sets
+  /// pr.iterative_mode = false and does not call pr.SetOperator (SetOperator does); the wrapper of
+  /// the preconditioner is sized when Mult uses it, so a preconditioner without an operator yet
+  /// (MFEM's ex1p order) is fine. CG then tests the natural norm sqrt(r^T B r), as mfem::CGSolver does.
   void SetPreconditioner(::mfem::Solver &pr) {
-    M_ = std::make_unique<OperatorWrapper>(comm_, pr);
-    solver_.set_preconditioner(&M_->op());
+    prec_ = &pr;
+    pr.iterative_mode = false;
+    solver_.set_preconditioner(nullptr);
+    M_.reset();
     if (method_ == PARLOPS_METHOD_CG || method_ == PARLOPS_METHOD_CG_SINGLE_REDUCTION ||
         method_ == PARLOPS_METHOD_CG_PIPELINED)
       solver_.set_norm_type(PARLOPS_NORM_TYPE_NATURAL);
@@ -155,6 +173,10 @@ class KrylovSolver : public ::mfem::Solver {
     const ::mfem::real_t *bp = b.Read(dev);
     ::mfem::real_t *xp = iterative_mode ? x.ReadWrite(dev) : x.Write(dev);
     auto &s = const_cast<::parlops::Solver &>(solver_);
+    if (prec_ && (!M_ || M_->rows_len() != prec_->Height() || M_->cols_len() != prec_->Width())) {
+      M_ = std::make_unique<OperatorWrapper>(comm_, *prec_);
+      s.set_preconditioner(&M_->op());
+    }
     if (!b_ || mem_ != mem) {
       auto rows = native_or_wrapped_rows();
       auto cols = native_or_wrapped_cols();
@@ -210,7 +232,10 @@ class KrylovSolver : public ::mfem::Solver {
   parlops_method method_;
   Comm comm_;
   ::parlops::Solver solver_;
-  std::unique_ptr<OperatorWrapper> A_, M_;
+  std::unique_ptr<OperatorWrapper> A_;
+  mutable std::unique_ptr<OperatorWrapper> M_;
+  const ::mfem::Operator *oper_ = nullptr;
+  ::mfem::Solver *prec_ = nullptr;
 #ifdef MFEM_USE_MPI
   std::unique_ptr<hypre::ParCSR> native_;
 #endif

@@ -1,0 +1,167 @@
+// MFEM drop-in checks, written the way MFEM's examples are: each case runs MFEM's solver and
+// parlops::mfem's on the same system, in the same order of calls, and compares iteration counts
+// (within one), solutions (1e-10 relative) and the final norms.
+//
+//  - 3D Poisson, H1 order 2, hexahedra (MFEM's example 1 in 3D);
+//  - ex1p's order: a default-constructed smoother (no matrix yet) set as preconditioner *before*
+//    SetOperator, which passes the operator on to it (MFEM's IterativeSolver does the same);
+//  - CG without and with preconditioner (Jacobi DSmoother, Gauss-Seidel GSSmoother), and the
+//    smoother's iterative_mode cleared by SetPreconditioner.
+// Run: ./mfem_dropin [n] [order]
+#include <mfem.hpp>
+#include <parlops/mfem.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+static int passed = 0, failed = 0;
+
+static void check(bool ok, const std::string &what) {
+  if (ok) {
+    passed++;
+  } else {
+    failed++;
+    std::printf("FAILED: %s\n", what.c_str());
+  }
+}
+
+// Run `mfem_solve` and `parlops_solve` from a zero guess and compare.
+template <class MS, class PS>
+static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &ps,
+                    const std::function<void(mfem::Solver &)> &mfem_setup,
+                    const std::function<void(mfem::Solver &)> &parlops_setup) {
+  mfem::Vector X1(B.Size()), X2(B.Size());
+  X1 = 0.0;
+  X2 = 0.0;
+  mfem_setup(ms);
+  ms.Mult(B, X1);
+  parlops_setup(ps);
+  ps.Mult(B, X2);
+  mfem::Vector d(X1);
+  d -= X2;
+  double rel = d.Norml2() / X1.Norml2();
+  int i1 = ms.GetNumIterations(), i2 = ps.GetNumIterations();
+  std::printf("%-44s iterations mfem %4d parlops %4d; |x1-x2|/|x1| %.1e; final norm mfem %.6e parlops %.6e\n",
+              name.c_str(), i1, i2, rel, ms.GetFinalNorm(), ps.GetFinalNorm());
+  check(ms.GetConverged() && ps.GetConverged(), name + ": both converged");
+  check(std::abs(i1 - i2) <= 1, name + ": iterations within one");
+  check(rel < 1e-10, name + ": solutions within 1e-10");
+  check(std::abs(ms.GetFinalNorm() - ps.GetFinalNorm()) <= 1e-6 * ms.GetFinalNorm() + 1e-300,
+        name + ": final norms agree");
+}
+
+int main(int argc, char **argv) {
+  parlops::check(parlops_init(&argc, &argv));
+  int n = argc > 1 ? std::atoi(argv[1]) : 6, order = argc > 2 ? std::atoi(argv[2]) : 2;
+  {
+    mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(n, n, n, mfem::Element::HEXAHEDRON);
+    mfem::H1_FECollection fec(order, mesh.Dimension());
+    mfem::FiniteElementSpace fes(&mesh, &fec);
+    mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
+    ess_bdr = 1;
+    fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
+    mfem::ConstantCoefficient one(1.0);
+    mfem::LinearForm b(&fes);
+    b.AddDomainIntegrator(new mfem::DomainLFIntegrator(one));
+    b.Assemble();
+    mfem::GridFunction x(&fes);
+    x = 0.0;
+    mfem::BilinearForm a(&fes);
+    a.AddDomainIntegrator(new mfem::DiffusionIntegrator(one));
+    a.Assemble();
+    mfem::SparseMatrix A;
+    mfem::Vector B, X;
+    a.FormLinearSystem(ess_tdof, x, b, A, X, B);
+    std::printf("3D Poisson, %d^3 hexahedra, order %d, %d unknowns\n", n, order, A.Height());
+
+    auto tol = [](mfem::IterativeSolver &s) {
+      s.SetRelTol(1e-10);
+      s.SetAbsTol(0.0);
+      s.SetMaxIter(2000);
+      s.SetPrintLevel(0);
+    };
+    auto ptol = [](parlops::mfem::KrylovSolver &s) {
+      s.SetRelTol(1e-10);
+      s.SetAbsTol(0.0);
+      s.SetMaxIter(2000);
+      s.SetPrintLevel(0);
+    };
+
+    {  // CG, no preconditioner
+      mfem::CGSolver cg;
+      parlops::mfem::CGSolver pcg;
+      compare(
+          "CG", B, cg, pcg,
+          [&](mfem::Solver &) {
+            tol(cg);
+            cg.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pcg);
+            pcg.SetOperator(A);
+          });
+    }
+    {  // ex1p's order: default-constructed Jacobi smoother set before the operator
+      mfem::DSmoother m1, m2;
+      m1.iterative_mode = m2.iterative_mode = true;
+      mfem::CGSolver cg;
+      parlops::mfem::CGSolver pcg;
+      compare(
+          "PCG, DSmoother() set before SetOperator", B, cg, pcg,
+          [&](mfem::Solver &) {
+            tol(cg);
+            cg.SetPreconditioner(m1);
+            cg.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pcg);
+            pcg.SetPreconditioner(m2);
+            pcg.SetOperator(A);
+          });
+      check(!m2.iterative_mode, "SetPreconditioner clears the preconditioner's iterative_mode");
+      check(m2.Height() == A.Height(), "SetOperator passes the operator on to the preconditioner");
+      // the same solver again after a new operator of another size: the wrapper follows
+      mfem::SparseMatrix A2(A);
+      A2 *= 2.0;
+      mfem::CGSolver cg2;
+      parlops::mfem::CGSolver pcg2;
+      mfem::DSmoother m3, m4;
+      compare(
+          "PCG, DSmoother() set before, operator 2A", B, cg2, pcg2,
+          [&](mfem::Solver &) {
+            tol(cg2);
+            cg2.SetPreconditioner(m3);
+            cg2.SetOperator(A2);
+          },
+          [&](mfem::Solver &) {
+            ptol(pcg2);
+            pcg2.SetPreconditioner(m4);
+            pcg2.SetOperator(A);
+            pcg2.SetOperator(A2);
+          });
+    }
+    {  // Gauss-Seidel smoother built on the matrix, set after the operator
+      mfem::GSSmoother m1(A), m2(A);
+      mfem::CGSolver cg;
+      parlops::mfem::CGSolver pcg;
+      compare(
+          "PCG, GSSmoother(A) set after SetOperator", B, cg, pcg,
+          [&](mfem::Solver &) {
+            tol(cg);
+            cg.SetOperator(A);
+            cg.SetPreconditioner(m1);
+          },
+          [&](mfem::Solver &) {
+            ptol(pcg);
+            pcg.SetOperator(A);
+            pcg.SetPreconditioner(m2);
+          });
+    }
+  }
+  std::printf("mfem_dropin: %d passed, %d failed\n", passed, failed);
+  parlops::check(parlops_finalize());
+  return failed ? 1 : 0;
+}
