@@ -13,11 +13,16 @@
 #   FRESH_DIR     where the root goes (default build/fresh)
 #   FRESH_SUITE   Debian release (default: the host's VERSION_CODENAME)
 #   FRESH_STEPS   what runs inside (default "make demo && make test")
+#   FRESH_SEED    Debian packages put in the root first: what this project's machine image ships that
+#                 could fool an "is it installed" test (LLVM's libclang-cpp without libclang, python3
+#                 without venv). Default "llvm-14 libclang-cpp14 python3"; those the release lacks are
+#                 skipped; FRESH_SEED= (empty) gives the bare root.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${FRESH_DIR:-$repo/build/fresh}
 root=$work/root
 steps=${FRESH_STEPS:-make demo && make test}
+seed=${FRESH_SEED-llvm-14 libclang-cpp14 python3}
 say() { echo "fresh-check: $*"; }
 die() { echo "fresh-check: $*" >&2; exit 1; }
 
@@ -64,6 +69,8 @@ bind() { # bind SRC DST [ro]
   mkdir -p "$2"
   mount --bind "$1" "$2"
   mounts+=("$2")
+  # nothing mounted below it (dev/shm, dev/pts) may propagate back to the host's tree
+  mount --make-rprivate "$2" 2>/dev/null || true
   if [ "${3:-}" = ro ]; then mount -o remount,bind,ro "$2"; fi
 }
 
@@ -96,6 +103,24 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp /etc/hosts "$root/etc/hosts"
 hostname >"$root/etc/hostname"
 
+bind /proc "$root/proc"
+bind /sys "$root/sys"
+bind /dev "$root/dev"
+bind /dev/pts "$root/dev/pts"
+
+if [ -n "$seed" ]; then
+  chroot "$root" apt-get update -qq >"$work/seed.log" 2>&1 || { cat "$work/seed.log"; die "apt-get update failed in the root"; }
+  have_seed=()
+  for p in $seed; do
+    if chroot "$root" apt-cache show "$p" >/dev/null 2>&1; then have_seed+=("$p"); fi
+  done
+  if ((${#have_seed[@]})); then
+    say "seeding the root with what the machine image ships: ${have_seed[*]}"
+    chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${have_seed[@]}" >>"$work/seed.log" 2>&1 || { tail -n 30 "$work/seed.log"; die "seeding failed"; }
+  fi
+fi
+
 # The repository as a clone would have it.
 mkdir -p "$root/src/parlops"
 if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -114,10 +139,6 @@ mkdir -p "$root/root/.cargo/bin"
 cp -a "$cargo_bin/." "$root/root/.cargo/bin/"
 bind "$rustup_home" "$root/root/.rustup" ro
 
-bind /proc "$root/proc"
-bind /sys "$root/sys"
-bind /dev "$root/dev"
-bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/dev/shm"
 mount -t tmpfs -o size=4g tmpfs "$root/dev/shm"
 mounts+=("$root/dev/shm")
