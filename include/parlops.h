@@ -492,7 +492,12 @@ parlops_status parlops_op_power(const parlops_op *a, int64_t k, parlops_op **out
 
 // An operator given by user callbacks on local parts (PETSc's MATSHELL): `forward(ctx, x, y)` computes
 // this rank's part of y = A x; `adjoint` (may be NULL) this rank's part of x = A^H y. `destroy_ctx`
-// (may be NULL) is called with `ctx` when the operator is destroyed. Callbacks that need other
+// (may be NULL) is called with `ctx` when the operator (and the last composition holding it) is
+// destroyed; when this call fails, `destroy_ctx` is NOT called and the caller keeps ownership of
+// `ctx` (as with PETSc's MatCreateShell). A callback must not apply its own operator (or a
+// composition holding it) with parlops_op_apply, _multadd or their adjoints: such reentrant use is
+// not supported and fails with PARLOPS_ERR_NOT_SUPPORTED inside the callback (it does not
+// deadlock). Callbacks that need other
 // ranks' data communicate themselves. `memory` says what the callbacks take: PARLOPS_MEMORY_HOST,
 // host pointers; PARLOPS_MEMORY_CUDA, device pointers (the data is finished before the call, and
 // parlops waits for all device work, on any stream, after it returns). Vectors in the other memory
@@ -892,16 +897,18 @@ parlops_status parlops_vec_norm(const parlops_vec *v,
 
 // Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
 // every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
-// receive. `global_out` is host memory, also for device vectors (their data is copied through the
+// receive, and is not looked at there. `global_out` is host memory, also for device vectors (their data is copied through the
 // host). [collective]
 parlops_status parlops_vec_gather(const parlops_vec *v,
                                   int root,
                                   void *global_out);
 
 // Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
-// `global_in` is ignored elsewhere (may be NULL). `global_in` is host memory, also for device
+// `global_in` is ignored elsewhere (may be NULL; it is not looked at). `global_in` is host memory, also for device
 // vectors. [collective]
-parlops_status parlops_vec_scatter(parlops_vec *v, int root, const void *global_in);
+parlops_status parlops_vec_scatter(parlops_vec *v,
+                                   int root,
+                                   const void *global_in);
 
 // A new vector with layout `to` (same communicator and global length) holding the same entries. [collective]
 parlops_status parlops_vec_redistribute(const parlops_vec *v,

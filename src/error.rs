@@ -104,6 +104,73 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// `n` copies of `v`, or an `OutOfMemory` error naming `what`: every allocation sized by a caller
+/// goes through this (or [`try_reserve`]), so that a huge size is an error and never an abort. The
+/// outcome is local; callers agree on it before their next collective.
+pub fn try_vec<T: Clone>(n: usize, v: T, what: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    try_reserve(&mut out, n, what)?;
+    out.resize(n, v);
+    Ok(out)
+}
+
+/// Reserve room for `extra` more entries of `vec`, or an `OutOfMemory` error naming `what`.
+pub fn try_reserve<T>(vec: &mut Vec<T>, extra: usize, what: &str) -> Result<()> {
+    vec.try_reserve_exact(extra).map_err(|_| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "cannot allocate {what}: {extra} entries of {} bytes ({} bytes in all) on this rank",
+                std::mem::size_of::<T>(),
+                (extra as u128) * std::mem::size_of::<T>() as u128
+            ),
+        )
+    })
+}
+
+/// The product of named sizes, or an `InvalidArgument` error naming them and their values when it
+/// does not fit in an i64 (or a negative factor is given).
+pub fn checked_product(what: &str, factors: &[(&str, i64)]) -> Result<i64> {
+    let shown = || {
+        factors
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if factors.iter().any(|&(_, v)| v < 0) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{what}: sizes must be >= 0, got {}", shown()),
+        ));
+    }
+    factors
+        .iter()
+        .try_fold(1i64, |a, &(_, v)| a.checked_mul(v))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!("{what}: {} make more than 2^63 - 1 entries", shown()),
+            )
+        })
+}
+
+/// Run this rank's local work `f`, turning a panic into an `Internal` error, so that the failure
+/// can be carried into the next collective agreement instead of leaving the other ranks waiting.
+pub fn catch_panic<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!("{what} panicked on this rank (please report): {why}"),
+        ))
+    })
+}
+
 /// `err!(Kind, "fmt", args..)` builds an [`Error`].
 #[macro_export]
 macro_rules! err {

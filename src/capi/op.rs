@@ -243,6 +243,8 @@ fn multadd_common(
     } else {
         ar.inner.rows()
     };
+    // a callback applying its own operator with multadd: an error, not a deadlock on `work`
+    let _busy = crate::op::enter(ar as *const parlops_op as usize, &|| ar.inner.describe())?;
     let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
     let slot = &mut w[adjoint as usize];
     // the work vector lives where the output does
@@ -707,7 +709,12 @@ fn create_agreed(
 
 /// An operator given by user callbacks on local parts (PETSc's MATSHELL): `forward(ctx, x, y)` computes
 /// this rank's part of y = A x; `adjoint` (may be NULL) this rank's part of x = A^H y. `destroy_ctx`
-/// (may be NULL) is called with `ctx` when the operator is destroyed. Callbacks that need other
+/// (may be NULL) is called with `ctx` when the operator (and the last composition holding it) is
+/// destroyed; when this call fails, `destroy_ctx` is NOT called and the caller keeps ownership of
+/// `ctx` (as with PETSc's MatCreateShell). A callback must not apply its own operator (or a
+/// composition holding it) with parlops_op_apply, _multadd or their adjoints: such reentrant use is
+/// not supported and fails with PARLOPS_ERR_NOT_SUPPORTED inside the callback (it does not
+/// deadlock). Callbacks that need other
 /// ranks' data communicate themselves. `memory` says what the callbacks take: PARLOPS_MEMORY_HOST,
 /// host pointers; PARLOPS_MEMORY_CUDA, device pointers (the data is finished before the call, and
 /// parlops waits for all device work, on any stream, after it returns). Vectors in the other memory
@@ -739,8 +746,10 @@ pub unsafe extern "C" fn parlops_op_create_shell(
         let guard_ctx = Arc::new(CtxGuard {
             ctx: ctx as usize,
             destroy: destroy_ctx,
+            armed: std::sync::atomic::AtomicBool::new(false),
         });
-        create_agreed(r.comm(), dtype, out, |d| {
+        let armed = guard_ctx.clone();
+        let made = create_agreed(r.comm(), dtype, out, |d| {
             let m = enum_arg(
                 memory,
                 "memory",
@@ -779,7 +788,14 @@ pub unsafe extern "C" fn parlops_op_create_shell(
                 });
                 Ok(op_of::<T>(Callback::new(r.clone(), c.clone(), f, a, "shell")?))
             })
-        })
+        });
+        // on failure the caller keeps `ctx`: destroy_ctx only runs for an operator that was made
+        if made.is_ok() {
+            armed
+                .armed
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+        made
     })
 }
 
@@ -787,10 +803,15 @@ pub unsafe extern "C" fn parlops_op_create_shell(
 struct CtxGuard {
     ctx: usize,
     destroy: parlops_destroy_fn,
+    /// Set once the operator exists: a failed create does not call `destroy`.
+    armed: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for CtxGuard {
     fn drop(&mut self) {
+        if !self.armed.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
         if let Some(d) = self.destroy {
             unsafe { d(self.ctx as *mut c_void) };
         }
@@ -1127,11 +1148,20 @@ pub unsafe extern "C" fn parlops_op_create_dense(
 ) -> parlops_status {
     guard("parlops_op_create_dense", || {
         let (r, c) = layout_pair(rows, cols)?;
-        let n = (r.local_len() * c.global_len()) as usize;
         create_agreed(r.comm(), dtype, out, |d| {
+            let n = crate::error::checked_product(
+                "argument 'local_rows'",
+                &[
+                    ("local rows", r.local_len()),
+                    ("global columns", c.global_len()),
+                ],
+            )? as usize;
             with_dtype!(d, T => {
                 let vals = unsafe { value_slice::<T>(local_rows, n, "local_rows")? };
-                Ok(op_of::<T>(DenseBlockRow::<T>::new(r.clone(), c.clone(), vals.to_vec())?))
+                let mut copy = crate::error::try_vec(0, T::zero(), "a copy of 'local_rows'")?;
+                crate::error::try_reserve(&mut copy, n, "a copy of 'local_rows'")?;
+                copy.extend_from_slice(vals);
+                Ok(op_of::<T>(DenseBlockRow::<T>::new(r.clone(), c.clone(), copy)?))
             })
         })
     })
@@ -1245,8 +1275,13 @@ fn block_common(
             1 => VStack::<T>::new(&comm, list).map(op_of::<T>),
             _ => hstack::<T>(&comm, list).map(op_of::<T>),
         }
-    })?;
-    let dts = comm.agree_with(Ok(()), &[dtype as i64])?;
+    });
+    // a failure after the constructor's last collective (an allocation) is agreed here
+    let dts = comm.agree_with(
+        built.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        &[dtype as i64],
+    )?;
+    let built = built?;
     if dts.iter().any(|x| x[0] != dtype as i64) {
         crate::bail!(
             InconsistentAcrossRanks,
@@ -1327,8 +1362,13 @@ fn stencil_common(
         .and_then(|_| out_ok(out, "out"))
         .and_then(|_| dtype_arg(dtype).map(|_| ()));
     let d = dtype_arg(dtype).unwrap_or(DType::F64);
-    let built = build(d, &l.inner, pre)?;
-    let dts = l.inner.comm().agree_with(Ok(()), &[dtype as i64])?;
+    let built = build(d, &l.inner, pre);
+    // a failure after the builder's last collective is agreed here
+    let dts = l.inner.comm().agree_with(
+        built.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        &[dtype as i64],
+    )?;
+    let built = built?;
     if dts.iter().any(|x| x[0] != dtype as i64) {
         crate::bail!(
             InconsistentAcrossRanks,
@@ -1499,11 +1539,29 @@ pub unsafe extern "C" fn parlops_op_fredholm1(
 ) -> parlops_status {
     guard("parlops_op_fredholm1", || {
         let c = unsafe { arg(comm, "comm")? };
-        let n = (nsl_local.max(0) * nx.max(0) * ny.max(0)) as usize;
+        let n = crate::error::checked_product(
+            "argument 'g_local'",
+            &[
+                ("nsl_local", nsl_local.max(0)),
+                ("nx", nx.max(0)),
+                ("ny", ny.max(0)),
+            ],
+        );
         create_agreed(&c.inner.clone(), dtype, out, |d| {
             with_dtype!(d, T => {
-                let g = unsafe { value_slice::<T>(g_local, n, "g_local")? }.to_vec();
-                crate::op::fredholm::Fredholm1::<T>::new(&c.inner, nsl_local, nx, ny, nz, g).map(op_of::<T>)
+                // read and copy the caller's G; a failure here joins the constructor's agreement
+                let g = n.and_then(|n| {
+                    let src = unsafe { value_slice::<T>(g_local, n as usize, "g_local")? };
+                    let mut g = Vec::new();
+                    crate::error::try_reserve(&mut g, src.len(), "a copy of 'g_local'")?;
+                    g.extend_from_slice(src);
+                    Ok(g)
+                });
+                let (g, pre) = match g {
+                    Ok(g) => (g, Ok(())),
+                    Err(e) => (Vec::new(), Err(e)),
+                };
+                crate::op::fredholm::Fredholm1::<T>::new_checked(&c.inner, nsl_local, nx, ny, nz, g, pre).map(op_of::<T>)
             })
         })
     })
@@ -1698,9 +1756,12 @@ pub unsafe extern "C" fn parlops_op_create_dense_summa(
         let size = c.inner.size() as i64;
         let g = (size as f64).sqrt().round() as i64;
         let rank = c.inner.rank() as i64;
+        // an overflowing tile size is reported (with the names) by the constructor's checks
         let want = if g * g == size && n >= 0 && k >= 0 {
-            (crate::op::summa::tile(n, g, rank / g).1 * crate::op::summa::tile(k, g, rank % g).1)
-                as usize
+            crate::op::summa::tile(n, g, rank / g)
+                .1
+                .checked_mul(crate::op::summa::tile(k, g, rank % g).1)
+                .unwrap_or(0) as usize
         } else {
             0
         };
@@ -1714,8 +1775,12 @@ pub unsafe extern "C" fn parlops_op_create_dense_summa(
             };
             c.inner.agree(pre)?;
             crate::op::summa::Summa::<T>::new(&c.inner, n, k, m, tile).map(op_of::<T>)
-        })?;
-        let dts = c.inner.agree_with(Ok(()), &[dtype as i64])?;
+        });
+        let dts = c.inner.agree_with(
+            built.as_ref().map(|_| ()).map_err(|e| e.clone()),
+            &[dtype as i64],
+        )?;
+        let built = built?;
         if dts.iter().any(|x| x[0] != dtype as i64) {
             crate::bail!(
                 InconsistentAcrossRanks,

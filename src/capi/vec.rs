@@ -557,7 +557,7 @@ pub unsafe extern "C" fn parlops_vec_norm(
 
 /// Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
 /// every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
-/// receive. `global_out` is host memory, also for device vectors (their data is copied through the
+/// receive, and is not looked at there. `global_out` is host memory, also for device vectors (their data is copied through the
 /// host). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_gather(
@@ -568,6 +568,13 @@ pub unsafe extern "C" fn parlops_vec_gather(
     guard("parlops_vec_gather", || {
         let v = unsafe { arg(v, "v")? };
         let n = v.inner.layout().global_len();
+        // `global_out` is ignored (not even checked) on ranks that do not receive
+        let rank = v.inner.layout().comm().rank();
+        let global_out = if root == -1 || root == rank {
+            global_out
+        } else {
+            std::ptr::null_mut()
+        };
         any_vec!(&v.inner, x => {
             let (out, pre) = match unsafe { global_slice(x, global_out, n, "global_out") } {
                 Ok(o) => (o, Ok(())),
@@ -579,7 +586,7 @@ pub unsafe extern "C" fn parlops_vec_gather(
 }
 
 /// Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
-/// `global_in` is ignored elsewhere (may be NULL). `global_in` is host memory, also for device
+/// `global_in` is ignored elsewhere (may be NULL; it is not looked at). `global_in` is host memory, also for device
 /// vectors. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_scatter(
@@ -590,6 +597,12 @@ pub unsafe extern "C" fn parlops_vec_scatter(
     guard("parlops_vec_scatter", || {
         let v = unsafe { arg_mut(v, "v")? };
         let n = v.inner.layout().global_len();
+        // `global_in` is ignored (not even checked) off the root
+        let global_in = if root == v.inner.layout().comm().rank() {
+            global_in
+        } else {
+            std::ptr::null()
+        };
         any_vec!(&mut v.inner, x => {
             let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n, "global_in") } {
                 Ok(o) => (o.map(|s| &*s), Ok(())),

@@ -223,16 +223,20 @@ impl<T: Scalar> VStack<T> {
         let rows = Layout::new(comm.clone(), Partition::Scatter, -1, rows_n)?;
         let cols = Layout::new(comm.clone(), Partition::Broadcast, n, -1)?;
         let nn = n as usize;
+        // sized by the caller's blocks: fallible; the last collective is behind, so the caller
+        // agrees on the outcome
+        let w = "the vstack work vectors (one column vector each)";
+        let work = (
+            crate::error::try_vec(nn, T::zero(), w)?,
+            crate::error::try_vec(nn, T::zero(), w)?,
+            crate::error::try_vec(nn, T::zero(), w)?,
+        );
         Ok(VStack {
             row_off: offsets(ops.iter().map(|a| a.rows().global_len())),
             ops,
             rows,
             cols,
-            work: Mutex::new((
-                vec![T::zero(); nn],
-                vec![T::zero(); nn],
-                vec![T::zero(); nn],
-            )),
+            work: Mutex::new(work),
         })
     }
 }

@@ -62,6 +62,16 @@ impl<T: Scalar> Callback<T> {
     }
 }
 
+impl<T: Scalar> Callback<T> {
+    /// Mark this operator busy on this thread while its callback runs: a callback that applies its
+    /// own operator gets an error instead of recursing without end.
+    fn enter(&self) -> Result<super::Busy> {
+        super::enter(self as *const Self as *const u8 as usize, &|| {
+            self.describe()
+        })
+    }
+}
+
 impl<T: Scalar> LinearOperator<T> for Callback<T> {
     fn rows(&self) -> &Arc<Layout> {
         &self.rows
@@ -70,6 +80,7 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
         &self.cols
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        let _busy = self.enter()?;
         match &self.fns {
             Fns::Host(f, _) => f(x.local(), y.local_mut()),
             Fns::Device(f, _) => {
@@ -83,6 +94,7 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
         }
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let _busy = self.enter()?;
         match &self.fns {
             Fns::Host(_, Some(f)) => f(y.local(), x.local_mut()),
             Fns::Device(_, Some(f)) => {

@@ -35,16 +35,28 @@ impl<T: Scalar> DenseBlockRow<T> {
         }
         let n = cols.global_len() as usize;
         let m = rows.local_len() as usize;
-        if local.len() != m * n {
+        let mn = crate::error::checked_product(
+            "dense",
+            &[
+                ("local rows", rows.local_len()),
+                ("global columns", cols.global_len()),
+            ],
+        )? as usize;
+        if local.len() != mn {
             crate::bail!(
                 SizeMismatch,
                 "the local block holds {} entries, but {m} local rows x {n} columns need {}",
                 local.len(),
-                m * n
+                mn
             );
         }
+        let w = "the dense operator's work vectors (one global column vector each)";
         Ok(DenseBlockRow {
-            work: Mutex::new((vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n])),
+            work: Mutex::new((
+                crate::error::try_vec(n, T::zero(), w)?,
+                crate::error::try_vec(n, T::zero(), w)?,
+                crate::error::try_vec(n, T::zero(), w)?,
+            )),
             rows,
             cols,
             a: local,

@@ -34,14 +34,35 @@ impl<T: Scalar> Fredholm1<T> {
         nz: i64,
         g_local: Vec<T>,
     ) -> Result<Fredholm1<T>> {
-        let local = (|| {
+        Self::new_checked(comm, nsl_local, nx, ny, nz, g_local, Ok(()))
+    }
+
+    /// [`Fredholm1::new`] with this rank's earlier failure `pre` (reading the caller's arrays), agreed
+    /// with the argument checks. [collective]
+    pub fn new_checked(
+        comm: &Arc<Comm>,
+        nsl_local: i64,
+        nx: i64,
+        ny: i64,
+        nz: i64,
+        g_local: Vec<T>,
+        pre: Result<()>,
+    ) -> Result<Fredholm1<T>> {
+        let local = pre.and_then(|_| {
             if nsl_local < 0 || nx < 0 || ny < 0 || nz < 1 {
                 crate::bail!(
                     InvalidArgument,
                     "fredholm1: sizes must be nsl_local >= 0, nx >= 0, ny >= 0, nz >= 1; got {nsl_local}, {nx}, {ny}, {nz}"
                 );
             }
-            let want = (nsl_local * nx * ny) as usize;
+            let want = crate::error::checked_product(
+                "fredholm1: G",
+                &[("nsl_local", nsl_local), ("nx", nx), ("ny", ny)],
+            )? as usize;
+            crate::error::checked_product(
+                "fredholm1: the work array",
+                &[("nsl_local", nsl_local), ("max(nx, ny)", nx.max(ny)), ("nz", nz)],
+            )?;
             if g_local.len() != want {
                 crate::bail!(
                     SizeMismatch,
@@ -50,7 +71,7 @@ impl<T: Scalar> Fredholm1<T> {
                 );
             }
             Ok(())
-        })();
+        });
         let rows_all = comm.agree_with(local, &[nsl_local, nx, ny, nz])?;
         if rows_all.iter().any(|r| r[1..] != [nx, ny, nz]) {
             crate::bail!(
@@ -63,11 +84,34 @@ impl<T: Scalar> Fredholm1<T> {
             );
         }
         let nsl: Vec<i64> = rows_all.iter().map(|r| r[0]).collect();
-        let total: i64 = nsl.iter().sum();
         let first = nsl[..comm.rank() as usize].iter().sum::<i64>() as usize;
-        let rows = Layout::new(comm.clone(), Partition::Broadcast, total * nx * nz, -1)?;
-        let cols = Layout::new(comm.clone(), Partition::Broadcast, total * ny * nz, -1)?;
+        // the same values on every rank: the same outcome everywhere
+        let total = nsl
+            .iter()
+            .try_fold(0i64, |a, &b| a.checked_add(b))
+            .ok_or_else(|| {
+                crate::err!(
+                    InvalidArgument,
+                    "fredholm1: the ranks' nsl_local {nsl:?} add up to more than 2^63 - 1"
+                )
+            })?;
+        let nrows = crate::error::checked_product(
+            "fredholm1: y",
+            &[("nsl", total), ("nx", nx), ("nz", nz)],
+        )?;
+        let ncols = crate::error::checked_product(
+            "fredholm1: x",
+            &[("nsl", total), ("ny", ny), ("nz", nz)],
+        )?;
+        let rows = Layout::new(comm.clone(), Partition::Broadcast, nrows, -1)?;
+        let cols = Layout::new(comm.clone(), Partition::Broadcast, ncols, -1)?;
         let w = (nsl_local * nx.max(ny) * nz) as usize;
+        // the last collective is behind: a local failure is agreed by the caller (create_agreed)
+        let work = crate::error::try_vec(
+            w,
+            T::zero(),
+            "the Fredholm1 work array (nsl_local * max(nx, ny) * nz entries)",
+        )?;
         Ok(Fredholm1 {
             rows,
             cols,
@@ -77,7 +121,7 @@ impl<T: Scalar> Fredholm1<T> {
             nx: nx as usize,
             ny: ny as usize,
             nz: nz as usize,
-            work: Mutex::new(vec![T::zero(); w]),
+            work: Mutex::new(work),
         })
     }
 }

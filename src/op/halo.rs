@@ -16,14 +16,20 @@ use crate::vector::{Layout, Partition};
 
 /// PyLops-MPI's block split: block = ceil(n / procs); coordinate c owns [c*block, min((c+1)*block, n)).
 pub fn block_split(n: i64, procs: i64, c: i64) -> (i64, i64) {
-    let b = (n + procs - 1) / procs.max(1);
-    let s = (c * b).min(n);
+    let b = ceil_div(n, procs);
+    let s = c.saturating_mul(b).min(n);
     let e = if c == procs - 1 {
         n
     } else {
-        ((c + 1) * b).min(n)
+        c.saturating_add(1).saturating_mul(b).min(n)
     };
     (s, (e - s).max(0))
+}
+
+/// ceil(n / p) for n >= 0 and p >= 1 (p < 1 taken as 1), without the overflow of (n + p - 1) / p.
+pub fn ceil_div(n: i64, p: i64) -> i64 {
+    let p = p.max(1);
+    n / p + i64::from(n % p != 0)
 }
 
 /// Grid coordinates of a rank, row-major.
@@ -108,8 +114,26 @@ pub fn halo<T: Scalar>(
                 "halo: process grid {grid:?} must have {nd} positive extents whose product is the number of ranks {p}"
             );
         }
+        crate::error::checked_product(
+            "halo: 'dims'",
+            &dims.iter().map(|&d| ("extent", d)).collect::<Vec<_>>(),
+        )?;
         let c = coords_of(rank, &grid);
-        parse_halo(h, nd, &c, &grid)
+        let w = parse_halo(h, nd, &c, &grid)?;
+        // this rank's padded block must be representable
+        let (_, shape) = local_block(dims, &grid, rank);
+        let mut padded = Vec::with_capacity(nd);
+        for (s, (a, b)) in shape.iter().zip(&w) {
+            let e = s.checked_add(*a).and_then(|e| e.checked_add(*b)).ok_or_else(|| {
+                crate::err!(
+                    InvalidArgument,
+                    "halo: widths {h:?} around a block of shape {shape:?} make more than 2^63 - 1 cells"
+                )
+            })?;
+            padded.push(("padded extent", e));
+        }
+        crate::error::checked_product("halo: this rank's padded block", &padded)?;
+        Ok(w)
     })();
     let (start, shape) = if setup.is_ok() {
         local_block(dims, &grid, rank)
@@ -128,6 +152,18 @@ pub fn halo<T: Scalar>(
     } else {
         0
     };
+    // the CSR arrays: one row per padded cell, at most one entry each (fallible: the sizes are the
+    // caller's)
+    let (mut ip, mut ix, mut v) = (Vec::new(), Vec::new(), Vec::new());
+    let setup = setup.and_then(|w| {
+        let n = padded_len as usize;
+        crate::error::try_reserve(&mut ip, n + 1, "the halo operator's row pointer")?;
+        crate::error::try_reserve(&mut ix, n, "the halo operator's column indices")?;
+        crate::error::try_reserve(&mut v, n, "the halo operator's values")?;
+        Ok(w)
+    });
+    let padded_len = if setup.is_ok() { padded_len } else { 0 };
+    ip.push(0i64);
     let pre = setup.map(|_| Partition::Scatter);
     let cols = Layout::new_checked(
         comm.clone(),
@@ -138,14 +174,13 @@ pub fn halo<T: Scalar>(
     let rows = Layout::new_checked(comm.clone(), pre, -1, padded_len)?;
     // one entry per padded cell whose global position is inside the array
     let offsets = cols.offsets().to_vec();
-    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
     let mut idx = vec![0i64; nd];
     for _ in 0..padded_len {
         let g: Vec<i64> = (0..nd).map(|a| start[a] + idx[a] - widths[a].0).collect();
         if g.iter().zip(dims).all(|(&gi, &n)| gi >= 0 && gi < n) {
             let owner_c: Vec<i64> = (0..nd)
                 .map(|a| {
-                    let b = (dims[a] + grid[a] - 1) / grid[a];
+                    let b = ceil_div(dims[a], grid[a]);
                     (g[a] / b.max(1)).min(grid[a] - 1)
                 })
                 .collect();

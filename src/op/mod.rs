@@ -160,8 +160,13 @@ pub(crate) struct Work<T: Scalar> {
     device: Mutex<Option<DistVector<T>>>,
 }
 
-/// A locked work vector.
-pub(crate) enum WorkGuard<'a, T: Scalar> {
+/// A locked work vector (the operator marked busy on this thread meanwhile, see [`enter`]).
+pub(crate) struct WorkGuard<'a, T: Scalar> {
+    inner: WorkLock<'a, T>,
+    _busy: Busy,
+}
+
+enum WorkLock<'a, T: Scalar> {
     Host(MutexGuard<'a, DistVector<T>>),
     Device(MutexGuard<'a, Option<DistVector<T>>>),
 }
@@ -169,19 +174,57 @@ pub(crate) enum WorkGuard<'a, T: Scalar> {
 impl<T: Scalar> std::ops::Deref for WorkGuard<'_, T> {
     type Target = DistVector<T>;
     fn deref(&self) -> &DistVector<T> {
-        match self {
-            WorkGuard::Host(g) => g,
-            WorkGuard::Device(g) => g.as_ref().expect("allocated in Work::get"),
+        match &self.inner {
+            WorkLock::Host(g) => g,
+            WorkLock::Device(g) => g.as_ref().expect("allocated in Work::get"),
         }
     }
 }
 impl<T: Scalar> std::ops::DerefMut for WorkGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut DistVector<T> {
-        match self {
-            WorkGuard::Host(g) => g,
-            WorkGuard::Device(g) => g.as_mut().expect("allocated in Work::get"),
+        match &mut self.inner {
+            WorkLock::Host(g) => g,
+            WorkLock::Device(g) => g.as_mut().expect("allocated in Work::get"),
         }
     }
+}
+
+thread_local! {
+    /// What this thread is inside of (operators holding their work, callbacks running): keys of [`enter`].
+    static BUSY: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Marks a key (an operator's address) busy on this thread until dropped.
+pub(crate) struct Busy(usize);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        BUSY.with(|b| {
+            let mut b = b.borrow_mut();
+            if let Some(i) = b.iter().rposition(|&k| k == self.0) {
+                b.remove(i);
+            }
+        });
+    }
+}
+
+/// Enter `key` (an operator's address) on this thread: an error when this thread is already inside
+/// it, that is when a user callback applies the operator it belongs to (or a composition holding
+/// it). Reentrant use is not supported; failing here replaces a deadlock on the operator's work
+/// vectors (or an endless recursion). Other threads still wait for the operator as before.
+pub(crate) fn enter(key: usize, what: &dyn Fn() -> String) -> Result<Busy> {
+    BUSY.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.contains(&key) {
+            crate::bail!(
+                NotSupported,
+                "operator {} applied from inside its own callback (reentrant use is not supported)",
+                what()
+            );
+        }
+        b.push(key);
+        Ok(Busy(key))
+    })
 }
 
 impl<T: Scalar> Work<T> {
@@ -194,10 +237,14 @@ impl<T: Scalar> Work<T> {
     }
     /// The work vector in `loc`.
     pub(crate) fn get(&self, loc: Location) -> Result<WorkGuard<'_, T>> {
+        let busy = enter(self as *const Self as *const u8 as usize, &|| {
+            format!("with rows of global length {}", self.layout.global_len())
+        })?;
         match loc {
-            Location::Host => Ok(WorkGuard::Host(
-                self.host.lock().unwrap_or_else(|p| p.into_inner()),
-            )),
+            Location::Host => Ok(WorkGuard {
+                inner: WorkLock::Host(self.host.lock().unwrap_or_else(|p| p.into_inner())),
+                _busy: busy,
+            }),
             Location::Cuda => {
                 let mut g = self.device.lock().unwrap_or_else(|p| p.into_inner());
                 if g.is_none() {
@@ -206,7 +253,10 @@ impl<T: Scalar> Work<T> {
                     let v = DistVector::new_in(self.layout.clone(), Location::Cuda);
                     *g = Some(self.layout.comm().agree(v)?);
                 }
-                Ok(WorkGuard::Device(g))
+                Ok(WorkGuard {
+                    inner: WorkLock::Device(g),
+                    _busy: busy,
+                })
             }
         }
     }
@@ -243,14 +293,24 @@ pub fn random_fill<T: Scalar>(v: &mut DistVector<T>, seed: u64) {
 
 /// The dot test: random x, y; returns |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
 pub fn dottest<T: Scalar>(op: &dyn LinearOperator<T>, seed: u64) -> Result<f64> {
-    let mut x = DistVector::<T>::new(op.cols().clone())?;
-    let mut y = DistVector::<T>::new(op.rows().clone())?;
+    let comm = op.rows().comm().clone();
+    // allocations agreed before the applies (collective), so that one rank's failure stops all
+    let vecs = comm.agree((|| {
+        Ok((
+            DistVector::<T>::new(op.cols().clone())?,
+            DistVector::<T>::new(op.rows().clone())?,
+            DistVector::<T>::new(op.rows().clone())?,
+            DistVector::<T>::new(op.cols().clone())?,
+        ))
+    })())?;
+    let (mut x, mut y, mut ax, mut ahy) = vecs;
     random_fill(&mut x, seed);
     random_fill(&mut y, seed.wrapping_add(1));
-    let mut ax = DistVector::<T>::new(op.rows().clone())?;
-    let mut ahy = DistVector::<T>::new(op.cols().clone())?;
-    op.apply(&x, &mut ax)?;
-    op.apply_adjoint(&y, &mut ahy)?;
+    // both applies run on every rank whatever the other gave; a local failure (or panic) is
+    // carried into the agreement
+    let f = crate::error::catch_panic("the operator", || op.apply(&x, &mut ax));
+    let b = crate::error::catch_panic("the operator's adjoint", || op.apply_adjoint(&y, &mut ahy));
+    comm.agree(f.and(b))?;
     let (ar, ai) = ax.dot(&y)?.to_parts();
     let (br, bi) = x.dot(&ahy)?.to_parts();
     let diff = (ar - br).hypot(ai - bi);

@@ -126,16 +126,29 @@ fn assemble<T: Scalar>(
     let shape = cols.shape().to_vec();
     let (s, len) = (cols.local_start(), cols.local_len());
     let (mut p, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
-    if pre.is_ok() {
+    // sized by the caller's shape: every allocation fallible, a failure agreed by from_local_rows
+    let mut fill = || -> Result<()> {
+        let nrows = (len as usize).saturating_mul(blocks.len());
+        crate::error::try_reserve(&mut p, nrows, "the stencil's row pointer")?;
         for terms in blocks {
             for g in s..s + len {
                 for (c, w) in entries(&shape, g, terms) {
+                    if ix.len() == ix.capacity() {
+                        let more = ix.len().max(16);
+                        crate::error::try_reserve(&mut ix, more, "the stencil's column indices")?;
+                        crate::error::try_reserve(&mut v, more, "the stencil's values")?;
+                    }
                     ix.push(c);
                     v.push(T::from_parts_lossy(w, 0.0));
                 }
                 p.push(ix.len() as i64);
             }
         }
+        Ok(())
+    };
+    let pre = pre.and_then(|_| fill());
+    if pre.is_err() {
+        (p, ix, v) = (vec![0i64], Vec::new(), Vec::new());
     }
     CsrOp::from_local_rows(rows, cols, &p, &ix, &v, pre)
 }

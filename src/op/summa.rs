@@ -15,9 +15,9 @@ use crate::vector::{DistVector, Layout, Partition};
 
 /// Extent of tile `r` of `n` entries split over `p`.
 pub fn tile(n: i64, p: i64, r: i64) -> (i64, i64) {
-    let b = (n + p - 1) / p.max(1);
-    let s = (r * b).min(n);
-    let e = ((r + 1) * b).min(n);
+    let b = crate::op::halo::ceil_div(n, p);
+    let s = r.saturating_mul(b).min(n);
+    let e = r.saturating_add(1).saturating_mul(b).min(n);
     (s, e - s)
 }
 
@@ -66,7 +66,16 @@ impl<T: Scalar> Summa<T> {
                     "sizes must be >= 0, got N = {n}, K = {k}, M = {m}"
                 );
             }
-            let want = (tile(n, p, r).1 * tile(k, p, c).1) as usize;
+            // the global sizes of Y and X, and this rank's tile, must be representable
+            crate::error::checked_product("SUMMA: Y", &[("N", n), ("M", m)])?;
+            crate::error::checked_product("SUMMA: X", &[("K", k), ("M", m)])?;
+            let want = crate::error::checked_product(
+                "SUMMA: this rank's tile of A",
+                &[
+                    ("tile rows", tile(n, p, r).1),
+                    ("tile columns", tile(k, p, c).1),
+                ],
+            )? as usize;
             if a_local.len() != want {
                 crate::bail!(
                     SizeMismatch,
@@ -95,12 +104,38 @@ impl<T: Scalar> Summa<T> {
             tile(n, p as i64, r).1 as usize,
             tile(k, p as i64, c).1 as usize,
         );
-        let mut a = vec![T::zero(); bn * bk];
+        // every buffer is sized by the caller's N, K, M: allocated fallibly and agreed before the
+        // exchange below
+        let bufs = comm.agree((|| {
+            let what = "SUMMA tile buffers";
+            let nk = crate::error::checked_product(
+                what,
+                &[
+                    ("tile rows of A", bn as i64),
+                    ("tile columns of A", bk as i64),
+                ],
+            )? as usize;
+            let big = bn.max(bk);
+            let xm = crate::error::checked_product(
+                what,
+                &[("tile rows", big as i64), ("tile columns of X", bm as i64)],
+            )? as usize;
+            Ok((
+                crate::error::try_vec(nk, T::zero(), what)?,
+                crate::error::try_vec(nk, T::zero(), what)?,
+                crate::error::try_vec(nk, T::zero(), what)?,
+                Work {
+                    a: crate::error::try_vec(nk, T::zero(), what)?,
+                    x: crate::error::try_vec(xm, T::zero(), what)?,
+                    acc: crate::error::try_vec(xm, T::zero(), what)?,
+                },
+            ))
+        })())?;
+        let (mut a, mut other, mut ah, work) = bufs;
         for i in 0..ln {
             a[i * bk..i * bk + lk].copy_from_slice(&a_local[i * lk..(i + 1) * lk]);
         }
         // A^H tile for the adjoint: rank (r, c) needs (A_{c,r})^H, held by rank (c, r)
-        let mut other = vec![T::zero(); bn * bk];
         let partner = (c as usize * p + r as usize) as i32;
         if partner == comm.rank() {
             other.copy_from_slice(&a);
@@ -112,7 +147,6 @@ impl<T: Scalar> Summa<T> {
             }
             reqs.wait()?;
         }
-        let mut ah = vec![T::zero(); bk * bn];
         for i in 0..bn {
             for j in 0..bk {
                 ah[j * bn + i] = other[i * bk + j].conj();
@@ -127,7 +161,6 @@ impl<T: Scalar> Summa<T> {
         );
         let rows = Layout::new(comm.clone(), Partition::Scatter, n * m, (yn * ym) as i64)?;
         let cols = Layout::new(comm.clone(), Partition::Scatter, k * m, (xk * ym) as i64)?;
-        let big = bn.max(bk);
         Ok(Summa {
             rows,
             cols,
@@ -142,11 +175,7 @@ impl<T: Scalar> Summa<T> {
             xk,
             ym,
             yn,
-            work: Mutex::new(Work {
-                a: vec![T::zero(); bn * bk],
-                x: vec![T::zero(); big * bm],
-                acc: vec![T::zero(); big * bm],
-            }),
+            work: Mutex::new(work),
         })
     }
 

@@ -233,7 +233,11 @@ impl<T: Scalar> Workspace<T> {
     /// with [`Workspace::put`].
     pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
         let mut out = Vec::with_capacity(n);
-        while out.len() < n {
+        // vectors allocated here (dropped if any rank fails, so that every workspace stays the same)
+        let mut fresh = Vec::new();
+        let mut allocated = false;
+        let mut failed = Ok(());
+        while out.len() + fresh.len() < n {
             match self.vecs.iter().position(|v| {
                 v.layout().compatible(layout)
                     && v.location() == self.loc
@@ -246,20 +250,32 @@ impl<T: Scalar> Workspace<T> {
                     out.push(v)
                 }
                 None => {
-                    let mut v = DistVector::new_in(layout.clone(), self.loc);
-                    if self.loc == Location::Cuda {
-                        // device allocations can fail on one rank: agreed before any collective
-                        v = layout.comm().agree(v.and_then(|mut v| {
-                            if self.stream.is_some() {
-                                v.set_stream(self.stream)?;
-                            }
-                            Ok(v)
-                        }));
+                    allocated = true;
+                    let v = DistVector::new_in(layout.clone(), self.loc).and_then(|mut v| {
+                        if self.stream.is_some() {
+                            v.set_stream(self.stream)?;
+                        }
+                        Ok(v)
+                    });
+                    match v {
+                        Ok(v) => fresh.push(v),
+                        Err(e) => {
+                            failed = Err(e);
+                            break;
+                        }
                     }
-                    out.push(v?)
                 }
             }
         }
+        if allocated {
+            // allocations (host or device) can fail on one rank: agreed before any collective
+            // (every rank allocates at the same solve: the workspaces follow the same calls)
+            if let Err(e) = layout.comm().agree(failed) {
+                self.vecs.extend(out);
+                return Err(e);
+            }
+        }
+        out.extend(fresh);
         Ok(out)
     }
     pub(crate) fn put(&mut self, v: Vec<DistVector<T>>) {
@@ -383,6 +399,44 @@ pub(crate) fn re<T: Scalar>(v: T) -> f64 {
     v.to_parts().0
 }
 
+/// The operators as a solve sees them: every apply runs inside a per-rank panic catcher, so that a
+/// panic on one rank becomes a local error carried into the next reduction (as a failing callback's
+/// is) instead of leaving the other ranks waiting there.
+struct Guarded<'a, T: Scalar>(&'a dyn LinearOperator<T>);
+
+impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
+    fn rows(&self) -> &Arc<Layout> {
+        self.0.rows()
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        self.0.cols()
+    }
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        crate::error::catch_panic(&self.0.describe(), || self.0.forward(x, y))
+    }
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        crate::error::catch_panic(&self.0.describe(), || self.0.backward(y, x))
+    }
+    fn handles(&self, loc: Location) -> bool {
+        self.0.handles(loc)
+    }
+    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        crate::error::catch_panic(&self.0.describe(), || self.0.apply(x, y))
+    }
+    fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        crate::error::catch_panic(&self.0.describe(), || self.0.apply_adjoint(y, x))
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self.0.as_any()
+    }
+    fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
+        crate::error::catch_panic(&self.0.describe(), || self.0.diagonal(d))
+    }
+}
+
 /// A solver for operators of element type `T`.
 pub struct Solver<T: Scalar> {
     pub method: Method,
@@ -476,9 +530,13 @@ impl<T: Scalar> Solver<T> {
         {
             return Ok(j.clone());
         }
-        let mut d = DistVector::<T>::new(op.rows().clone())?;
-        let got = op.diagonal(&mut d);
+        let mut d = DistVector::<T>::new(op.rows().clone());
+        let got = match &mut d {
+            Ok(d) => crate::error::catch_panic("the operator's diagonal", || op.diagonal(d)),
+            Err(e) => Err(e.clone()),
+        };
         let local = got.and_then(|_| {
+            let d = d.as_mut().map_err(|e| e.clone())?;
             let start = d.layout().local_start();
             for (i, v) in d.local_mut().iter_mut().enumerate() {
                 if v.is_zero() || !v.abs_f64().is_finite() {
@@ -496,7 +554,9 @@ impl<T: Scalar> Solver<T> {
             Ok(())
         });
         op.rows().comm().agree(local)?;
-        let j: Op<T> = Arc::new(Diagonal::new(&d)?);
+        let d = d?;
+        let j = op.rows().comm().agree(Diagonal::new(&d))?;
+        let j: Op<T> = Arc::new(j);
         self.jacobi_op = Some((key, j.clone()));
         Ok(j)
     }
@@ -555,9 +615,11 @@ impl<T: Scalar> Solver<T> {
             .get("PARLOPS_MONITOR")
             .is_some_and(|v| v != "0");
         let method = self.method;
+        let gop = Guarded(op.as_ref());
+        let gpc = pc.as_deref().map(Guarded);
         let mut ctx = Ctx {
-            op: op.as_ref(),
-            pc: pc.as_deref(),
+            op: &gop,
+            pc: gpc.as_ref().map(|g| g as &dyn LinearOperator<T>),
             p: &self.params,
             comm: op.rows().comm().clone(),
             ws: &mut self.ws,

@@ -1,7 +1,7 @@
 //! Power iteration for the largest eigenvalue (PyLops-MPI's power_iteration): random start (the same
 //! for any number of ranks), stops when |lambda_k - lambda_{k-1}| < tol |lambda_k| or after max_iter.
 
-use crate::error::Result;
+use crate::error::{Result, catch_panic};
 use crate::op::{LinearOperator, random_fill};
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -31,19 +31,28 @@ pub fn power_iteration<T: Scalar>(
         );
     }
     let comm = op.cols().comm().clone();
-    let mut bk = DistVector::<T>::new(op.cols().clone())?;
-    let mut b1 = DistVector::<T>::new(op.cols().clone())?;
-    let mut mid = DistVector::<T>::new(op.rows().clone())?;
+    // allocations agreed before the first collective, so that one rank's failure stops all
+    let (mut bk, mut b1, mut mid) = comm.agree((|| {
+        Ok((
+            DistVector::<T>::new(op.cols().clone())?,
+            DistVector::<T>::new(op.cols().clone())?,
+            DistVector::<T>::new(op.rows().clone())?,
+        ))
+    })())?;
     random_fill(&mut bk, seed);
     let n0 = dots(&comm, &[(&bk, &bk)], Ok(()))?[0].to_parts().0.sqrt();
     bk.scale(T::real(1.0 / n0))?;
     let mut old = T::zero();
     let mut lam = T::zero();
     for it in 1..=max_iter {
+        // a local failure or panic is carried into the reduction below
         let e = if normal {
-            op.apply(&bk, &mut mid).and(op.apply_adjoint(&mid, &mut b1))
+            catch_panic("the operator", || op.apply(&bk, &mut mid))
+                .and(catch_panic("the operator's adjoint", || {
+                    op.apply_adjoint(&mid, &mut b1)
+                }))
         } else {
-            op.apply(&bk, &mut b1)
+            catch_panic("the operator", || op.apply(&bk, &mut b1))
         };
         let d = dots(&comm, &[(&bk, &b1), (&b1, &b1)], e)?;
         lam = d[0];

@@ -254,7 +254,7 @@ impl Layout {
         let hash = shape.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &d| {
             (h ^ d as u64).wrapping_mul(0x100_0000_01b3)
         });
-        let rows_seen = comm.agree_with(Ok(()), &[shape.len() as i64, hash as i64])?;
+        let rows_seen = comm.agree_with(Ok(()), &[shape.len() as i64, hash as i64, rows])?;
         if rows_seen
             .iter()
             .any(|r| r[0] != shape.len() as i64 || r[1] != hash as i64)
@@ -264,16 +264,17 @@ impl Layout {
                 "ranks passed different global shapes (this rank: {shape:?})"
             );
         }
-        // all ranks' extents along the axis must add up to the shape
-        if !l.partition.is_replicated() && l.global_len != n0.saturating_mul(inner) {
+        // all ranks' extents along the axis must add up to the shape (compared as extents, not as
+        // entry counts, which are all 0 when another axis has extent 0)
+        let axis_sum = rows_seen.iter().try_fold(0i64, |a, r| a.checked_add(r[2]));
+        if !l.partition.is_replicated()
+            && (l.global_len != n0.saturating_mul(inner) || axis_sum != Some(n0))
+        {
             crate::bail!(
                 SizeMismatch,
                 "local extents along axis 0 by rank ({:?}) sum to {}, but global_shape[0] is {n0}",
-                l.local_lens
-                    .iter()
-                    .map(|x| if inner > 0 { x / inner } else { 0 })
-                    .collect::<Vec<_>>(),
-                if inner > 0 { l.global_len / inner } else { 0 }
+                rows_seen.iter().map(|r| r[2]).collect::<Vec<_>>(),
+                axis_sum.map_or_else(|| "more than 2^63 - 1".to_string(), |s| s.to_string())
             );
         }
         let mut l =

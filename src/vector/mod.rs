@@ -838,8 +838,9 @@ impl<T: Scalar> DistVector<T> {
             }
             Ok(())
         });
-        comm.agree(local)?;
-        let mut out = DistVector::new_in(to.clone(), self.location)?;
+        // the allocation can fail on one rank: agreed with the arguments, before any exchange
+        let mut out =
+            comm.agree(local.and_then(|_| DistVector::new_in(to.clone(), self.location)))?;
         let rank = comm.rank() as usize;
         if from.partition().is_replicated() {
             let s = to.local_start() as usize;

@@ -200,6 +200,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_vec_scatter(NULL, 0, glob), PARLOPS_ERR_NULL_ARGUMENT, "v");
   EXPECT(parlops_vec_scatter(v, -1, glob), PARLOPS_ERR_INVALID_ARGUMENT, "root");
   EXPECT(parlops_vec_scatter(v, last, rank_ == last ? NULL : glob), PARLOPS_ERR_NULL_ARGUMENT, "global_in");
+  /* off the root the global array is ignored, not checked: a misaligned pointer there is fine */
+  void *odd = (char *)glob + 1;
+  EXPECT(parlops_vec_gather(v, 0, rank_ == 0 ? (void *)glob : odd), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_scatter(v, 0, rank_ == 0 ? (void *)glob : odd), PARLOPS_OK, NULL);
   parlops_vec *rd = NULL;
   EXPECT(parlops_vec_redistribute(NULL, l, &rd), PARLOPS_ERR_NULL_ARGUMENT, "v");
   EXPECT(parlops_vec_redistribute(v, NULL, &rd), PARLOPS_ERR_NULL_ARGUMENT, "to");

@@ -17,6 +17,27 @@ static int fwd(void *ctx, const void *x, void *y) {
   return rank_ == fail_on_rank ? 7 : 0;
 }
 
+/* a callback that applies an operator from inside (its own, or a product holding it), by apply or multadd */
+static parlops_op *reenter_op = NULL;
+static parlops_vec *reenter_x = NULL, *reenter_y = NULL;
+static int reenter_multadd = 0;
+static parlops_status reenter_status = PARLOPS_OK;
+static char reenter_msg[512];
+static int reenter(void *ctx, const void *x, void *y) {
+  (void)ctx;
+  (void)x;
+  (void)y;
+  reenter_status = reenter_multadd ? parlops_op_multadd(reenter_op, PARLOPS_REAL(1), reenter_x, PARLOPS_REAL(0), reenter_y)
+                                   : parlops_op_apply(reenter_op, reenter_x, reenter_y);
+  strncpy(reenter_msg, parlops_last_error(), sizeof reenter_msg - 1);
+  return reenter_status == PARLOPS_OK ? 0 : 9;
+}
+static void expect_reentrant_refused(const char *name) {
+  int ok = reenter_status == PARLOPS_ERR_NOT_SUPPORTED && strstr(reenter_msg, "reentrant") != NULL;
+  expect(name, ok ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  if (!ok) fprintf(stderr, "rank %d: %s: inner status %d: %s\n", rank_, name, (int)reenter_status, reenter_msg);
+}
+
 static int destroyed = 0;
 static void destroy_ctx(void *ctx) {
   (void)ctx;
@@ -392,6 +413,95 @@ int main(int argc, char **argv) {
     parlops_op_destroy(&SU);
   }
   EXPECT(parlops_op_create_dense_summa(c, PARLOPS_F64, 5, 4, 3, NULL, &SU), (square && tl * ul > 0) || !square ? (square ? PARLOPS_ERR_NULL_ARGUMENT : PARLOPS_ERR_NOT_SUPPORTED) : PARLOPS_ERR_NULL_ARGUMENT, NULL);
+
+  /* ---- a failure on one rank never leaves the others waiting (callback, allocation, reentrant use) */
+  {
+    parlops_op *S2 = NULL, *Ih = NULL, *SR = NULL, *PR = NULL;
+    parlops_layout *lhuge = NULL;
+    parlops_scalar ev;
+    int64_t its;
+    EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, fwd, fwd, NULL, &S2), PARLOPS_OK, NULL);
+    fail_on_rank = last;
+    EXPECT(parlops_op_dottest(S2, 1, &err), PARLOPS_ERR_CALLBACK, "returned 7");
+    EXPECT(parlops_op_power_iteration(S2, 5, 0.0, 1, &ev, &its), PARLOPS_ERR_CALLBACK, "returned 7");
+    fail_on_rank = -1;
+    EXPECT(parlops_op_dottest(S2, 1, &err), PARLOPS_OK, NULL);
+    /* 2^40 local entries on rank 0, 1 elsewhere: the work vectors cannot be allocated on rank 0 only */
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, rank_ == 0 ? (int64_t)1 << 40 : 1, &lhuge), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_identity(lhuge, PARLOPS_F64, &Ih), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_dottest(Ih, 1, &err), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    EXPECT(parlops_op_power_iteration(Ih, 5, 0.0, 1, &ev, &its), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    /* reentrant use: refused with PARLOPS_ERR_NOT_SUPPORTED inside, the callback's failure outside */
+    EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, reenter, NULL, NULL, &SR), PARLOPS_OK, NULL);
+    reenter_x = x;
+    reenter_y = y2;
+    reenter_op = SR;
+    EXPECT(parlops_op_apply(SR, x, y), PARLOPS_ERR_CALLBACK, "returned 9");
+    expect_reentrant_refused("callback applying its own operator");
+    reenter_multadd = 1;
+    EXPECT(parlops_op_multadd(SR, PARLOPS_REAL(1), x, PARLOPS_REAL(0), y), PARLOPS_ERR_CALLBACK, "returned 9");
+    expect_reentrant_refused("callback calling multadd on its own operator");
+    reenter_multadd = 0;
+    EXPECT(parlops_op_product(SR, A, &PR), PARLOPS_OK, NULL);
+    reenter_op = PR;
+    EXPECT(parlops_op_apply(PR, x, y), PARLOPS_ERR_CALLBACK, "returned 9");
+    expect_reentrant_refused("callback applying a product that holds it");
+    parlops_op_destroy(&PR);
+    parlops_op_destroy(&SR);
+    parlops_op_destroy(&Ih);
+    parlops_op_destroy(&S2);
+    parlops_layout_destroy(&lhuge);
+  }
+
+  /* ---- sizes from the caller: overflow is an argument error; a huge allocation is
+   * PARLOPS_ERR_OUT_OF_MEMORY on every rank (never an abort) */
+  {
+    const int64_t big = (int64_t)1 << 40, b32 = (int64_t)1 << 32;
+    parlops_layout *l0 = NULL, *lbig = NULL, *lbigself = NULL, *l32 = NULL, *l32b = NULL, *nd0 = NULL, *ndbig = NULL;
+    parlops_op *Z = NULL, *Q = NULL;
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 0, -1, &l0), PARLOPS_OK, NULL);
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_BROADCAST, big, -1, &lbig), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_dense(l0, lbig, PARLOPS_F64, NULL, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, b32, &l32), PARLOPS_OK, NULL);
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_BROADCAST, b32, -1, &l32b), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_dense(l32, l32b, PARLOPS_F64, v, &Q), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
+    EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 1, 1, 1, big, gl, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 1, b32, b32, 1, gl, &Q), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
+    EXPECT(parlops_op_create_dense_summa(c, PARLOPS_F64, 1, 1, big, at, &Q), square ? PARLOPS_ERR_OUT_OF_MEMORY : PARLOPS_ERR_NOT_SUPPORTED, NULL);
+    EXPECT(parlops_layout_create(self, PARLOPS_PARTITION_SCATTER, big, -1, &lbigself), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_zero(ls, lbigself, PARLOPS_F64, &Z), PARLOPS_OK, NULL);
+    parlops_op *zs[1] = {Z};
+    EXPECT(parlops_op_vstack(c, PARLOPS_F64, 1, (const parlops_op *const *)zs, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    int64_t shp_big[2] = {1, big};
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp_big, 0, -1, &ndbig), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_first_derivative(ndbig, 1, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    expect("no operator from huge sizes", Q == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* tiles and blocks of the largest extent: no overflow in ceil(n / p) */
+    int64_t tmax = INT64_MAX, hgrid2[1] = {2};
+    EXPECT(parlops_summa_tile(tmax, 2, 1, &ts, &tl), PARLOPS_OK, NULL);
+    expect("SUMMA tile of INT64_MAX", ts == ((int64_t)1 << 62) && tl == tmax - ts ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_halo_block(1, &tmax, hgrid2, 2, 1, bst, bsh), PARLOPS_OK, NULL);
+    expect("halo block of INT64_MAX", bst[0] == ((int64_t)1 << 62) && bsh[0] == tmax - bst[0] ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* halo: dims whose product overflows; widths far beyond what can be allocated */
+    int64_t d32[2] = {b32, b32}, wbig[2] = {big, 0};
+    EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, d32, NULL, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
+    EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 2, wbig, &H), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    expect("no halo from huge sizes", H == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* an N-D layout with a zero extent: axis-0 extents must still add up */
+    int64_t zshp[2] = {6, 0};
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, zshp, 0, 1, &nd0), PARLOPS_ERR_SIZE_MISMATCH, "sum to");
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, zshp, 0, -1, &nd0), PARLOPS_OK, NULL);
+    /* a failed create_shell does not call destroy_ctx: the caller keeps its context */
+    int before = destroyed;
+    EXPECT(parlops_op_create_shell(l, l, 11, PARLOPS_MEMORY_HOST, &len, fwd, NULL, destroy_ctx, &Q), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+    if (one)
+      EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, rank_ == last ? NULL : fwd, NULL, destroy_ctx, &Q),
+             PARLOPS_ERR_NULL_ARGUMENT, "forward");
+    expect("destroy_ctx not called on failure", destroyed == before ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    parlops_op_destroy(&Z);
+    parlops_layout_destroy(&l0); parlops_layout_destroy(&lbig); parlops_layout_destroy(&lbigself);
+    parlops_layout_destroy(&l32); parlops_layout_destroy(&l32b); parlops_layout_destroy(&nd0); parlops_layout_destroy(&ndbig);
+  }
 
   /* the shell's context is freed once, when the last operator holding it goes */
   parlops_op *SH = NULL;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <mpi.h>
 
@@ -212,6 +213,50 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_power_iteration(A, 0, 1e-6, 1, &eig, &its), PARLOPS_ERR_INVALID_ARGUMENT, "max_iter");
   EXPECT(parlops_op_power_iteration(S, 50, 1e-12, 1, &eig, &its), PARLOPS_OK, NULL);
   expect("power iteration of 2I", fabs(eig.re - 2.0) < 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+
+  /* ---- a panic or a failed allocation on one rank during a solve stops every rank */
+  {
+    /* a wrapped ParCSR (diagonal 2) whose local column index is corrupted on the last rank */
+    int di[32], dj[32], zi[32] = {0};
+    double da[32];
+    for (int64_t k = 0; k < len; ++k) { di[k] = (int)k; dj[k] = (int)k; da[k] = 2.0; }
+    di[len] = (int)len;
+    parlops_op *P = NULL;
+    parlops_solver *sp = NULL;
+    EXPECT(parlops_op_create_parcsr(l, l, PARLOPS_F64, PARLOPS_INDEX_I32, di, dj, da, zi, NULL, NULL, 0, NULL, PARLOPS_WRAP, &P),
+           PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, &sp), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_operator(sp, P), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(sp, b, x), PARLOPS_OK, NULL);
+    if (rank_ == last && len > 0) dj[0] = 1 << 30;
+    EXPECT(parlops_solver_solve(sp, b, x), PARLOPS_ERR_INTERNAL, "panicked");
+    dj[0] = 0;
+    EXPECT(parlops_solver_destroy(&sp), PARLOPS_OK, NULL);
+    parlops_op_destroy(&P);
+
+    /* 2^40 local entries on rank 0: b and x wrap a reserved (never touched) mapping, the solver's
+     * work vectors cannot be allocated there */
+    const int64_t huge = (int64_t)1 << 40;
+    size_t bytes = (size_t)huge * sizeof(double);
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map != MAP_FAILED) {
+      parlops_layout *lh = NULL;
+      parlops_op *Ih = NULL;
+      parlops_vec *bh = NULL, *xh = NULL;
+      EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, rank_ == 0 ? huge : 1, &lh), PARLOPS_OK, NULL);
+      EXPECT(parlops_op_identity(lh, PARLOPS_F64, &Ih), PARLOPS_OK, NULL);
+      EXPECT(parlops_vec_create_with_array(lh, PARLOPS_F64, PARLOPS_MEMORY_HOST, map, &bh), PARLOPS_OK, NULL);
+      EXPECT(parlops_vec_create_with_array(lh, PARLOPS_F64, PARLOPS_MEMORY_HOST, map, &xh), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, &sp), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_set_operator(sp, Ih), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_solve(sp, bh, xh), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+      EXPECT(parlops_solver_set_jacobi(sp), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_solve(sp, bh, xh), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+      EXPECT(parlops_solver_destroy(&sp), PARLOPS_OK, NULL);
+      parlops_vec_destroy(&bh); parlops_vec_destroy(&xh); parlops_op_destroy(&Ih); parlops_layout_destroy(&lh);
+      munmap(map, bytes);
+    }
+  }
 
   EXPECT(parlops_solver_destroy(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   parlops_solver_destroy(&s);
