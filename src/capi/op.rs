@@ -689,11 +689,10 @@ fn create_agreed(
     out: *mut *mut parlops_op,
     build: impl FnOnce(DType) -> Result<AnyOp>,
 ) -> Result<()> {
-    let local = out_ok(out, "out")
-        .and_then(|_| dtype_arg(dtype))
-        .and_then(build);
+    // The arguments first: `build` may be collective, so every rank must enter it or none.
+    let pre = out_ok(out, "out").and_then(|_| dtype_arg(dtype));
     let rows = comm.agree_with(
-        local.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        pre.as_ref().map(|_| ()).map_err(|e| e.clone()),
         &[dtype as i64],
     )?;
     if rows.iter().any(|r| r[0] != dtype as i64) {
@@ -703,7 +702,8 @@ fn create_agreed(
             rows.iter().map(|r| r[0]).collect::<Vec<_>>()
         );
     }
-    give(out, wrap(local?));
+    let local = comm.agree(pre.and_then(build))?;
+    give(out, wrap(local));
     Ok(())
 }
 

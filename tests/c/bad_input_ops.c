@@ -379,6 +379,9 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, negw, &H), PARLOPS_ERR_INVALID_ARGUMENT, ">= 0");
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, NULL, hgrid, 1, hw, &H), PARLOPS_ERR_NULL_ARGUMENT, "dims");
   if (one) EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, rank_ == last ? negw : hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+  /* a bad dtype or output on one rank only: the others must not enter the (collective) construction alone */
+  if (one) EXPECT(parlops_op_halo(c, rank_ == last ? (parlops_dtype)99 : PARLOPS_F64, 2, hdims, hgrid, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  if (one) EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, hw, rank_ == last ? NULL : &H), PARLOPS_ERR_NULL_ARGUMENT, "out");
   expect("no halo on failure", H == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_op_halo(c, PARLOPS_C64, 2, hdims, NULL, 2, hw, &H), PARLOPS_OK, NULL);
   EXPECT(parlops_op_dottest(H, 9, &err), PARLOPS_OK, NULL);
