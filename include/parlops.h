@@ -92,7 +92,8 @@ typedef enum {
   PARLOPS_DIVERGED_BREAKDOWN = -5,
   // CG or MINRES met an indefinite matrix or preconditioner.
   PARLOPS_DIVERGED_INDEFINITE_MATRIX = -8,
-  // NaN or Inf in the right-hand side or the iteration.
+  // NaN or Inf anywhere (right-hand side, initial guess, operator, preconditioner, the iteration,
+  // or a solution that is not finite): never reported as a convergence.
   PARLOPS_DIVERGED_NAN = -9,
   // The monitor asked to stop.
   PARLOPS_DIVERGED_USER = -10,

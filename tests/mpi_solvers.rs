@@ -95,6 +95,118 @@ fn rel_err<T: Scalar>(a: &[T], b: &[T]) -> f64 {
     num / den.max(1e-300)
 }
 
+fn eps<T: Scalar>() -> f64 {
+    if single::<T>() {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    }
+}
+
+fn norm2<T: Scalar>(v: &DistVector<T>) -> f64 {
+    gathered(v).iter().map(|a| a.abs2_f64()).sum::<f64>().sqrt()
+}
+
+/// The inverse diagonal of `op` (what `set_jacobi` applies).
+fn jacobi_of<T: Scalar>(op: &Op<T>) -> Op<T> {
+    let mut d = DistVector::<T>::new(op.rows().clone()).unwrap();
+    op.diagonal(&mut d).unwrap();
+    for v in d.local_mut() {
+        *v = T::one() / *v;
+    }
+    Arc::new(Diagonal::new(&d).unwrap())
+}
+
+/// Whenever a solve reports a converged reason, recompute its stopping rule from x (issue 10: "a
+/// converged reason means the stopping rule holds for the true residual"):
+/// - square methods: ||b - A x|| <= max(rtol ||b||, atol);
+/// - MINRES with a preconditioner, and the CG family with the natural norm: the same with the norm
+///   sqrt(r^H M r) of r and of b;
+/// - CGLS, LSQR: ||A^H (b - A x) - damp^2 x|| <= max(rtol ||A^H b||, atol);
+/// - ISTA, FISTA stop on the update ||x_k - x_{k-1}||, which x alone cannot give: x must be finite
+///   and r1norm must be the true ||b - A x||.
+///
+/// Slack: 1.01 times the target, plus the rounding of the residual recomputed in working precision,
+/// 10 eps (||A|| ||x|| + ||b||) (times ||A|| for the normal equations, sqrt ||M|| for the natural
+/// norm), ||A|| from power iteration. In double precision that is far below the targets used here; in
+/// single precision it is of the order of rtol ||b||, so there the check mostly catches false claims.
+fn check_true<T: Scalar>(
+    t: &mut Tally,
+    what: &str,
+    s: &Solver<T>,
+    pc: Option<&Op<T>>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+) {
+    let info = s.info();
+    if !info.reason.converged() {
+        return;
+    }
+    let p = &s.params;
+    let op = s.operator().unwrap().clone();
+    let what = format!("{} {} {what}", T::DTYPE.name(), s.method.name());
+    t.check(
+        gathered(x).iter().all(|v| v.abs_f64().is_finite()),
+        &format!("{what}: x is finite ({:?})", info.reason),
+    );
+    let (lam, _) = parlops::solver::power::power_iteration(op.as_ref(), 50, 1e-6, 1, true).unwrap();
+    let na = lam.abs_f64().sqrt();
+    let mut ax = DistVector::<T>::new(op.rows().clone()).unwrap();
+    op.apply(x, &mut ax).unwrap();
+    let mut r = ax.duplicate().unwrap();
+    r.copy_from(b).unwrap();
+    r.axpy(-T::one(), &ax).unwrap();
+    let round = 10.0 * eps::<T>() * (na * norm2(x) + norm2(b));
+    let natural = pc.is_some()
+        && (s.method == Method::Minres
+            || (p.natural_norm
+                && matches!(
+                    s.method,
+                    Method::Cg | Method::CgSingleReduction | Method::CgPipelined
+                )));
+    let (res, refn, round) = match s.method {
+        Method::Ista | Method::Fista => {
+            let rn = norm2(&r);
+            t.check(
+                (info.r1norm - rn).abs() <= 1e-3 * rn + round,
+                &format!("{what}: r1norm {:e} is ||b - A x|| = {rn:e}", info.r1norm),
+            );
+            return;
+        }
+        Method::Cgls | Method::Lsqr => {
+            let mut g = DistVector::<T>::new(op.cols().clone()).unwrap();
+            op.apply_adjoint(&r, &mut g).unwrap();
+            g.axpy(T::real(-p.damp * p.damp), x).unwrap();
+            let mut ahb = DistVector::<T>::new(op.cols().clone()).unwrap();
+            op.apply_adjoint(b, &mut ahb).unwrap();
+            (norm2(&g), norm2(&ahb), round * na.max(p.damp * p.damp))
+        }
+        _ if natural => {
+            let m = pc.unwrap();
+            let mut z = r.duplicate().unwrap();
+            m.apply(&r, &mut z).unwrap();
+            let rz = r.dot(&z).unwrap().to_parts().0;
+            m.apply(b, &mut z).unwrap();
+            let bz = b.dot(&z).unwrap().to_parts().0;
+            let nm = norm2(&z) / norm2(b).max(1e-300);
+            (
+                rz.max(0.0).sqrt(),
+                bz.max(0.0).sqrt(),
+                round * nm.max(1.0).sqrt(),
+            )
+        }
+        _ => (norm2(&r), norm2(b), round),
+    };
+    let target = (p.rtol * refn).max(p.atol);
+    t.check(
+        res <= 1.01 * target + round,
+        &format!(
+            "{what}: {:?} but the true residual {res:e} > max(rtol {:e} * {refn:e}, atol {:e}) = {target:e} (+ rounding {round:e})",
+            info.reason, p.rtol, p.atol
+        ),
+    );
+}
+
 /// 2D grid operator (n x n) with a 5-point stencil: diag, and couplings (west, east, south, north).
 fn grid<T: Scalar>(l: &Arc<Layout>, n: i64, diag: T, w: T, e: T, s: T, no: T) -> CsrOp<T> {
     let (st, len) = (l.local_start(), l.local_len());
@@ -136,10 +248,12 @@ fn solve_one<T: Scalar>(
     if jacobi {
         s.set_jacobi();
     } else {
-        s.set_preconditioner(pc);
+        s.set_preconditioner(pc.clone());
     }
     let mut x = DistVector::<T>::new(op.cols().clone()).unwrap();
     let info = s.solve(b, &mut x).unwrap();
+    let jac = if jacobi { Some(jacobi_of(&op)) } else { None };
+    check_true(t, name, &s, jac.as_ref().or(pc.as_ref()), b, &x);
     let err = rel_err(&gathered(&x), want);
     let tol = if single::<T>() { 2e-3 } else { 1e-8 };
     let ctx = format!("{} {} {name}", T::DTYPE.name(), method.name());
@@ -221,6 +335,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         s.set_jacobi();
         let mut x = DistVector::<T>::new(l.clone()).unwrap();
         let i = s.solve(&b, &mut x).unwrap();
+        check_true(t, "natural norm", &s, Some(&jacobi_of(&spd)), &b, &x);
         let tol = if single::<T>() { 2e-3 } else { 1e-8 };
         t.check(
             i.reason.converged() && rel_err(&gathered(&x), &x_spd) < tol,
@@ -305,6 +420,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         s.set_operator(ns.clone()).unwrap();
         let mut x = DistVector::<T>::new(l.clone()).unwrap();
         let info = s.solve(&b, &mut x).unwrap();
+        check_true(t, "GMRES(5)", &s, None, &b, &x);
         t.check(
             info.reason.converged()
                 && rel_err(&gathered(&x), &x_ns) < if single::<T>() { 2e-3 } else { 1e-8 },
@@ -366,6 +482,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             s.set_operator(a.clone()).unwrap();
             let mut x = DistVector::<T>::new(cols.clone()).unwrap();
             let info = s.solve(&y, &mut x).unwrap();
+            check_true(t, &format!("damp {damp}"), &s, None, &y, &x);
             let gx = gathered(&x);
             let ctx = format!("{} {} damp {damp}", T::DTYPE.name(), m.name());
             t.check(
@@ -430,6 +547,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         s.set_operator(dop.clone()).unwrap();
         let mut x = DistVector::<T>::new(l.clone()).unwrap();
         let info = s.solve(&b, &mut x).unwrap();
+        check_true(t, "soft", &s, None, &b, &x);
         let e = rel_err(&gathered(&x), &want);
         t.check(
             info.reason.converged() && e < if single::<T>() { 1e-3 } else { 1e-9 },
@@ -444,6 +562,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         for th in [Threshold::Hard, Threshold::Half] {
             s.params.threshold = th;
             let info = s.solve(&b, &mut x).unwrap();
+            check_true(t, &format!("{th:?}"), &s, None, &b, &x);
             t.check(
                 info.reason.converged(),
                 &format!("{} {} {th:?}: {:?}", T::DTYPE.name(), m.name(), info.reason),
@@ -498,10 +617,12 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
         s.params.rtol = 1e-8;
         let i = s.solve(&b, &mut x).unwrap();
         let used = comm.reduction_count() - before;
+        check_true(t, "reduction count", &s, None, &b, &x);
         let per_it = used as f64 / i.iterations as f64;
         if m != Method::Cg {
             t.check(
-                used <= i.iterations as u64 + 2,
+                // one per iteration, two to start, one for the driver's final check that x is finite
+                used <= i.iterations as u64 + 3,
                 &format!(
                     "{}: {used} reductions for {} iterations (one per iteration)",
                     m.name(),
@@ -509,8 +630,9 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
                 ),
             );
         } else {
+            // two per iteration, one to start, one for the driver's final check that x is finite
             t.check(
-                per_it <= 2.1,
+                used <= 2 * i.iterations as u64 + 2,
                 &format!("CG: {per_it} reductions per iteration"),
             );
         }
@@ -520,6 +642,7 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
         s2.params.keep_history = true;
         s2.params.rtol = 1e-8;
         let i2 = s2.solve(&b, &mut x).unwrap();
+        check_true(t, "history", &s2, None, &b, &x);
         t.check(
             s2.history().len() as i64 == i2.iterations + 1,
             &format!("{}: history length", m.name()),
@@ -543,6 +666,7 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
         let mut s = Solver::<f64>::new(m);
         s.set_operator(z.clone()).unwrap();
         let i = s.solve(&b, &mut x).unwrap();
+        check_true(t, "zero operator", &s, None, &b, &x);
         t.check(
             !i.reason.converged(),
             &format!(
@@ -564,6 +688,7 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
     let zb = b.duplicate().unwrap();
     x.fill(3.0).unwrap();
     let i = s.solve(&zb, &mut x).unwrap();
+    check_true(t, "zero rhs", &s, None, &zb, &x);
     t.check(
         i.reason.converged()
             && i.iterations == 0
@@ -574,9 +699,11 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
     let mut sol = DistVector::<f64>::new(l.clone()).unwrap();
     s.params.rtol = 1e-12;
     s.solve(&b, &mut sol).unwrap();
+    check_true(t, "rtol 1e-12", &s, None, &b, &sol);
     s.params.nonzero_guess = true;
     s.params.rtol = 1e-6;
     let i = s.solve(&b, &mut sol).unwrap();
+    check_true(t, "nonzero guess at the solution", &s, None, &b, &sol);
     t.check(
         i.iterations == 0 && i.reason.converged(),
         &format!("nonzero guess at the solution: {} iterations", i.iterations),
@@ -597,6 +724,291 @@ fn run_reasons(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
+const ALL: [Method; 11] = [
+    Method::Cg,
+    Method::CgSingleReduction,
+    Method::CgPipelined,
+    Method::Cgls,
+    Method::Lsqr,
+    Method::Gmres,
+    Method::Fgmres,
+    Method::Bicgstab,
+    Method::Minres,
+    Method::Ista,
+    Method::Fista,
+];
+
+/// Methods that apply the preconditioner (CGLS, LSQR, ISTA and FISTA ignore it).
+fn uses_pc(m: Method) -> bool {
+    !m.least_squares()
+}
+
+/// The 5-point Laplacian shifted to diagonal 5, with the diagonal entry of this rank's first row
+/// replaced by `bad` when given.
+fn grid_poisoned<T: Scalar>(l: &Arc<Layout>, n: i64, bad: Option<T>) -> CsrOp<T> {
+    let (st, len) = (l.local_start(), l.local_len());
+    let (mut p, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for r in st..st + len {
+        let (i, j) = (r / n, r % n);
+        let d = match bad {
+            Some(b) if r == st => b,
+            _ => T::real(5.0),
+        };
+        for (ok, c, val) in [
+            (i > 0, r - n, -T::one()),
+            (j > 0, r - 1, -T::one()),
+            (true, r, d),
+            (j < n - 1, r + 1, -T::one()),
+            (i < n - 1, r + n, -T::one()),
+        ] {
+            if ok {
+                ix.push(c);
+                v.push(val);
+            }
+        }
+        p.push(ix.len() as i64);
+    }
+    CsrOp::from_local_rows(l.clone(), l.clone(), &p, &ix, &v, Ok(())).unwrap()
+}
+
+/// The standing guard of issue 10: NaN and Inf in b, in a nonzero initial guess, in a CSR entry of
+/// the operator, in the preconditioner (a diagonal entry) and in a callback operator's output, on
+/// every rank or on one rank only, for every method: the solve returns (no error), the reason is the
+/// same on every rank and is PARLOPS_DIVERGED_NAN (so never a converged one). Methods that ignore the preconditioner (CGLS,
+/// LSQR, ISTA, FISTA) may converge with a poisoned one, and then the true residual is checked. The
+/// solver's final safeguard (x finite) is switched off here, so that the methods themselves are tested.
+fn run_guard<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let n = 4i64;
+    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
+    let last = comm.size() - 1;
+    let good: Op<T> = Arc::new(grid_poisoned::<T>(&l, n, None));
+    let mut b0 = DistVector::<T>::new(l.clone()).unwrap();
+    random_fill(&mut b0, 3);
+    parlops::solver::set_final_check(false);
+    for bad in [f64::NAN, f64::INFINITY] {
+        let badv = T::from_parts_lossy(bad, 0.0);
+        for one_rank in [false, true] {
+            let hit = (!one_rank || comm.rank() == last) && l.local_len() > 0;
+            for place in ["b", "x0", "operator", "preconditioner", "callback"] {
+                let op: Op<T> = match place {
+                    "operator" => Arc::new(grid_poisoned(&l, n, hit.then_some(badv))),
+                    "callback" => {
+                        let f = move |x: &[T], y: &mut [T]| {
+                            for (i, (yv, xv)) in y.iter_mut().zip(x).enumerate() {
+                                *yv = T::real(2.0 + (i % 3) as f64) * *xv;
+                            }
+                            if hit {
+                                y[0] = badv;
+                            }
+                            Ok(())
+                        };
+                        Arc::new(
+                            parlops::op::callback::Callback::new(
+                                l.clone(),
+                                l.clone(),
+                                Box::new(f),
+                                Some(Box::new(f)),
+                                "poisoned diagonal",
+                            )
+                            .unwrap(),
+                        )
+                    }
+                    _ => good.clone(),
+                };
+                let pc: Option<Op<T>> = (place == "preconditioner").then(|| {
+                    let mut d = DistVector::<T>::new(l.clone()).unwrap();
+                    d.fill(T::real(0.2)).unwrap();
+                    if hit {
+                        d.local_mut()[0] = badv;
+                    }
+                    Arc::new(Diagonal::new(&d).unwrap()) as Op<T>
+                });
+                let mut b = b0.duplicate().unwrap();
+                b.copy_from(&b0).unwrap();
+                if place == "b" && hit {
+                    b.local_mut()[0] = badv;
+                }
+                for m in ALL {
+                    let what = format!(
+                        "{} {}: {bad} in {place}{}",
+                        T::DTYPE.name(),
+                        m.name(),
+                        if one_rank { " on one rank" } else { "" }
+                    );
+                    let mut s = Solver::<T>::new(m);
+                    s.params.rtol = if single::<T>() { 1e-5 } else { 1e-8 };
+                    s.params.max_iter = 100;
+                    s.set_operator(op.clone()).unwrap();
+                    s.set_preconditioner(pc.clone());
+                    let mut x = DistVector::<T>::new(l.clone()).unwrap();
+                    if place == "x0" {
+                        s.params.nonzero_guess = true;
+                        x.fill(T::one()).unwrap();
+                        if hit {
+                            x.local_mut()[0] = badv;
+                        }
+                    }
+                    let info = match s.solve(&b, &mut x) {
+                        Ok(i) => i,
+                        Err(e) => {
+                            t.check(false, &format!("{what}: solve failed: {e}"));
+                            continue;
+                        }
+                    };
+                    let code = info.reason.code() as f64;
+                    let mm = comm
+                        .allreduce_f64(&[code, -code], parlops::comm::ReduceOp::Max)
+                        .unwrap();
+                    t.check(
+                        mm[0] == -mm[1],
+                        &format!("{what}: ranks disagree ({:?} here)", info.reason),
+                    );
+                    if place == "preconditioner" && !uses_pc(m) {
+                        check_true(t, &what, &s, None, &b, &x);
+                    } else {
+                        t.check(
+                            info.reason == Reason::DivergedNan,
+                            &format!(
+                                "{what}: {:?} after {} iterations",
+                                info.reason, info.iterations
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    parlops::solver::set_final_check(true);
+}
+
+/// The solve driver's final check: a callback operator that reads NaN entries of x as 0 hides a NaN
+/// of the initial guess from every residual, so the methods converge with that NaN still in x; the
+/// driver must then report PARLOPS_DIVERGED_NAN on every rank (with the check off, CG does report a
+/// convergence here: the test reaches the driver's check). GMRES and FGMRES, which confirm their
+/// estimate on the true residual, do not converge at all (the NaN entry of x never moves).
+fn run_final_check<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let n = 12i64;
+    let l = Layout::new(comm.clone(), Partition::Scatter, n, -1).unwrap();
+    let last = comm.size() - 1;
+    let f = |x: &[T], y: &mut [T]| {
+        for (i, (yv, xv)) in y.iter_mut().zip(x).enumerate() {
+            let v = if xv.abs_f64().is_finite() {
+                *xv
+            } else {
+                T::zero()
+            };
+            *yv = T::real(2.0 + (i % 3) as f64) * v;
+        }
+        Ok(())
+    };
+    let op: Op<T> = Arc::new(
+        parlops::op::callback::Callback::new(
+            l.clone(),
+            l.clone(),
+            Box::new(f),
+            Some(Box::new(f)),
+            "NaN-blind diagonal",
+        )
+        .unwrap(),
+    );
+    let mut b = DistVector::<T>::new(l.clone()).unwrap();
+    random_fill(&mut b, 4);
+    for one_rank in [false, true] {
+        let hit = (!one_rank || comm.rank() == last) && l.local_len() > 0;
+        for (m, on) in ALL.iter().map(|&m| (m, true)).chain([(Method::Cg, false)]) {
+            parlops::solver::set_final_check(on);
+            let mut s = Solver::<T>::new(m);
+            s.params.rtol = 1e-4;
+            s.params.max_iter = 200;
+            s.params.nonzero_guess = true;
+            s.params.step = Some(0.2);
+            s.set_operator(op.clone()).unwrap();
+            let mut x = DistVector::<T>::new(l.clone()).unwrap();
+            if hit {
+                x.local_mut()[0] = T::from_parts_lossy(f64::NAN, 0.0);
+            }
+            let i = s.solve(&b, &mut x).unwrap();
+            parlops::solver::set_final_check(true);
+            let code = i.reason.code() as f64;
+            let mm = comm
+                .allreduce_f64(&[code, -code], parlops::comm::ReduceOp::Max)
+                .unwrap();
+            let what = format!(
+                "{} {} NaN hidden by the operator{} (final check {on})",
+                T::DTYPE.name(),
+                m.name(),
+                if one_rank { " on one rank" } else { "" }
+            );
+            t.check(mm[0] == -mm[1], &format!("{what}: ranks disagree"));
+            t.check(
+                if on && matches!(m, Method::Gmres | Method::Fgmres) {
+                    // their confirmation on the true residual already refuses: x(0) never moves
+                    !i.reason.converged()
+                } else if on {
+                    i.reason == Reason::DivergedNan
+                } else {
+                    i.reason.converged()
+                },
+                &format!("{what}: {:?} after {}", i.reason, i.iterations),
+            );
+        }
+    }
+}
+
+/// Issue 10, MINRES and ISTA/FISTA items: MINRES on the zero operator and with b in the null space
+/// does not converge; ISTA and FISTA with max_iter 0 do no iteration and leave x as it was.
+fn run_issue10(t: &mut Tally, comm: &Arc<Comm>) {
+    let n = 20i64;
+    let l = Layout::new(comm.clone(), Partition::Scatter, n, -1).unwrap();
+    let st = l.local_start();
+    let mut b = DistVector::<f64>::new(l.clone()).unwrap();
+    let mut d = DistVector::<f64>::new(l.clone()).unwrap();
+    for (i, (bv, dv)) in b.local_mut().iter_mut().zip(d.local_mut()).enumerate() {
+        let even = (st + i as i64) % 2 == 0;
+        *bv = if even { 1.0 } else { 0.0 };
+        *dv = if even { 0.0 } else { 1.0 + i as f64 };
+    }
+    let z: Op<f64> = Arc::new(Zero::new(l.clone(), l.clone()));
+    let nul: Op<f64> = Arc::new(Diagonal::new(&d).unwrap());
+    for (name, op) in [("zero operator", z), ("b in the null space", nul)] {
+        let mut s = Solver::<f64>::new(Method::Minres);
+        s.set_operator(op).unwrap();
+        let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+        let i = s.solve(&b, &mut x).unwrap();
+        check_true(t, name, &s, None, &b, &x);
+        t.check(
+            !i.reason.converged(),
+            &format!("MINRES {name}: {:?} after {}", i.reason, i.iterations),
+        );
+    }
+    let mut dd = DistVector::<f64>::new(l.clone()).unwrap();
+    dd.fill(2.0).unwrap();
+    let dop: Op<f64> = Arc::new(Diagonal::new(&dd).unwrap());
+    for m in [Method::Ista, Method::Fista] {
+        for guess in [false, true] {
+            let mut s = Solver::<f64>::new(m);
+            s.set_operator(dop.clone()).unwrap();
+            s.params.max_iter = 0;
+            s.params.nonzero_guess = guess;
+            let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+            x.fill(0.25).unwrap();
+            let i = s.solve(&b, &mut x).unwrap();
+            let want = if guess { 0.25 } else { 0.0 };
+            t.check(
+                i.iterations == 0
+                    && i.reason == Reason::DivergedMaxIter
+                    && x.local().iter().all(|v| *v == want),
+                &format!(
+                    "{} max_iter 0 (nonzero guess {guess}): {:?} after {} iterations",
+                    m.name(),
+                    i.reason,
+                    i.iterations
+                ),
+            );
+        }
+    }
+}
+
 fn main() {
     let (comm, mut t) = common::start();
     run::<f64>(&mut t, &comm);
@@ -604,5 +1016,14 @@ fn main() {
     run::<f32>(&mut t, &comm);
     run::<c32>(&mut t, &comm);
     run_reasons(&mut t, &comm);
+    run_issue10(&mut t, &comm);
+    run_guard::<f64>(&mut t, &comm);
+    run_guard::<c64>(&mut t, &comm);
+    run_guard::<f32>(&mut t, &comm);
+    run_guard::<c32>(&mut t, &comm);
+    run_final_check::<f64>(&mut t, &comm);
+    run_final_check::<c64>(&mut t, &comm);
+    run_final_check::<f32>(&mut t, &comm);
+    run_final_check::<c32>(&mut t, &comm);
     common::finish("mpi_solvers", comm, t)
 }

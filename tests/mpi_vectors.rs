@@ -305,6 +305,66 @@ fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
     t.check(s[0] == p as f64, "communicator usable after errors");
 }
 
+/// The 2-norm is scaled as BLAS nrm2 does (issue 10): entries of 1e200 or 1e-200 in double precision
+/// give the exact norm instead of inf or 0, with empty ranks, every partition, NaN and Inf kept.
+fn run_scaled_norms<T: Scalar>(t: &mut Tally, layouts: &[(String, Arc<Layout>)]) {
+    let name = T::DTYPE.name();
+    let (big, small) = if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
+        (1e30f64, 1e-30f64)
+    } else {
+        (1e200, 1e-200)
+    };
+    for (lname, l) in layouts {
+        let n = l.global_len();
+        if n == 0 {
+            continue;
+        }
+        for mag in [big, small, 1.0] {
+            let mut x = DistVector::<T>::new(l.clone()).unwrap();
+            // entries mag * (3, -4, 3, -4, ...) on the global index
+            let st = l.local_start();
+            for (i, v) in x.local_mut().iter_mut().enumerate() {
+                let s = if (st + i as i64) % 2 == 0 { 3.0 } else { -4.0 };
+                *v = T::from_parts_lossy(s * mag, 0.0);
+            }
+            let g = gathered(&x);
+            let exact: f64 = mag
+                * g.iter()
+                    .map(|v| {
+                        let a = v.abs_f64() / mag;
+                        a * a
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+            let got = x.norm(NormKind::Two).unwrap();
+            t.check(
+                got.is_finite() && got > 0.0 && (got - exact).abs() <= 1e-6 * exact,
+                &format!("{name} {lname}: 2-norm of entries {mag:e}: {got:e}, exact {exact:e}"),
+            );
+        }
+        // NaN and Inf still show (on the rank that owns entry 0, whichever it is)
+        for bad in [f64::NAN, f64::INFINITY] {
+            let mut x = DistVector::<T>::new(l.clone()).unwrap();
+            x.fill(T::real(big)).unwrap();
+            if l.local_start() == 0 && !x.local().is_empty() {
+                x.local_mut()[0] = T::from_parts_lossy(bad, 0.0);
+            }
+            let got = x.norm(NormKind::Two).unwrap();
+            let want_nan = bad.is_nan();
+            let owner_sees = l.partition() != Partition::UnsafeBroadcast || l.local_start() == 0;
+            t.check(
+                !owner_sees
+                    || (if want_nan {
+                        got.is_nan()
+                    } else {
+                        got == f64::INFINITY
+                    }),
+                &format!("{name} {lname}: 2-norm with {bad} is {got}"),
+            );
+        }
+    }
+}
+
 fn main() {
     let (comm, mut t) = common::start();
     let r = comm.rank();
@@ -348,6 +408,10 @@ fn main() {
     run_dtype::<f64>(&mut t, &comm, &layouts);
     run_dtype::<c32>(&mut t, &comm, &layouts);
     run_dtype::<c64>(&mut t, &comm, &layouts);
+    run_scaled_norms::<f32>(&mut t, &layouts);
+    run_scaled_norms::<f64>(&mut t, &layouts);
+    run_scaled_norms::<c32>(&mut t, &layouts);
+    run_scaled_norms::<c64>(&mut t, &layouts);
     run_errors(&mut t, &comm);
     common::finish("mpi_vectors", comm, t)
 }

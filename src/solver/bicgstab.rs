@@ -1,7 +1,7 @@
 //! BiCGStab (van der Vorst) with right preconditioning: three reductions per iteration, the last
 //! one carrying both ||r|| and the next rho. The residual tested is the true ||b - A x||.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re};
+use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -28,10 +28,7 @@ fn run<T: Scalar>(
     rhat.copy_from(r)?;
     let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
     let bnorm = re(d[0]).sqrt();
-    let r0 = re(d[1]).max(0.0).sqrt();
-    if !bnorm.is_finite() {
-        return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
-    }
+    let r0 = root(re(d[1]));
     if let Some(reason) = ctx.check(0, r0, bnorm)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
@@ -63,13 +60,21 @@ fn run<T: Scalar>(
         s.axpy(-alpha, v)?;
         let e = ctx.precond(s, shat).and(ctx.op.apply(shat, t));
         let d = dots(&ctx.comm, &[(t, s), (t, t), (s, s)], e)?;
-        let snorm = re(d[2]).max(0.0).sqrt();
+        let snorm = root(re(d[2]));
+        if !snorm.is_finite() {
+            return Ok(info(it - 1, Reason::DivergedNan, r0, rnorm, bnorm));
+        }
         if snorm <= (ctx.p.rtol * bnorm).max(ctx.p.atol) {
+            // s = r - alpha v is the residual of x + alpha M p: converged on it (the decision is
+            // ctx.check's, which agrees since the same rule holds)
             x.axpy(alpha, phat)?;
             let reason = ctx
                 .check(it, snorm, bnorm)?
-                .unwrap_or(Reason::ConvergedRtol);
+                .unwrap_or(Reason::DivergedBreakdown);
             return Ok(info(it, reason, r0, snorm, bnorm));
+        }
+        if !re(d[0]).is_finite() || !re(d[1]).is_finite() {
+            return Ok(info(it - 1, Reason::DivergedNan, r0, rnorm, bnorm));
         }
         if re(d[1]) <= 0.0 {
             return Ok(info(it - 1, Reason::DivergedBreakdown, r0, rnorm, bnorm));
@@ -80,7 +85,7 @@ fn run<T: Scalar>(
         r.copy_from(s)?;
         r.axpy(-omega, t)?;
         let d = dots(&ctx.comm, &[(r, r), (rhat, r)], Ok(()))?;
-        rnorm = re(d[0]).max(0.0).sqrt();
+        rnorm = root(re(d[0]));
         if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }

@@ -2,7 +2,7 @@
 //! [r^H z, r^H r] together. Stops on the unpreconditioned residual ||r||. Without a preconditioner
 //! z is r itself (no copy, one dot): the vector work is then the 96 bytes per row CG cannot avoid.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re};
+use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -38,13 +38,10 @@ fn run<T: Scalar>(
     } else {
         re(d[0]).sqrt()
     };
-    let r0 = if natural {
-        re(rz).max(0.0).sqrt()
-    } else {
-        re(d[2]).max(0.0).sqrt()
-    };
-    if !bnorm.is_finite() {
-        return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
+    let r0 = root(re(d[if natural { 1 } else { 2 }]));
+    if natural && (re(rz) < 0.0 || bnorm < 0.0) {
+        // r^H M r < 0 or b^H M b < 0: the preconditioner is not positive definite
+        return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
     if let Some(reason) = ctx.check(0, r0, bnorm)? {
         return Ok(info(0, reason, r0, r0, bnorm));
@@ -77,7 +74,10 @@ fn run<T: Scalar>(
             let e = ctx.precond(r, z);
             dots(&ctx.comm, &[(r, z), (r, r)], e)?
         };
-        rnorm = re(d[if natural { 0 } else { 1 }]).max(0.0).sqrt();
+        rnorm = root(re(d[if natural { 0 } else { 1 }]));
+        if natural && re(d[0]) < 0.0 {
+            return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
+        }
         if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
@@ -92,20 +92,22 @@ fn run<T: Scalar>(
 }
 
 /// sqrt(b^H M b) for the natural-norm test: r^H z itself with a zero initial guess, one more
-/// preconditioner application (into `z`, restored after) otherwise. [collective]
+/// preconditioner application (into `z`, restored after) otherwise. NaN stays NaN; b^H M b < 0 (an
+/// indefinite preconditioner) gives -1. [collective]
 pub(crate) fn natural_bnorm<T: Scalar>(
     ctx: &Ctx<T>,
     b: &DistVector<T>,
     z: &mut DistVector<T>,
     rz: T,
 ) -> Result<f64> {
+    let norm = |v: f64| if v < 0.0 { -1.0 } else { root(v) };
     if !ctx.p.nonzero_guess {
-        return Ok(re(rz).max(0.0).sqrt());
+        return Ok(norm(re(rz)));
     }
     let mut keep = z.duplicate()?;
     keep.copy_from(z)?;
     let e = ctx.precond(b, z);
     let d = dots(&ctx.comm, &[(b, z)], e)?;
     z.copy_from(&keep)?;
-    Ok(re(d[0]).max(0.0).sqrt())
+    Ok(norm(re(d[0])))
 }

@@ -5,7 +5,7 @@
 //! REPLACE iterations the residual and its auxiliary vectors are recomputed from x and p (four extra
 //! operator applications, no extra reduction), which keeps the attainable accuracy that of CG.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re};
+use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots, dots_finish, dots_start};
@@ -40,8 +40,14 @@ fn run<T: Scalar>(
     } else {
         re(bb[0]).sqrt()
     };
-    if !bnorm.is_finite() {
-        return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
+    if natural && bnorm < 0.0 {
+        return Ok(info(
+            0,
+            Reason::DivergedIndefinite,
+            f64::NAN,
+            f64::NAN,
+            bnorm,
+        ));
     }
     let (mut alpha_old, mut gamma_old) = (T::one(), T::one());
     let mut r0 = 0.0;
@@ -70,9 +76,13 @@ fn run<T: Scalar>(
         let d = dots_finish::<T>(&ctx.comm, red)?;
         pending = e;
         let (gamma, delta) = (d[0], d[1]);
-        let rnorm = re(d[if natural { 0 } else { 2 }]).max(0.0).sqrt();
+        let rnorm = root(re(d[if natural { 0 } else { 2 }]));
         if it == 0 {
             r0 = rnorm;
+        }
+        if natural && re(gamma) < 0.0 {
+            ctx.comm.agree(pending)?;
+            return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
         if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
             // an apply that failed in the overlap must still be reported on every rank

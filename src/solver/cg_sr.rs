@@ -1,7 +1,7 @@
 //! Single-reduction preconditioned CG (Chronopoulos and Gear): [r^H u, w^H u, r^H r] in ONE
 //! reduction per iteration, u = M r and w = A u computed before it.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re};
+use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -32,9 +32,9 @@ fn run<T: Scalar>(
     } else {
         re(d[0]).sqrt()
     };
-    let r0 = re(d[if natural { 1 } else { 3 }]).max(0.0).sqrt();
-    if !bnorm.is_finite() {
-        return Ok(info(0, Reason::DivergedNan, r0, r0, bnorm));
+    let r0 = root(re(d[if natural { 1 } else { 3 }]));
+    if natural && (re(gamma) < 0.0 || bnorm < 0.0) {
+        return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
     if let Some(reason) = ctx.check(0, r0, bnorm)? {
         return Ok(info(0, reason, r0, r0, bnorm));
@@ -69,7 +69,10 @@ fn run<T: Scalar>(
         r.axpy(-alpha, s)?;
         let e = ctx.precond(r, u).and(ctx.op.apply(u, w));
         let d = dots(&ctx.comm, &[(r, u), (u, w), (r, r)], e)?;
-        rnorm = re(d[if natural { 0 } else { 2 }]).max(0.0).sqrt();
+        rnorm = root(re(d[if natural { 0 } else { 2 }]));
+        if natural && re(d[0]) < 0.0 {
+            return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
+        }
         if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }

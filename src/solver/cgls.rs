@@ -3,7 +3,7 @@
 //! ||A^H (b - A x) - damp^2 x||, tested against max(rtol ||A^H b||, atol); the info's r1norm is
 //! ||b - A x|| and r2norm is sqrt(r1norm^2 + damp^2 ||x||^2), computed exactly at the end.
 
-use super::{Ctx, Info, Reason, info, re};
+use super::{Ctx, Info, Reason, info, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -27,9 +27,9 @@ pub(crate) fn final_norms<T: Scalar>(
     let e = ctx.op.apply(x, s);
     s.axpby(T::one(), b, -T::one())?;
     let d = dots(&ctx.comm, &[(s, s), (x, x)], e)?;
-    let (ss, xx) = (re(d[0]).max(0.0), re(d[1]).max(0.0));
+    let (ss, xx) = (re(d[0]), re(d[1]));
     let damp = ctx.p.damp;
-    Ok((ss.sqrt(), (ss + damp * damp * xx).sqrt()))
+    Ok((root(ss), root(ss + damp * damp * xx)))
 }
 
 /// Info of a least-squares solve, with r1norm and r2norm computed exactly (`work` of the rows layout).
@@ -69,7 +69,7 @@ fn run<T: Scalar>(
     let ahb = if ctx.p.nonzero_guess {
         let e2 = ctx.op.apply_adjoint(b, c);
         let d = dots(&ctx.comm, &[(c, c)], e2.and(e.clone()))?;
-        re(d[0]).max(0.0).sqrt()
+        root(re(d[0]))
     } else {
         -1.0
     };
@@ -77,8 +77,8 @@ fn run<T: Scalar>(
     let e = e.and(ctx.op.apply(c, q));
     let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
     let bnorm = re(d[0]).sqrt();
-    let mut k = re(d[1]).max(0.0);
-    let r0 = k.sqrt();
+    let mut k = re(d[1]);
+    let r0 = root(k);
     let ahb = if ahb < 0.0 { r0 } else { ahb };
     let finish = |ctx: &Ctx<T>, x: &DistVector<T>, s: &mut DistVector<T>, it, reason, rn| {
         lsq_info(ctx, b, x, s, it, reason, r0, rn, bnorm)
@@ -106,15 +106,15 @@ fn run<T: Scalar>(
             } else {
                 Reason::DivergedBreakdown
             };
-            return finish(ctx, x, s, it - 1, reason, k.sqrt());
+            return finish(ctx, x, s, it - 1, reason, root(k));
         }
         let a = T::real(k / denom);
         x.axpy(a, c)?;
         s.axpy(-a, q)?;
         let e = ctx.op.apply_adjoint(s, r);
         r.axpy(-d2, x)?;
-        let kn = re(dots(&ctx.comm, &[(r, r)], e)?[0]).max(0.0);
-        let rn = kn.sqrt();
+        let kn = re(dots(&ctx.comm, &[(r, r)], e)?[0]);
+        let rn = root(kn);
         if let Some(reason) = ctx.check(it, rn, ahb)? {
             return finish(ctx, x, s, it, reason, rn);
         }

@@ -5,7 +5,7 @@
 
 use super::cgls::lsq_info;
 use super::power::power_iteration;
-use super::{Ctx, Info, Reason, Threshold, info, re};
+use super::{Ctx, Info, Reason, Threshold, info, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -59,16 +59,35 @@ fn run<T: Scalar>(
 ) -> Result<Info> {
     let [res] = rows else { unreachable!() };
     let [g, z, xold] = cols else { unreachable!() };
-    let step = match ctx.p.step {
-        Some(s) if s > 0.0 && s.is_finite() => s,
-        Some(s) => crate::bail!(
+    if let Some(s) = ctx.p.step
+        && !(s > 0.0 && s.is_finite())
+    {
+        crate::bail!(
             InvalidArgument,
             "the ISTA/FISTA step is {s}; it must be positive and finite"
-        ),
+        );
+    }
+    if !ctx.p.nonzero_guess {
+        x.fill(T::zero())?;
+    }
+    let bb = re(dots(&ctx.comm, &[(b, b)], Ok(()))?[0]);
+    let bnorm = root(bb);
+    if !bnorm.is_finite() {
+        return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
+    }
+    if ctx.p.max_iter == 0 {
+        return lsq_info(ctx, b, x, res, 0, Reason::DivergedMaxIter, 0.0, 0.0, bnorm);
+    }
+    let step = match ctx.p.step {
+        Some(s) => s,
         None => {
             let (lam, _) = power_iteration(ctx.op, 30, 1e-8, 7, true)?;
             let l = lam.abs_f64();
-            if l.is_nan() || l <= 0.0 {
+            if !l.is_finite() {
+                // NaN or Inf in the operator
+                return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
+            }
+            if l <= 0.0 {
                 crate::bail!(
                     InvalidArgument,
                     "the operator's largest eigenvalue of A^H A is {l}: no step can be derived"
@@ -78,14 +97,6 @@ fn run<T: Scalar>(
         }
     };
     let th = ctx.p.eps * step * 0.5;
-    if !ctx.p.nonzero_guess {
-        x.fill(T::zero())?;
-    }
-    let bb = re(dots(&ctx.comm, &[(b, b)], Ok(()))?[0]);
-    let bnorm = bb.sqrt();
-    if !bnorm.is_finite() {
-        return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
-    }
     z.copy_from(x)?;
     let mut t = 1.0f64;
     let mut pending = Ok(());
@@ -114,13 +125,11 @@ fn run<T: Scalar>(
             t = tn;
         }
         xold.axpy(-T::one(), x)?;
-        let upd = re(dots(
+        let upd = root(re(dots(
             &ctx.comm,
             &[(xold, xold)],
             std::mem::replace(&mut pending, Ok(())).and(e),
-        )?[0])
-        .max(0.0)
-        .sqrt();
+        )?[0]));
         if it == 1 {
             upd0 = upd;
         }

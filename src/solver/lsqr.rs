@@ -3,7 +3,7 @@
 //! against max(rtol ||A^H b||, atol); r1norm and r2norm are computed exactly at the end.
 
 use super::cgls::lsq_info;
-use super::{Ctx, Info, Reason, re};
+use super::{Ctx, Info, Reason, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -30,19 +30,19 @@ fn run<T: Scalar>(
     let e = super::initial_residual(ctx, b, x, u);
     let d = dots(&ctx.comm, &[(b, b), (u, u)], e)?;
     let bnorm = re(d[0]).sqrt();
-    let mut beta = re(d[1]).max(0.0).sqrt();
+    let mut beta = root(re(d[1]));
     if beta > 0.0 {
         u.scale(T::real(1.0 / beta))?;
     }
     let e = ctx.op.apply_adjoint(u, v);
-    let mut alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
+    let mut alfa = root(re(dots(&ctx.comm, &[(v, v)], e)?[0]));
     if alfa > 0.0 {
         v.scale(T::real(1.0 / alfa))?;
     }
     // ||A^H b||: from the first step with a zero guess, its own product otherwise
     let ahb = if ctx.p.nonzero_guess {
         let e = ctx.op.apply_adjoint(b, w);
-        re(dots(&ctx.comm, &[(w, w)], e)?[0]).max(0.0).sqrt()
+        root(re(dots(&ctx.comm, &[(w, w)], e)?[0]))
     } else {
         alfa * beta
     };
@@ -64,13 +64,13 @@ fn run<T: Scalar>(
         // bidiagonalisation: u = A v - alfa u, v = A^H u - beta v
         let e = ctx.op.apply(v, t);
         u.axpby(T::one(), t, T::real(-alfa))?;
-        beta = re(dots(&ctx.comm, &[(u, u)], e)?[0]).max(0.0).sqrt();
+        beta = root(re(dots(&ctx.comm, &[(u, u)], e)?[0]));
         if beta > 0.0 {
             u.scale(T::real(1.0 / beta))?;
         }
         let e = ctx.op.apply_adjoint(u, s);
         v.axpby(T::one(), s, T::real(-beta))?;
-        alfa = re(dots(&ctx.comm, &[(v, v)], e)?[0]).max(0.0).sqrt();
+        alfa = root(re(dots(&ctx.comm, &[(v, v)], e)?[0]));
         if alfa > 0.0 {
             v.scale(T::real(1.0 / alfa))?;
         }

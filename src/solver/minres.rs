@@ -3,7 +3,7 @@
 //! MINRES's estimate of ||r|| in the M^{-1} norm (||r|| itself without preconditioner), against the
 //! same norm of b.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re};
+use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -32,7 +32,7 @@ fn run<T: Scalar>(
     let e = initial_residual(ctx, b, x, r1);
     let e = e.and(ctx.precond(r1, y));
     let ry = re(dots(&ctx.comm, &[(r1, y)], e)?[0]);
-    let bnorm = bm.max(0.0).sqrt();
+    let bnorm = if bm < 0.0 { 0.0 } else { root(bm) };
     if !bm.is_finite() || !ry.is_finite() {
         return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
     }
@@ -82,7 +82,18 @@ fn run<T: Scalar>(
         let gbar = sn * dbar - cs * alfa;
         epsln = sn * beta;
         dbar = -cs * beta;
-        let gamma = gbar.hypot(beta).max(f64::MIN_POSITIVE);
+        let gamma = gbar.hypot(beta);
+        if gamma == 0.0 {
+            // A v = 0 for the Lanczos vector (the zero operator, or b in the null space): x cannot
+            // move, and no residual reduction is possible. Decided from reduced values (alfa, beta).
+            return Ok(info(
+                it - 1,
+                Reason::DivergedBreakdown,
+                beta1,
+                phibar,
+                bnorm,
+            ));
+        }
         cs = gbar / gamma;
         sn = beta / gamma;
         let phi = cs * phibar;
@@ -99,7 +110,9 @@ fn run<T: Scalar>(
             return Ok(info(it, reason, beta1, phibar, bnorm));
         }
         if beta == 0.0 {
-            return Ok(info(it, Reason::ConvergedAtol, beta1, phibar, bnorm));
+            // the Krylov space is invariant, so phibar is 0 and the test above has converged,
+            // unless it could not (a stopping rule below 0): nothing more can be done
+            return Ok(info(it, Reason::DivergedBreakdown, beta1, phibar, bnorm));
         }
     }
 }

@@ -305,8 +305,15 @@ impl<T: Scalar> Ctx<'_, T> {
         }
     }
 
-    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm`.
-    /// Calls the monitor (a user stop request is agreed across ranks), records the history, prints
+    /// Does the stopping rule rnorm <= max(rtol bnorm, atol) hold (both finite)?
+    pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
+        rnorm.is_finite() && bnorm.is_finite() && rnorm <= (self.p.rtol * bnorm).max(self.p.atol)
+    }
+
+    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm`: the one
+    /// place where a method decides convergence (rnorm <= max(rtol bnorm, atol)); a non-finite
+    /// `rnorm` or `bnorm` is [`Reason::DivergedNan`]. Both are reduced values, so every rank decides
+    /// alike. Calls the monitor (a user stop request is agreed across ranks), records the history, prints
     /// with PARLOPS_MONITOR=1.
     pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
         if self.p.keep_history {
@@ -322,11 +329,11 @@ impl<T: Scalar> Ctx<'_, T> {
                 return Ok(Some(Reason::DivergedUser));
             }
         }
-        if !rnorm.is_finite() {
+        // NaN or Inf in the residual or the reference norm is a divergence, never a convergence
+        if !rnorm.is_finite() || !bnorm.is_finite() {
             return Ok(Some(Reason::DivergedNan));
         }
-        let target = (self.p.rtol * bnorm).max(self.p.atol);
-        if rnorm <= target {
+        if self.holds(rnorm, bnorm) {
             return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {
                 Reason::ConvergedRtol
             } else {
@@ -392,6 +399,46 @@ pub(crate) fn with_vecs2<T: Scalar, R>(
     ctx.ws.put(r);
     ctx.ws.put(c);
     out
+}
+
+/// The driver's last check (on by default): a method that claims convergence must leave a finite x.
+static FINAL_CHECK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Switch the driver's final check off (tests use this to see what the methods decide by themselves).
+#[doc(hidden)]
+pub fn set_final_check(on: bool) {
+    FINAL_CHECK.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A norm from a reduced squared value (||r||^2 = r^H r, or r^H M r): its square root, with NaN kept
+/// (never clamped to 0, which would read as convergence) and a negative value, which no norm has,
+/// turned into NaN too. Callers for which a negative value means an indefinite preconditioner test
+/// the sign first.
+pub(crate) fn root(sq: f64) -> f64 {
+    if sq >= 0.0 { sq.sqrt() } else { f64::NAN }
+}
+
+/// Is any entry of x NaN or Inf, on any rank? One reduction; every rank gets the same answer. [collective]
+fn nonfinite_anywhere<T: Scalar>(comm: &Comm, x: &DistVector<T>) -> Result<bool> {
+    let local = if x.is_device() {
+        crate::vector::device::norm_partial(x, crate::vector::NormKind::Inf).map(|(v, _)| v)
+    } else {
+        Ok(if x.local().iter().all(|v| v.abs_f64().is_finite()) {
+            0.0
+        } else {
+            f64::INFINITY
+        })
+    };
+    // a device failure on one rank travels with the flag (as 1 in a second slot)
+    let (flag, failed) = match &local {
+        Ok(v) => (if v.is_finite() { 0.0 } else { 1.0 }, 0.0),
+        Err(_) => (0.0, 1.0),
+    };
+    let r = comm.allreduce_f64(&[flag, failed], ReduceOp::Max)?;
+    if r[1] > 0.0 {
+        comm.agree(local)?;
+    }
+    Ok(r[0] > 0.0)
 }
 
 /// Real part of a reduced scalar.
@@ -649,6 +696,15 @@ impl<T: Scalar> Solver<T> {
             Method::Ista => ista::solve(&mut ctx, b, x, false),
             Method::Fista => ista::solve(&mut ctx, b, x, true),
         }?;
+        let mut info = info;
+        // the last safeguard: a converged reason needs a finite reported residual and a finite x on
+        // every rank (one reduction). The methods decide this themselves; this catches what one misses.
+        if info.reason.converged()
+            && FINAL_CHECK.load(std::sync::atomic::Ordering::Relaxed)
+            && (!info.final_residual_norm.is_finite() || nonfinite_anywhere(&ctx.comm, x)?)
+        {
+            info.reason = Reason::DivergedNan;
+        }
         if print && ctx.comm.rank() == 0 {
             println!(
                 "  {} {} in {} iterations",

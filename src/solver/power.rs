@@ -56,7 +56,7 @@ pub fn power_iteration<T: Scalar>(
         };
         let d = dots(&comm, &[(&bk, &b1), (&b1, &b1)], e)?;
         lam = d[0];
-        let nrm = d[1].to_parts().0.max(0.0).sqrt();
+        let nrm = super::root(d[1].to_parts().0);
         if nrm.is_nan() || nrm <= 0.0 {
             return Ok((lam, it));
         }

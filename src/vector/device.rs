@@ -270,6 +270,24 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
     })
 }
 
+/// This rank's part of the scaled 2-norm (see [`super::ops::two_partial`]): the largest |entry|
+/// and the plain sum of squares by the norm kernel (two launches); when the largest entry is outside
+/// the safe range, the scaled sum is taken on a host copy (rare: entries beyond about 1e90 or below
+/// 1e-90), so host and device vectors give the same norms.
+pub fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
+    let (mx, _) = norm_partial(x, NormKind::Inf)?;
+    if mx.is_nan() || mx == f64::INFINITY || mx <= 0.0 {
+        // NaN, Inf, all zeros, or no entries (the max identity -inf)
+        return Ok(super::ops::two_from(mx, 0.0, || 0.0));
+    }
+    if !super::ops::safe_scale(mx) {
+        let h = x.to_location(crate::memory::Location::Host)?;
+        return Ok(super::ops::two_partial(h.local()));
+    }
+    let (sum, _) = norm_partial(x, NormKind::Two)?;
+    Ok(super::ops::two_from(mx, sum, || f64::NAN))
+}
+
 /// Sum `vals` over the ranks of an NCCL communicator on the device (with the error flag appended by
 /// the caller), returning the sums.
 pub fn nccl_sum(nccl: &crate::gpu::nccl::Nccl, vals: &[f64], s: Stream) -> Result<Vec<f64>> {

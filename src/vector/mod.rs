@@ -603,20 +603,33 @@ impl<T: Scalar> DistVector<T> {
 
     /// The norm of the whole vector; `kind` may carry a local argument error that every rank must
     /// learn about. Partials are allgathered and combined in rank order, so every rank gets the same
-    /// bits, and a rank with a bad `kind` joins the very same collective as the others. [collective]
+    /// bits, and a rank with a bad `kind` joins the very same collective as the others. The 2-norm
+    /// is scaled as BLAS nrm2 does: each rank sends (its largest |entry|, its sum of squares relative
+    /// to it) in the same single allgather, so entries of 1e200 or 1e-200 give the right norm. [collective]
     pub fn norm_checked(&self, kind: Result<NormKind>) -> Result<f64> {
-        let partial = kind.clone().and_then(|k| {
-            if self.is_device() {
+        // (value, ssq relative to value for the 2-norm, reduction)
+        let partial = kind.clone().and_then(|k| match k {
+            NormKind::Two => if self.is_device() {
+                device::two_partial(self)
+            } else {
+                Ok(ops::two_partial(self.local()))
+            }
+            .map(|(s, q)| (s, q, ReduceOp::Sum)),
+            _ => if self.is_device() {
                 device::norm_partial(self, k)
             } else {
                 Ok(k.partial(self.local()))
             }
+            .map(|(v, op)| (v, 0.0, op)),
         });
         let comm = self.layout.comm();
         let partition = self.layout.partition();
         if partition == Partition::UnsafeBroadcast {
-            let (v, _) = partial?;
-            return Ok(kind?.finish(v));
+            let (v, q, _) = partial?;
+            return Ok(match kind? {
+                NormKind::Two => ops::two_combine(&[(v, q)]),
+                k => k.finish(v),
+            });
         }
         // the kind travels with the partial, so ranks asking for different norms all learn it
         let code = |k: &NormKind| match k {
@@ -630,32 +643,37 @@ impl<T: Scalar> DistVector<T> {
         let rows = comm.allgather_checked(
             partial
                 .as_ref()
-                .map(|p| vec![p.0, code(kind.as_ref().unwrap_or(&NormKind::Two))])
+                .map(|p| vec![p.0, p.1, code(kind.as_ref().unwrap_or(&NormKind::Two))])
                 .map_err(|e| e.clone()),
-            2,
+            3,
         )?;
-        let (_, op) = partial?;
+        let (_, _, op) = partial?;
         let kind = kind?;
-        if rows.iter().any(|r| r[1] != rows[0][1]) {
+        if rows.iter().any(|r| r[2] != rows[0][2]) {
             crate::bail!(
                 InconsistentAcrossRanks,
                 "ranks asked for different norms (p by rank: {:?})",
-                rows.iter().map(|r| r[1]).collect::<Vec<_>>()
+                rows.iter().map(|r| r[2]).collect::<Vec<_>>()
             );
         }
-        let r = if partition == Partition::Broadcast {
-            rows[0][0]
+        let rows = if partition == Partition::Broadcast {
+            &rows[..1]
         } else {
-            match op {
-                ReduceOp::Sum => rows.iter().map(|r| r[0]).sum(),
-                ReduceOp::Max => rows.iter().map(|r| r[0]).fold(f64::NEG_INFINITY, |a, b| {
-                    if a.is_nan() || b.is_nan() {
-                        f64::NAN
-                    } else {
-                        a.max(b)
-                    }
-                }),
-            }
+            &rows[..]
+        };
+        if kind == NormKind::Two {
+            let parts: Vec<(f64, f64)> = rows.iter().map(|r| (r[0], r[1])).collect();
+            return Ok(ops::two_combine(&parts));
+        }
+        let r = match op {
+            ReduceOp::Sum => rows.iter().map(|r| r[0]).sum(),
+            ReduceOp::Max => rows.iter().map(|r| r[0]).fold(f64::NEG_INFINITY, |a, b| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            }),
         };
         Ok(kind.finish(r))
     }

@@ -97,6 +97,80 @@ impl NormKind {
     }
 }
 
+/// Scales between which the plain sum of squares in f64 is safe (BLAS nrm2's reasoning): with the
+/// largest |component| in [2^-300, 2^300], n (2^300)^2 stays finite for any n below 2^400, and the
+/// squares that underflow (of entries below 2^-537) are under 2^-474 of the largest square.
+const SAFE_LO: f64 = 1.0 / (1u128 << 100) as f64 / (1u128 << 100) as f64 / (1u128 << 100) as f64;
+const SAFE_HI: f64 = 1.0 / SAFE_LO;
+
+/// Is `mx` (the largest |entry|, positive and finite) in the range where squares may be summed plainly?
+pub fn safe_scale(mx: f64) -> bool {
+    (SAFE_LO..=SAFE_HI).contains(&mx)
+}
+
+/// This rank's part of a scaled 2-norm (as BLAS nrm2): (scale, ssq) with the local 2-norm equal to
+/// scale * sqrt(ssq), scale the largest |component|. One pass when the scale is moderate (the usual
+/// case: the plain sum of squares divided by scale^2), a second, scaled pass otherwise. NaN anywhere
+/// gives (NaN, NaN), Inf (without NaN) gives (Inf, 1).
+pub fn two_partial<T: Scalar>(x: &[T]) -> (f64, f64) {
+    let (mut mx, mut sum) = (0.0f64, 0.0f64);
+    for a in x {
+        let (re, im) = a.to_parts();
+        mx = nan_max(mx, nan_max(re.abs(), im.abs()));
+        sum += re * re + im * im;
+    }
+    two_from(mx, sum, || {
+        x.iter()
+            .map(|a| {
+                let (re, im) = a.to_parts();
+                let (re, im) = (re / mx, im / mx);
+                re * re + im * im
+            })
+            .sum()
+    })
+}
+
+/// (scale, ssq) from the largest |component| `mx`, the plain sum of squares `sum`, and a scaled pass
+/// sum |x_i / mx|^2 run only when `mx` is outside the safe range (shared with device vectors).
+pub fn two_from(mx: f64, sum: f64, scaled: impl FnOnce() -> f64) -> (f64, f64) {
+    if mx.is_nan() || sum.is_nan() {
+        (f64::NAN, f64::NAN)
+    } else if mx == f64::INFINITY {
+        (mx, 1.0)
+    } else if mx <= 0.0 {
+        // nothing but zeros (or no entries: the max identity)
+        (0.0, 0.0)
+    } else if safe_scale(mx) {
+        (mx, sum / mx / mx)
+    } else {
+        (mx, scaled())
+    }
+}
+
+/// The 2-norm from every rank's (scale, ssq), combined in the order given (so that every rank that
+/// combines the same list gets the same bits).
+pub fn two_combine(parts: &[(f64, f64)]) -> f64 {
+    if parts.iter().any(|(s, q)| s.is_nan() || q.is_nan()) {
+        return f64::NAN;
+    }
+    let scale = parts.iter().fold(0.0f64, |a, &(s, _)| a.max(s));
+    if scale == 0.0 || scale == f64::INFINITY {
+        return scale;
+    }
+    let ssq: f64 = parts
+        .iter()
+        .map(|&(s, q)| {
+            if s == 0.0 {
+                0.0
+            } else {
+                let r = s / scale;
+                q * r * r
+            }
+        })
+        .sum();
+    scale * ssq.sqrt()
+}
+
 /// max that lets NaN win, so a NaN entry shows in the inf-norm.
 fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
@@ -201,5 +275,26 @@ mod tests {
         assert_eq!(m(NormKind::Inf), 0.0);
         assert_eq!(m(NormKind::NegInf), f64::INFINITY);
         assert_eq!(m(NormKind::Two), 0.0);
+    }
+
+    #[test]
+    fn scaled_two_norm() {
+        let n2 = |x: &[f64]| two_combine(&[two_partial(x)]);
+        let close = |a: f64, b: f64| (a - b).abs() <= 4.0 * f64::EPSILON * b.abs();
+        assert_eq!(n2(&[3.0, -4.0, 0.0]), 5.0);
+        assert!(close(n2(&[3e200, -4e200]), 5e200));
+        assert!(close(n2(&[3e-200, -4e-200]), 5e-200));
+        assert_eq!(n2(&[]), 0.0);
+        assert!(n2(&[1.0, f64::NAN, f64::INFINITY]).is_nan());
+        assert_eq!(n2(&[1.0, f64::INFINITY, -f64::INFINITY]), f64::INFINITY);
+        // ranks with very different scales
+        let parts = [
+            two_partial(&[3e200]),
+            two_partial::<f64>(&[]),
+            two_partial(&[4e200, 1e-300]),
+        ];
+        assert!(close(two_combine(&parts), 5e200));
+        let z = [c64::new(3e200, 4e200)];
+        assert!(close(two_combine(&[two_partial(&z)]), 5e200));
     }
 }
