@@ -72,6 +72,9 @@ typedef enum {
   PARLOPS_ERR_OUT_OF_MEMORY = 14,
   // A bug inside parlops (a caught panic): please report it with the message.
   PARLOPS_ERR_INTERNAL = 15,
+  // A handle argument is not a live object of the expected type: destroyed already, another
+  // type's handle (a vector passed as an operator), or a pointer parlops never handed out.
+  PARLOPS_ERR_INVALID_HANDLE = 16,
 } parlops_status;
 
 // Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
@@ -391,7 +394,9 @@ parlops_status parlops_layout_destroy(parlops_layout **layout);
 const char *parlops_status_string(int status);
 
 // The message of this thread's most recent failed call (never NULL; valid until the next failing
-// call on this thread). It names the function, the argument and the values.
+// call on this thread). It names the function, the argument and the values. Safe to call at any
+// time, also from an `atexit` handler or a thread-exit destructor: once this thread's storage is
+// gone it returns the newest message set in that state (by any thread; kept until the process ends).
 const char *parlops_last_error(void);
 
 // Library version; any pointer may be NULL to skip that part.

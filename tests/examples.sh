@@ -85,9 +85,9 @@ run 2 "$B/vectors_pc" 777 | grep -E '^(ranks|norm2)'
 echo "== bad input, every exported function (1 and 3 ranks)"
 # shellcheck disable=SC2046
 # shellcheck disable=SC2046
-for prog in bad_input bad_input_ops bad_input_solver; do
+for prog in bad_input bad_input_ops bad_input_solver bad_handles; do
   "$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/$prog.c $(pkg-config --cflags --libs parlops) \
-    -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/$prog"
+    -Wl,-rpath,"$PREFIX/lib" -lm -lpthread -o "$B/$prog"
   run 1 "$B/$prog"
   run 3 "$B/$prog"
 done

@@ -246,7 +246,7 @@ fn multadd_common(
     let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
     let slot = &mut w[adjoint as usize];
     // the work vector lives where the output does
-    let loc = unsafe { y.as_ref() }.map_or(Location::Host, |v| v.inner.location());
+    let loc = unsafe { arg(y.cast_const(), yn) }.map_or(Location::Host, |v| v.inner.location());
     // an allocation failure joins the agreement of apply_any below (through x), so no rank waits
     let mut made = Ok(());
     if slot.as_ref().is_none_or(|t| t.location() != loc) {
