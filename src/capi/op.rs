@@ -494,8 +494,9 @@ pub unsafe extern "C" fn parlops_op_dottest(
     })
 }
 
-/// Release the operator and set `*A` to NULL (NULL `*A` is a no-op). Compositions that use it keep
-/// their own reference.
+/// Release the operator and set `*A` to NULL (NULL `*A` is a no-op; a destroyed or foreign `*A` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is). Compositions that use it keep their own
+/// reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_destroy(a: *mut *mut parlops_op) -> parlops_status {
     guard("parlops_op_destroy", || unsafe { destroy(a, "A") })

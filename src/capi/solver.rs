@@ -691,7 +691,8 @@ pub unsafe extern "C" fn parlops_solver_history(
     })
 }
 
-/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op).
+/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op; a destroyed or foreign `*s` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_destroy(s: *mut *mut parlops_solver) -> parlops_status {
     guard("parlops_solver_destroy", || unsafe { destroy(s, "s") })

@@ -629,7 +629,8 @@ pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_st
     })
 }
 
-/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op). A wrapped caller array is not freed.
+/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op; a destroyed or foreign `*v` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is). A wrapped caller array is not freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_destroy(v: *mut *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_destroy", || unsafe { destroy(v, "v") })

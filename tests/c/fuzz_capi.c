@@ -284,6 +284,10 @@ static long ctx_errors = 0, ctx_made = 0, ctx_destroyed = 0;
 static int shell_apply(shell_ctx *c, const void *x, void *y, int64_t ny, int64_t nx) {
   if (c->magic != MAGIC || c->destroyed) ctx_errors++;
   if (chance(5)) return 3;
+  if (chance(3)) { /* a failing parlops call inside a callback: the outer call's message must win */
+    double nrm;
+    (void)parlops_vec_norm(NULL, PARLOPS_NORM_2, 2.0, &nrm);
+  }
   memset(y, 0, (size_t)(ny * c->es));
   int64_t n = nx < ny ? nx : ny;
   memcpy(y, x, (size_t)(n * c->es));
