@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   /* ---- and from an atexit handler (checked after main returns: exit status 1 on failure) */
   atexit(at_exit);
 
-  if (rank_ == 0) printf("bad_handles: %d passed, %d failed\n", passed, failed);
+  if (rank_ == 0) printf("bad_handles (%d ranks): %d passed, %d failed\n", size_, passed, failed);
   int any = failed, all = 0;
   MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   parlops_finalize();
