@@ -249,11 +249,8 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
 /// Hand a new object to C (and record it as a live handle).
 pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
     let p = Box::into_raw(Box::new(v));
-    let mut reg = registry();
-    // the allocator cannot hand out a quarantined address, but be exact about it anyway
-    reg.dead.retain(|d| d.0 != p as usize);
-    reg.live.insert(p as usize, T::KIND);
-    drop(reg);
+    // a quarantined address is still allocated, so `p` is never one of them
+    registry().live.insert(p as usize, T::KIND);
     unsafe { *out = p };
 }
 
