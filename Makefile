@@ -10,6 +10,7 @@
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
 #   make fresh-check            make demo + make test in a clean Debian root built from Debian's packages (root)
+#   make fuzz [FUZZ_CALLS=...]  the C API fuzzer for 10^6 random calls (seed printed; FUZZ_SEED=... to repeat)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -42,7 +43,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -100,6 +101,14 @@ stage:
 examples: stage
 	tests/examples.sh $(STAGE) $(BUILD)
 
+# The C API fuzzer (tests/c/fuzz_capi.c), one rank, 10^6 calls (make examples runs it for 25 s).
+FUZZ_CALLS ?= 1000000
+fuzz: stage
+	$(MPICC) -O1 -g -Wall -Wextra -Werror -Itests/c tests/c/fuzz_capi.c -I$(STAGE)/include -L$(STAGE)/lib -lparlops \
+	  -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/fuzz_capi
+	skip=$$(sed -e 's/#.*//' -e '/^ *$$/d' tests/c/fuzz_known_failures | awk '{print $$1}' | paste -sd, -); \
+	timeout 3600 $(MPIEXEC) -n 1 $(BUILD)/fuzz_capi -n $(FUZZ_CALLS) $(if $(FUZZ_SEED),-s $(FUZZ_SEED)) $${skip:+-x "$$skip"}
+
 demo: stage
 	@cmake -S c_examples -B $(BUILD)/demo -DCMAKE_PREFIX_PATH=$(STAGE) -DCMAKE_BUILD_TYPE=Release \
 	  -DMPI_C_COMPILER=$$(command -v $(MPICC)) >$(BUILD)/demo.cmake.log || { cat $(BUILD)/demo.cmake.log; exit 1; }
@@ -142,9 +151,9 @@ test-mpich:
 	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
 	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
-	for prog in bad_input bad_input_ops bad_input_solver; do \
+	for prog in bad_input bad_input_ops bad_input_solver bad_handles; do \
 	  mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/$$prog.c -L$(CURDIR)/target-mpich/release -lparlops \
-	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -o $(BUILD)/$${prog}_mpich && \
+	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -lpthread -o $(BUILD)/$${prog}_mpich && \
 	  timeout 600 mpiexec.mpich -n 3 $(BUILD)/$${prog}_mpich || exit 1; \
 	done
 

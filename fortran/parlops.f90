@@ -79,6 +79,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ERR_NOT_SUPPORTED = 13
   integer(c_int), parameter :: PARLOPS_ERR_OUT_OF_MEMORY = 14
   integer(c_int), parameter :: PARLOPS_ERR_INTERNAL = 15
+  integer(c_int), parameter :: PARLOPS_ERR_INVALID_HANDLE = 16
   integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
   integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4

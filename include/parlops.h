@@ -4,9 +4,12 @@
  *
  * Conventions: every fallible call returns parlops_status (PARLOPS_OK = 0) and leaves a message for
  * parlops_last_error() on failure; outputs come last and are written only on success; _destroy(&h)
- * frees and sets h = NULL. Calls marked [collective] must be made by every rank of the communicator,
- * in the same order; they fail on every rank together when any rank's arguments are wrong (a NULL
- * handle cannot take part in communication: pass valid handles to collective calls).
+ * frees and sets h = NULL. Every handle argument is checked against parlops' table of live handles:
+ * a destroyed handle, another type's handle or a pointer parlops never handed out gives
+ * PARLOPS_ERR_INVALID_HANDLE. Calls marked [collective] must be made by every rank of the
+ * communicator, in the same order; they fail on every rank together when any rank's arguments are
+ * wrong (a NULL or invalid handle cannot take part in communication: pass valid handles to
+ * collective calls).
  */
 
 #ifndef PARLOPS_H
@@ -72,6 +75,9 @@ typedef enum {
   PARLOPS_ERR_OUT_OF_MEMORY = 14,
   // A bug inside parlops (a caught panic): please report it with the message.
   PARLOPS_ERR_INTERNAL = 15,
+  // A handle argument is not a live object of the expected type: destroyed already, another
+  // type's handle (a vector passed as an operator), or a pointer parlops never handed out.
+  PARLOPS_ERR_INVALID_HANDLE = 16,
 } parlops_status;
 
 // Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
@@ -327,8 +333,9 @@ parlops_status parlops_comm_rank(const parlops_comm *comm, int *rank);
 // Number of ranks in the communicator.
 parlops_status parlops_comm_size(const parlops_comm *comm, int *size);
 
-// Release the handle and set `*comm` to NULL (NULL `*comm` is a no-op). Layouts and vectors made
-// from it stay valid: they hold their own reference.
+// Release the handle and set `*comm` to NULL (NULL `*comm` is a no-op; a destroyed or foreign
+// `*comm` is PARLOPS_ERR_INVALID_HANDLE and is left as it is). Layouts and vectors made from it
+// stay valid: they hold their own reference.
 parlops_status parlops_comm_destroy(parlops_comm **comm);
 
 // Number of global reductions performed so far on this communicator (for tests and tuning).
@@ -384,7 +391,8 @@ parlops_status parlops_layout_partition(const parlops_layout *layout, parlops_pa
 // communicator, same split, same replication). The answer is the same on every rank.
 parlops_status parlops_layout_equal(const parlops_layout *a, const parlops_layout *b, bool *equal);
 
-// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op). Vectors keep their own reference.
+// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op; a destroyed or foreign
+// `*layout` is PARLOPS_ERR_INVALID_HANDLE and is left as it is). Vectors keep their own reference.
 parlops_status parlops_layout_destroy(parlops_layout **layout);
 
 // Fixed English words for a `parlops_status` value (never NULL; values outside the enum give
@@ -392,7 +400,9 @@ parlops_status parlops_layout_destroy(parlops_layout **layout);
 const char *parlops_status_string(int status);
 
 // The message of this thread's most recent failed call (never NULL; valid until the next failing
-// call on this thread). It names the function, the argument and the values.
+// call on this thread). It names the function, the argument and the values. Safe to call at any
+// time, also from an `atexit` handler or a thread-exit destructor: once this thread's storage is
+// gone it returns the newest message set in that state (by any thread; kept until the process ends).
 const char *parlops_last_error(void);
 
 // Library version; any pointer may be NULL to skip that part.
@@ -463,8 +473,9 @@ parlops_status parlops_op_diagonal(const parlops_op *a, parlops_vec *d);
 // *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
 parlops_status parlops_op_dottest(const parlops_op *a, uint64_t seed, double *relative_error);
 
-// Release the operator and set `*A` to NULL (NULL `*A` is a no-op). Compositions that use it keep
-// their own reference.
+// Release the operator and set `*A` to NULL (NULL `*A` is a no-op; a destroyed or foreign `*A` is
+// PARLOPS_ERR_INVALID_HANDLE and is left as it is). Compositions that use it keep their own
+// reference.
 parlops_status parlops_op_destroy(parlops_op **a);
 
 // *out = A + B (same shape and layouts; no data copied). Not collective.
@@ -769,7 +780,8 @@ parlops_status parlops_solver_info(const parlops_solver *s, parlops_solve_info *
 // `*norms` points into the solver (valid until its next solve or destroy), `*len` entries.
 parlops_status parlops_solver_history(const parlops_solver *s, const double **norms, int64_t *len);
 
-// Release the solver and set `*s` to NULL (NULL `*s` is a no-op).
+// Release the solver and set `*s` to NULL (NULL `*s` is a no-op; a destroyed or foreign `*s` is
+// PARLOPS_ERR_INVALID_HANDLE and is left as it is).
 parlops_status parlops_solver_destroy(parlops_solver **s);
 
 // Largest eigenvalue of a square operator by power iteration (PyLops-MPI's power_iteration; the
@@ -920,7 +932,8 @@ parlops_status parlops_vec_redistribute(const parlops_vec *v,
 // to rank 0's. No communication for other partitions. [collective]
 parlops_status parlops_vec_assemble(parlops_vec *v);
 
-// Release the vector and set `*v` to NULL (NULL `*v` is a no-op). A wrapped caller array is not freed.
+// Release the vector and set `*v` to NULL (NULL `*v` is a no-op; a destroyed or foreign `*v` is
+// PARLOPS_ERR_INVALID_HANDLE and is left as it is). A wrapped caller array is not freed.
 parlops_status parlops_vec_destroy(parlops_vec **v);
 
 #ifdef __cplusplus

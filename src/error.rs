@@ -21,6 +21,7 @@ pub enum ErrorKind {
     NotSupported,
     OutOfMemory,
     Internal,
+    InvalidHandle,
 }
 
 impl ErrorKind {
@@ -42,12 +43,13 @@ impl ErrorKind {
             ErrorKind::NotSupported => 13,
             ErrorKind::OutOfMemory => 14,
             ErrorKind::Internal => 15,
+            ErrorKind::InvalidHandle => 16,
         }
     }
 
     /// Inverse of [`ErrorKind::code`]; unknown codes map to `Internal`.
     pub fn from_code(c: i32) -> ErrorKind {
-        const ALL: [ErrorKind; 15] = [
+        const ALL: [ErrorKind; 16] = [
             ErrorKind::NullArgument,
             ErrorKind::InvalidArgument,
             ErrorKind::SizeMismatch,
@@ -63,6 +65,7 @@ impl ErrorKind {
             ErrorKind::NotSupported,
             ErrorKind::OutOfMemory,
             ErrorKind::Internal,
+            ErrorKind::InvalidHandle,
         ];
         ALL.iter()
             .copied()
@@ -192,7 +195,7 @@ mod tests {
     use super::*;
     #[test]
     fn codes_round_trip() {
-        for c in 1..=15 {
+        for c in 1..=16 {
             assert_eq!(ErrorKind::from_code(c).code(), c);
         }
         assert_eq!(ErrorKind::from_code(99), ErrorKind::Internal);

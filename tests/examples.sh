@@ -102,9 +102,22 @@ run 2 "$B/vectors_pc" 777 | grep -E '^(ranks|norm2)'
 echo "== bad input, every exported function (1 and 3 ranks)"
 # shellcheck disable=SC2046
 # shellcheck disable=SC2046
-for prog in bad_input bad_input_ops bad_input_solver; do
+for prog in bad_input bad_input_ops bad_input_solver bad_handles; do
   "$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/$prog.c $(pkg-config --cflags --libs parlops) \
-    -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/$prog"
+    -Wl,-rpath,"$PREFIX/lib" -lm -lpthread -o "$B/$prog"
   run 1 "$B/$prog"
   run 3 "$B/$prog"
 done
+
+echo "== C API fuzzer (one rank): bounded time, then a shorter run under valgrind"
+# shellcheck disable=SC2046
+"$MPICC" -O1 -g -Wall -Wextra -Werror tests/c/fuzz_capi.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/fuzz_capi"
+skip=$(sed -e 's/#.*//' -e '/^ *$/d' tests/c/fuzz_known_failures | awk '{print $1}' | paste -sd, -)
+run 1 "$B/fuzz_capi" -t "${FUZZ_SECONDS:-25}" ${skip:+-x "$skip"}
+if command -v valgrind >/dev/null; then
+  # valgrind's own log goes to a file: the fuzzer counts any byte written to stdout/stderr as a failure
+  timeout 600 valgrind --leak-check=full --num-callers=40 --log-file="$B/vg_fuzz.log" \
+    "$B/fuzz_capi" -n "${FUZZ_VALGRIND_CALLS:-20000}" ${skip:+-x "$skip"}
+  python3 tests/valgrind_check.py "$B/vg_fuzz.log"
+fi

@@ -155,8 +155,9 @@ pub unsafe extern "C" fn parlops_comm_size(
     })
 }
 
-/// Release the handle and set `*comm` to NULL (NULL `*comm` is a no-op). Layouts and vectors made
-/// from it stay valid: they hold their own reference.
+/// Release the handle and set `*comm` to NULL (NULL `*comm` is a no-op; a destroyed or foreign
+/// `*comm` is PARLOPS_ERR_INVALID_HANDLE and is left as it is). Layouts and vectors made from it
+/// stay valid: they hold their own reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_comm_destroy(comm: *mut *mut parlops_comm) -> parlops_status {
     guard("parlops_comm_destroy", || unsafe { destroy(comm, "comm") })

@@ -1,9 +1,12 @@
 //! Handles, the panic boundary, the thread-local last error and argument checks.
 
+use std::alloc;
 use std::cell::RefCell;
-use std::ffi::{CString, c_char};
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::types::parlops_status;
 use crate::comm::Comm;
@@ -32,27 +35,63 @@ pub struct parlops_op {
     pub(crate) work: std::sync::Mutex<[Option<AnyVec>; 2]>,
 }
 
+// ---- the last error: thread-local, with a process-wide fallback once this thread's storage is gone
+
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::new("no error").unwrap());
 }
 
+/// Messages set while this thread's storage was already destroyed (an `atexit` handler, a pthread
+/// key destructor). Kept for the life of the process so that the pointer `parlops_last_error`
+/// returned stays valid; at most `FALLBACK_CAP` are kept, later ones share `FALLBACK_FULL`.
+static FALLBACK: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+static FALLBACK_COUNT: AtomicUsize = AtomicUsize::new(0);
+const FALLBACK_CAP: usize = 256;
+const FALLBACK_FULL: &CStr =
+    c"parlops: a call failed after this thread's storage was destroyed (too many such failures to keep each message)";
+const FALLBACK_NONE: &CStr = c"no error";
+
 pub(crate) fn set_last_error(msg: &str) {
     let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    // `try_with` fails (instead of panicking) once the thread-local is destroyed; `try_borrow_mut`
+    // cannot fail here (no borrow is held across calls) but is no reason to abort either.
+    let mut slot = Some(c);
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut b) = e.try_borrow_mut() {
+            *b = slot.take().unwrap_or_default();
+        }
+    });
+    let Some(c) = slot else { return };
+    if FALLBACK_COUNT.fetch_add(1, Ordering::Relaxed) < FALLBACK_CAP {
+        FALLBACK.store(c.into_raw(), Ordering::Release);
+    } else {
+        FALLBACK.store(FALLBACK_FULL.as_ptr().cast_mut(), Ordering::Release);
+    }
 }
 
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    match LAST_ERROR.try_with(|e| e.try_borrow().map(|b| b.as_ptr()).ok()) {
+        Ok(Some(p)) => p,
+        // this thread's storage is gone: the newest message set in that state, by any thread
+        _ => {
+            let p = FALLBACK.load(Ordering::Acquire);
+            if p.is_null() {
+                FALLBACK_NONE.as_ptr()
+            } else {
+                p.cast_const()
+            }
+        }
+    }
 }
 
 /// Run `f` inside the panic boundary; errors become a status and this thread's last message.
 pub(crate) fn guard<F: FnOnce() -> Result<()>>(func: &'static str, f: F) -> parlops_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => parlops_status::PARLOPS_OK,
+    let status = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => return parlops_status::PARLOPS_OK,
         Ok(Err(e)) => {
-            let e = e.context(func);
-            set_last_error(&e.msg);
-            e.kind.into()
+            let kind = e.kind;
+            let msg = e.context(func).msg;
+            (kind.into(), msg)
         }
         Err(p) => {
             let what = p
@@ -60,24 +99,139 @@ pub(crate) fn guard<F: FnOnce() -> Result<()>>(func: &'static str, f: F) -> parl
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            set_last_error(&format!("{func}: internal error (please report): {what}"));
-            parlops_status::PARLOPS_ERR_INTERNAL
+            // the payload's destructor could itself panic: leak it rather than unwind out of here
+            std::mem::forget(p);
+            (
+                parlops_status::PARLOPS_ERR_INTERNAL,
+                format!("{func}: internal error (please report): {what}"),
+            )
         }
+    };
+    // recording the message must not unwind into C either
+    if catch_unwind(|| set_last_error(&status.1)).is_err() {
+        FALLBACK.store(FALLBACK_FULL.as_ptr().cast_mut(), Ordering::Release);
     }
+    status.0
 }
 
 pub(crate) fn null(arg: &str) -> Error {
     Error::new(ErrorKind::NullArgument, format!("argument '{arg}' is NULL"))
 }
 
-/// Borrow a handle or input pointer.
-pub(crate) unsafe fn arg<'a, T>(p: *const T, name: &str) -> Result<&'a T> {
-    unsafe { p.as_ref() }.ok_or_else(|| null(name))
+// ---- handle registry: every handle parlops hands out is recorded with its type while it lives
+
+/// The handle types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Comm,
+    Layout,
+    Vec,
+    Op,
+    Solver,
 }
 
-/// Borrow a handle mutably.
-pub(crate) unsafe fn arg_mut<'a, T>(p: *mut T, name: &str) -> Result<&'a mut T> {
-    unsafe { p.as_mut() }.ok_or_else(|| null(name))
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Comm => "parlops_comm",
+            Kind::Layout => "parlops_layout",
+            Kind::Vec => "parlops_vec",
+            Kind::Op => "parlops_op",
+            Kind::Solver => "parlops_solver",
+        }
+    }
+}
+
+/// A type handed to C as an opaque handle.
+pub(crate) trait Handle {
+    const KIND: Kind;
+}
+impl Handle for parlops_comm {
+    const KIND: Kind = Kind::Comm;
+}
+impl Handle for parlops_layout {
+    const KIND: Kind = Kind::Layout;
+}
+impl Handle for parlops_vec {
+    const KIND: Kind = Kind::Vec;
+}
+impl Handle for parlops_op {
+    const KIND: Kind = Kind::Op;
+}
+
+/// How many destroyed handles keep their memory (contents dropped, allocation not yet returned):
+/// while an address sits here no new handle can be given it, so a use after destroy is reported as
+/// such instead of reaching whatever object was allocated there next.
+const QUARANTINE: usize = 4096;
+
+struct Registry {
+    /// Address -> type of every live handle.
+    live: BTreeMap<usize, Kind>,
+    /// Destroyed handles, oldest first: address, type, and the layout to free it with.
+    dead: VecDeque<(usize, Kind, alloc::Layout)>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    live: BTreeMap::new(),
+    dead: VecDeque::new(),
+});
+
+fn registry() -> MutexGuard<'static, Registry> {
+    // a panic while the lock is held leaves the maps consistent (each update is one insert/remove)
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The error for `p`, which is not NULL and not a live handle of type `T`.
+fn invalid<T: Handle>(reg: &Registry, p: *const T, name: &str) -> Error {
+    let a = p as usize;
+    let what = match reg.live.get(&a) {
+        Some(k) => format!("a {} handle", k.name()),
+        None => match reg.dead.iter().find(|d| d.0 == a) {
+            Some(d) => format!("a {} handle that was already destroyed", d.1.name()),
+            None => "not a handle parlops created (or one destroyed long ago)".to_string(),
+        },
+    };
+    Error::new(
+        ErrorKind::InvalidHandle,
+        format!(
+            "argument '{name}' ({p:p}) is {what}; expected a live {}",
+            T::KIND.name()
+        ),
+    )
+}
+
+/// Is `p` a live handle of type `T`? Never reads `*p`.
+fn check<T: Handle>(p: *const T, name: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(null(name));
+    }
+    let reg = registry();
+    if reg.live.get(&(p as usize)) == Some(&T::KIND) {
+        Ok(())
+    } else {
+        Err(invalid(&reg, p, name))
+    }
+}
+
+/// Borrow a handle (checked against the registry: live and of type `T`).
+pub(crate) unsafe fn arg<'a, T: Handle>(p: *const T, name: &str) -> Result<&'a T> {
+    check(p, name)?;
+    Ok(unsafe { &*p })
+}
+
+/// Borrow a handle mutably (checked as [`arg`]).
+pub(crate) unsafe fn arg_mut<'a, T: Handle>(p: *mut T, name: &str) -> Result<&'a mut T> {
+    check(p.cast_const(), name)?;
+    Ok(unsafe { &mut *p })
+}
+
+/// Borrow an optional handle: NULL gives `None`, anything else must be a live handle of type `T`.
+pub(crate) unsafe fn opt_arg<'a, T: Handle>(p: *const T, name: &str) -> Result<Option<&'a T>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        unsafe { arg(p, name) }.map(Some)
+    }
 }
 
 /// Check an output pointer (written only on success, after the work is done).
@@ -92,20 +246,49 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
     }
 }
 
-/// Hand a new object to C.
-pub(crate) fn give<T>(out: *mut *mut T, v: T) {
-    unsafe { *out = Box::into_raw(Box::new(v)) };
+/// Hand a new object to C (and record it as a live handle).
+pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
+    let p = Box::into_raw(Box::new(v));
+    // a quarantined address is still allocated, so `p` is never one of them
+    registry().live.insert(p as usize, T::KIND);
+    unsafe { *out = p };
 }
 
-/// `_destroy(&h)`: free and NULL; NULL handle is a no-op.
-pub(crate) unsafe fn destroy<T>(h: *mut *mut T, name: &str) -> Result<()> {
+/// `_destroy(&h)`: free and NULL; NULL handle is a no-op; a destroyed or foreign handle is
+/// `PARLOPS_ERR_INVALID_HANDLE` (and `*h` is left as it was).
+pub(crate) unsafe fn destroy<T: Handle>(h: *mut *mut T, name: &str) -> Result<()> {
     if h.is_null() {
         return Err(null(name));
     }
-    unsafe {
-        if !(*h).is_null() {
-            drop(Box::from_raw(*h));
-            *h = std::ptr::null_mut();
+    let p = unsafe { *h };
+    if p.is_null() {
+        return Ok(());
+    }
+    {
+        // unregister first: from here on no other call can borrow it
+        let mut reg = registry();
+        if reg.live.get(&(p as usize)) != Some(&T::KIND) {
+            return Err(invalid(&reg, p.cast_const(), name));
+        }
+        reg.live.remove(&(p as usize));
+    }
+    unsafe { *h = std::ptr::null_mut() };
+    // drop the contents (this may run user callbacks that call parlops: no lock held), keep the memory
+    unsafe { std::ptr::drop_in_place(p) };
+    let evicted = {
+        let mut reg = registry();
+        reg.dead
+            .push_back((p as usize, T::KIND, alloc::Layout::new::<T>()));
+        if reg.dead.len() > QUARANTINE {
+            reg.dead.pop_front()
+        } else {
+            None
+        }
+    };
+    if let Some((a, _, layout)) = evicted {
+        // SAFETY: allocated by Box::new with this layout, contents already dropped
+        if layout.size() != 0 {
+            unsafe { alloc::dealloc(a as *mut u8, layout) };
         }
     }
     Ok(())

@@ -193,7 +193,8 @@ pub unsafe extern "C" fn parlops_layout_equal(
     })
 }
 
-/// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op). Vectors keep their own reference.
+/// Release the handle and set `*layout` to NULL (NULL `*layout` is a no-op; a destroyed or foreign
+/// `*layout` is PARLOPS_ERR_INVALID_HANDLE and is left as it is). Vectors keep their own reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_layout_destroy(
     layout: *mut *mut parlops_layout,

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use super::handles::{guard, last_error_ptr, parlops_comm, put_opt};
+use super::handles::{guard, last_error_ptr, opt_arg, parlops_comm, put_opt};
 use super::types::parlops_status;
 use crate::config;
 
@@ -11,7 +11,7 @@ use crate::config;
 #[unsafe(no_mangle)]
 pub extern "C" fn parlops_status_string(status: c_int) -> *const c_char {
     use parlops_status::*;
-    const ALL: [parlops_status; 16] = [
+    const ALL: [parlops_status; 17] = [
         PARLOPS_OK,
         PARLOPS_ERR_NULL_ARGUMENT,
         PARLOPS_ERR_INVALID_ARGUMENT,
@@ -28,6 +28,7 @@ pub extern "C" fn parlops_status_string(status: c_int) -> *const c_char {
         PARLOPS_ERR_NOT_SUPPORTED,
         PARLOPS_ERR_OUT_OF_MEMORY,
         PARLOPS_ERR_INTERNAL,
+        PARLOPS_ERR_INVALID_HANDLE,
     ];
     let Some(s) = ALL.iter().copied().find(|s| *s as c_int == status) else {
         return c"unknown status (not a parlops_status value)".as_ptr();
@@ -51,15 +52,20 @@ pub extern "C" fn parlops_status_string(status: c_int) -> *const c_char {
         PARLOPS_ERR_NOT_SUPPORTED => b"PARLOPS_ERR_NOT_SUPPORTED: not supported by this version\0",
         PARLOPS_ERR_OUT_OF_MEMORY => b"PARLOPS_ERR_OUT_OF_MEMORY: memory could not be allocated\0",
         PARLOPS_ERR_INTERNAL => b"PARLOPS_ERR_INTERNAL: internal error in parlops (please report)\0",
+        PARLOPS_ERR_INVALID_HANDLE => {
+            b"PARLOPS_ERR_INVALID_HANDLE: a handle is destroyed, of another type, or not from parlops\0"
+        }
     };
     text.as_ptr().cast()
 }
 
 /// The message of this thread's most recent failed call (never NULL; valid until the next failing
-/// call on this thread). It names the function, the argument and the values.
+/// call on this thread). It names the function, the argument and the values. Safe to call at any
+/// time, also from an `atexit` handler or a thread-exit destructor: once this thread's storage is
+/// gone it returns the newest message set in that state (by any thread; kept until the process ends).
 #[unsafe(no_mangle)]
 pub extern "C" fn parlops_last_error() -> *const c_char {
-    last_error_ptr()
+    std::panic::catch_unwind(last_error_ptr).unwrap_or(c"parlops: no message available".as_ptr())
 }
 
 /// Library version; any pointer may be NULL to skip that part.
@@ -110,7 +116,7 @@ pub unsafe extern "C" fn parlops_config_report(
     needed: *mut usize,
 ) -> parlops_status {
     guard("parlops_config_report", || {
-        let text = match unsafe { comm.as_ref() } {
+        let text = match unsafe { opt_arg(comm, "comm")? } {
             Some(c) => config::report(&c.inner)?,
             None => config::process_report(),
         };

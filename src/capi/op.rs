@@ -248,7 +248,7 @@ fn multadd_common(
     let mut w = ar.work.lock().unwrap_or_else(|p| p.into_inner());
     let slot = &mut w[adjoint as usize];
     // the work vector lives where the output does
-    let loc = unsafe { y.as_ref() }.map_or(Location::Host, |v| v.inner.location());
+    let loc = unsafe { arg(y.cast_const(), yn) }.map_or(Location::Host, |v| v.inner.location());
     // an allocation failure joins the agreement of apply_any below (through x), so no rank waits
     let mut made = Ok(());
     if slot.as_ref().is_none_or(|t| t.location() != loc) {
@@ -496,8 +496,9 @@ pub unsafe extern "C" fn parlops_op_dottest(
     })
 }
 
-/// Release the operator and set `*A` to NULL (NULL `*A` is a no-op). Compositions that use it keep
-/// their own reference.
+/// Release the operator and set `*A` to NULL (NULL `*A` is a no-op; a destroyed or foreign `*A` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is). Compositions that use it keep their own
+/// reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_destroy(a: *mut *mut parlops_op) -> parlops_status {
     guard("parlops_op_destroy", || unsafe { destroy(a, "A") })

@@ -4,8 +4,8 @@ use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use super::handles::{
-    arg, arg_mut, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_op, parlops_vec,
-    put_opt,
+    arg, arg_mut, destroy, enum_arg, give, guard, opt_arg, out_ok, parlops_comm, parlops_op,
+    parlops_vec, put_opt,
 };
 use super::types::{parlops_scalar, parlops_status};
 use crate::comm::Comm;
@@ -147,6 +147,10 @@ pub struct parlops_solver {
     info: Info,
 }
 
+impl super::handles::Handle for parlops_solver {
+    const KIND: super::handles::Kind = super::handles::Kind::Solver;
+}
+
 /// Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_create(
@@ -226,7 +230,7 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
 ) -> parlops_status {
     guard("parlops_solver_set_preconditioner", || {
         let s = unsafe { arg_mut(s, "s")? };
-        match unsafe { m.as_ref() } {
+        match unsafe { opt_arg(m, "M")? } {
             None => s.pc = None,
             Some(m) => {
                 same_comm(s, &m.inner, "M")?;
@@ -574,8 +578,8 @@ pub unsafe extern "C" fn parlops_solver_solve(
             p.eps.to_bits() as i64,
             p.step.unwrap_or(0.0).to_bits() as i64,
             // where b and x live: every rank must take the same (host or device) path
-            unsafe { b.as_ref() }.map_or(-1, |v| v.inner.location().code() as i64),
-            unsafe { x.as_ref() }.map_or(-1, |v| v.inner.location().code() as i64),
+            unsafe { arg(b, "b") }.map_or(-1, |v| v.inner.location().code() as i64),
+            unsafe { arg(x.cast_const(), "x") }.map_or(-1, |v| v.inner.location().code() as i64),
         ];
         let all = comm.agree_with(pre, &knobs)?;
         if let Some(q) = all.iter().position(|k| k[..] != knobs[..]) {
@@ -688,7 +692,8 @@ pub unsafe extern "C" fn parlops_solver_history(
     })
 }
 
-/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op).
+/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op; a destroyed or foreign `*s` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_destroy(s: *mut *mut parlops_solver) -> parlops_status {
     guard("parlops_solver_destroy", || unsafe { destroy(s, "s") })

@@ -39,6 +39,9 @@ pub enum parlops_status {
     PARLOPS_ERR_OUT_OF_MEMORY = 14,
     /// A bug inside parlops (a caught panic): please report it with the message.
     PARLOPS_ERR_INTERNAL = 15,
+    /// A handle argument is not a live object of the expected type: destroyed already, another
+    /// type's handle (a vector passed as an operator), or a pointer parlops never handed out.
+    PARLOPS_ERR_INVALID_HANDLE = 16,
 }
 
 impl From<ErrorKind> for parlops_status {
@@ -60,6 +63,7 @@ impl From<ErrorKind> for parlops_status {
             ErrorKind::NotSupported => PARLOPS_ERR_NOT_SUPPORTED,
             ErrorKind::OutOfMemory => PARLOPS_ERR_OUT_OF_MEMORY,
             ErrorKind::Internal => PARLOPS_ERR_INTERNAL,
+            ErrorKind::InvalidHandle => PARLOPS_ERR_INVALID_HANDLE,
         }
     }
 }

@@ -397,6 +397,7 @@ pub unsafe extern "C" fn parlops_vec_copy(
 ) -> parlops_status {
     guard("parlops_vec_copy", || {
         if std::ptr::eq(x, y) && !x.is_null() {
+            unsafe { arg(x, "x")? };
             return Ok(());
         }
         in_out(x, y, |x, y| {
@@ -524,12 +525,12 @@ pub unsafe extern "C" fn parlops_vec_dot(
 ) -> parlops_status {
     guard("parlops_vec_dot", || {
         // With one valid vector this rank can still take part and report the NULL to the others.
-        let (xr, yr) = unsafe { (x.as_ref(), y.as_ref()) };
+        let (xr, yr) = unsafe { (arg(x, "x"), arg(y, "y")) };
         let (a, b, pre) = match (xr, yr) {
-            (Some(a), Some(b)) => (a, b, out_ok(out, "out")),
-            (Some(a), None) => (a, a, Err(null("y"))),
-            (None, Some(b)) => (b, b, Err(null("x"))),
-            (None, None) => return Err(null("x")),
+            (Ok(a), Ok(b)) => (a, b, out_ok(out, "out")),
+            (Ok(a), Err(e)) => (a, a, Err(e)),
+            (Err(e), Ok(b)) => (b, b, Err(e)),
+            (Err(e), Err(_)) => return Err(e),
         };
         let (re, im) = AnyVec::dot(&a.inner, &b.inner, pre)?;
         unsafe { *out = parlops_scalar { re, im } };
@@ -622,9 +623,9 @@ pub unsafe extern "C" fn parlops_vec_redistribute(
 ) -> parlops_status {
     guard("parlops_vec_redistribute", || {
         let v = unsafe { arg(v, "v")? };
-        let to_ref = unsafe { to.as_ref() };
-        let pre = out_ok(out, "out").and(to_ref.map(|_| ()).ok_or_else(|| null("to")));
-        let target = to_ref.map_or_else(|| v.inner.layout().clone(), |t| t.inner.clone());
+        let to_ref = unsafe { arg(to, "to") };
+        let pre = out_ok(out, "out").and(to_ref.as_ref().map(|_| ()).map_err(|e| e.clone()));
+        let target = to_ref.map_or_else(|_| v.inner.layout().clone(), |t| t.inner.clone());
         let r = v.inner.redistribute(&target, pre)?;
         give(out, parlops_vec { inner: r });
         Ok(())
@@ -641,7 +642,8 @@ pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_st
     })
 }
 
-/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op). A wrapped caller array is not freed.
+/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op; a destroyed or foreign `*v` is
+/// PARLOPS_ERR_INVALID_HANDLE and is left as it is). A wrapped caller array is not freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_destroy(v: *mut *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_destroy", || unsafe { destroy(v, "v") })
