@@ -63,6 +63,14 @@ impl<T: Scalar> Fredholm1<T> {
                 "fredholm1: the work array",
                 &[("nsl_local", nsl_local), ("max(nx, ny)", nx.max(ny)), ("nz", nz)],
             )?;
+            // one slice's sizes on their own (a zero nsl_local hides them in the products above)
+            for (what, a, b) in [
+                ("fredholm1: a slice of G", ("nx", nx), ("ny", ny)),
+                ("fredholm1: a slice of y", ("nx", nx), ("nz", nz)),
+                ("fredholm1: a slice of x", ("ny", ny), ("nz", nz)),
+            ] {
+                crate::error::checked_product(what, &[a, b])?;
+            }
             if g_local.len() != want {
                 crate::bail!(
                     SizeMismatch,
@@ -138,7 +146,8 @@ impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let me = self.nsl[self.rows.comm().rank() as usize] as usize;
         let xs = x.local();
-        for s in 0..me {
+        // an empty output block means nothing to compute (and nsl or nx may then be huge)
+        for s in (0..me).take_while(|_| nx * nz > 0) {
             let g = &self.g[s * nx * ny..(s + 1) * nx * ny];
             let xin = &xs[(self.first + s) * ny * nz..(self.first + s + 1) * ny * nz];
             let out = &mut w[s * nx * nz..(s + 1) * nx * nz];
@@ -161,7 +170,7 @@ impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
         let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
         let me = self.nsl[self.rows.comm().rank() as usize] as usize;
         let ys = y.local();
-        for s in 0..me {
+        for s in (0..me).take_while(|_| ny * nz > 0) {
             let g = &self.g[s * nx * ny..(s + 1) * nx * ny];
             let yin = &ys[(self.first + s) * nx * nz..(self.first + s + 1) * nx * nz];
             let out = &mut w[s * ny * nz..(s + 1) * ny * nz];

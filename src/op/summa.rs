@@ -132,8 +132,11 @@ impl<T: Scalar> Summa<T> {
             ))
         })())?;
         let (mut a, mut other, mut ah, work) = bufs;
-        for i in 0..ln {
-            a[i * bk..i * bk + lk].copy_from_slice(&a_local[i * lk..(i + 1) * lk]);
+        // (loops over one extent are skipped when the other is empty: an extent may be huge)
+        if lk > 0 {
+            for i in 0..ln {
+                a[i * bk..i * bk + lk].copy_from_slice(&a_local[i * lk..(i + 1) * lk]);
+            }
         }
         // A^H tile for the adjoint: rank (r, c) needs (A_{c,r})^H, held by rank (c, r)
         let partner = (c as usize * p + r as usize) as i32;
@@ -147,9 +150,11 @@ impl<T: Scalar> Summa<T> {
             }
             reqs.wait()?;
         }
-        for i in 0..bn {
-            for j in 0..bk {
-                ah[j * bn + i] = other[i * bk + j].conj();
+        if bk > 0 {
+            for i in 0..bn {
+                for j in 0..bk {
+                    ah[j * bn + i] = other[i * bk + j].conj();
+                }
             }
         }
         let row_comm = comm.split(r as i32, c as i32)?;
@@ -208,13 +213,14 @@ impl<T: Scalar> Summa<T> {
             self.row_comm.bcast(a, k as i32)?;
             if me_r == k {
                 x.iter_mut().for_each(|v| *v = T::zero());
-                for i in 0..rk {
+                for i in (0..rk).take_while(|_| self.ym > 0) {
                     x[i * self.bm..i * self.bm + self.ym]
                         .copy_from_slice(&right_local[i * self.ym..(i + 1) * self.ym]);
                 }
             }
             self.col_comm.bcast(x, k as i32)?;
-            for i in 0..lo {
+            // nothing to add when an inner extent is empty (and lo may be huge then)
+            for i in (0..lo).take_while(|_| li > 0 && self.bm > 0) {
                 for j in 0..li {
                     let av = a[i * li + j];
                     if av.is_zero() {
@@ -229,7 +235,7 @@ impl<T: Scalar> Summa<T> {
                 }
             }
         }
-        for i in 0..on {
+        for i in (0..on).take_while(|_| self.ym > 0) {
             out[i * self.ym..(i + 1) * self.ym]
                 .copy_from_slice(&acc[i * self.bm..i * self.bm + self.ym]);
         }

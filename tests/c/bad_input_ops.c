@@ -490,6 +490,18 @@ int main(int argc, char **argv) {
     EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, d32, NULL, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
     EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 2, wbig, &H), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
     expect("no halo from huge sizes", H == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* a huge extent next to an empty one: a valid empty operator whose applies must not loop over
+       the huge extent (found by the fuzzer: these hung) */
+    double dte = -1.0;
+    EXPECT(parlops_op_create_dense_summa(c, PARLOPS_F64, 0, big, 0, at, &Q), square ? PARLOPS_OK : PARLOPS_ERR_NOT_SUPPORTED, NULL);
+    if (Q) {
+      EXPECT(parlops_op_dottest(Q, 1, &dte), PARLOPS_OK, NULL);
+      EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
+    }
+    EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, big, 0, 0, 1, gl, &Q), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_dottest(Q, 1, &dte), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 0, b32, 1, b32, gl, &Q), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
     /* an N-D layout with a zero extent: axis-0 extents must still add up */
     int64_t zshp[2] = {6, 0};
     EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, zshp, 0, 1, &nd0), PARLOPS_ERR_SIZE_MISMATCH, "sum to");
