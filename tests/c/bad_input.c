@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -230,6 +231,29 @@ int main(int argc, char **argv) {
     EXPECT(parlops_vec_redistribute(v, rank_ == last ? NULL : lb, &rd), PARLOPS_ERR_NULL_ARGUMENT, NULL);
   }
   expect("no vector on failed redistribute", rd == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  {
+    /* redistribute into a layout whose part on rank 0 cannot be allocated (2^40 entries): every rank
+       fails with PARLOPS_ERR_OUT_OF_MEMORY, none waits in the exchange. The source wraps a reserved,
+       untouched mapping on the last rank. */
+    const int64_t huge = (int64_t)1 << 40;
+    size_t bytes = (size_t)huge * sizeof(double);
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int mapped = map != MAP_FAILED, all_mapped = 0;
+    MPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_mapped) {
+      parlops_layout *lfrom = NULL, *lto = NULL;
+      parlops_vec *src = NULL, *dst = NULL;
+      EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, rank_ == last ? huge : 1, &lfrom), PARLOPS_OK, NULL);
+      EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, -1, rank_ == 0 ? huge : 1, &lto), PARLOPS_OK, NULL);
+      EXPECT(parlops_vec_create_with_array(lfrom, PARLOPS_F64, PARLOPS_MEMORY_HOST, map, &src), PARLOPS_OK, NULL);
+      EXPECT(parlops_vec_redistribute(src, lto, &dst), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+      expect("no vector from a failed allocation", dst == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+      parlops_vec_destroy(&src);
+      parlops_layout_destroy(&lfrom);
+      parlops_layout_destroy(&lto);
+    }
+    if (mapped) munmap(map, bytes);
+  }
 
   /* ---- device memory, streams, host copies, NCCL: on this machine there is no CUDA device */
   {
