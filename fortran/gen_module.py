@@ -11,7 +11,7 @@ import sys
 
 HEADER = open(sys.argv[1]).read()
 
-ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil", "parlops_method", "parlops_threshold", "parlops_norm_type"}
+ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil", "parlops_method", "parlops_threshold", "parlops_norm_type", "parlops_reference"}
 HANDLES = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op", "parlops_solver"}
 
 

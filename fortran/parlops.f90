@@ -41,6 +41,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2
   integer(c_int), parameter :: PARLOPS_NORM_TYPE_UNPRECONDITIONED = 0
   integer(c_int), parameter :: PARLOPS_NORM_TYPE_NATURAL = 1
+  integer(c_int), parameter :: PARLOPS_REFERENCE_RHS = 0
+  integer(c_int), parameter :: PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -761,6 +763,14 @@ module parlops
       integer(c_int32_t), value :: norm_type
       integer(c_int) :: parlops_solver_set_norm_type
     end function parlops_solver_set_norm_type
+    function parlops_solver_set_convergence_reference(s, reference) &
+        bind(C, name='parlops_solver_set_convergence_reference')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: reference
+      integer(c_int) :: parlops_solver_set_convergence_reference
+    end function parlops_solver_set_convergence_reference
     function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
         bind(C, name='parlops_solver_set_initial_guess_nonzero')
       import

@@ -158,6 +158,9 @@ typedef int32_t parlops_method;
 // Which residual norm the CG family tests.
 typedef int32_t parlops_norm_type;
 
+// What rtol is relative to in the stopping rule ||r|| <= max(rtol * ref, atol).
+typedef int32_t parlops_reference;
+
 // ISTA/FISTA regulariser.
 typedef int32_t parlops_threshold;
 
@@ -233,6 +236,15 @@ typedef int32_t parlops_norm;
 
 // sqrt(r^H M r) against sqrt(b^H M b) (PETSc's KSP_NORM_NATURAL; what MFEM's CGSolver tests).
 #define PARLOPS_NORM_TYPE_NATURAL 1
+
+// ref = ||b||, in the norm the method tests (default; PETSc's default test).
+#define PARLOPS_REFERENCE_RHS 0
+
+// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
+// KSPConvergedDefaultSetUIRNorm; MFEM's iterative solvers test this way). With a zero initial
+// guess it is ||b|| (CG family, GMRES, BiCGStab, MINRES) or ||A^H b|| (CGLS, LSQR) again; ISTA and
+// FISTA, which test the size of the update, take their first update.
+#define PARLOPS_REFERENCE_INITIAL_RESIDUAL 1
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -744,6 +756,13 @@ parlops_status parlops_solver_set_tolerances(parlops_solver *s,
 // PARLOPS_ERR_NOT_SUPPORTED for PARLOPS_NORM_TYPE_NATURAL). Without a preconditioner both are ||r||.
 parlops_status parlops_solver_set_norm_type(parlops_solver *s,
                                             parlops_norm_type norm_type);
+
+// What rtol is relative to: PARLOPS_REFERENCE_RHS (default: ||r|| <= max(rtol ||b||, atol)) or
+// PARLOPS_REFERENCE_INITIAL_RESIDUAL (||r|| <= max(rtol ||r_0||, atol), in the norm the method
+// tests; MFEM's rule). Honoured by every method; `parlops_solve_info.initial_residual_norm` reports
+// ||r_0||. Every rank must set the same (checked at the solve).
+parlops_status parlops_solver_set_convergence_reference(parlops_solver *s,
+                                                        parlops_reference reference);
 
 // Use x's content as the initial guess (default: zero, and x is overwritten).
 parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);

@@ -276,6 +276,8 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     check(parlops_solver_set_tolerances(h_, rtol, atol, dtol, max_iter));
   }
   void set_norm_type(parlops_norm_type t) { check(parlops_solver_set_norm_type(h_, t)); }
+  /// What rtol is relative to: PARLOPS_REFERENCE_RHS (default) or PARLOPS_REFERENCE_INITIAL_RESIDUAL.
+  void set_convergence_reference(parlops_reference r) { check(parlops_solver_set_convergence_reference(h_, r)); }
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }

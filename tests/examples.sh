@@ -110,6 +110,10 @@ for prog in bad_input bad_input_ops bad_input_solver bad_handles; do
 done
 
 echo "== C API fuzzer (one rank): bounded time, then a shorter run under valgrind"
+# every exported function of the header has a case in the fuzzer (parlops_last_error is read after each call)
+missing=$(comm -23 <(grep -oE '^[a-z_ *]+ \**parlops_[a-z0-9_]+\(' include/parlops.h | sed -E 's/.*(parlops_[a-z0-9_]+)\(/\1/' | grep -vx parlops_last_error | sort -u) \
+  <(grep -oE 'CASE\(parlops_[a-z0-9_]+\)' tests/c/fuzz_capi.c | sed -E 's/CASE\((.*)\)/\1/' | sort -u))
+[ -z "$missing" ] || { echo "fuzz_capi.c has no case for: $missing"; exit 1; }
 # shellcheck disable=SC2046
 "$MPICC" -O1 -g -Wall -Wextra -Werror tests/c/fuzz_capi.c $(pkg-config --cflags --libs parlops) \
   -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/fuzz_capi"

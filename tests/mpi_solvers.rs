@@ -14,7 +14,7 @@ use parlops::op::basic::{Diagonal, Zero};
 use parlops::op::csr::CsrOp;
 use parlops::op::dense::DenseBlockRow;
 use parlops::op::{LinearOperator, Op, random_fill};
-use parlops::solver::{Method, Reason, Solver, Threshold};
+use parlops::solver::{Method, Reason, Reference, Solver, Threshold};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{Scalar, c32, c64};
 
@@ -196,6 +196,13 @@ fn check_true<T: Scalar>(
             )
         }
         _ => (norm2(&r), norm2(b), round),
+    };
+    // PARLOPS_REFERENCE_INITIAL_RESIDUAL: rtol is relative to the tested norm at iteration 0 (which
+    // run_reference checks against an independent ||b - A x0||)
+    let refn = if p.reference == Reference::InitialResidual {
+        info.initial_residual_norm
+    } else {
+        refn
     };
     let target = (p.rtol * refn).max(p.atol);
     t.check(
@@ -1009,8 +1016,120 @@ fn run_issue10(t: &mut Tally, comm: &Arc<Comm>) {
     }
 }
 
+/// PARLOPS_REFERENCE_INITIAL_RESIDUAL (issue 12; MFEM's rule): with a good nonzero guess the test
+/// ||r|| <= rtol ||r_0|| asks for more iterations than ||r|| <= rtol ||b||; the reported initial norm
+/// is the independently computed ||b - A x0|| (||A^H (b - A x0)|| for CGLS and LSQR); the true
+/// residual meets the rule (check_true); with a zero guess both references give the same iterations.
+fn run_reference<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_reference ({})", T::DTYPE.name()));
+    let n = 10i64;
+    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
+    let m1 = -T::one();
+    let op: Op<T> = Arc::new(grid::<T>(&l, n, T::real(4.5), m1, m1, m1, m1));
+    let st = l.local_start();
+    // x* = smooth; x0 = x* + a small perturbation; b = A x*
+    let mut xs = DistVector::<T>::new(l.clone()).unwrap();
+    let mut x0 = DistVector::<T>::new(l.clone()).unwrap();
+    for (i, (a, z)) in xs.local_mut().iter_mut().zip(x0.local_mut()).enumerate() {
+        let g = (st + i as i64) as f64;
+        *a = T::real(1.0 + (g * 0.37).sin());
+        *z = T::real(1.0 + (g * 0.37).sin() + 1e-3 * (g * 1.3).cos());
+    }
+    let mut b = DistVector::<T>::new(l.clone()).unwrap();
+    op.apply(&xs, &mut b).unwrap();
+    let rtol = if single::<T>() { 1e-3 } else { 1e-8 };
+    for m in [
+        Method::Cg,
+        Method::CgSingleReduction,
+        Method::CgPipelined,
+        Method::Gmres,
+        Method::Fgmres,
+        Method::Bicgstab,
+        Method::Minres,
+        Method::Cgls,
+        Method::Lsqr,
+    ] {
+        let what = format!("{} {} reference", T::DTYPE.name(), m.name());
+        // independent ||r_0|| in the norm the method tests
+        let mut r0 = b.duplicate().unwrap();
+        op.apply(&x0, &mut r0).unwrap();
+        r0.axpby(T::one(), &b, -T::one()).unwrap();
+        let want0 = if matches!(m, Method::Cgls | Method::Lsqr) {
+            let mut g = DistVector::<T>::new(l.clone()).unwrap();
+            op.apply_adjoint(&r0, &mut g).unwrap();
+            norm2(&g)
+        } else {
+            norm2(&r0)
+        };
+        let mut its = [0i64; 2];
+        for (k, reference) in [Reference::Rhs, Reference::InitialResidual]
+            .into_iter()
+            .enumerate()
+        {
+            let mut s = Solver::<T>::new(m);
+            s.set_operator(op.clone()).unwrap();
+            s.params.rtol = rtol;
+            s.params.atol = 0.0;
+            s.params.max_iter = 2000;
+            s.params.nonzero_guess = true;
+            s.params.reference = reference;
+            let mut x = x0.duplicate().unwrap();
+            x.copy_from(&x0).unwrap();
+            let info = s.solve(&b, &mut x).unwrap();
+            check_true(t, &format!("{reference:?}"), &s, None, &b, &x);
+            t.check(
+                info.reason.converged(),
+                &format!(
+                    "{what} {reference:?}: {:?} after {}",
+                    info.reason, info.iterations
+                ),
+            );
+            let rel = (info.initial_residual_norm - want0).abs() / want0;
+            t.check(
+                rel < if single::<T>() { 1e-3 } else { 1e-10 },
+                &format!(
+                    "{what} {reference:?}: initial norm {:e}, independent ||r_0|| {want0:e}",
+                    info.initial_residual_norm
+                ),
+            );
+            its[k] = info.iterations;
+            if reference == Reference::InitialResidual {
+                // and from a zero guess ||r_0|| is ||b|| (or ||A^H b||): the same iterations as Rhs
+                let mut s0 = Solver::<T>::new(m);
+                s0.set_operator(op.clone()).unwrap();
+                s0.params.rtol = rtol;
+                s0.params.atol = 0.0;
+                s0.params.max_iter = 2000;
+                let mut xa = DistVector::<T>::new(l.clone()).unwrap();
+                let ia = s0.solve(&b, &mut xa).unwrap();
+                s0.params.reference = Reference::InitialResidual;
+                let mut xb = DistVector::<T>::new(l.clone()).unwrap();
+                let ib = s0.solve(&b, &mut xb).unwrap();
+                t.check(
+                    ia.iterations == ib.iterations && ia.reason == ib.reason,
+                    &format!(
+                        "{what}: zero guess, Rhs {} iterations, InitialResidual {}",
+                        ia.iterations, ib.iterations
+                    ),
+                );
+            }
+        }
+        t.check(
+            its[1] > its[0],
+            &format!(
+                "{what}: rtol relative to the (small) initial residual needs more iterations ({}) than relative to ||b|| ({})",
+                its[1], its[0]
+            ),
+        );
+    }
+}
+
 fn main() {
     let (comm, mut t) = common::start();
+    run_reference::<f64>(&mut t, &comm);
+    run_reference::<c64>(&mut t, &comm);
+    run_reference::<f32>(&mut t, &comm);
+    run_reference::<c32>(&mut t, &comm);
     run::<f64>(&mut t, &comm);
     run::<c64>(&mut t, &comm);
     run::<f32>(&mut t, &comm);

@@ -114,7 +114,10 @@ class OperatorWrapper {
 class KrylovSolver : public ::mfem::Solver {
  public:
   explicit KrylovSolver(parlops_method method, MPI_Comm comm = MPI_COMM_SELF)
-      : ::mfem::Solver(0, false), method_(method), comm_(comm), solver_(comm_, method) {}
+      : ::mfem::Solver(0, false), method_(method), comm_(comm), solver_(comm_, method) {
+    // MFEM's stopping rule: relative to the initial residual (in the norm the method tests)
+    solver_.set_convergence_reference(PARLOPS_REFERENCE_INITIAL_RESIDUAL);
+  }
 
   void SetRelTol(double rtol) { rel_tol_ = rtol; }
   void SetAbsTol(double atol) { abs_tol_ = atol; }
@@ -207,6 +210,10 @@ class KrylovSolver : public ::mfem::Solver {
   int GetNumIterations() const { return (int)info_.iterations; }
   bool GetConverged() const { return info_.reason > 0; }
   double GetFinalNorm() const { return info_.final_residual_norm; }
+  /// The residual norm at iteration 0, in the norm the method tests (MFEM's GetInitialNorm).
+  double GetInitialNorm() const { return info_.initial_residual_norm; }
+  /// GetFinalNorm() / GetInitialNorm() (MFEM's GetFinalRelNorm).
+  double GetFinalRelNorm() const { return info_.final_residual_norm / info_.initial_residual_norm; }
   /// The reason and norms of the last solve.
   parlops_solve_info GetInfo() const { return info_; }
   /// The local data pointers parlops used for b and x in the last Mult (they are MFEM's own).

@@ -12,7 +12,7 @@ use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::AnyOp;
 use crate::scalar::{Scalar, c32, c64};
-use crate::solver::{Info, Method, MonitorFn, Params, Reason, Solver, Threshold};
+use crate::solver::{Info, Method, MonitorFn, Params, Reason, Reference, Solver, Threshold};
 use crate::vector::AnyVec;
 
 /// Krylov or sparsity method.
@@ -55,6 +55,16 @@ pub type parlops_norm_type = i32;
 pub const PARLOPS_NORM_TYPE_UNPRECONDITIONED: parlops_norm_type = 0;
 /// sqrt(r^H M r) against sqrt(b^H M b) (PETSc's KSP_NORM_NATURAL; what MFEM's CGSolver tests).
 pub const PARLOPS_NORM_TYPE_NATURAL: parlops_norm_type = 1;
+
+/// What rtol is relative to in the stopping rule ||r|| <= max(rtol * ref, atol).
+pub type parlops_reference = i32;
+/// ref = ||b||, in the norm the method tests (default; PETSc's default test).
+pub const PARLOPS_REFERENCE_RHS: parlops_reference = 0;
+/// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
+/// KSPConvergedDefaultSetUIRNorm; MFEM's iterative solvers test this way). With a zero initial
+/// guess it is ||b|| (CG family, GMRES, BiCGStab, MINRES) or ||A^H b|| (CGLS, LSQR) again; ISTA and
+/// FISTA, which test the size of the update, take their first update.
+pub const PARLOPS_REFERENCE_INITIAL_RESIDUAL: parlops_reference = 1;
 
 /// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
 #[repr(C)]
@@ -321,6 +331,27 @@ pub unsafe extern "C" fn parlops_solver_set_norm_type(
     })
 }
 
+/// What rtol is relative to: PARLOPS_REFERENCE_RHS (default: ||r|| <= max(rtol ||b||, atol)) or
+/// PARLOPS_REFERENCE_INITIAL_RESIDUAL (||r|| <= max(rtol ||r_0||, atol), in the norm the method
+/// tests; MFEM's rule). Honoured by every method; `parlops_solve_info.initial_residual_norm` reports
+/// ||r_0||. Every rank must set the same (checked at the solve).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_convergence_reference(
+    s: *mut parlops_solver,
+    reference: parlops_reference,
+) -> parlops_status {
+    guard("parlops_solver_set_convergence_reference", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        s.params.reference = enum_arg(
+            reference,
+            "reference",
+            "PARLOPS_REFERENCE_RHS = 0 or PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1",
+            Reference::from_code,
+        )?;
+        Ok(())
+    })
+}
+
 /// Use x's content as the initial guess (default: zero, and x is overwritten).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
@@ -567,6 +598,7 @@ pub unsafe extern "C" fn parlops_solver_solve(
             p.restart as i64,
             p.nonzero_guess as i64,
             p.natural_norm as i64,
+            p.reference as i64,
             s.monitor.is_some() as i64,
             s.jacobi as i64,
             s.pc.is_some() as i64,

@@ -64,7 +64,7 @@ fn run<T: Scalar>(
         if !snorm.is_finite() {
             return Ok(info(it - 1, Reason::DivergedNan, r0, rnorm, bnorm));
         }
-        if snorm <= (ctx.p.rtol * bnorm).max(ctx.p.atol) {
+        if ctx.holds(snorm, bnorm) {
             // s = r - alpha v is the residual of x + alpha M p: converged on it (the decision is
             // ctx.check's, which agrees since the same rule holds)
             x.axpy(alpha, phat)?;

@@ -144,6 +144,26 @@ pub enum Threshold {
     Half,
 }
 
+/// What the residual norm is compared with in the stopping rule ||r|| <= max(rtol * ref, atol).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// ref = ||b|| in the norm the method tests (PETSc's default).
+    Rhs,
+    /// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
+    /// KSPConvergedDefaultSetUIRNorm; what MFEM's iterative solvers do).
+    InitialResidual,
+}
+
+impl Reference {
+    pub fn from_code(c: i32) -> Option<Reference> {
+        match c {
+            0 => Some(Reference::Rhs),
+            1 => Some(Reference::InitialResidual),
+            _ => None,
+        }
+    }
+}
+
 /// Solver settings (PETSc's defaults for the tolerances).
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -162,6 +182,8 @@ pub struct Params {
     /// CG family: test the natural norm sqrt(r^H M r) against sqrt(b^H M b) (MFEM's CGSolver)
     /// instead of ||r|| against ||b||.
     pub natural_norm: bool,
+    /// What rtol is relative to.
+    pub reference: Reference,
 }
 
 impl Default for Params {
@@ -179,6 +201,7 @@ impl Default for Params {
             eps: 0.1,
             step: None,
             natural_norm: false,
+            reference: Reference::Rhs,
         }
     }
 }
@@ -294,6 +317,8 @@ pub(crate) struct Ctx<'a, T: Scalar> {
     history: &'a mut Vec<f64>,
     print: bool,
     pub name: &'static str,
+    /// The tested norm at the first convergence test of this solve (iteration 0).
+    first: Option<f64>,
 }
 
 impl<T: Scalar> Ctx<'_, T> {
@@ -305,17 +330,33 @@ impl<T: Scalar> Ctx<'_, T> {
         }
     }
 
-    /// Does the stopping rule rnorm <= max(rtol bnorm, atol) hold (both finite)?
-    pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
-        rnorm.is_finite() && bnorm.is_finite() && rnorm <= (self.p.rtol * bnorm).max(self.p.atol)
+    /// What rtol is relative to: `bnorm` (the right-hand side's norm as the method tests it), or the
+    /// norm at the first convergence test of this solve (PARLOPS_REFERENCE_INITIAL_RESIDUAL).
+    pub fn reference(&self, bnorm: f64) -> f64 {
+        match self.p.reference {
+            Reference::Rhs => bnorm,
+            Reference::InitialResidual => self.first.unwrap_or(bnorm),
+        }
     }
 
-    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm`: the one
-    /// place where a method decides convergence (rnorm <= max(rtol bnorm, atol)); a non-finite
+    /// Does the stopping rule rnorm <= max(rtol ref, atol) hold (both finite)? `ref` is `bnorm` or
+    /// the initial residual norm ([`Ctx::reference`]).
+    pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
+        let r = self.reference(bnorm);
+        rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
+    }
+
+    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm` (or, with
+    /// [`Reference::InitialResidual`], against the `rnorm` of the first test of the solve): the one
+    /// place where a method decides convergence (rnorm <= max(rtol ref, atol)); a non-finite
     /// `rnorm` or `bnorm` is [`Reason::DivergedNan`]. Both are reduced values, so every rank decides
     /// alike. Calls the monitor (a user stop request is agreed across ranks), records the history, prints
     /// with PARLOPS_MONITOR=1.
     pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
+        if self.first.is_none() {
+            self.first = Some(rnorm);
+        }
+        let bnorm = self.reference(bnorm);
         if self.p.keep_history {
             self.history.push(rnorm);
         }
@@ -674,6 +715,7 @@ impl<T: Scalar> Solver<T> {
             history: &mut self.history,
             print,
             name: method.name(),
+            first: None,
         };
         if print && ctx.comm.rank() == 0 {
             println!(

@@ -107,6 +107,9 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_preconditioner(s, Ao), PARLOPS_ERR_LAYOUT_MISMATCH, NULL);
   EXPECT(parlops_solver_set_norm_type(s, 5), PARLOPS_ERR_INVALID_ARGUMENT, "norm_type");
   EXPECT(parlops_solver_set_norm_type(NULL, PARLOPS_NORM_TYPE_NATURAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_convergence_reference(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
+  EXPECT(parlops_solver_set_convergence_reference(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
+  EXPECT(parlops_solver_set_convergence_reference(NULL, PARLOPS_REFERENCE_RHS), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_initial_guess_nonzero(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_keep_history(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -151,6 +154,9 @@ int main(int argc, char **argv) {
     if (rank_ == last) EXPECT(parlops_solver_set_monitor(s, monitor, NULL), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
     EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_convergence_reference(s, rank_ == last ? PARLOPS_REFERENCE_INITIAL_RESIDUAL : PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
+    EXPECT(parlops_solver_set_convergence_reference(s, PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
   }
 
   /* ---- reasons */

@@ -784,6 +784,7 @@ static int do_call(int k) {
     CASE(parlops_solver_set_jacobi) st = parlops_solver_set_jacobi(PS()); break;
     CASE(parlops_solver_set_tolerances) st = parlops_solver_set_tolerances(PS(), dbl_v(), dbl_v(), dbl_v(), size_v()); break;
     CASE(parlops_solver_set_norm_type) st = parlops_solver_set_norm_type(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_convergence_reference) st = parlops_solver_set_convergence_reference(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_initial_guess_nonzero) st = parlops_solver_set_initial_guess_nonzero(PS(), chance(50)); break;
     CASE(parlops_solver_set_restart) st = parlops_solver_set_restart(PS(), chance(50) ? (int64_t)below(40) : size_v()); break;
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
