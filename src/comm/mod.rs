@@ -332,6 +332,34 @@ impl Comm {
         Ok(rows.into_iter().map(|r| r[1..].to_vec()).collect())
     }
 
+    /// [`Comm::agree_with`], then the check every collective entry needs: the ranks passed the same
+    /// `vals`. On a difference every rank fails with `InconsistentAcrossRanks`, naming `what` (e.g.
+    /// "dtypes", "(N, K, M)") and the values by rank. On success, every rank's `vals` (all equal).
+    /// [collective]
+    pub fn agree_same(&self, local: Result<()>, what: &str, vals: &[i64]) -> Result<()> {
+        let rows = self.agree_with(local, vals)?;
+        if let Some(q) = rows.iter().position(|r| r[..] != vals[..]) {
+            let shown: Vec<String> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    if r.len() == 1 {
+                        format!("rank {i}: {}", r[0])
+                    } else {
+                        format!("rank {i}: {r:?}")
+                    }
+                })
+                .collect();
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different {what} (rank {q} differs from rank {}; {})",
+                self.rank(),
+                shown.join(", ")
+            );
+        }
+        Ok(())
+    }
+
     /// Every rank's byte string, in rank order, on every rank. [collective]
     pub fn allgather_bytes(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
         let lens = self.allgather_i64(&[bytes.len() as i64])?;
