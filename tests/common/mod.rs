@@ -33,18 +33,19 @@ pub fn case(name: &str) {
 fn start_watchdog(rank: i32) {
     let limit = std::env::var("PARLOPS_TEST_CASE_TIMEOUT")
         .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(120);
+        .and_then(|v| v.parse::<f64>().ok())
+        .map_or(120_000, |s| (s * 1000.0) as u64);
     progress();
     std::thread::spawn(move || {
         loop {
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_millis((limit / 4).clamp(1, 500)));
             let idle = epoch().elapsed().as_millis() as u64 - PROGRESS_MS.load(Ordering::Relaxed);
-            if idle > limit * 1000 {
+            if idle > limit {
                 let (case, last) = CASE.lock().map(|c| c.clone()).unwrap_or_default();
                 eprintln!(
-                    "rank {rank}: TIMEOUT (hang): no progress for {limit} s in case '{case}' \
-                     (last finished check: '{last}')"
+                    "rank {rank}: TIMEOUT (hang): no progress for {} s in case '{case}' \
+                     (last finished check: '{last}')",
+                    limit as f64 / 1000.0
                 );
                 unsafe { libc::_exit(3) };
             }
@@ -98,6 +99,7 @@ pub fn start() -> (Arc<Comm>, Tally) {
 
 /// Print `name on P rank(s): N passed, M failed` on rank 0, finalise MPI and exit with the verdict.
 pub fn finish(name: &str, comm: Arc<Comm>, t: Tally) -> ! {
+    case("finish (the closing reduction and MPI_Finalize)");
     let tot = comm
         .allreduce_f64(&[t.passed as f64, t.failed as f64], ReduceOp::Sum)
         .unwrap();
