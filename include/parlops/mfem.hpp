@@ -1,6 +1,7 @@
 // parlops for MFEM applications (serial or parallel MFEM), header-only:
 //  - parlops::mfem::OperatorWrapper: any mfem::Operator as a parlops operator (callbacks on local parts);
-//  - parlops::mfem::CGSolver, GMRESSolver, BiCGStabSolver, MINRESSolver: mfem::Solver with MFEM's setter
+//  - parlops::mfem::CGSolver, GMRESSolver, FGMRESSolver, BiCGSTABSolver (also BiCGStabSolver),
+//    MINRESSolver: mfem::Solver with MFEM's setter
 //    and getter names; Mult(b, x) hands parlops the memory of b and x with no copy;
 //  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
 //    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
@@ -259,16 +260,26 @@ class CGSolver : public KrylovSolver {
  public:
   explicit CGSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_CG, comm) {}
 };
-/// mfem::GMRESSolver's replacement (restart length: SetKDim).
+/// mfem::GMRESSolver's replacement (restart length: SetKDim, 50 by default as in MFEM). parlops'
+/// GMRES is right-preconditioned and tests ||b - A x||; MFEM's is left-preconditioned and tests
+/// ||B (b - A x)||: without a preconditioner the two iterate alike, with one they stop at other
+/// iterations (use FGMRESSolver, which is right-preconditioned in both).
 class GMRESSolver : public KrylovSolver {
  public:
-  explicit GMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_GMRES, comm) {}
+  explicit GMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_GMRES, comm) { SetKDim(50); }
+};
+/// mfem::FGMRESSolver's replacement (flexible GMRES, right-preconditioned; SetKDim, 50 by default).
+class FGMRESSolver : public KrylovSolver {
+ public:
+  explicit FGMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_FGMRES, comm) { SetKDim(50); }
 };
 /// mfem::BiCGSTABSolver's replacement.
 class BiCGStabSolver : public KrylovSolver {
  public:
   explicit BiCGStabSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_BICGSTAB, comm) {}
 };
+/// MFEM's spelling.
+using BiCGSTABSolver = BiCGStabSolver;
 /// mfem::MINRESSolver's replacement.
 class MINRESSolver : public KrylovSolver {
  public:

@@ -9,7 +9,12 @@
 //    smoother's iterative_mode cleared by SetPreconditioner;
 //  - a nonzero initial guess (iterative_mode = true): MFEM's rule, relative to the initial residual
 //    in the norm the method tests (PARLOPS_REFERENCE_INITIAL_RESIDUAL), and GetInitialNorm,
-//    GetFinalNorm and GetFinalRelNorm within 1e-12 of MFEM's.
+//    GetFinalNorm and GetFinalRelNorm within 1e-12 of MFEM's;
+//  - MINRES with and without a Jacobi smoother on the Poisson system;
+//  - 2D convection-diffusion (nonsymmetric): GMRES(50) and GMRES(20), FGMRES with a smoother set
+//    before the operator, BiCGSTAB with and without one.
+// Not compared here yet: GMRES with a preconditioner (MFEM's is left-, parlops' right-preconditioned),
+// SLI (no stationary iteration in parlops yet).
 // Run: ./mfem_dropin [n] [order]
 #include <mfem.hpp>
 #include <parlops/mfem.hpp>
@@ -32,6 +37,13 @@ static void check(bool ok, const std::string &what) {
   }
 }
 
+// GMRES and FGMRES report the residual recomputed from x at the end (parlops confirms a convergence
+// seen on the Arnoldi estimate on the true residual), MINRES its recurrence in its own rounding;
+// MFEM reports its recurrence estimates. At residuals 1e-10 below the initial one the two differ in
+// the last digits that rounding leaves (measured: up to 1.3e-5 relative): iterations and solutions
+// must still agree exactly, the final norms to this tolerance.
+static const double kEstimateTol = 1e-4;
+
 static double reldiff(double a, double b) { return std::abs(a - b) / std::max(std::abs(a), 1e-300); }
 
 // Run MFEM's solver and parlops' from the same initial guess (zero unless `x0`; with `x0` both run
@@ -39,7 +51,8 @@ static double reldiff(double a, double b) { return std::abs(a - b) / std::max(st
 template <class MS, class PS>
 static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &ps,
                     const std::function<void(mfem::Solver &)> &mfem_setup,
-                    const std::function<void(mfem::Solver &)> &parlops_setup, const mfem::Vector *x0 = nullptr) {
+                    const std::function<void(mfem::Solver &)> &parlops_setup, const mfem::Vector *x0 = nullptr,
+                    double final_tol = 1e-12) {
   mfem::Vector X1(B.Size()), X2(B.Size());
   X1 = 0.0;
   X2 = 0.0;
@@ -65,8 +78,8 @@ static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &
          dr = reldiff(ms.GetFinalRelNorm(), ps.GetFinalRelNorm());
   std::printf("%-44s GetInitialNorm %.1e, GetFinalNorm %.1e, GetFinalRelNorm %.1e relative apart\n", "", di, df, dr);
   check(di <= 1e-12, name + ": GetInitialNorm within 1e-12");
-  check(df <= 1e-12, name + ": GetFinalNorm within 1e-12");
-  check(dr <= 1e-12, name + ": GetFinalRelNorm within 1e-12");
+  check(df <= final_tol, name + ": GetFinalNorm within " + std::to_string(final_tol));
+  check(dr <= final_tol, name + ": GetFinalRelNorm within " + std::to_string(final_tol));
 }
 
 int main(int argc, char **argv) {
@@ -192,6 +205,37 @@ int main(int argc, char **argv) {
           },
           &x0);
     }
+    {  // MINRES without and with a (SPD) Jacobi preconditioner
+      mfem::MINRESSolver mr;
+      parlops::mfem::MINRESSolver pmr;
+      compare(
+          "MINRES", B, mr, pmr,
+          [&](mfem::Solver &) {
+            tol(mr);
+            mr.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pmr);
+            pmr.SetOperator(A);
+          },
+          nullptr, kEstimateTol);
+      mfem::DSmoother m1, m2;
+      mfem::MINRESSolver mr2;
+      parlops::mfem::MINRESSolver pmr2;
+      compare(
+          "MINRES, DSmoother() set before", B, mr2, pmr2,
+          [&](mfem::Solver &) {
+            tol(mr2);
+            mr2.SetPreconditioner(m1);
+            mr2.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pmr2);
+            pmr2.SetPreconditioner(m2);
+            pmr2.SetOperator(A);
+          },
+          nullptr, kEstimateTol);
+    }
     {  // Gauss-Seidel smoother built on the matrix, set after the operator
       mfem::GSSmoother m1(A), m2(A);
       mfem::CGSolver cg;
@@ -207,6 +251,127 @@ int main(int argc, char **argv) {
             ptol(pcg);
             pcg.SetOperator(A);
             pcg.SetPreconditioner(m2);
+          });
+    }
+  }
+  {
+    // 2D convection-diffusion, H1 order 2: -Laplace u + q . grad u = 1, u = 0 on the boundary
+    mfem::Mesh mesh = mfem::Mesh::MakeCartesian2D(2 * n, 2 * n, mfem::Element::QUADRILATERAL, true);
+    mfem::H1_FECollection fec(order, mesh.Dimension());
+    mfem::FiniteElementSpace fes(&mesh, &fec);
+    mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
+    ess_bdr = 1;
+    fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
+    mfem::ConstantCoefficient one(1.0);
+    mfem::Vector qv(2);
+    qv(0) = 20.0;
+    qv(1) = 8.0;
+    mfem::VectorConstantCoefficient q(qv);
+    mfem::LinearForm b(&fes);
+    b.AddDomainIntegrator(new mfem::DomainLFIntegrator(one));
+    b.Assemble();
+    mfem::GridFunction x(&fes);
+    x = 0.0;
+    mfem::BilinearForm a(&fes);
+    a.AddDomainIntegrator(new mfem::DiffusionIntegrator(one));
+    a.AddDomainIntegrator(new mfem::ConvectionIntegrator(q));
+    a.Assemble();
+    mfem::SparseMatrix A;
+    mfem::Vector B, X;
+    a.FormLinearSystem(ess_tdof, x, b, A, X, B);
+    std::printf("2D convection-diffusion, %d^2 quads, order %d, %d unknowns (nonsymmetric)\n", 2 * n, order,
+                A.Height());
+    auto tol = [](mfem::IterativeSolver &s) {
+      s.SetRelTol(1e-10);
+      s.SetAbsTol(0.0);
+      s.SetMaxIter(3000);
+      s.SetPrintLevel(0);
+    };
+    auto ptol = [](parlops::mfem::KrylovSolver &s) {
+      s.SetRelTol(1e-10);
+      s.SetAbsTol(0.0);
+      s.SetMaxIter(3000);
+      s.SetPrintLevel(0);
+    };
+    {
+      mfem::GMRESSolver g;
+      parlops::mfem::GMRESSolver pg;
+      compare(
+          "GMRES(50)", B, g, pg,
+          [&](mfem::Solver &) {
+            tol(g);
+            g.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pg);
+            pg.SetOperator(A);
+          },
+          nullptr, kEstimateTol);
+    }
+    {
+      mfem::GMRESSolver g;
+      parlops::mfem::GMRESSolver pg;
+      compare(
+          "GMRES(20)", B, g, pg,
+          [&](mfem::Solver &) {
+            tol(g);
+            g.SetKDim(20);
+            g.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pg);
+            pg.SetKDim(20);
+            pg.SetOperator(A);
+          },
+          nullptr, kEstimateTol);
+    }
+    {
+      mfem::DSmoother m1, m2;
+      mfem::FGMRESSolver g;
+      parlops::mfem::FGMRESSolver pg;
+      compare(
+          "FGMRES(50), DSmoother() set before", B, g, pg,
+          [&](mfem::Solver &) {
+            tol(g);
+            g.SetPreconditioner(m1);
+            g.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pg);
+            pg.SetPreconditioner(m2);
+            pg.SetOperator(A);
+          },
+          nullptr, kEstimateTol);
+    }
+    {
+      mfem::BiCGSTABSolver g;
+      parlops::mfem::BiCGSTABSolver pg;
+      compare(
+          "BiCGSTAB", B, g, pg,
+          [&](mfem::Solver &) {
+            tol(g);
+            g.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pg);
+            pg.SetOperator(A);
+          });
+    }
+    {
+      mfem::DSmoother m1, m2;
+      mfem::BiCGSTABSolver g;
+      parlops::mfem::BiCGSTABSolver pg;
+      compare(
+          "BiCGSTAB, DSmoother() set before", B, g, pg,
+          [&](mfem::Solver &) {
+            tol(g);
+            g.SetPreconditioner(m1);
+            g.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(pg);
+            pg.SetPreconditioner(m2);
+            pg.SetOperator(A);
           });
     }
   }
