@@ -1,6 +1,11 @@
 // parlops C++17 layer: RAII classes over the C API (include/parlops.h), exceptions that carry the
 // status and the message, spans over local data. Header-only; no logic the C API does not have.
 // Objects may be destroyed in any order (parlops reference-counts what others hold).
+// Coverage: every function of parlops.h is reached from this header (tests/examples.sh checks it);
+// none is skipped. The Fortran-handle entry parlops_comm_create_f is Comm::from_fortran (C++ called
+// from Fortran with an integer communicator); the _destroy functions are the handles' destructors.
+// Collective C++ calls check their std::vector arguments' lengths without leaving other ranks
+// waiting: a wrong length makes the C call fail on every rank, and this rank says which length.
 #ifndef PARLOPS_HPP
 #define PARLOPS_HPP
 
@@ -13,9 +18,13 @@
 #endif
 #include <parlops.h>
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -63,6 +72,95 @@ template <> struct dtype_of<std::complex<double>> { static constexpr parlops_dty
 
 inline parlops_scalar scalar(double re, double im = 0.0) { return parlops_scalar{re, im}; }
 
+/// Fixed English words for a status (any int; values outside the enum give "unknown status").
+[[nodiscard]] inline std::string status_string(int s) { return parlops_status_string(s); }
+
+/// The library's version {major, minor, patch}.
+[[nodiscard]] inline std::array<int, 3> version() {
+  std::array<int, 3> v{};
+  check(parlops_version(&v[0], &v[1], &v[2]));
+  return v;
+}
+
+/// Start MPI (MPI_Init_thread, FUNNELED) unless it is running; argc/argv may be null.
+inline void init(int *argc = nullptr, char ***argv = nullptr) { check(parlops_init(argc, argv)); }
+/// Finalise MPI only if init() started it (destroy parlops objects first).
+inline void finalize() { check(parlops_finalize()); }
+
+/// init() for its lifetime, then finalize(): declare it first in main, before any parlops object.
+class Environment {
+ public:
+  Environment() { init(); }
+  Environment(int &argc, char **&argv) { init(&argc, &argv); }
+  Environment(const Environment &) = delete;
+  Environment &operator=(const Environment &) = delete;
+  ~Environment() { (void)parlops_finalize(); }
+};
+
+/// Tile `index` of an extent n split over `grid` SUMMA process rows or columns: (start, length).
+[[nodiscard]] inline std::pair<int64_t, int64_t> summa_tile(int64_t n, int grid, int index) {
+  int64_t start = 0, len = 0;
+  check(parlops_summa_tile(n, grid, index, &start, &len));
+  return {start, len};
+}
+
+/// A rank's block of an N-D array: first index and extent per axis.
+struct Block {
+  std::vector<int64_t> start, shape;
+};
+
+/// Rank `rank`'s block of `dims` split over a process grid as Op::halo splits it (empty proc_grid:
+/// all nranks on the last axis). Not collective.
+[[nodiscard]] inline Block halo_block(const std::vector<int64_t> &dims, int nranks, int rank,
+                                      const std::vector<int64_t> &proc_grid = {}) {
+  if (!proc_grid.empty() && proc_grid.size() != dims.size())
+    throw Error(PARLOPS_ERR_SIZE_MISMATCH, "parlops::halo_block: proc_grid has " + std::to_string(proc_grid.size()) +
+                                               " entries, dims " + std::to_string(dims.size()));
+  Block b{std::vector<int64_t>(dims.size()), std::vector<int64_t>(dims.size())};
+  check(parlops_halo_block(static_cast<int>(dims.size()), dims.data(), proc_grid.empty() ? nullptr : proc_grid.data(),
+                           nranks, rank, b.start.data(), b.shape.data()));
+  return b;
+}
+
+namespace detail {
+template <class T> struct identity { using type = T; };
+template <class T> using identity_t = typename identity<T>::type;
+
+/// v's data when it has n entries, else null: a collective C call then fails on every rank.
+template <class T>
+const T *sized(const std::vector<T> &v, std::size_t n) {
+  return v.size() == n ? v.data() : nullptr;
+}
+
+/// check() for a call made with sized(): this rank names the wrong length.
+inline void check_sized(parlops_status s, const char *what, std::size_t got, std::size_t want) {
+  if (s != PARLOPS_OK && got != want)
+    throw Error(PARLOPS_ERR_SIZE_MISMATCH, std::string("parlops C++: ") + what + " has " + std::to_string(got) +
+                                               " entries, " + std::to_string(want) + " expected");
+  check(s);
+}
+
+template <class T>
+void check_dtype(parlops_dtype have, const char *what) {
+  if (have != dtype_of<T>::value)
+    throw Error(PARLOPS_ERR_DTYPE_MISMATCH, std::string("parlops C++: ") + what + ": element type of dtype " +
+                                                std::to_string(dtype_of<T>::value) + ", vector of dtype " +
+                                                std::to_string(have));
+}
+
+inline std::string report(const parlops_comm *c) {
+  std::size_t need = 0;
+  check(parlops_config_report(c, nullptr, 0, &need));
+  std::string s(need, '\0');
+  check(parlops_config_report(c, s.data(), need, nullptr));
+  s.resize(need ? need - 1 : 0);
+  return s;
+}
+}  // namespace detail
+
+/// The configuration report without the per-rank lines. Not collective.
+[[nodiscard]] inline std::string config_report() { return detail::report(nullptr); }
+
 /// Owns one handle; moves, does not copy.
 template <class H, parlops_status (*Destroy)(H **)>
 class Handle {
@@ -108,25 +206,30 @@ class Comm : public Handle<parlops_comm, parlops_comm_destroy> {
     check(parlops_comm_wrap_nccl(h_, nccl_comm, &c));
     return Comm(c);
   }
-  int rank() const {
+  /// From a Fortran integer handle (`comm` of `use mpi`, `comm%MPI_VAL` of mpi_f08). [collective]
+  [[nodiscard]] static Comm from_fortran(MPI_Fint comm) {
+    parlops_comm *c = nullptr;
+    check(parlops_comm_create_f(comm, &c));
+    return Comm(c);
+  }
+  [[nodiscard]] int rank() const {
     int r;
     check(parlops_comm_rank(h_, &r));
     return r;
   }
-  int size() const {
+  [[nodiscard]] int size() const {
     int s;
     check(parlops_comm_size(h_, &s));
     return s;
   }
-  /// The configuration report. [collective]
-  std::string report() const {
-    std::size_t need = 0;
-    check(parlops_config_report(h_, nullptr, 0, &need));
-    std::string s(need, '\0');
-    check(parlops_config_report(h_, s.data(), need, nullptr));
-    s.resize(need ? need - 1 : 0);
-    return s;
+  /// Global reductions performed so far on this communicator.
+  [[nodiscard]] uint64_t reduction_count() const {
+    uint64_t n = 0;
+    check(parlops_comm_reduction_count(h_, &n));
+    return n;
   }
+  /// The configuration report with one line per rank. [collective]
+  [[nodiscard]] std::string report() const { return detail::report(h_); }
 };
 
 /// How indices split over ranks. [collective construction]
@@ -137,17 +240,53 @@ class Layout : public Handle<parlops_layout, parlops_layout_destroy> {
          parlops_partition p = PARLOPS_PARTITION_SCATTER) {
     check(parlops_layout_create(c.get(), p, global_len, local_len, &h_));
   }
-  int64_t global_len() const {
+  /// An N-D layout (C order) split along axis 0; local_len_along_axis: this rank's extent. [collective]
+  [[nodiscard]] static Layout nd(const Comm &c, const std::vector<int64_t> &global_shape,
+                                 int64_t local_len_along_axis = PARLOPS_DECIDE,
+                                 parlops_partition p = PARLOPS_PARTITION_SCATTER, int axis = 0) {
+    parlops_layout *l = nullptr;
+    check(parlops_layout_create_nd(c.get(), p, static_cast<int>(global_shape.size()), global_shape.data(), axis,
+                                   local_len_along_axis, &l));
+    return Layout(l);
+  }
+  /// Global extents per axis ({global_len()} for 1-D layouts).
+  [[nodiscard]] std::vector<int64_t> shape() const {
+    int nd = 0;
+    check(parlops_layout_shape(h_, &nd, nullptr, 0));
+    std::vector<int64_t> s(static_cast<std::size_t>(nd));
+    check(parlops_layout_shape(h_, &nd, s.data(), nd));
+    return s;
+  }
+  [[nodiscard]] int64_t global_len() const {
     int64_t n;
     check(parlops_layout_global_len(h_, &n));
     return n;
   }
   /// (first global index, local length) of this rank.
-  std::pair<int64_t, int64_t> local_range() const {
+  [[nodiscard]] std::pair<int64_t, int64_t> local_range() const {
     int64_t s, l;
     check(parlops_layout_local_range(h_, &s, &l));
     return {s, l};
   }
+  /// (first global index, local length) of any rank.
+  [[nodiscard]] std::pair<int64_t, int64_t> rank_range(int rank) const {
+    int64_t s, l;
+    check(parlops_layout_rank_range(h_, rank, &s, &l));
+    return {s, l};
+  }
+  [[nodiscard]] parlops_partition partition() const {
+    parlops_partition p;
+    check(parlops_layout_partition(h_, &p));
+    return p;
+  }
+  /// Whether vectors of the two layouts combine entry by entry (same answer on every rank).
+  [[nodiscard]] bool equal(const Layout &o) const {
+    bool e = false;
+    check(parlops_layout_equal(h_, o.h_, &e));
+    return e;
+  }
+  friend bool operator==(const Layout &a, const Layout &b) { return a.equal(b); }
+  friend bool operator!=(const Layout &a, const Layout &b) { return !a.equal(b); }
 };
 
 /// A distributed vector.
@@ -168,7 +307,7 @@ class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
   void place_array(void *local) { check(parlops_vec_place_array(h_, local)); }
   void reset_array() { check(parlops_vec_reset_array(h_)); }
   template <class T>
-  span<T> local() {
+  [[nodiscard]] span<T> local() {
     void *p = nullptr;
     int64_t n = 0;
     check(parlops_vec_local_array(h_, &p, &n));
@@ -180,7 +319,7 @@ class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
   void copy_to_host(void *host) const { check(parlops_vec_copy_to_host(h_, host)); }
   void copy_from_host(const void *host) { check(parlops_vec_copy_from_host(h_, host)); }
   /// A copy in memory `m` (host <-> device).
-  Vec to_memory(parlops_memory m) const {
+  [[nodiscard]] Vec to_memory(parlops_memory m) const {
     parlops_vec *v = nullptr;
     check(parlops_vec_to_memory(h_, m, &v));
     return Vec(v);
@@ -190,17 +329,75 @@ class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
   void axpy(parlops_scalar a, const Vec &x) { check(parlops_vec_axpy(h_, a, x.get())); }
   void copy_from(const Vec &x) { check(parlops_vec_copy(x.get(), h_)); }
   /// [collective]
-  parlops_scalar dot(const Vec &y) const {
+  [[nodiscard]] parlops_scalar dot(const Vec &y) const {
     parlops_scalar s;
     check(parlops_vec_dot(h_, y.get(), &s));
     return s;
   }
   /// [collective]
-  double norm(parlops_norm kind = PARLOPS_NORM_2, double p = 0.0) const {
+  [[nodiscard]] double norm(parlops_norm kind = PARLOPS_NORM_2, double p = 0.0) const {
     double n;
     check(parlops_vec_norm(h_, kind, p, &n));
     return n;
   }
+  /// A new zeroed vector with the same layout, dtype and memory.
+  [[nodiscard]] Vec duplicate() const {
+    parlops_vec *v = nullptr;
+    check(parlops_vec_duplicate(h_, &v));
+    return Vec(v);
+  }
+  [[nodiscard]] Layout layout() const {
+    parlops_layout *l = nullptr;
+    check(parlops_vec_layout(h_, &l));
+    return Layout(l);
+  }
+  [[nodiscard]] parlops_dtype dtype() const {
+    parlops_dtype t;
+    check(parlops_vec_dtype(h_, &t));
+    return t;
+  }
+  [[nodiscard]] parlops_memory memory() const {
+    parlops_memory m;
+    check(parlops_vec_memory(h_, &m));
+    return m;
+  }
+  /// v = conj(v).
+  void conj() { check(parlops_vec_conj(h_)); }
+  /// this = a x + b this.
+  void axpby(parlops_scalar a, const Vec &x, parlops_scalar b) { check(parlops_vec_axpby(h_, a, x.get(), b)); }
+  /// this = a x + y (x or y may be this vector).
+  void waxpy(parlops_scalar a, const Vec &x, const Vec &y) { check(parlops_vec_waxpy(h_, a, x.get(), y.get())); }
+  /// this = x .* y entry by entry (x or y may be this vector).
+  void pointwise_mult(const Vec &x, const Vec &y) { check(parlops_vec_pointwise_mult(h_, x.get(), y.get())); }
+  /// The whole vector (global length entries, host memory) into global_out on root, or on every
+  /// rank for PARLOPS_ALL_RANKS (global_out may be null elsewhere). [collective]
+  void gather(int root, void *global_out) const { check(parlops_vec_gather(h_, root, global_out)); }
+  /// The whole vector, on root or on every rank for PARLOPS_ALL_RANKS (zeros elsewhere). [collective]
+  template <class T>
+  [[nodiscard]] std::vector<T> gather(int root = PARLOPS_ALL_RANKS) const {
+    detail::check_dtype<T>(dtype(), "Vec::gather");
+    std::vector<T> g(static_cast<std::size_t>(layout().global_len()));
+    gather(root, static_cast<void *>(g.data()));
+    return g;
+  }
+  /// Set the vector from the whole array global_in given on root (ignored elsewhere). [collective]
+  void scatter(int root, const void *global_in) { check(parlops_vec_scatter(h_, root, global_in)); }
+  /// As scatter(root, pointer); global must hold the global length on root (may be empty elsewhere). [collective]
+  template <class T>
+  void scatter(int root, const std::vector<T> &global) {
+    detail::check_dtype<T>(dtype(), "Vec::scatter");
+    const auto n = static_cast<std::size_t>(layout().global_len());
+    detail::check_sized(parlops_vec_scatter(h_, root, global.empty() ? nullptr : detail::sized(global, n)),
+                        "Vec::scatter's global array", global.empty() ? n : global.size(), n);
+  }
+  /// The same entries in layout `to` (same communicator and global length). [collective]
+  [[nodiscard]] Vec redistribute(const Layout &to) const {
+    parlops_vec *v = nullptr;
+    check(parlops_vec_redistribute(h_, to.get(), &v));
+    return Vec(v);
+  }
+  /// After writing a PARLOPS_PARTITION_BROADCAST vector: every rank's copy = rank 0's. [collective]
+  void assemble() { check(parlops_vec_assemble(h_)); }
 };
 
 /// A distributed linear operator.
@@ -211,34 +408,34 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
   void apply(const Vec &x, Vec &y) const { check(parlops_op_apply(h_, x.get(), y.get())); }
   /// x = A^H y. [collective]
   void apply_adjoint(const Vec &y, Vec &x) const { check(parlops_op_apply_adjoint(h_, y.get(), x.get())); }
-  std::pair<int64_t, int64_t> size() const {
+  [[nodiscard]] std::pair<int64_t, int64_t> size() const {
     int64_t m, n;
     check(parlops_op_size(h_, &m, &n));
     return {m, n};
   }
   /// Zeroed vectors of the column (x) and row (y) layouts.
-  std::pair<Vec, Vec> create_vecs() const {
+  [[nodiscard]] std::pair<Vec, Vec> create_vecs() const {
     parlops_vec *x = nullptr, *y = nullptr;
     check(parlops_op_create_vecs(h_, &x, &y));
     return {Vec(x), Vec(y)};
   }
-  Layout rows() const {
+  [[nodiscard]] Layout rows() const {
     parlops_layout *r = nullptr;
     check(parlops_op_layouts(h_, &r, nullptr));
     return Layout(r);
   }
-  Layout cols() const {
+  [[nodiscard]] Layout cols() const {
     parlops_layout *c = nullptr;
     check(parlops_op_layouts(h_, nullptr, &c));
     return Layout(c);
   }
   /// Relative error of the dot test. [collective]
-  double dottest(uint64_t seed = 0) const {
+  [[nodiscard]] double dottest(uint64_t seed = 0) const {
     double e;
     check(parlops_op_dottest(h_, seed, &e));
     return e;
   }
-  Op adjoint() const {
+  [[nodiscard]] Op adjoint() const {
     parlops_op *o = nullptr;
     check(parlops_op_adjoint(h_, &o));
     return Op(o);
@@ -253,13 +450,304 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_product(a.get(), b.get(), &o));
     return Op(o);
   }
+  /// A - B.
+  friend Op operator-(const Op &a, const Op &b) {
+    parlops_op *o = nullptr;
+    check(parlops_op_difference(a.get(), b.get(), &o));
+    return Op(o);
+  }
+  /// alpha A (the adjoint uses conj(alpha)).
+  [[nodiscard]] Op scaled(parlops_scalar alpha) const {
+    parlops_op *o = nullptr;
+    check(parlops_op_scale(h_, alpha, &o));
+    return Op(o);
+  }
+  friend Op operator*(double alpha, const Op &a) { return a.scaled(scalar(alpha)); }
+  /// A^T (no conjugation).
+  [[nodiscard]] Op transpose() const {
+    parlops_op *o = nullptr;
+    check(parlops_op_transpose(h_, &o));
+    return Op(o);
+  }
+  /// conj(A), entry by entry.
+  [[nodiscard]] Op conj() const {
+    parlops_op *o = nullptr;
+    check(parlops_op_conj(h_, &o));
+    return Op(o);
+  }
+  /// A^k (square, equal row and column layouts; A^0 = I).
+  [[nodiscard]] Op power(int64_t k) const {
+    parlops_op *o = nullptr;
+    check(parlops_op_power(h_, k, &o));
+    return Op(o);
+  }
+  [[nodiscard]] parlops_dtype dtype() const {
+    parlops_dtype t;
+    check(parlops_op_dtype(h_, &t));
+    return t;
+  }
+  /// y = alpha A x + beta y. [collective]
+  void multadd(parlops_scalar alpha, const Vec &x, parlops_scalar beta, Vec &y) const {
+    check(parlops_op_multadd(h_, alpha, x.get(), beta, y.get()));
+  }
+  /// x = alpha A^H y + beta x. [collective]
+  void multadd_adjoint(parlops_scalar alpha, const Vec &y, parlops_scalar beta, Vec &x) const {
+    check(parlops_op_multadd_adjoint(h_, alpha, y.get(), beta, x.get()));
+  }
+  /// d = diag(A) (square, equal layouts: CSR, dense, diagonal, identity and their sums/scalings).
+  void get_diagonal(Vec &d) const { check(parlops_op_diagonal(h_, d.get())); }
+  /// diag(A) as a new host vector of the row layout.
+  [[nodiscard]] Vec get_diagonal() const {
+    Vec d(rows(), dtype());
+    get_diagonal(d);
+    return d;
+  }
+  /// Largest eigenvalue by power iteration, and the iterations it took.
+  struct Eigen {
+    parlops_scalar eigenvalue;
+    int64_t iterations;
+  };
+  /// Power iteration (square operator; seeded start, the same for any number of ranks). [collective]
+  [[nodiscard]] Eigen power_iteration(int64_t max_iter = 1000, double tol = 1e-8, uint64_t seed = 0) const {
+    Eigen e{};
+    check(parlops_op_power_iteration(h_, max_iter, tol, seed, &e.eigenvalue, &e.iterations));
+    return e;
+  }
+  /// Addresses of the value arrays (diag, offd) a CSR operator reads (the caller's with PARLOPS_WRAP).
+  [[nodiscard]] std::pair<const void *, const void *> csr_arrays() const {
+    const void *d = nullptr, *o = nullptr;
+    check(parlops_op_csr_arrays(h_, &d, &o));
+    return {d, o};
+  }
+
+  /// The identity on `l`.
+  [[nodiscard]] static Op identity(const Layout &l, parlops_dtype t = PARLOPS_F64) {
+    parlops_op *o = nullptr;
+    check(parlops_op_identity(l.get(), t, &o));
+    return Op(o);
+  }
+  /// The zero operator from cols to rows.
+  [[nodiscard]] static Op zero(const Layout &rows, const Layout &cols, parlops_dtype t = PARLOPS_F64) {
+    parlops_op *o = nullptr;
+    check(parlops_op_zero(rows.get(), cols.get(), t, &o));
+    return Op(o);
+  }
+  /// diag(d): y = d .* x (d copied).
+  [[nodiscard]] static Op diagonal(const Vec &d) {
+    parlops_op *o = nullptr;
+    check(parlops_op_diagonal_matrix(d.get(), &o));
+    return Op(o);
+  }
+  /// Dense matrix by block rows: this rank's rows of `rows`, all columns, row-major (copied). [collective]
+  template <class T>
+  [[nodiscard]] static Op dense(const Layout &rows, const Layout &cols, const T *local_rows) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_dense(rows.get(), cols.get(), dtype_of<T>::value, local_rows, &o));
+    return Op(o);
+  }
+  /// Y = A X by SUMMA on a square process grid: A n x k, X k x m; a_local is this rank's tile of A. [collective]
+  template <class T>
+  [[nodiscard]] static Op summa(const Comm &c, int64_t n, int64_t k, int64_t m, const T *a_local) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_dense_summa(c.get(), dtype_of<T>::value, n, k, m, a_local, &o));
+    return Op(o);
+  }
+  /// Fredholm1: y[s] = G[s] x[s]; this rank's nsl_local slices of G (nx x ny, row-major). [collective]
+  template <class T>
+  [[nodiscard]] static Op fredholm1(const Comm &c, int64_t nsl_local, int64_t nx, int64_t ny, int64_t nz,
+                                    const T *g_local) {
+    parlops_op *o = nullptr;
+    check(parlops_op_fredholm1(c.get(), dtype_of<T>::value, nsl_local, nx, ny, nz, g_local, &o));
+    return Op(o);
+  }
+  /// hypre's ParCSR split (diag: local columns; offd: compressed columns with global col_map_offd;
+  /// offd_* may be null when num_offd_cols is 0); PARLOPS_WRAP reads the arrays in place. [collective]
+  template <class T, class I>
+  [[nodiscard]] static Op parcsr(const Layout &rows, const Layout &cols, const I *diag_i, const I *diag_j,
+                                 const T *diag_a, detail::identity_t<const I *> offd_i,
+                                 detail::identity_t<const I *> offd_j, detail::identity_t<const T *> offd_a,
+                                 int64_t num_offd_cols, const int64_t *col_map_offd,
+                                 parlops_ownership own = PARLOPS_COPY) {
+    static_assert(sizeof(I) == 4 || sizeof(I) == 8, "32- or 64-bit indices");
+    parlops_op *o = nullptr;
+    check(parlops_op_create_parcsr(rows.get(), cols.get(), dtype_of<T>::value,
+                                   sizeof(I) == 4 ? PARLOPS_INDEX_I32 : PARLOPS_INDEX_I64, diag_i, diag_j, diag_a,
+                                   offd_i, offd_j, offd_a, num_offd_cols, col_map_offd, own, &o));
+    return Op(o);
+  }
+  /// Shell operator from C callbacks on local parts. With destroy_ctx, parlops frees ctx with the
+  /// operator; if this throws, destroy_ctx was not called and ctx is still the caller's. [collective]
+  [[nodiscard]] static Op shell(const Layout &rows, const Layout &cols, parlops_dtype t, void *ctx,
+                                parlops_apply_fn forward, parlops_apply_fn adjoint = nullptr,
+                                parlops_destroy_fn destroy_ctx = nullptr, parlops_memory m = PARLOPS_MEMORY_HOST) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_shell(rows.get(), cols.get(), t, m, ctx, forward, adjoint, destroy_ctx, &o));
+    return Op(o);
+  }
+  /// A callback of a typed shell: output local part from input local part; throw to fail the apply.
+  template <class T>
+  using ShellFn = std::function<void(span<const T> in, span<T> out)>;
+  /// Shell operator from C++ callables: forward(x, y) computes y = A x on local parts, adjoint(y, x)
+  /// x = A^H y (empty: none); they live as long as the operator. [collective]
+  template <class T>
+  [[nodiscard]] static Op shell(const Layout &rows, const Layout &cols, ShellFn<T> forward, ShellFn<T> adjoint = {},
+                                parlops_memory m = PARLOPS_MEMORY_HOST) {
+    auto ctx = std::make_unique<Callables<T>>();
+    ctx->rows_len = static_cast<std::size_t>(rows.local_range().second);
+    ctx->cols_len = static_cast<std::size_t>(cols.local_range().second);
+    const bool has_adjoint = static_cast<bool>(adjoint);
+    ctx->forward = std::move(forward);
+    ctx->adjoint = std::move(adjoint);
+    parlops_op *o = nullptr;
+    // on failure parlops does not call destroy_ctx: the unique_ptr still owns the callables
+    check(parlops_op_create_shell(rows.get(), cols.get(), dtype_of<T>::value, m, ctx.get(), Callables<T>::fwd,
+                                  has_adjoint ? Callables<T>::adj : nullptr, Callables<T>::destroy, &o));
+    ctx.release();  // parlops owns it now and calls destroy with the operator
+    return Op(o);
+  }
+
+  /// diag of per-rank local operators (MPI_COMM_SELF layouts; none allowed on a rank). [collective]
+  [[nodiscard]] static Op block_diag(const Comm &c, const std::vector<Op> &local, parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_block_diag, c, handles(local), t);
+  }
+  [[nodiscard]] static Op block_diag(const Comm &c, std::initializer_list<std::reference_wrapper<const Op>> local,
+                                     parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_block_diag, c, handles(local), t);
+  }
+  /// [A_1; A_2; ...] of per-rank local operators: x replicated, y split. [collective]
+  [[nodiscard]] static Op vstack(const Comm &c, const std::vector<Op> &local, parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_vstack, c, handles(local), t);
+  }
+  [[nodiscard]] static Op vstack(const Comm &c, std::initializer_list<std::reference_wrapper<const Op>> local,
+                                 parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_vstack, c, handles(local), t);
+  }
+  /// [A_1, A_2, ...] of per-rank local operators: x split, y replicated. [collective]
+  [[nodiscard]] static Op hstack(const Comm &c, const std::vector<Op> &local, parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_hstack, c, handles(local), t);
+  }
+  [[nodiscard]] static Op hstack(const Comm &c, std::initializer_list<std::reference_wrapper<const Op>> local,
+                                 parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_hstack, c, handles(local), t);
+  }
+  /// diag(A_1, ..., A_n) of distributed operators, the same n on every rank. [collective]
+  [[nodiscard]] static Op stacked_block_diag(const Comm &c, const std::vector<Op> &ops, parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_stacked_block_diag, c, handles(ops), t);
+  }
+  [[nodiscard]] static Op stacked_block_diag(const Comm &c,
+                                             std::initializer_list<std::reference_wrapper<const Op>> ops,
+                                             parlops_dtype t = PARLOPS_F64) {
+    return combine(parlops_op_stacked_block_diag, c, handles(ops), t);
+  }
+
+  /// First derivative along `axis` of an N-D layout (PyLops' stencils; edge: one-sided ends). [collective]
+  [[nodiscard]] static Op first_derivative(const Layout &l, int axis = 0, double sampling = 1.0,
+                                           parlops_stencil kind = PARLOPS_CENTERED, bool edge = false,
+                                           parlops_dtype t = PARLOPS_F64) {
+    parlops_op *o = nullptr;
+    check(parlops_op_first_derivative(l.get(), axis, sampling, kind, edge, t, &o));
+    return Op(o);
+  }
+  /// Second derivative along `axis` (PyLops' SecondDerivative). [collective]
+  [[nodiscard]] static Op second_derivative(const Layout &l, int axis = 0, double sampling = 1.0,
+                                            parlops_stencil kind = PARLOPS_CENTERED, bool edge = false,
+                                            parlops_dtype t = PARLOPS_F64) {
+    parlops_op *o = nullptr;
+    check(parlops_op_second_derivative(l.get(), axis, sampling, kind, edge, t, &o));
+    return Op(o);
+  }
+  /// Sum over axes of weights[a] times the centered second derivative with step sampling[a] (one
+  /// entry per axis each). [collective]
+  [[nodiscard]] static Op laplacian(const Layout &l, const std::vector<double> &weights,
+                                    const std::vector<double> &sampling, parlops_dtype t = PARLOPS_F64) {
+    const std::size_t nd = l.shape().size();
+    const bool ok = weights.size() == nd && sampling.size() == nd;
+    parlops_op *o = nullptr;
+    const parlops_status s = parlops_op_laplacian(l.get(), ok ? weights.data() : nullptr, sampling.data(), t, &o);
+    detail::check_sized(s, weights.size() != nd ? "Op::laplacian's weights" : "Op::laplacian's sampling",
+                        weights.size() != nd ? weights.size() : sampling.size(), nd);
+    return Op(o);
+  }
+  /// First derivatives along every axis (sampling: one entry per axis); rows: per rank, each axis's
+  /// derivative of its slab in turn. [collective]
+  [[nodiscard]] static Op gradient(const Layout &l, const std::vector<double> &sampling,
+                                   parlops_stencil kind = PARLOPS_CENTERED, bool edge = false,
+                                   parlops_dtype t = PARLOPS_F64) {
+    const std::size_t nd = l.shape().size();
+    parlops_op *o = nullptr;
+    detail::check_sized(parlops_op_gradient(l.get(), detail::sized(sampling, nd), kind, edge, t, &o),
+                        "Op::gradient's sampling", sampling.size(), nd);
+    return Op(o);
+  }
+  /// Halo exchange over a Cartesian process grid (empty proc_grid: all ranks on the last axis): x is
+  /// this rank's block (halo_block), y the block padded by `halo` cells (1, ndim or 2*ndim widths). [collective]
+  template <class T = double>
+  [[nodiscard]] static Op halo(const Comm &c, const std::vector<int64_t> &dims, const std::vector<int64_t> &halo,
+                               const std::vector<int64_t> &proc_grid = {}) {
+    const std::size_t nd = dims.size();
+    const bool grid_ok = proc_grid.empty() || proc_grid.size() == nd;
+    // a wrong-length grid is passed as zeros: parlops then fails on every rank
+    const std::vector<int64_t> zeros(nd, 0);
+    const int64_t *g = proc_grid.empty() ? nullptr : (grid_ok ? proc_grid.data() : zeros.data());
+    parlops_op *o = nullptr;
+    detail::check_sized(parlops_op_halo(c.get(), dtype_of<T>::value, static_cast<int>(nd), dims.data(), g,
+                                        static_cast<int>(halo.size()), halo.data(), &o),
+                        "Op::halo's proc_grid", grid_ok ? nd : proc_grid.size(), nd);
+    return Op(o);
+  }
+
   /// This rank's rows with global column indices (copied). [collective]
   template <class T, class I>
-  static Op csr(const Layout &rows, const Layout &cols, const I *row_ptr, const I *col_idx, const T *values) {
+  [[nodiscard]] static Op csr(const Layout &rows, const Layout &cols, const I *row_ptr, const I *col_idx, const T *values) {
     static_assert(sizeof(I) == 4 || sizeof(I) == 8, "32- or 64-bit indices");
     parlops_op *o = nullptr;
     check(parlops_op_create_csr(rows.get(), cols.get(), dtype_of<T>::value,
                                 sizeof(I) == 4 ? PARLOPS_INDEX_I32 : PARLOPS_INDEX_I64, row_ptr, col_idx, values, &o));
+    return Op(o);
+  }
+
+ private:
+  template <class T>
+  struct Callables {
+    ShellFn<T> forward, adjoint;
+    std::size_t rows_len = 0, cols_len = 0;
+    static int fwd(void *ctx, const void *x, void *y) noexcept {
+      auto *c = static_cast<Callables *>(ctx);
+      try {
+        c->forward(span<const T>(static_cast<const T *>(x), c->cols_len), span<T>(static_cast<T *>(y), c->rows_len));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static int adj(void *ctx, const void *y, void *x) noexcept {
+      auto *c = static_cast<Callables *>(ctx);
+      try {
+        c->adjoint(span<const T>(static_cast<const T *>(y), c->rows_len), span<T>(static_cast<T *>(x), c->cols_len));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static void destroy(void *ctx) noexcept { delete static_cast<Callables *>(ctx); }
+  };
+  static std::vector<const parlops_op *> handles(const std::vector<Op> &ops) {
+    std::vector<const parlops_op *> h;
+    h.reserve(ops.size());
+    for (const Op &op : ops) h.push_back(op.get());
+    return h;
+  }
+  static std::vector<const parlops_op *> handles(std::initializer_list<std::reference_wrapper<const Op>> ops) {
+    std::vector<const parlops_op *> h;
+    h.reserve(ops.size());
+    for (const Op &op : ops) h.push_back(op.get());
+    return h;
+  }
+  using CombineFn = parlops_status (*)(const parlops_comm *, parlops_dtype, int, const parlops_op *const *,
+                                       parlops_op **);
+  static Op combine(CombineFn f, const Comm &c, const std::vector<const parlops_op *> &h, parlops_dtype t) {
+    parlops_op *o = nullptr;
+    check(f(c.get(), t, static_cast<int>(h.size()), h.data(), &o));
     return Op(o);
   }
 };
@@ -281,24 +769,53 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }
-  void set_monitor(parlops_monitor_fn f, void *ctx) { check(parlops_solver_set_monitor(h_, f, ctx)); }
+  /// ISTA/FISTA: regulariser and weight eps; step > 0 sets the gradient step, 0 derives it.
+  void set_sparsity(parlops_threshold kind, double eps = 0.1, double step = 0.0) {
+    check(parlops_solver_set_sparsity(h_, kind, eps, step));
+  }
+  /// C monitor (null removes it); return non-zero from f to stop the solve.
+  void set_monitor(parlops_monitor_fn f, void *ctx) {
+    check(parlops_solver_set_monitor(h_, f, ctx));
+    monitor_.reset();
+  }
+  /// Monitor f(iteration, residual_norm) on every rank, kept by the solver; returning true (or
+  /// throwing) stops the solve; an empty f removes it.
+  void set_monitor(std::function<bool(int64_t, double)> f) {
+    if (!f) {
+      set_monitor(nullptr, nullptr);
+      return;
+    }
+    auto m = std::make_unique<std::function<bool(int64_t, double)>>(std::move(f));
+    check(parlops_solver_set_monitor(h_, monitor_call, m.get()));
+    monitor_ = std::move(m);
+  }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// [collective]; a diverged solve returns normally: look at info().reason.
   parlops_solve_info solve(const Vec &b, Vec &x) {
     check(parlops_solver_solve(h_, b.get(), x.get()));
     return info();
   }
-  parlops_solve_info info() const {
+  [[nodiscard]] parlops_solve_info info() const {
     parlops_solve_info i;
     check(parlops_solver_info(h_, &i));
     return i;
   }
-  std::vector<double> history() const {
+  [[nodiscard]] std::vector<double> history() const {
     const double *p = nullptr;
     int64_t n = 0;
     check(parlops_solver_history(h_, &p, &n));
     return std::vector<double>(p, p + n);
   }
+
+ private:
+  static int monitor_call(void *ctx, int64_t it, double r) noexcept {
+    try {
+      return (*static_cast<std::function<bool(int64_t, double)> *>(ctx))(it, r) ? 1 : 0;
+    } catch (...) {
+      return 1;
+    }
+  }
+  std::unique_ptr<std::function<bool(int64_t, double)>> monitor_;
 };
 
 }  // namespace parlops
