@@ -1,0 +1,788 @@
+// The C++ layer (include/parlops.hpp) end to end: every wrapper of a C function that the other C++
+// programs do not already use is called at least once and its result checked against a computation
+// made here (serially, from the same formulas), or its error path checked for the status.
+// Prints "cpp_api (N ranks): P passed, F failed"; exits non-zero on any failure.
+// Usage: mpiexec -n N cpp_api
+#include <parlops.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+using parlops::Comm;
+using parlops::Error;
+using parlops::Layout;
+using parlops::Op;
+using parlops::Solver;
+using parlops::Vec;
+using parlops::scalar;
+using cplx = std::complex<double>;
+
+namespace {
+
+int g_pass = 0, g_fail = 0, g_rank = 0, g_size = 1;
+
+/// A check passes when it passes on every rank (all ranks agree on the counts).
+void expect(bool ok, const std::string &what) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all) {
+    ++g_pass;
+  } else {
+    ++g_fail;
+    if (!ok) std::fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, what.c_str());
+  }
+}
+
+/// Run a group of checks; an exception counts as one failure.
+template <class F>
+void section(const char *name, F f) {
+  try {
+    f();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "rank %d: %s threw: %s\n", g_rank, name, e.what());
+    expect(false, std::string(name) + " threw");
+  }
+}
+
+/// The status a call throws with (PARLOPS_OK when it does not throw).
+template <class F>
+parlops_status status_of(F f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.status();
+  }
+  return PARLOPS_OK;
+}
+
+bool close(double a, double b, double tol = 1e-12) { return std::abs(a - b) <= tol * std::max(1.0, std::abs(b)); }
+bool close(cplx a, cplx b, double tol = 1e-12) { return std::abs(a - b) <= tol * std::max(1.0, std::abs(b)); }
+
+template <class T, class F>
+void set_by_global(Vec &v, F f) {
+  auto [s, len] = v.layout().local_range();
+  auto loc = v.local<T>();
+  for (int64_t k = 0; k < len; ++k) loc[static_cast<std::size_t>(k)] = f(s + k);
+}
+
+template <class T, class F>
+bool local_is(Vec &v, F f, double tol = 1e-12) {
+  auto [s, len] = v.layout().local_range();
+  auto loc = v.local<T>();
+  bool ok = loc.size() == static_cast<std::size_t>(len);
+  for (int64_t k = 0; ok && k < len; ++k) ok = close(loc[static_cast<std::size_t>(k)], f(s + k), tol);
+  return ok;
+}
+
+template <class T>
+bool all_close(const std::vector<T> &a, const std::vector<T> &b, double tol = 1e-12) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!close(a[i], b[i], tol)) return false;
+  return true;
+}
+
+double g_of(int64_t i) { return 1.0 + 0.5 * static_cast<double>(i); }
+
+/// Local CSR of the 1-D Laplacian (2, -1) on rows [s, s + len) of n.
+struct Csr {
+  std::vector<int64_t> ptr{0}, col;
+  std::vector<double> val;
+};
+Csr laplacian_1d(int64_t n, int64_t s, int64_t len) {
+  Csr c;
+  for (int64_t i = s; i < s + len; ++i) {
+    for (int64_t j = i - 1; j <= i + 1; ++j) {
+      if (j < 0 || j >= n) continue;
+      c.col.push_back(j);
+      c.val.push_back(j == i ? 2.0 : -1.0);
+    }
+    c.ptr.push_back(static_cast<int64_t>(c.col.size()));
+  }
+  return c;
+}
+
+// A C-style context: the callbacks get no lengths, so the context carries this rank's.
+struct RawCtx {
+  double c;
+  int64_t len;
+  int *destroyed;
+};
+int raw_forward(void *ctx, const void *x, void *y) {
+  auto *c = static_cast<RawCtx *>(ctx);
+  for (int64_t k = 0; k < c->len; ++k) static_cast<double *>(y)[k] = c->c * static_cast<const double *>(x)[k];
+  return 0;
+}
+void raw_destroy(void *ctx) {
+  auto *c = static_cast<RawCtx *>(ctx);
+  ++*c->destroyed;
+  delete c;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  auto env = std::make_unique<parlops::Environment>(argc, argv);  // parlops_init: starts MPI
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  const int P = g_size, r = g_rank;
+  {
+    Comm comm(MPI_COMM_WORLD);
+    Comm self(MPI_COMM_SELF);
+    const int64_t n = 10;
+    Layout l(comm, n);
+    const auto [s0, len0] = l.local_range();
+
+    section("library", [&] {
+      int init = 0;
+      MPI_Initialized(&init);
+      expect(init == 1, "Environment started MPI");
+      parlops::init();  // MPI running: nothing to do
+      expect(true, "init() again is a no-op");
+      auto v = parlops::version();
+      expect(v[0] == PARLOPS_VERSION_MAJOR && v[1] == PARLOPS_VERSION_MINOR && v[2] == PARLOPS_VERSION_PATCH,
+             "version() equals the header's macros");
+      expect(parlops::status_string(PARLOPS_ERR_SIZE_MISMATCH) == parlops_status_string(3) &&
+                 parlops::status_string(PARLOPS_OK) != parlops::status_string(PARLOPS_ERR_SIZE_MISMATCH) &&
+                 parlops::status_string(9999).rfind("unknown status", 0) == 0,
+             "status_string");
+      const std::string rep = parlops::config_report();
+      expect(!rep.empty() && rep.find('\0') == std::string::npos, "config_report() without a communicator");
+      expect(comm.report().size() > rep.size(), "Comm::report() adds the per-rank lines");
+    });
+
+    section("comm", [&] {
+      Comm f = Comm::from_fortran(MPI_Comm_c2f(MPI_COMM_WORLD));
+      expect(f.rank() == r && f.size() == P, "Comm::from_fortran: same rank and size as MPI_COMM_WORLD");
+      Vec x(Layout(f, 7));
+      x.fill(scalar(1.0));
+      const uint64_t before = f.reduction_count();
+      (void)x.dot(x);
+      (void)x.norm();
+      expect(f.reduction_count() == before + 2, "reduction_count counts a dot and a norm");
+    });
+
+    section("layouts", [&] {
+      Layout nd = Layout::nd(comm, {6, 4, 3});
+      expect(nd.shape() == std::vector<int64_t>{6, 4, 3} && nd.global_len() == 72, "Layout::nd shape and length");
+      // PyLops-MPI's split of 6 rows: the first 6 % P ranks get one more
+      int64_t rows_here = 6 / P + (r < 6 % P ? 1 : 0), sum = 0;
+      bool contiguous = true;
+      for (int q = 0; q < P; ++q) {
+        auto [s, len] = nd.rank_range(q);
+        contiguous = contiguous && s == sum && len == 12 * (6 / P + (q < 6 % P ? 1 : 0));
+        sum += len;
+      }
+      expect(contiguous && sum == 72, "rank_range: contiguous slabs of whole rows covering the array");
+      expect(nd.local_range() == nd.rank_range(r) && nd.local_range().second == 12 * rows_here,
+             "local_range is this rank's rank_range");
+      expect(l.shape() == std::vector<int64_t>{n}, "a 1-D layout has one axis");
+      Layout b(comm, 4, PARLOPS_DECIDE, PARLOPS_PARTITION_BROADCAST);
+      expect(l.partition() == PARLOPS_PARTITION_SCATTER && b.partition() == PARLOPS_PARTITION_BROADCAST,
+             "partition()");
+      Layout l2(comm, n), other(comm, n, r == 0 ? n : 0), shorter(comm, n - 1);
+      expect(l == l2 && l.equal(l2) && !(l != l2), "equal layouts compare equal");
+      expect((P == 1) == (l == other) && l != shorter, "different splits or lengths compare unequal");
+    });
+
+    std::vector<double> g(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) g[static_cast<std::size_t>(i)] = g_of(i);
+
+    section("vectors", [&] {
+      Vec v(l);
+      v.scatter(0, r == 0 ? g : std::vector<double>{});
+      expect(local_is<double>(v, g_of), "scatter from rank 0 sets each rank's part");
+      expect(v.gather<double>() == g, "gather to every rank returns the scattered array");
+      const int root = P - 1;
+      std::vector<double> at_root = v.gather<double>(root);
+      expect(r != root || at_root == g, "gather to the last rank");
+      std::vector<double> raw(static_cast<std::size_t>(n), -1.0);
+      v.gather(PARLOPS_ALL_RANKS, raw.data());
+      expect(raw == g, "gather into a caller array");
+      Vec w(l);
+      w.scatter(0, r == 0 ? static_cast<const void *>(g.data()) : nullptr);
+      expect(local_is<double>(w, g_of), "scatter from a pointer");
+      // a wrong length on the root fails on every rank (no rank is left waiting), the root names it
+      std::vector<double> bad(static_cast<std::size_t>(n - 1), 0.0);
+      parlops_status st = status_of([&] { v.scatter(0, r == 0 ? bad : std::vector<double>{}); });
+      expect(st != PARLOPS_OK && (r != 0 || st == PARLOPS_ERR_SIZE_MISMATCH),
+             "scatter of a short array fails on every rank, SIZE_MISMATCH on the root");
+      expect(status_of([&] { (void)v.gather<float>(); }) == PARLOPS_ERR_DTYPE_MISMATCH,
+             "gather<float> of a double vector: DTYPE_MISMATCH");
+
+      Layout all_on_0(comm, n, r == 0 ? n : 0);
+      Vec red = v.redistribute(all_on_0);
+      expect(red.layout() == all_on_0 && red.gather<double>() == g, "redistribute keeps the entries");
+      expect(r != 0 || local_is<double>(red, g_of), "redistribute: rank 0 holds all");
+      Vec back = red.redistribute(l);
+      expect(back.layout() == l && local_is<double>(back, g_of), "redistribute back");
+
+      Vec d = v.duplicate();
+      expect(d.layout() == l && d.dtype() == PARLOPS_F64 && d.memory() == PARLOPS_MEMORY_HOST && d.norm() == 0.0,
+             "duplicate: same layout, dtype, memory; zeroed");
+      Vec f32(l, PARLOPS_F32);
+      expect(f32.dtype() == PARLOPS_F32 && f32.memory() == PARLOPS_MEMORY_HOST && f32.layout() == l,
+             "dtype(), memory(), layout()");
+
+      Vec c(l, PARLOPS_C128);
+      set_by_global<cplx>(c, [](int64_t i) { return cplx(double(i), double(i) + 1.0); });
+      c.conj();
+      expect(local_is<cplx>(c, [](int64_t i) { return cplx(double(i), -(double(i) + 1.0)); }), "conj");
+
+      Vec y(l);
+      y.fill(scalar(2.0));
+      y.axpby(scalar(3.0), v, scalar(-1.0));
+      expect(local_is<double>(y, [](int64_t i) { return 3.0 * g_of(i) - 2.0; }), "axpby: y = 3 x - y");
+      Vec z(l);
+      z.waxpy(scalar(2.0), v, y);
+      expect(local_is<double>(z, [](int64_t i) { return 2.0 * g_of(i) + 3.0 * g_of(i) - 2.0; }), "waxpy");
+      z.pointwise_mult(v, y);
+      expect(local_is<double>(z, [](int64_t i) { return g_of(i) * (3.0 * g_of(i) - 2.0); }), "pointwise_mult");
+      z.waxpy(scalar(-1.0), z, v);  // w may be x
+      expect(local_is<double>(z, [](int64_t i) { return g_of(i) - g_of(i) * (3.0 * g_of(i) - 2.0); }),
+             "waxpy in place");
+
+      Layout bl(comm, 4, PARLOPS_DECIDE, PARLOPS_PARTITION_BROADCAST);
+      Vec b(bl);
+      for (auto &e : b.local<double>()) e = r + 1.0;
+      b.assemble();
+      bool ones = true;
+      for (double e : b.local<double>()) ones = ones && e == 1.0;
+      expect(ones, "assemble: every rank holds rank 0's copy");
+    });
+
+    // the 1-D Laplacian as CSR, the operator the other sections compare with
+    Csr lc = laplacian_1d(n, s0, len0);
+    Op A = Op::csr(l, l, lc.ptr.data(), lc.col.data(), lc.val.data());
+    auto lap = [&](const std::vector<double> &x, int64_t i) {
+      double y = 2.0 * x[static_cast<std::size_t>(i)];
+      if (i > 0) y -= x[static_cast<std::size_t>(i - 1)];
+      if (i < n - 1) y -= x[static_cast<std::size_t>(i + 1)];
+      return y;
+    };
+
+    section("operator algebra", [&] {
+      Vec x(l), y(l);
+      set_by_global<double>(x, g_of);
+      Op I = Op::identity(l);
+      I.apply(x, y);
+      expect(local_is<double>(y, g_of), "identity");
+      Layout three(comm, 3);
+      Op Z = Op::zero(l, three);
+      Vec x3(three);
+      x3.fill(scalar(1.0));
+      y.fill(scalar(7.0));
+      Z.apply(x3, y);
+      expect(y.norm(PARLOPS_NORM_INF) == 0.0 && Z.size() == std::make_pair(n, int64_t{3}), "zero operator");
+
+      Vec d(l);
+      set_by_global<double>(d, [](int64_t i) { return 1.0 + double(i); });
+      Op D = Op::diagonal(d);
+      Vec dx(l);
+      D.apply(x, y);
+      dx.pointwise_mult(d, x);
+      y.axpy(scalar(-1.0), dx);
+      expect(y.norm(PARLOPS_NORM_INF) == 0.0, "diag(d) x equals d .* x");
+      expect(local_is<double>(*std::make_unique<Vec>(D.get_diagonal()), [](int64_t i) { return 1.0 + double(i); }),
+             "get_diagonal of diag(d) is d");
+      Vec ad(l);
+      A.get_diagonal(ad);
+      expect(local_is<double>(ad, [](int64_t) { return 2.0; }), "get_diagonal of the CSR Laplacian");
+
+      Op Zd = A - A;
+      Zd.apply(x, y);
+      expect(y.norm(PARLOPS_NORM_INF) == 0.0, "A - A is zero");
+      Op S = A.scaled(scalar(2.5)), S2 = 2.5 * A;
+      S.apply(x, y);
+      expect(local_is<double>(y, [&](int64_t i) { return 2.5 * lap(g, i); }), "scaled(2.5) A x");
+      S2.apply(x, y);
+      expect(local_is<double>(y, [&](int64_t i) { return 2.5 * lap(g, i); }), "2.5 * A");
+
+      Op A2 = A.power(2), A0 = A.power(0);
+      A2.apply(x, y);
+      std::vector<double> ag(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) ag[static_cast<std::size_t>(i)] = lap(g, i);
+      expect(local_is<double>(y, [&](int64_t i) { return lap(ag, i); }), "power(2): A (A x)");
+      A0.apply(x, y);
+      expect(local_is<double>(y, g_of), "power(0) is the identity");
+      expect(status_of([&] { (void)A.power(-1); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+             "power(-1) throws INVALID_ARGUMENT");
+
+      // y = 2 A x + 3 y0 and x = -1 A^H y0 + 0.5 x0
+      Vec y0(l);
+      set_by_global<double>(y0, [](int64_t i) { return 1.0 - 0.25 * double(i); });
+      std::vector<double> y0g = y0.gather<double>();
+      y.copy_from(y0);
+      A.multadd(scalar(2.0), x, scalar(3.0), y);
+      expect(local_is<double>(y, [&](int64_t i) { return 2.0 * lap(g, i) + 3.0 * y0g[static_cast<std::size_t>(i)]; }),
+             "multadd");
+      Vec xx(l);
+      xx.copy_from(x);
+      A.multadd_adjoint(scalar(-1.0), y0, scalar(0.5), xx);
+      expect(local_is<double>(xx, [&](int64_t i) { return -lap(y0g, i) + 0.5 * g_of(i); }), "multadd_adjoint");
+      expect(A.dtype() == PARLOPS_F64, "Op::dtype");
+
+      // power iteration of diag(1..n) gives n
+      Op::Eigen e = D.power_iteration(5000, 1e-12);
+      expect(close(e.eigenvalue.re, double(n), 1e-6) && e.eigenvalue.im == 0.0 && e.iterations > 0,
+             "power_iteration of diag(1..n) gives n");
+    });
+
+    section("dense, complex, transpose, conj", [&] {
+      // complex dense C (rows split, columns split) against a serial product
+      auto cij = [](int64_t i, int64_t j) { return cplx(1.0 + double(i) - 0.3 * double(j), 0.1 * double(i * j) - 1.0); };
+      std::vector<cplx> rows_here;
+      for (int64_t i = s0; i < s0 + len0; ++i)
+        for (int64_t j = 0; j < n; ++j) rows_here.push_back(cij(i, j));
+      Op C = Op::dense(l, l, rows_here.data());
+      auto xf = [](int64_t i) { return cplx(0.5 * double(i), 2.0 - double(i)); };
+      std::vector<cplx> xg(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) xg[static_cast<std::size_t>(i)] = xf(i);
+      Vec x(l, PARLOPS_C128), y(l, PARLOPS_C128);
+      set_by_global<cplx>(x, xf);
+      auto serial = [&](int64_t i, int which) {  // 0: C x, 1: C^T x, 2: conj(C) x, 3: C^H x
+        cplx s = 0.0;
+        for (int64_t j = 0; j < n; ++j) {
+          cplx a = which == 0 ? cij(i, j) : which == 1 ? cij(j, i) : which == 2 ? std::conj(cij(i, j)) : std::conj(cij(j, i));
+          s += a * xg[static_cast<std::size_t>(j)];
+        }
+        return s;
+      };
+      C.apply(x, y);
+      expect(C.dtype() == PARLOPS_C128 && local_is<cplx>(y, [&](int64_t i) { return serial(i, 0); }, 1e-12),
+             "dense complex C x");
+      C.transpose().apply(x, y);
+      expect(local_is<cplx>(y, [&](int64_t i) { return serial(i, 1); }, 1e-12), "transpose: C^T x");
+      C.conj().apply(x, y);
+      expect(local_is<cplx>(y, [&](int64_t i) { return serial(i, 2); }, 1e-12), "conj: conj(C) x");
+      C.adjoint().apply(x, y);
+      expect(local_is<cplx>(y, [&](int64_t i) { return serial(i, 3); }, 1e-12), "adjoint: C^H x");
+      expect(C.dottest(3) < 1e-12 && A.dottest(1) < 1e-12, "dot tests");
+    });
+
+    section("summa", [&] {
+      // tiles: b = ceil(10 / 3) = 4
+      expect(parlops::summa_tile(10, 3, 0) == std::make_pair(int64_t{0}, int64_t{4}) &&
+                 parlops::summa_tile(10, 3, 1) == std::make_pair(int64_t{4}, int64_t{4}) &&
+                 parlops::summa_tile(10, 3, 2) == std::make_pair(int64_t{8}, int64_t{2}),
+             "summa_tile");
+      const int64_t N = 4, K = 3, M = 2;
+      auto aij = [](int64_t i, int64_t j) { return 1.0 + double(i) * 0.5 - double(j); };
+      auto xij = [](int64_t i, int64_t j) { return double(i) - 2.0 * double(j) + 0.25; };
+      int p = 0;
+      while ((p + 1) * (p + 1) <= P) ++p;
+      if (p * p != P) {
+        std::vector<double> a(static_cast<std::size_t>(N * K), 1.0);
+        expect(status_of([&] { (void)Op::summa(comm, N, K, M, a.data()); }) == PARLOPS_ERR_NOT_SUPPORTED,
+               "summa on a non-square number of ranks: NOT_SUPPORTED on every rank");
+        return;
+      }
+      const int prow = r / p, pcol = r % p;
+      auto [ai, an] = parlops::summa_tile(N, p, prow);
+      auto [ak, akn] = parlops::summa_tile(K, p, pcol);
+      std::vector<double> a;
+      for (int64_t i = ai; i < ai + an; ++i)
+        for (int64_t j = ak; j < ak + akn; ++j) a.push_back(aij(i, j));
+      Op S = Op::summa(comm, N, K, M, a.data());
+      auto [x, y] = S.create_vecs();
+      // x holds this rank's tile of X (row-major): rows of K by the grid row, columns of M by the grid column
+      auto [xr, xrn] = parlops::summa_tile(K, p, prow);
+      auto [xc, xcn] = parlops::summa_tile(M, p, pcol);
+      auto xl = x.local<double>();
+      std::size_t q = 0;
+      for (int64_t i = xr; i < xr + xrn; ++i)
+        for (int64_t j = xc; j < xc + xcn && q < xl.size(); ++j) xl[q++] = xij(i, j);
+      S.apply(x, y);
+      auto [yr, yrn] = parlops::summa_tile(N, p, prow);
+      auto yl = y.local<double>();
+      bool ok = q == xl.size() && yl.size() == static_cast<std::size_t>(yrn * xcn);
+      q = 0;
+      for (int64_t i = yr; ok && i < yr + yrn; ++i)
+        for (int64_t j = xc; j < xc + xcn; ++j) {
+          double sv = 0.0;
+          for (int64_t k = 0; k < K; ++k) sv += aij(i, k) * xij(k, j);
+          ok = ok && close(yl[q++], sv);
+        }
+      expect(ok, "summa: Y = A X");
+      expect(S.dottest(2) < 1e-12, "summa dot test");
+    });
+
+    section("fredholm1", [&] {
+      const int64_t nsl_local = 2, nsl = 2 * P, nx = 3, ny = 2, nz = 2;
+      auto G = [](int64_t sl, int64_t i, int64_t j) { return double(sl) + 0.5 * double(i) - double(j); };
+      auto X = [](int64_t sl, int64_t j, int64_t k) { return double((sl + 1) * (j + 1)) - double(k); };
+      std::vector<double> gl;
+      for (int64_t sl = r * nsl_local; sl < (r + 1) * nsl_local; ++sl)
+        for (int64_t i = 0; i < nx; ++i)
+          for (int64_t j = 0; j < ny; ++j) gl.push_back(G(sl, i, j));
+      Op F = Op::fredholm1(comm, nsl_local, nx, ny, nz, gl.data());
+      expect(F.size() == std::make_pair(nsl * nx * nz, nsl * ny * nz), "fredholm1 size");
+      auto [x, y] = F.create_vecs();
+      auto xl = x.local<double>();
+      for (int64_t sl = 0; sl < nsl; ++sl)
+        for (int64_t j = 0; j < ny; ++j)
+          for (int64_t k = 0; k < nz; ++k) xl[static_cast<std::size_t>((sl * ny + j) * nz + k)] = X(sl, j, k);
+      F.apply(x, y);
+      auto yl = y.local<double>();
+      bool ok = yl.size() == static_cast<std::size_t>(nsl * nx * nz);
+      for (int64_t sl = 0; ok && sl < nsl; ++sl)
+        for (int64_t i = 0; i < nx; ++i)
+          for (int64_t k = 0; k < nz; ++k) {
+            double sv = 0.0;
+            for (int64_t j = 0; j < ny; ++j) sv += G(sl, i, j) * X(sl, j, k);
+            ok = ok && close(yl[static_cast<std::size_t>((sl * nx + i) * nz + k)], sv);
+          }
+      expect(ok, "fredholm1: y[s] = G[s] x[s]");
+    });
+
+    section("halo", [&] {
+      // default grid: all ranks on the last axis, block = ceil(5 / P)
+      const int64_t b5 = (5 + P - 1) / P;
+      bool ok = true;
+      int64_t cells = 0;
+      for (int q = 0; q < P; ++q) {
+        parlops::Block blk = parlops::halo_block({7, 5}, P, q);
+        const int64_t st = std::min<int64_t>(5, q * b5), sh = std::min<int64_t>(5, st + b5) - st;
+        ok = ok && blk.start == std::vector<int64_t>{0, st} && blk.shape == std::vector<int64_t>{7, sh};
+        cells += blk.shape[0] * blk.shape[1];
+      }
+      expect(ok && cells == 35, "halo_block: blocks along the last axis tile the array");
+      parlops::Block g0 = parlops::halo_block({7, 5}, P, r, {P, 1});
+      const int64_t b7 = (7 + P - 1) / P, st7 = std::min<int64_t>(7, r * b7);
+      expect(g0.start == std::vector<int64_t>{st7, 0} &&
+                 g0.shape == std::vector<int64_t>{std::min<int64_t>(7, st7 + b7) - st7, 5},
+             "halo_block with a P x 1 grid");
+      expect(status_of([&] { (void)parlops::halo_block({7, 5}, P, r, {P}); }) == PARLOPS_ERR_SIZE_MISMATCH,
+             "halo_block with a short grid: SIZE_MISMATCH");
+
+      // 1-D halo of width 1 (trimmed at the ends): each rank sees its block and one neighbour value per side
+      const int64_t N = 11;
+      Op H = Op::halo(comm, {N}, {1});
+      auto [x, y] = H.create_vecs();
+      parlops::Block blk = parlops::halo_block({N}, P, r);
+      const int64_t st = blk.start[0], len = blk.shape[0];
+      auto xl = x.local<double>();
+      ok = xl.size() == static_cast<std::size_t>(len);
+      for (int64_t k = 0; ok && k < len; ++k) xl[static_cast<std::size_t>(k)] = g_of(st + k);
+      H.apply(x, y);
+      const int64_t lo = std::max<int64_t>(0, st - 1), hi = std::min<int64_t>(N, st + len + 1);
+      auto yl = y.local<double>();
+      ok = ok && yl.size() == static_cast<std::size_t>(len == 0 ? 0 : hi - lo);
+      for (int64_t k = 0; ok && k < static_cast<int64_t>(yl.size()); ++k) ok = yl[static_cast<std::size_t>(k)] == g_of(lo + k);
+      expect(ok, "halo: padded block holds the neighbours' values");
+      expect(H.dottest(5) < 1e-12, "halo dot test (the adjoint adds ghosts back)");
+      expect(status_of([&] { (void)Op::halo(comm, {N}, {1}, {1, 1}); }) == PARLOPS_ERR_SIZE_MISMATCH,
+             "halo with a grid of the wrong length: SIZE_MISMATCH on every rank");
+    });
+
+    section("stencils", [&] {
+      const int64_t n0 = 6, n1 = 5;
+      const double h0 = 1.0, h1 = 0.5;
+      Layout g2 = Layout::nd(comm, {n0, n1});
+      auto [gs, glen] = g2.local_range();
+      Vec f(g2), y(g2);
+      // f = 3 x0 + 2 x1: first derivatives 3 and 2 (exact, also one-sided at the ends)
+      set_by_global<double>(f, [&](int64_t i) { return 3.0 * double(i / n1) * h0 + 2.0 * double(i % n1) * h1; });
+      Op D1 = Op::first_derivative(g2, 1, h1, PARLOPS_CENTERED, true);
+      D1.apply(f, y);
+      expect(local_is<double>(y, [](int64_t) { return 2.0; }, 1e-12), "first_derivative (centered, edge) along axis 1");
+      Op D0 = Op::first_derivative(g2, 0, h0, PARLOPS_FORWARD);
+      D0.apply(f, y);
+      expect(local_is<double>(y, [&](int64_t i) { return i / n1 < n0 - 1 ? 3.0 : 0.0; }, 1e-12),
+             "first_derivative (forward) along axis 0: last row 0");
+      // f = x0^2 + x1^2: second derivatives 2 inside, 0 at the ends (edge = false)
+      set_by_global<double>(f, [&](int64_t i) {
+        const double a = double(i / n1) * h0, b = double(i % n1) * h1;
+        return a * a + b * b;
+      });
+      auto inside = [](int64_t i, int64_t m) { return i > 0 && i < m - 1; };
+      Op S0 = Op::second_derivative(g2, 0, h0);
+      S0.apply(f, y);
+      expect(local_is<double>(y, [&](int64_t i) { return inside(i / n1, n0) ? 2.0 : 0.0; }, 1e-12),
+             "second_derivative along axis 0");
+      Op L = Op::laplacian(g2, {1.0, 2.0}, {h0, h1});
+      L.apply(f, y);
+      expect(local_is<double>(y, [&](int64_t i) {
+               return (inside(i / n1, n0) ? 2.0 : 0.0) + 2.0 * (inside(i % n1, n1) ? 2.0 : 0.0);
+             }, 1e-12),
+             "laplacian: weighted sum of second derivatives");
+      expect(L.dottest(7) < 1e-12, "laplacian dot test");
+      expect(status_of([&] { (void)Op::laplacian(g2, {1.0}, {h0, h1}); }) == PARLOPS_ERR_SIZE_MISMATCH,
+             "laplacian with one weight for two axes: SIZE_MISMATCH on every rank");
+      // gradient of 3 x0 + 2 x1 (edge): per rank [d/dx0 of its slab, d/dx1 of its slab]
+      set_by_global<double>(f, [&](int64_t i) { return 3.0 * double(i / n1) * h0 + 2.0 * double(i % n1) * h1; });
+      Op Gr = Op::gradient(g2, {h0, h1}, PARLOPS_CENTERED, true);
+      auto [gx, gy] = Gr.create_vecs();
+      gx.copy_from(f);
+      Gr.apply(gx, gy);
+      auto gl = gy.local<double>();
+      bool ok = gl.size() == static_cast<std::size_t>(2 * glen);
+      for (std::size_t k = 0; ok && k < gl.size(); ++k) ok = close(gl[k], k < static_cast<std::size_t>(glen) ? 3.0 : 2.0);
+      expect(ok && gs == g2.local_range().first, "gradient");
+    });
+
+    section("block operators", [&] {
+      // block_diag: rank r has two 2 x 2 diagonal blocks (rank 1: none)
+      const int nb = r == 1 ? 0 : 2;
+      Layout two(self, 2);
+      std::vector<Op> blocks;
+      for (int b = 0; b < nb; ++b) {
+        Vec d(two);
+        for (auto &e : d.local<double>()) e = 10.0 * r + b + 1.0;
+        blocks.push_back(Op::diagonal(d));
+      }
+      Op BD = Op::block_diag(comm, blocks);
+      auto [x, y] = BD.create_vecs();
+      auto xl = x.local<double>();
+      for (std::size_t k = 0; k < xl.size(); ++k) xl[k] = 1.0 + double(k);
+      BD.apply(x, y);
+      auto yl = y.local<double>();
+      bool ok = yl.size() == static_cast<std::size_t>(2 * nb);
+      for (std::size_t k = 0; ok && k < yl.size(); ++k) ok = yl[k] == (10.0 * r + double(k / 2) + 1.0) * (1.0 + double(k));
+      expect(ok && BD.size().first == 2 * (2 * P - (P > 1 ? 2 : 0)), "block_diag of per-rank blocks");
+
+      // vstack: rank r holds an (r+1) x 3 dense block; x replicated
+      auto vij = [](int q, int64_t i, int64_t j) { return double(q) + double(i) - 0.1 * double(j); };
+      Layout mr(self, r + 1), c3(self, 3);
+      std::vector<double> va;
+      for (int64_t i = 0; i <= r; ++i)
+        for (int64_t j = 0; j < 3; ++j) va.push_back(vij(r, i, j));
+      Op Vb = Op::dense(mr, c3, va.data());
+      Op V = Op::vstack(comm, {Vb});
+      auto [vx, vy] = V.create_vecs();
+      auto vxl = vx.local<double>();
+      for (std::size_t j = 0; j < vxl.size(); ++j) vxl[j] = 2.0 - double(j);
+      V.apply(vx, vy);
+      auto vyl = vy.local<double>();
+      ok = vxl.size() == 3 && vyl.size() == static_cast<std::size_t>(r + 1);
+      for (int64_t i = 0; ok && i <= r; ++i) {
+        double sv = 0.0;
+        for (int64_t j = 0; j < 3; ++j) sv += vij(r, i, j) * (2.0 - double(j));
+        ok = close(vyl[static_cast<std::size_t>(i)], sv);
+      }
+      expect(ok && V.size() == std::make_pair(int64_t{P * (P + 1) / 2}, int64_t{3}), "vstack");
+
+      // hstack: rank r holds a 2 x (r+1) block; x split, y replicated = sum over ranks
+      Layout r2(self, 2), cr(self, r + 1);
+      std::vector<double> ha;
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j <= r; ++j) ha.push_back(vij(r, i, j));
+      std::vector<Op> hs;
+      hs.push_back(Op::dense(r2, cr, ha.data()));
+      Op Hs = Op::hstack(comm, hs);
+      auto [hx, hy] = Hs.create_vecs();
+      auto hxl = hx.local<double>();
+      for (std::size_t j = 0; j < hxl.size(); ++j) hxl[j] = 1.0 + double(r) + 0.5 * double(j);
+      Hs.apply(hx, hy);
+      auto hyl = hy.local<double>();
+      ok = hyl.size() == 2;
+      for (int64_t i = 0; ok && i < 2; ++i) {
+        double sv = 0.0;
+        for (int q = 0; q < P; ++q)
+          for (int64_t j = 0; j <= q; ++j) sv += vij(q, i, j) * (1.0 + double(q) + 0.5 * double(j));
+        ok = close(hyl[static_cast<std::size_t>(i)], sv);
+      }
+      expect(ok, "hstack: y = sum of the ranks' blocks times their parts of x");
+
+      // stacked_block_diag(diag(d), 2 I) of distributed operators
+      Layout l5(comm, 5);
+      Vec d(l);
+      set_by_global<double>(d, g_of);
+      Op A1 = Op::diagonal(d), A2 = 2.0 * Op::identity(l5);
+      Op SB = Op::stacked_block_diag(comm, {A1, A2});
+      auto [sx, sy] = SB.create_vecs();
+      const int64_t l5len = l5.local_range().second;
+      auto sxl = sx.local<double>();
+      ok = sxl.size() == static_cast<std::size_t>(len0 + l5len);
+      for (std::size_t k = 0; ok && k < sxl.size(); ++k) sxl[k] = 1.0 + double(k);
+      SB.apply(sx, sy);
+      auto syl = sy.local<double>();
+      for (int64_t k = 0; ok && k < len0 + l5len; ++k)
+        ok = syl[static_cast<std::size_t>(k)] == (k < len0 ? g_of(s0 + k) : 2.0) * (1.0 + double(k));
+      expect(ok && SB.size() == std::make_pair(n + 5, n + 5), "stacked_block_diag");
+    });
+
+    section("parcsr", [&] {
+      // the 1-D Laplacian in hypre's split: diag with local columns, offd with global col_map
+      std::vector<int64_t> di{0}, dj, oi{0}, oj, cmap;
+      std::vector<double> da, oa;
+      if (s0 > 0) cmap.push_back(s0 - 1);
+      if (s0 + len0 < n && len0 > 0) cmap.push_back(s0 + len0);
+      for (int64_t i = s0; i < s0 + len0; ++i) {
+        for (int64_t j = i - 1; j <= i + 1; ++j) {
+          if (j < 0 || j >= n) continue;
+          const double v = j == i ? 2.0 : -1.0;
+          if (j >= s0 && j < s0 + len0) {
+            dj.push_back(j - s0);
+            da.push_back(v);
+          } else {
+            oj.push_back(j < s0 ? 0 : static_cast<int64_t>(cmap.size()) - 1);
+            oa.push_back(v);
+          }
+        }
+        di.push_back(static_cast<int64_t>(dj.size()));
+        oi.push_back(static_cast<int64_t>(oj.size()));
+      }
+      const int64_t noffd = static_cast<int64_t>(cmap.size());
+      Op W = Op::parcsr(l, l, di.data(), dj.data(), da.data(), noffd ? oi.data() : nullptr, noffd ? oj.data() : nullptr,
+                        noffd ? oa.data() : nullptr, noffd, cmap.data(), PARLOPS_WRAP);
+      std::vector<int> di32(di.begin(), di.end()), dj32(dj.begin(), dj.end()), oi32(oi.begin(), oi.end()),
+          oj32(oj.begin(), oj.end());
+      Op Cp = Op::parcsr(l, l, di32.data(), dj32.data(), da.data(), oi32.data(), oj32.data(), oa.data(), noffd,
+                         cmap.data());
+      Vec x(l), y(l), z(l);
+      set_by_global<double>(x, g_of);
+      W.apply(x, y);
+      expect(local_is<double>(y, [&](int64_t i) { return lap(g, i); }), "parcsr (64-bit, wrapped) is the Laplacian");
+      Cp.apply(x, z);
+      expect(local_is<double>(z, [&](int64_t i) { return lap(g, i); }), "parcsr (32-bit, copied) is the Laplacian");
+      auto [dv, ov] = W.csr_arrays();
+      expect(dv == static_cast<const void *>(da.data()) && (noffd == 0 || ov == static_cast<const void *>(oa.data())),
+             "csr_arrays of a wrapped parcsr are the caller's arrays");
+      auto [cdv, cov] = Cp.csr_arrays();
+      (void)cov;
+      expect(cdv != static_cast<const void *>(da.data()), "csr_arrays of a copied parcsr are parlops' own");
+    });
+
+    section("shell operators", [&] {
+      // C callbacks: y = 2.5 x; parlops frees the context with the operator
+      int destroyed = 0;
+      {
+        Op R = Op::shell(l, l, PARLOPS_F64, new RawCtx{2.5, len0, &destroyed}, raw_forward, raw_forward, raw_destroy);
+        Vec x(l), y(l);
+        set_by_global<double>(x, g_of);
+        R.apply(x, y);
+        expect(local_is<double>(y, [](int64_t i) { return 2.5 * g_of(i); }), "C-callback shell: y = 2.5 x");
+        R.apply_adjoint(x, y);
+        expect(local_is<double>(y, [](int64_t i) { return 2.5 * g_of(i); }) && R.dottest(1) < 1e-12,
+               "C-callback shell adjoint and dot test");
+        expect(destroyed == 0, "context alive with the operator");
+      }
+      expect(destroyed == 1, "destroy_ctx called once when the operator goes");
+      auto *kept = new RawCtx{1.0, len0, &destroyed};
+      expect(status_of([&] { (void)Op::shell(l, l, PARLOPS_F64, kept, raw_forward, nullptr, raw_destroy, 99); }) ==
+                     PARLOPS_ERR_INVALID_ARGUMENT &&
+                 destroyed == 1,
+             "failed C-callback shell: INVALID_ARGUMENT, destroy_ctx not called");
+      delete kept;  // still ours
+
+      // C++ callables, typed spans; the context is freed with the operator or on failure
+      auto token = std::make_shared<int>(0);
+      {
+        Op F = Op::shell<double>(
+            l, l,
+            [token, s = s0](parlops::span<const double> in, parlops::span<double> out) {
+              for (std::size_t k = 0; k < in.size(); ++k) out[k] = (1.0 + double(s) + double(k)) * in[k];
+            },
+            [token, s = s0](parlops::span<const double> in, parlops::span<double> out) {
+              for (std::size_t k = 0; k < in.size(); ++k) out[k] = (1.0 + double(s) + double(k)) * in[k];
+            });
+        expect(token.use_count() == 3, "the operator holds the callables");
+        Vec x(l), y(l);
+        set_by_global<double>(x, g_of);
+        F.apply(x, y);
+        expect(local_is<double>(y, [](int64_t i) { return (1.0 + double(i)) * g_of(i); }),
+               "std::function shell: diag(1..n) x");
+        expect(F.dottest(4) < 1e-12, "std::function shell dot test");
+        expect(F.power_iteration(5000, 1e-12).eigenvalue.re > double(n) * (1 - 1e-6),
+               "power iteration through a shell");
+      }
+      expect(token.use_count() == 1, "callables freed with the operator (destroy_ctx)");
+      expect(status_of([&] {
+               (void)Op::shell<double>(
+                   l, l, [token](parlops::span<const double>, parlops::span<double>) {}, {}, 99);
+             }) == PARLOPS_ERR_INVALID_ARGUMENT &&
+                 token.use_count() == 1,
+             "failed std::function shell: INVALID_ARGUMENT, callables freed by the C++ layer");
+      Op T = Op::shell<double>(l, l, [](parlops::span<const double>, parlops::span<double>) {
+        throw std::runtime_error("callback failure");
+      });
+      Vec x(l), y(l);
+      expect(status_of([&] { T.apply(x, y); }) == PARLOPS_ERR_CALLBACK, "a throwing callable: CALLBACK");
+      expect(status_of([&] { T.apply_adjoint(y, x); }) != PARLOPS_OK, "no adjoint given: the adjoint fails");
+    });
+
+    section("solvers", [&] {
+      // CG on the Laplacian with a C++ monitor and history; true residual checked
+      Solver cg(comm, PARLOPS_METHOD_CG);
+      cg.set_operator(A);
+      cg.set_tolerances(1e-10);
+      cg.keep_history(true);
+      int64_t calls = 0;
+      double last = -1.0;
+      cg.set_monitor([&](int64_t, double rn) {
+        ++calls;
+        last = rn;
+        return false;
+      });
+      Vec b(l), x(l), res(l);
+      b.fill(scalar(1.0));
+      parlops_solve_info info = cg.solve(b, x);
+      A.apply(x, res);
+      res.axpy(scalar(-1.0), b);
+      expect(info.reason > 0 && res.norm() <= 1e-9 * b.norm(), "CG converges, true residual checked");
+      expect(calls >= info.iterations && calls > 0 && close(last, info.final_residual_norm) &&
+                 cg.history().size() == static_cast<std::size_t>(info.iterations + 1),
+             "std::function monitor sees every iteration");
+      cg.set_monitor([](int64_t it, double) { return it >= 2; });
+      info = cg.solve(b, x);
+      expect(info.reason == PARLOPS_DIVERGED_USER && info.iterations <= 3, "monitor returning true stops the solve");
+      cg.set_monitor(std::function<bool(int64_t, double)>{});
+      info = cg.solve(b, x);
+      expect(info.reason > 0, "empty monitor removed");
+
+      // ISTA/FISTA with A = I: x = soft(b, eps / 2)
+      Op I = Op::identity(l);
+      Vec bb(l);
+      set_by_global<double>(bb, [](int64_t i) { return g_of(i) - 2.6; });
+      const double eps = 1.0;
+      auto soft = [&](int64_t i) {
+        const double v = g_of(i) - 2.6;
+        return std::abs(v) <= eps / 2 ? 0.0 : v - std::copysign(eps / 2, v);
+      };
+      for (parlops_method m : {PARLOPS_METHOD_ISTA, PARLOPS_METHOD_FISTA}) {
+        Solver s(comm, m);
+        s.set_operator(I);
+        s.set_sparsity(PARLOPS_THRESHOLD_SOFT, eps, m == PARLOPS_METHOD_ISTA ? 0.0 : 0.5);
+        s.set_tolerances(1e-13, 1e-50, 1e5, 5000);
+        Vec xs(l);
+        info = s.solve(bb, xs);
+        expect(info.reason > 0 && local_is<double>(xs, soft, 1e-9),
+               std::string(m == PARLOPS_METHOD_ISTA ? "ISTA" : "FISTA") + " with soft threshold: x = soft(b, eps/2)");
+      }
+      Solver bad(comm, PARLOPS_METHOD_ISTA);
+      expect(status_of([&] { bad.set_sparsity(99, 0.1); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+             "set_sparsity with an unknown threshold: INVALID_ARGUMENT");
+    });
+
+    section("errors", [&] {
+      Layout l3(comm, 3);
+      Vec x3(l3), y(l);
+      parlops_status st = status_of([&] { A.apply(x3, y); });
+      expect(st == PARLOPS_ERR_SIZE_MISMATCH || st == PARLOPS_ERR_LAYOUT_MISMATCH,
+             "apply to a vector of another length throws SIZE/LAYOUT_MISMATCH");
+      try {
+        (void)Op::identity(l, 99);
+        expect(false, "identity with dtype 99 throws");
+      } catch (const Error &e) {
+        expect(e.status() == PARLOPS_ERR_INVALID_ARGUMENT && std::string(e.what()).find("parlops_op_identity") != std::string::npos,
+               "Error carries the status and the message naming the function");
+      }
+    });
+  }
+  env.reset();  // parlops_finalize: MPI was started by parlops, so it ends here
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (fin) ++g_pass; else ++g_fail;
+  if (g_rank == 0) std::printf("cpp_api (%d ranks): %d passed, %d failed\n", P, g_pass, g_fail);
+  if (!fin) std::fprintf(stderr, "rank %d: FAILED: finalize did not end MPI\n", g_rank);
+  return g_fail == 0 ? 0 : 1;
+}
