@@ -14,6 +14,8 @@ use crate::solver::{AnySolver, Method, Reason, Reference, Threshold};
 
 /// Krylov or sparsity method.
 pub type parlops_method = i32;
+// One constant per line of the method table (src/solver/methods.rs), same value; src/capi/pins.rs
+// checks both ways.
 /// Conjugate gradients (Hermitian positive definite A and preconditioner).
 pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// CG with one global reduction per iteration (Chronopoulos-Gear).

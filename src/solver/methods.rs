@@ -139,17 +139,15 @@ mod tests {
     use super::*;
     #[test]
     fn method_and_reason_codes() {
-        for c in 0..11 {
-            assert_eq!(Method::from_code(c).map(Method::code), Some(c));
+        // the methods are numbered 0, 1, 2, ... in table order (a new line takes the next code)
+        for (i, &m) in Method::ALL.iter().enumerate() {
+            assert_eq!((m.code(), Method::from_code(m.code())), (i as i32, Some(m)));
         }
-        assert!(Method::from_code(11).is_none() && Method::from_code(-1).is_none());
-        assert_eq!(Method::ALL.len(), 11);
+        let past = Method::ALL.len() as i32;
+        assert!(Method::from_code(past).is_none() && Method::from_code(-1).is_none());
         assert_eq!(Method::Bicgstab.name(), "BiCGStab");
         assert_eq!(Method::Fista.c_name(), "PARLOPS_METHOD_FISTA");
-        assert_eq!(
-            Method::choices(),
-            "PARLOPS_METHOD_CG .. PARLOPS_METHOD_FISTA = 0..10"
-        );
+        assert!(Method::choices().starts_with("PARLOPS_METHOD_CG .. PARLOPS_METHOD_"));
         let ls: Vec<Method> = Method::ALL
             .iter()
             .copied()
