@@ -53,12 +53,13 @@ build: deps
 
 header:
 	cbindgen --config cbindgen.toml --crate parlops --output include/parlops.h
-	python3 fortran/gen_module.py include/parlops.h > fortran/parlops.f90
+	python3 fortran/gen_module.py include/parlops.h > fortran/parlops.f90.new
+	mv fortran/parlops.f90.new fortran/parlops.f90
 
 header-check: deps
 	@tmp=$$(mktemp -d); \
 	cbindgen --config cbindgen.toml --crate parlops --output $$tmp/parlops.h 2>/dev/null; \
-	python3 fortran/gen_module.py include/parlops.h > $$tmp/parlops.f90; \
+	python3 fortran/gen_module.py include/parlops.h > $$tmp/parlops.f90 || { echo "fortran/gen_module.py failed (see above)"; exit 1; }; \
 	diff -u include/parlops.h $$tmp/parlops.h || { echo "include/parlops.h is stale: run make header"; exit 1; }; \
 	diff -u fortran/parlops.f90 $$tmp/parlops.f90 || { echo "fortran/parlops.f90 is stale: run make header"; exit 1; }; \
 	rm -rf $$tmp; echo "header-check: include/parlops.h and fortran/parlops.f90 are current"

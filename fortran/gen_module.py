@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
 """Generate fortran/parlops.f90 (module parlops, iso_c_binding) from include/parlops.h.
 
-Every C function of the header gets an interface, except those taking a C `MPI_Comm` (Fortran uses the
-`_f` variant with an integer handle). Constants become parameters. Run by `make fortran-module`;
-`make test` fails when the committed module differs from what this script generates.
+Every C function of the header gets an interface, or is named in C_ONLY with the reason; anything
+this script cannot map stops it with an error (and `make header` / `make header-check` with it).
+
+How a parameter is declared:
+  - by its C type alone where the type says everything: values (int64_t, double, enum typedefs,
+    parlops_scalar, callbacks), one handle (`const parlops_op *a`: type(c_ptr), value) and untyped
+    addresses (`void *`, `const void *`, `char *`: type(c_ptr), value, e.g. c_loc(array));
+  - by the explicit table PARAMS, keyed by function and parameter, for every other pointer: whether
+    it is one output value, an input or output array, an output handle, an array of handles, ...
+    A pointer parameter missing from PARAMS, an entry whose kind does not fit its C type, and an
+    entry for a parameter the header does not have, are all errors.
+The derived types (parlops_scalar, parlops_solve_info) are generated from the header's structs.
 Usage: gen_module.py include/parlops.h > fortran/parlops.f90
 """
 import re
@@ -11,67 +20,197 @@ import sys
 
 HEADER = open(sys.argv[1]).read()
 
-ENUM_TYPEDEFS = {"parlops_dtype", "parlops_memory", "parlops_partition", "parlops_norm", "parlops_index", "parlops_ownership", "parlops_stencil", "parlops_method", "parlops_threshold", "parlops_norm_type", "parlops_reference"}
-HANDLES = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op", "parlops_solver"}
+# Functions without a Fortran interface, and why.
+C_ONLY = {
+    "parlops_comm_create": "takes a C MPI_Comm; Fortran uses parlops_comm_create_f",
+}
+
+# Every pointer parameter whose Fortran form its C type does not decide:
+#   out / inout          one value by reference          (T *)
+#   in_array / out_array an array, intent(in) / (out)     (T *, const T *)
+#   handle_out           a new handle, by reference       (parlops_X **)
+#   handle_inout         a handle that is read and reset  (parlops_X **: the destroy functions)
+#   handle_array_in      an array of handles              (const parlops_X *const *)
+#   ptr_out              an address written by the call   (void **, const void **, const double **)
+#   address              any pointer passed as a c_ptr by value (c_null_ptr from Fortran)
+PARAMS = """
+parlops_comm_create_nccl       out:handle_out
+parlops_comm_wrap_nccl         out:handle_out
+parlops_comm_create_f          out:handle_out
+parlops_comm_rank              rank:out
+parlops_comm_size              size:out
+parlops_comm_destroy           comm:handle_inout
+parlops_comm_reduction_count   count:out
+parlops_layout_create          out:handle_out
+parlops_layout_create_nd       global_shape:in_array out:handle_out
+parlops_layout_shape           ndim:out shape:out_array
+parlops_layout_global_len      n:out
+parlops_layout_local_range     start:out len:out
+parlops_layout_rank_range      start:out len:out
+parlops_layout_partition       partition:out
+parlops_layout_equal           equal:out
+parlops_layout_destroy         layout:handle_inout
+parlops_version                major:out minor:out patch:out
+parlops_init                   argc:inout argv:address
+parlops_config_report          needed:out
+parlops_op_size                rows:out cols:out
+parlops_op_dtype               dtype:out
+parlops_op_layouts             rows:handle_out cols:handle_out
+parlops_op_create_vecs         x_like:handle_out y_like:handle_out
+parlops_op_dottest             relative_error:out
+parlops_op_destroy             a:handle_inout
+parlops_op_sum                 out:handle_out
+parlops_op_difference          out:handle_out
+parlops_op_product             out:handle_out
+parlops_op_scale               out:handle_out
+parlops_op_adjoint             out:handle_out
+parlops_op_transpose           out:handle_out
+parlops_op_conj                out:handle_out
+parlops_op_power               out:handle_out
+parlops_op_create_shell        out:handle_out
+parlops_op_create_csr          out:handle_out
+parlops_op_create_parcsr       col_map_offd:in_array out:handle_out
+parlops_op_csr_arrays          diag_values:ptr_out offd_values:ptr_out
+parlops_op_create_dense        out:handle_out
+parlops_op_identity            out:handle_out
+parlops_op_zero                out:handle_out
+parlops_op_diagonal_matrix     out:handle_out
+parlops_op_block_diag          local_ops:handle_array_in out:handle_out
+parlops_op_vstack              local_ops:handle_array_in out:handle_out
+parlops_op_hstack              local_ops:handle_array_in out:handle_out
+parlops_op_first_derivative    out:handle_out
+parlops_op_second_derivative   out:handle_out
+parlops_op_laplacian           weights:in_array sampling:in_array out:handle_out
+parlops_op_gradient            sampling:in_array out:handle_out
+parlops_op_fredholm1           out:handle_out
+parlops_halo_block             dims:in_array proc_grid:in_array start:out_array shape:out_array
+parlops_op_halo                dims:in_array proc_grid:in_array halo:in_array out:handle_out
+parlops_op_stacked_block_diag  ops:handle_array_in out:handle_out
+parlops_summa_tile             start:out len:out
+parlops_op_create_dense_summa  out:handle_out
+parlops_solver_create          out:handle_out
+parlops_solver_info            info:out
+parlops_solver_history         norms:ptr_out len:out
+parlops_solver_destroy         s:handle_inout
+parlops_op_power_iteration     eigenvalue:out iterations:out
+parlops_vec_create             out:handle_out
+parlops_vec_create_with_array  out:handle_out
+parlops_vec_duplicate          out:handle_out
+parlops_vec_local_array        data:ptr_out local_len:out
+parlops_vec_to_memory          out:handle_out
+parlops_vec_layout             out:handle_out
+parlops_vec_dtype              dtype:out
+parlops_vec_memory             memory:out
+parlops_vec_dot                out:out
+parlops_vec_norm               out:out
+parlops_vec_redistribute       out:handle_out
+parlops_vec_destroy            v:handle_inout
+"""
 
 
-def ftype(ctype, name):
-    """Fortran dummy declaration for one C parameter."""
-    t = ctype.replace("const", " ").strip()
-    ptr = t.count("*")
-    base = t.replace("*", "").strip()
-    if base == "parlops_solve_info" and ptr == 1:
-        return "type(parlops_solve_info)"
-    if base == "double" and ptr == 2:
-        return "type(c_ptr)"
-    if base in ("parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn") and ptr == 0:
-        return "type(c_funptr), value"
-    arrays = {"int64_t": "integer(c_int64_t)", "double": "real(c_double)", "int": "integer(c_int)"}
-    if ptr == 1 and base in arrays and ("const" in ctype or name == "shape"):
-        # const T * is an input array; `shape` is an output array
-        intent = "intent(in)" if "const" in ctype else "intent(out)"
-        return f"{arrays[base]}, {intent} :: {name}(*)!"
-    if base in HANDLES and ptr == 2 and name == "local_ops":
-        return "type(c_ptr), intent(in) :: local_ops(*)!"
-    if base in HANDLES and ptr == 1:
-        return "type(c_ptr), value"
-    if base in HANDLES and ptr == 2:
-        return "type(c_ptr)"
-    if ptr == 0:
-        return {
-            "int64_t": "integer(c_int64_t), value",
-            "int32_t": "integer(c_int32_t), value",
-            "uint64_t": "integer(c_int64_t), value",
-            "int": "integer(c_int), value",
-            "MPI_Fint": "integer(c_int), value",
-            "double": "real(c_double), value",
-            "size_t": "integer(c_size_t), value",
-            "bool": "logical(c_bool), value",
-            "parlops_scalar": "type(parlops_scalar), value",
-        }.get(base) or ("integer(c_int32_t), value" if base in ENUM_TYPEDEFS else None)
-    if ptr == 1:
-        if base in ("void", "char"):
-            return "type(c_ptr), value"
-        return {
-            "int64_t": "integer(c_int64_t)",
-            "uint64_t": "integer(c_int64_t)",
-            "int": "integer(c_int)",
-            "double": "real(c_double)",
-            "size_t": "integer(c_size_t)",
-            "bool": "logical(c_bool)",
-            "parlops_scalar": "type(parlops_scalar)",
-        }.get(base) or ("integer(c_int32_t)" if base in ENUM_TYPEDEFS else None)
-    if ptr == 2 and base == "void":
-        return "type(c_ptr)"
-    if ptr in (2, 3) and base in ("void", "char"):
-        return "type(c_ptr)" if base == "void" else "type(c_ptr), value"
+def die(msg):
+    sys.exit(f"fortran/gen_module.py: {msg}")
+
+
+# What the header declares: enum typedefs of int32_t, C enums, opaque handles, callbacks, structs.
+INT_TYPEDEFS = set(re.findall(r"^typedef int32_t (\w+);", HEADER, re.M))
+C_ENUMS = set(re.findall(r"^typedef enum \{[^}]*\} (\w+);", HEADER, re.M | re.S))
+HANDLES = set(re.findall(r"^typedef struct (\w+) \1;", HEADER, re.M))
+CALLBACKS = set(re.findall(r"^typedef [\w ]+\(\*(\w+)\)\(", HEADER, re.M))
+STRUCTS = {
+    m.group(2): m.group(1)
+    for m in re.finditer(r"^typedef struct \{\n(.*?)\n\} (\w+);", HEADER, re.M | re.S)
+}
+
+# One value of a C type: its Fortran type.
+VALUE = {
+    "int64_t": "integer(c_int64_t)",
+    "int32_t": "integer(c_int32_t)",
+    "uint64_t": "integer(c_int64_t)",
+    "int": "integer(c_int)",
+    "MPI_Fint": "integer(c_int)",
+    "double": "real(c_double)",
+    "size_t": "integer(c_size_t)",
+    "bool": "logical(c_bool)",
+}
+
+
+def value_type(base):
+    if base in VALUE:
+        return VALUE[base]
+    if base in INT_TYPEDEFS:
+        return "integer(c_int32_t)"
+    if base in C_ENUMS:
+        return "integer(c_int)"
+    if base in STRUCTS:
+        return f"type({base})"
     return None
+
+
+def by_type(ctype, base, ptr):
+    """The declaration decided by the C type alone, or None when the table must decide."""
+    if ptr == 0:
+        if base in CALLBACKS:
+            return "type(c_funptr), value"
+        t = value_type(base)
+        return f"{t}, value" if t else None
+    if ptr == 1 and (base in HANDLES or base in ("void", "char")):
+        return "type(c_ptr), value"
+    return None
+
+
+def by_table(func, name, ctype, base, ptr, kind):
+    """The declaration for a table entry, checked against the C type."""
+    const = ctype.startswith("const ")
+    t = value_type(base) if ptr == 1 else None
+    decl = None
+    if kind in ("out", "inout") and t and not const:
+        decl = f"{t}, intent(inout)" if kind == "inout" else f"{t}, intent(out)"
+    elif kind == "in_array" and t and const:
+        decl = f"{t}, intent(in) :: {name}(*)"
+    elif kind == "out_array" and t and not const:
+        decl = f"{t}, intent(out) :: {name}(*)"
+    elif kind in ("handle_out", "handle_inout") and ptr == 2 and base in HANDLES and not const:
+        decl = "type(c_ptr), intent(out)" if kind == "handle_out" else "type(c_ptr), intent(inout)"
+    elif kind == "handle_array_in" and ptr == 2 and base in HANDLES and const:
+        decl = f"type(c_ptr), intent(in) :: {name}(*)"
+    elif kind == "ptr_out" and ptr == 2 and base in ("void", "double"):
+        decl = "type(c_ptr), intent(out)"
+    elif kind == "address" and ptr >= 1:
+        decl = "type(c_ptr), value"
+    if decl is None:
+        die(f"{func}({name}): kind {kind!r} does not fit the C type {ctype!r}")
+    return decl
+
+
+def parse_table():
+    table = {}
+    for line in PARAMS.strip().splitlines():
+        func, *entries = line.split()
+        for e in entries:
+            name, kind = e.split(":")
+            if (func, name) in table:
+                die(f"{func}({name}) twice in PARAMS")
+            table[(func, name)] = kind
+    return table
+
+
+def struct_type(name, body):
+    """A bind(C) derived type from the header's `typedef struct { ... } name;`."""
+    lines = [f"  type, bind(C) :: {name}"]
+    for field in re.findall(r"^\s*([\w ]+?)\s+(\w+);", body, re.M):
+        t = value_type(field[0].strip())
+        if t is None:
+            die(f"struct {name}: field {field[1]} of C type {field[0]!r} has no Fortran type")
+        lines.append(f"    {t} :: {field[1]}")
+    lines.append(f"  end type {name}")
+    return lines
 
 
 def main():
     out = []
     w = out.append
-    w("! GENERATED by fortran/gen_module.py from include/parlops.h (make fortran-module). Do not edit.")
+    w("! GENERATED by fortran/gen_module.py from include/parlops.h (make header). Do not edit.")
     w("!")
     w("! Module parlops: the whole C API of parlops for Fortran 2003+ (iso_c_binding).")
     w("! Handles are type(c_ptr); pass c_null_ptr for an optional pointer argument. Communicators come")
@@ -83,16 +222,10 @@ def main():
     w("  use, intrinsic :: iso_c_binding")
     w("  implicit none")
     w("")
-    w("  type, bind(C) :: parlops_scalar")
-    w("    real(c_double) :: re, im")
-    w("  end type parlops_scalar")
-    w("")
-    w("  type, bind(C) :: parlops_solve_info")
-    w("    integer(c_int64_t) :: iterations")
-    w("    integer(c_int) :: reason")
-    w("    real(c_double) :: initial_residual_norm, final_residual_norm, rhs_norm, r1norm, r2norm")
-    w("  end type parlops_solve_info")
-    w("")
+    for name, body in STRUCTS.items():
+        for line in struct_type(name, body):
+            w(line)
+        w("")
     # constants: #define NAME value, and enum members NAME = value
     for m in re.finditer(r"^#define (PARLOPS_[A-Z0-9_]+) (-?\d+)\s*$", HEADER, re.M):
         w(f"  integer(c_int), parameter :: {m.group(1)} = {m.group(2)}")
@@ -107,24 +240,30 @@ def main():
     w("    end function c_strlen")
     body = HEADER.split('extern "C" {', 1)[1]
     protos = re.findall(r"^([A-Za-z_][\w \*]*?[\s\*])(parlops_\w+)\(([^;]*?)\);", body, re.M | re.S)
-    skipped = []
+    table = parse_table()
+    used = set()
+    c_only = []
     for ret, name, params in protos:
         ret = ret.strip()
         params = " ".join(params.split())
         plist = [] if params in ("", "void") else [p.strip() for p in params.split(",")]
+        if name in C_ONLY:
+            c_only.append(name)
+            continue
         decls = []
-        ok = True
         for p in plist:
             m = re.match(r"(.*?)(\w+)$", p)
             ctype, pname = m.group(1).strip(), m.group(2)
-            ft = ftype(ctype, pname)
+            ptr = ctype.count("*")
+            base = ctype.replace("const", " ").replace("*", "").strip()
+            if (name, pname) in table:
+                used.add((name, pname))
+                decls.append((pname, by_table(name, pname, ctype, base, ptr, table[(name, pname)])))
+                continue
+            ft = by_type(ctype, base, ptr)
             if ft is None:
-                ok = False
-                break
+                die(f"{name}({pname}): C type {ctype!r} needs an entry in PARAMS (or the function in C_ONLY)")
             decls.append((pname, ft))
-        if not ok:
-            skipped.append(name)
-            continue
         if ret == "parlops_status":
             rdecl = f"integer(c_int) :: {name}"
         elif ret == "const char *":
@@ -146,10 +285,7 @@ def main():
         w("      import")
         w("      implicit none")
         for n, ft in decls:
-            if ft.endswith("!"):
-                w(f"      {ft[:-1]}")
-            else:
-                w(f"      {ft} :: {n}")
+            w(f"      {ft}" if "::" in ft else f"      {ft} :: {n}")
         w(f"      {rdecl}")
         w(f"    end function {name}")
     w("  end interface")
@@ -200,14 +336,15 @@ def main():
     w("    type(c_ptr), intent(in) :: comm")
     w("    character(len=:), allocatable, intent(out) :: text")
     w("    integer(c_int) :: status")
-    w("    integer(c_size_t) :: needed")
+    w("    integer(c_size_t) :: needed, length")
     w("    character(kind=c_char), allocatable, target :: buf(:)")
     w("    integer :: i")
     w("    text = ''")
     w("    status = parlops_config_report(comm, c_null_ptr, 0_c_size_t, needed)")
     w("    if (status /= PARLOPS_OK) return")
     w("    allocate(buf(needed))")
-    w("    status = parlops_config_report(comm, c_loc(buf), needed, needed)")
+    w("    length = needed")
+    w("    status = parlops_config_report(comm, c_loc(buf), length, needed)")
     w("    if (status /= PARLOPS_OK) return")
     w("    deallocate(text)")
     w("    allocate(character(len=int(needed) - 1) :: text)")
@@ -216,8 +353,13 @@ def main():
     w("    end do")
     w("  end function parlops_config_report_f")
     w("end module parlops")
-    if skipped:
-        w("! C-only functions (no Fortran interface): " + ", ".join(skipped))
+    stale = sorted(set(table) - used)
+    if stale:
+        die("PARAMS entries for parameters the header does not have: " + ", ".join(f"{f}({p})" for f, p in stale))
+    missing = sorted(set(C_ONLY) - set(c_only))
+    if missing:
+        die("C_ONLY names functions the header does not have: " + ", ".join(missing))
+    w("! C-only functions (no Fortran interface): " + ", ".join(c_only))
     print("\n".join(out))
 
 

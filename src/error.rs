@@ -1,76 +1,30 @@
-//! The one error type of the crate. Every failure carries a kind (mapped 1:1 to the C
-//! `parlops_status`) and a message that names the function, the argument and the values.
+//! The one error type of the crate. Every failure carries a kind (its table gives the C
+//! `parlops_status` value and words) and a message that names the function, the argument and the values.
 
 use std::fmt;
 
-/// What went wrong, independent of the words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    NullArgument,
-    InvalidArgument,
-    SizeMismatch,
-    DTypeMismatch,
-    LayoutMismatch,
-    InconsistentAcrossRanks,
-    MemoryLocation,
-    NoDevice,
-    Mpi,
-    Cuda,
-    Nccl,
-    Callback,
-    NotSupported,
-    OutOfMemory,
-    Internal,
-    InvalidHandle,
-}
-
-impl ErrorKind {
-    /// Stable small integer (the C status value); 0 is reserved for success.
-    pub fn code(self) -> i32 {
-        match self {
-            ErrorKind::NullArgument => 1,
-            ErrorKind::InvalidArgument => 2,
-            ErrorKind::SizeMismatch => 3,
-            ErrorKind::DTypeMismatch => 4,
-            ErrorKind::LayoutMismatch => 5,
-            ErrorKind::InconsistentAcrossRanks => 6,
-            ErrorKind::MemoryLocation => 7,
-            ErrorKind::NoDevice => 8,
-            ErrorKind::Mpi => 9,
-            ErrorKind::Cuda => 10,
-            ErrorKind::Nccl => 11,
-            ErrorKind::Callback => 12,
-            ErrorKind::NotSupported => 13,
-            ErrorKind::OutOfMemory => 14,
-            ErrorKind::Internal => 15,
-            ErrorKind::InvalidHandle => 16,
-        }
-    }
-
-    /// Inverse of [`ErrorKind::code`]; unknown codes map to `Internal`.
-    pub fn from_code(c: i32) -> ErrorKind {
-        const ALL: [ErrorKind; 16] = [
-            ErrorKind::NullArgument,
-            ErrorKind::InvalidArgument,
-            ErrorKind::SizeMismatch,
-            ErrorKind::DTypeMismatch,
-            ErrorKind::LayoutMismatch,
-            ErrorKind::InconsistentAcrossRanks,
-            ErrorKind::MemoryLocation,
-            ErrorKind::NoDevice,
-            ErrorKind::Mpi,
-            ErrorKind::Cuda,
-            ErrorKind::Nccl,
-            ErrorKind::Callback,
-            ErrorKind::NotSupported,
-            ErrorKind::OutOfMemory,
-            ErrorKind::Internal,
-            ErrorKind::InvalidHandle,
-        ];
-        ALL.iter()
-            .copied()
-            .find(|k| k.code() == c)
-            .unwrap_or(ErrorKind::Internal)
+crate::codes::code_table! {
+    /// What went wrong: one line per kind, with its C status value (`parlops_status`; 0 is success)
+    /// and the words `parlops_status_string` gives for it. Unknown codes read as `Internal`.
+    pub enum ErrorKind else Internal {
+        NullArgument = 1, PARLOPS_ERR_NULL_ARGUMENT, "a required pointer argument was NULL";
+        InvalidArgument = 2, PARLOPS_ERR_INVALID_ARGUMENT, "an argument has an invalid value";
+        SizeMismatch = 3, PARLOPS_ERR_SIZE_MISMATCH, "sizes that must match do not";
+        DTypeMismatch = 4, PARLOPS_ERR_DTYPE_MISMATCH, "objects have different element types";
+        LayoutMismatch = 5, PARLOPS_ERR_LAYOUT_MISMATCH, "objects have incompatible layouts";
+        InconsistentAcrossRanks = 6, PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+            "ranks passed different values to a collective call";
+        MemoryLocation = 7, PARLOPS_ERR_MEMORY_LOCATION, "memory is not where it was declared to be";
+        NoDevice = 8, PARLOPS_ERR_NO_DEVICE, "a GPU or NCCL was asked for and is not present";
+        Mpi = 9, PARLOPS_ERR_MPI, "an MPI call failed";
+        Cuda = 10, PARLOPS_ERR_CUDA, "a CUDA call failed";
+        Nccl = 11, PARLOPS_ERR_NCCL, "an NCCL call failed";
+        Callback = 12, PARLOPS_ERR_CALLBACK, "a user callback returned an error";
+        NotSupported = 13, PARLOPS_ERR_NOT_SUPPORTED, "not supported by this version";
+        OutOfMemory = 14, PARLOPS_ERR_OUT_OF_MEMORY, "memory could not be allocated";
+        Internal = 15, PARLOPS_ERR_INTERNAL, "internal error in parlops (please report)";
+        InvalidHandle = 16, PARLOPS_ERR_INVALID_HANDLE,
+            "a handle is destroyed, of another type, or not from parlops";
     }
 }
 
@@ -195,9 +149,11 @@ mod tests {
     use super::*;
     #[test]
     fn codes_round_trip() {
+        assert_eq!(ErrorKind::ALL.len(), 16);
         for c in 1..=16 {
             assert_eq!(ErrorKind::from_code(c).code(), c);
         }
         assert_eq!(ErrorKind::from_code(99), ErrorKind::Internal);
+        assert_eq!(ErrorKind::from_code(0), ErrorKind::Internal);
     }
 }

@@ -8,6 +8,7 @@
 //! - [`scalar`], [`error`], [`config`]: element types, the one error type, environment and reports.
 
 pub mod capi;
+mod codes;
 pub mod comm;
 pub mod config;
 pub mod error;

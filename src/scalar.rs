@@ -13,41 +13,17 @@ pub type c32 = Complex<f32>;
 #[allow(non_camel_case_types)]
 pub type c64 = Complex<f64>;
 
-/// The four element types, by their C names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    F32,
-    F64,
-    C64,
-    C128,
+crate::codes::code_table! {
+    /// The four element types, by their C names.
+    pub enum DType {
+        F32 = 0, PARLOPS_F32;
+        F64 = 1, PARLOPS_F64;
+        C64 = 2, PARLOPS_C64;
+        C128 = 3, PARLOPS_C128;
+    }
 }
 
 impl DType {
-    pub fn from_code(c: i32) -> Option<DType> {
-        match c {
-            0 => Some(DType::F32),
-            1 => Some(DType::F64),
-            2 => Some(DType::C64),
-            3 => Some(DType::C128),
-            _ => None,
-        }
-    }
-    pub fn code(self) -> i32 {
-        match self {
-            DType::F32 => 0,
-            DType::F64 => 1,
-            DType::C64 => 2,
-            DType::C128 => 3,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "PARLOPS_F32",
-            DType::F64 => "PARLOPS_F64",
-            DType::C64 => "PARLOPS_C64",
-            DType::C128 => "PARLOPS_C128",
-        }
-    }
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

@@ -38,6 +38,14 @@ done
 echo "Fortran (use mpi, use mpi_f08) at 3 ranks: same norms, dot and checksum as C:"
 numbers "$B/vectors_f3.out"
 
+echo "== parlops_halo_block from Fortran (array arguments) and C at 2 ranks: the same blocks"
+run 2 "$B/examples/halo_block" >"$B/halo_block2.out"
+run 2 "$B/examples/halo_block_f" >"$B/halo_block_f2.out"
+grep -q '^ranks = 2, the blocks tile every array' "$B/halo_block2.out" || { echo "halo_block (C) failed at 2 ranks"; cat "$B/halo_block2.out"; exit 1; }
+[ "$(grep -c '^halo_block case=' "$B/halo_block2.out")" = 6 ] || { echo "halo_block (C) printed other lines"; exit 1; }
+diff "$B/halo_block2.out" "$B/halo_block_f2.out" || { echo "Fortran parlops_halo_block gave other blocks than C at 2 ranks"; exit 1; }
+cat "$B/halo_block_f2.out"
+
 echo "== single-language consumers through find_package(Parlops): a C++-only and a Fortran-only project, 2 ranks"
 : "${MPICXX:=mpicxx.openmpi}"
 for lang in cxx fortran; do

@@ -1,62 +1,32 @@
 //! Library-wide calls: status words, last error, version, MPI start/stop, the configuration report.
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{CString, c_char, c_int};
+use std::sync::OnceLock;
 
 use super::handles::{guard, last_error_ptr, opt_arg, parlops_comm, put_opt};
 use super::types::parlops_status;
 use crate::config;
+use crate::error::ErrorKind;
 
 /// Fixed English words for a `parlops_status` value (never NULL; values outside the enum give
 /// "unknown status"). Takes an int so that any value is safe to pass.
 #[unsafe(no_mangle)]
 pub extern "C" fn parlops_status_string(status: c_int) -> *const c_char {
-    use parlops_status::*;
-    const ALL: [parlops_status; 17] = [
-        PARLOPS_OK,
-        PARLOPS_ERR_NULL_ARGUMENT,
-        PARLOPS_ERR_INVALID_ARGUMENT,
-        PARLOPS_ERR_SIZE_MISMATCH,
-        PARLOPS_ERR_DTYPE_MISMATCH,
-        PARLOPS_ERR_LAYOUT_MISMATCH,
-        PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
-        PARLOPS_ERR_MEMORY_LOCATION,
-        PARLOPS_ERR_NO_DEVICE,
-        PARLOPS_ERR_MPI,
-        PARLOPS_ERR_CUDA,
-        PARLOPS_ERR_NCCL,
-        PARLOPS_ERR_CALLBACK,
-        PARLOPS_ERR_NOT_SUPPORTED,
-        PARLOPS_ERR_OUT_OF_MEMORY,
-        PARLOPS_ERR_INTERNAL,
-        PARLOPS_ERR_INVALID_HANDLE,
-    ];
-    let Some(s) = ALL.iter().copied().find(|s| *s as c_int == status) else {
-        return c"unknown status (not a parlops_status value)".as_ptr();
-    };
-    let text: &'static [u8] = match s {
-        PARLOPS_OK => b"PARLOPS_OK: success\0",
-        PARLOPS_ERR_NULL_ARGUMENT => b"PARLOPS_ERR_NULL_ARGUMENT: a required pointer argument was NULL\0",
-        PARLOPS_ERR_INVALID_ARGUMENT => b"PARLOPS_ERR_INVALID_ARGUMENT: an argument has an invalid value\0",
-        PARLOPS_ERR_SIZE_MISMATCH => b"PARLOPS_ERR_SIZE_MISMATCH: sizes that must match do not\0",
-        PARLOPS_ERR_DTYPE_MISMATCH => b"PARLOPS_ERR_DTYPE_MISMATCH: objects have different element types\0",
-        PARLOPS_ERR_LAYOUT_MISMATCH => b"PARLOPS_ERR_LAYOUT_MISMATCH: objects have incompatible layouts\0",
-        PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS => {
-            b"PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS: ranks passed different values to a collective call\0"
-        }
-        PARLOPS_ERR_MEMORY_LOCATION => b"PARLOPS_ERR_MEMORY_LOCATION: memory is not where it was declared to be\0",
-        PARLOPS_ERR_NO_DEVICE => b"PARLOPS_ERR_NO_DEVICE: a GPU or NCCL was asked for and is not present\0",
-        PARLOPS_ERR_MPI => b"PARLOPS_ERR_MPI: an MPI call failed\0",
-        PARLOPS_ERR_CUDA => b"PARLOPS_ERR_CUDA: a CUDA call failed\0",
-        PARLOPS_ERR_NCCL => b"PARLOPS_ERR_NCCL: an NCCL call failed\0",
-        PARLOPS_ERR_CALLBACK => b"PARLOPS_ERR_CALLBACK: a user callback returned an error\0",
-        PARLOPS_ERR_NOT_SUPPORTED => b"PARLOPS_ERR_NOT_SUPPORTED: not supported by this version\0",
-        PARLOPS_ERR_OUT_OF_MEMORY => b"PARLOPS_ERR_OUT_OF_MEMORY: memory could not be allocated\0",
-        PARLOPS_ERR_INTERNAL => b"PARLOPS_ERR_INTERNAL: internal error in parlops (please report)\0",
-        PARLOPS_ERR_INVALID_HANDLE => {
-            b"PARLOPS_ERR_INVALID_HANDLE: a handle is destroyed, of another type, or not from parlops\0"
-        }
-    };
-    text.as_ptr().cast()
+    // "NAME: words" for every error kind, from the kinds' table (src/error.rs), made once
+    static TEXTS: OnceLock<Vec<CString>> = OnceLock::new();
+    if status == parlops_status::PARLOPS_OK as c_int {
+        return c"PARLOPS_OK: success".as_ptr();
+    }
+    let texts = TEXTS.get_or_init(|| {
+        ErrorKind::ALL
+            .iter()
+            .map(|k| CString::new(format!("{}: {}", k.c_name(), k.name())).unwrap_or_default())
+            .collect()
+    });
+    match ErrorKind::ALL.iter().position(|k| k.code() == status) {
+        Some(i) => texts[i].as_ptr(),
+        None => c"unknown status (not a parlops_status value)".as_ptr(),
+    }
 }
 
 /// The message of this thread's most recent failed call (never NULL; valid until the next failing

@@ -8,6 +8,8 @@ mod handles;
 mod layout;
 mod misc;
 mod op;
+#[cfg(test)]
+mod pins;
 mod solver;
 mod types;
 mod vec;

@@ -8,15 +8,14 @@ use super::handles::{
     parlops_vec, put_opt,
 };
 use super::types::{parlops_scalar, parlops_status};
-use crate::comm::Comm;
-use crate::error::Result;
-use crate::op::AnyOp;
-use crate::scalar::{Scalar, c32, c64};
-use crate::solver::{Info, Method, MonitorFn, Params, Reason, Reference, Solver, Threshold};
-use crate::vector::AnyVec;
+use crate::scalar::Scalar;
+use crate::solver::any::SharedMonitor;
+use crate::solver::{AnySolver, Method, Reason, Reference, Threshold};
 
 /// Krylov or sparsity method.
 pub type parlops_method = i32;
+// One constant per line of the method table (src/solver/methods.rs), same value; src/capi/pins.rs
+// checks both ways.
 /// Conjugate gradients (Hermitian positive definite A and preconditioner).
 pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// CG with one global reduction per iteration (Chronopoulos-Gear).
@@ -136,25 +135,9 @@ pub struct parlops_solve_info {
 pub type parlops_monitor_fn =
     Option<unsafe extern "C" fn(ctx: *mut c_void, iteration: i64, residual_norm: f64) -> c_int>;
 
-enum Typed {
-    None,
-    F32(Solver<f32>),
-    F64(Solver<f64>),
-    C64(Solver<c32>),
-    C128(Solver<c64>),
-}
-
 /// A solver (opaque).
 pub struct parlops_solver {
-    comm: Arc<Comm>,
-    method: Method,
-    params: Params,
-    op: Option<AnyOp>,
-    pc: Option<AnyOp>,
-    jacobi: bool,
-    monitor: Option<(unsafe extern "C" fn(*mut c_void, i64, f64) -> c_int, usize)>,
-    typed: Typed,
-    info: Info,
+    inner: AnySolver,
 }
 
 impl super::handles::Handle for parlops_solver {
@@ -171,39 +154,15 @@ pub unsafe extern "C" fn parlops_solver_create(
     guard("parlops_solver_create", || {
         let c = unsafe { arg(comm, "comm")? };
         out_ok(out, "out")?;
-        let m = enum_arg(
-            method,
-            "method",
-            "PARLOPS_METHOD_CG .. PARLOPS_METHOD_FISTA = 0..10",
-            Method::from_code,
-        )?;
+        let m = enum_arg(method, "method", &Method::choices(), Method::from_code)?;
         give(
             out,
             parlops_solver {
-                comm: c.inner.clone(),
-                method: m,
-                params: Params::default(),
-                op: None,
-                pc: None,
-                jacobi: false,
-                monitor: None,
-                typed: Typed::None,
-                info: Info::default(),
+                inner: AnySolver::new(c.inner.clone(), m),
             },
         );
         Ok(())
     })
-}
-
-fn same_comm(s: &parlops_solver, a: &AnyOp, what: &str) -> Result<()> {
-    if !Arc::ptr_eq(&s.comm, a.rows().comm()) {
-        crate::bail!(
-            LayoutMismatch,
-            "argument '{what}' ({}) lives on another communicator than the solver; create both from the same parlops_comm",
-            a.describe()
-        );
-    }
-    Ok(())
 }
 
 /// The operator A (kept by reference). Methods other than CGLS, LSQR, ISTA and FISTA need a square A
@@ -216,18 +175,7 @@ pub unsafe extern "C" fn parlops_solver_set_operator(
     guard("parlops_solver_set_operator", || {
         let s = unsafe { arg_mut(s, "s")? };
         let a = unsafe { arg(a, "A")? };
-        same_comm(s, &a.inner, "A")?;
-        if !s.method.least_squares() && !a.inner.rows().compatible(a.inner.cols()) {
-            crate::bail!(
-                SizeMismatch,
-                "{} needs a square operator with equal row and column layouts; A is {}x{}; use CGLS or LSQR",
-                s.method.name(),
-                a.inner.rows().global_len(),
-                a.inner.cols().global_len()
-            );
-        }
-        s.op = Some(a.inner.clone());
-        Ok(())
+        s.inner.set_operator(&a.inner)
     })
 }
 
@@ -240,15 +188,8 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
 ) -> parlops_status {
     guard("parlops_solver_set_preconditioner", || {
         let s = unsafe { arg_mut(s, "s")? };
-        match unsafe { opt_arg(m, "M")? } {
-            None => s.pc = None,
-            Some(m) => {
-                same_comm(s, &m.inner, "M")?;
-                s.pc = Some(m.inner.clone());
-            }
-        }
-        s.jacobi = false;
-        Ok(())
+        let m = unsafe { opt_arg(m, "M")? };
+        s.inner.set_preconditioner(m.map(|m| &m.inner))
     })
 }
 
@@ -257,9 +198,7 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_jacobi(s: *mut parlops_solver) -> parlops_status {
     guard("parlops_solver_set_jacobi", || {
-        let s = unsafe { arg_mut(s, "s")? };
-        s.jacobi = true;
-        s.pc = None;
+        unsafe { arg_mut(s, "s")? }.inner.set_jacobi();
         Ok(())
     })
 }
@@ -287,10 +226,10 @@ pub unsafe extern "C" fn parlops_solver_set_tolerances(
                 "tolerances must be rtol >= 0, atol >= 0 (finite), dtol > 0 and max_iter >= 0; got rtol {rtol}, atol {atol}, dtol {dtol}, max_iter {max_iter}"
             );
         }
-        s.params.rtol = rtol;
-        s.params.atol = atol;
-        s.params.dtol = dtol;
-        s.params.max_iter = max_iter;
+        s.inner.params.rtol = rtol;
+        s.inner.params.atol = atol;
+        s.inner.params.dtol = dtol;
+        s.inner.params.max_iter = max_iter;
         Ok(())
     })
 }
@@ -314,19 +253,14 @@ pub unsafe extern "C" fn parlops_solver_set_norm_type(
                 _ => None,
             },
         )?;
-        if natural
-            && !matches!(
-                s.method,
-                Method::Cg | Method::CgSingleReduction | Method::CgPipelined
-            )
-        {
+        if natural && !s.inner.method().natural_norm() {
             crate::bail!(
                 NotSupported,
                 "the natural norm is for the CG methods; {} tests its own residual norm",
-                s.method.name()
+                s.inner.method().name()
             );
         }
-        s.params.natural_norm = natural;
+        s.inner.params.natural_norm = natural;
         Ok(())
     })
 }
@@ -342,10 +276,10 @@ pub unsafe extern "C" fn parlops_solver_set_convergence_reference(
 ) -> parlops_status {
     guard("parlops_solver_set_convergence_reference", || {
         let s = unsafe { arg_mut(s, "s")? };
-        s.params.reference = enum_arg(
+        s.inner.params.reference = enum_arg(
             reference,
             "reference",
-            "PARLOPS_REFERENCE_RHS = 0 or PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1",
+            &Reference::choices(),
             Reference::from_code,
         )?;
         Ok(())
@@ -359,7 +293,7 @@ pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
     nonzero: bool,
 ) -> parlops_status {
     guard("parlops_solver_set_initial_guess_nonzero", || {
-        unsafe { arg_mut(s, "s")? }.params.nonzero_guess = nonzero;
+        unsafe { arg_mut(s, "s")? }.inner.params.nonzero_guess = nonzero;
         Ok(())
     })
 }
@@ -378,7 +312,7 @@ pub unsafe extern "C" fn parlops_solver_set_restart(
                 "argument 'm' is {m}; the restart length must be in 1..=10000"
             );
         }
-        s.params.restart = m as usize;
+        s.inner.params.restart = m as usize;
         Ok(())
     })
 }
@@ -397,7 +331,7 @@ pub unsafe extern "C" fn parlops_solver_set_damping(
                 "argument 'damp' is {damp}; it must be finite and >= 0"
             );
         }
-        s.params.damp = damp;
+        s.inner.params.damp = damp;
         Ok(())
     })
 }
@@ -413,26 +347,16 @@ pub unsafe extern "C" fn parlops_solver_set_sparsity(
 ) -> parlops_status {
     guard("parlops_solver_set_sparsity", || {
         let s = unsafe { arg_mut(s, "s")? };
-        let k = enum_arg(
-            kind,
-            "kind",
-            "PARLOPS_THRESHOLD_SOFT, _HARD or _HALF = 0..2",
-            |c| match c {
-                0 => Some(Threshold::Soft),
-                1 => Some(Threshold::Hard),
-                2 => Some(Threshold::Half),
-                _ => None,
-            },
-        )?;
+        let k = enum_arg(kind, "kind", &Threshold::choices(), Threshold::from_code)?;
         if !(eps >= 0.0 && eps.is_finite() && step >= 0.0 && step.is_finite()) {
             crate::bail!(
                 InvalidArgument,
                 "arguments 'eps' ({eps}) and 'step' ({step}) must be finite and >= 0"
             );
         }
-        s.params.threshold = k;
-        s.params.eps = eps;
-        s.params.step = if step > 0.0 { Some(step) } else { None };
+        s.inner.params.threshold = k;
+        s.inner.params.eps = eps;
+        s.inner.params.step = if step > 0.0 { Some(step) } else { None };
         Ok(())
     })
 }
@@ -447,7 +371,11 @@ pub unsafe extern "C" fn parlops_solver_set_monitor(
 ) -> parlops_status {
     guard("parlops_solver_set_monitor", || {
         let s = unsafe { arg_mut(s, "s")? };
-        s.monitor = f.map(|f| (f, ctx as usize));
+        let ctx = ctx as usize;
+        s.inner.set_monitor(f.map(|f| {
+            Arc::new(move |it: i64, r: f64| unsafe { f(ctx as *mut c_void, it, r) != 0 })
+                as SharedMonitor
+        }));
         Ok(())
     })
 }
@@ -459,71 +387,10 @@ pub unsafe extern "C" fn parlops_solver_keep_history(
     keep: bool,
 ) -> parlops_status {
     guard("parlops_solver_keep_history", || {
-        unsafe { arg_mut(s, "s")? }.params.keep_history = keep;
+        unsafe { arg_mut(s, "s")? }.inner.params.keep_history = keep;
         Ok(())
     })
 }
-
-fn run<T: Scalar>(
-    s: &mut parlops_solver,
-    solver_of: fn(&mut Typed) -> Option<&mut Solver<T>>,
-    b: &AnyVec,
-    x: &mut AnyVec,
-) -> Result<Info>
-where
-    Solver<T>: Into<Typed>,
-{
-    if solver_of(&mut s.typed).is_none() {
-        s.typed = Solver::<T>::new(s.method).into();
-    }
-    let (params, method) = (s.params.clone(), s.method);
-    let op =
-        s.op.as_ref()
-            .and_then(|o| o.typed::<T>())
-            .ok_or_else(|| crate::err!(Internal, "operator dtype"))?;
-    let pc = match &s.pc {
-        Some(p) => Some(
-            p.typed::<T>()
-                .ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?,
-        ),
-        None => None,
-    };
-    let jacobi = s.jacobi;
-    let monitor: Option<MonitorFn> = s.monitor.map(|(f, ctx)| {
-        Box::new(move |it: i64, r: f64| unsafe { f(ctx as *mut c_void, it, r) != 0 }) as MonitorFn
-    });
-    let solver = solver_of(&mut s.typed).ok_or_else(|| crate::err!(Internal, "typed solver"))?;
-    solver.method = method;
-    solver.params = params;
-    solver.set_operator(op)?;
-    if jacobi {
-        solver.set_jacobi_keep();
-    } else {
-        solver.set_preconditioner(pc);
-    }
-    solver.set_monitor(monitor);
-    let b = b
-        .typed::<T>()
-        .ok_or_else(|| crate::err!(Internal, "b dtype"))?;
-    let x = x
-        .typed_mut::<T>()
-        .ok_or_else(|| crate::err!(Internal, "x dtype"))?;
-    solver.solve(b, x)
-}
-
-macro_rules! typed_conv {
-    ($t:ty, $v:ident) => {
-        impl From<Solver<$t>> for Typed {
-            fn from(s: Solver<$t>) -> Typed {
-                Typed::$v(s)
-            }
-        }
-    };
-}
-typed_conv!(f32, F32);
-typed_conv!(f64, F64);
-typed_conv!(c32, C64);
-typed_conv!(c64, C128);
 
 /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA): b of A's row layout, x of its column
 /// layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
@@ -536,14 +403,9 @@ pub unsafe extern "C" fn parlops_solver_solve(
 ) -> parlops_status {
     guard("parlops_solver_solve", || {
         let s = unsafe { arg_mut(s, "s")? };
-        let comm = s.comm.clone();
+        let comm = s.inner.comm().clone();
         let pre = (|| {
-            let op = s.op.as_ref().ok_or_else(|| {
-                crate::err!(
-                    InvalidArgument,
-                    "no operator: call parlops_solver_set_operator first"
-                )
-            })?;
+            s.inner.require_operator()?;
             let bv = unsafe { arg(b, "b")? };
             if std::ptr::eq(b, x) {
                 crate::bail!(
@@ -552,122 +414,24 @@ pub unsafe extern "C" fn parlops_solver_solve(
                 );
             }
             let xv = unsafe { arg(x as *const parlops_vec, "x")? };
-            for (v, n) in [(&bv.inner, "b"), (&xv.inner, "x")] {
-                if v.dtype() != op.dtype() {
-                    crate::bail!(
-                        DTypeMismatch,
-                        "argument '{n}' is {} but the operator is {}",
-                        v.dtype().name(),
-                        op.dtype().name()
-                    );
-                }
-            }
-            if let Some(p) = &s.pc
-                && p.dtype() != op.dtype()
-            {
-                crate::bail!(
-                    DTypeMismatch,
-                    "the preconditioner is {} but the operator is {}",
-                    p.dtype().name(),
-                    op.dtype().name()
-                );
-            }
-            if !bv.inner.layout().compatible(op.rows()) || !xv.inner.layout().compatible(op.cols())
-            {
-                crate::bail!(
-                    SizeMismatch,
-                    "'b' has global length {} (split {:?}) and 'x' {} (split {:?}); the operator maps {} (split {:?}) to {} (split {:?})",
-                    bv.inner.layout().global_len(),
-                    bv.inner.layout().local_lens(),
-                    xv.inner.layout().global_len(),
-                    xv.inner.layout().local_lens(),
-                    op.cols().global_len(),
-                    op.cols().local_lens(),
-                    op.rows().global_len(),
-                    op.rows().local_lens()
-                );
-            }
-            Ok(())
+            s.inner.check_solve(&bv.inner, &xv.inner)
         })();
         // Settings that steer the iteration must be the same everywhere, or ranks would stop at
-        // different iterations and wait for each other: agreed with the argument checks.
-        let p = &s.params;
-        let knobs = [
-            s.method as i64,
-            p.max_iter,
-            p.restart as i64,
-            p.nonzero_guess as i64,
-            p.natural_norm as i64,
-            p.reference as i64,
-            s.monitor.is_some() as i64,
-            s.jacobi as i64,
-            s.pc.is_some() as i64,
-            p.threshold as i64,
-            p.rtol.to_bits() as i64,
-            p.atol.to_bits() as i64,
-            p.dtol.to_bits() as i64,
-            p.damp.to_bits() as i64,
-            p.eps.to_bits() as i64,
-            p.step.unwrap_or(0.0).to_bits() as i64,
-            // where b and x live: every rank must take the same (host or device) path
-            unsafe { arg(b, "b") }.map_or(-1, |v| v.inner.location().code() as i64),
-            unsafe { arg(x.cast_const(), "x") }.map_or(-1, |v| v.inner.location().code() as i64),
-        ];
-        let all = comm.agree_with(pre, &knobs)?;
-        if let Some(q) = all.iter().position(|k| k[..] != knobs[..]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "solver settings differ between ranks (rank {q} has other tolerances, limits, method, preconditioner/monitor \
-                 settings or vector memory (host/CUDA) than rank {}); set them identically on every rank",
-                comm.rank()
-            );
+        // different iterations and wait for each other: agreed with the argument checks, with where
+        // b and x live (every rank must take the same host or device path).
+        let mut settings = s.inner.agreement_values();
+        for v in [b, x.cast_const()] {
+            settings
+                .push(unsafe { arg(v, "b or x") }.map_or(-1, |v| v.inner.location().code() as i64));
         }
+        comm.agree_same(
+            pre,
+            "solver settings (the method, tolerances, limits, preconditioner/monitor settings or the \
+             memory of b and x differ; set them identically on every rank)",
+            &settings,
+        )?;
         let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
-        let dtype =
-            s.op.as_ref()
-                .map(|o| o.dtype())
-                .ok_or_else(|| crate::err!(Internal, "operator"))?;
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match dtype {
-            crate::DType::F32 => run::<f32>(
-                s,
-                |t| if let Typed::F32(x) = t { Some(x) } else { None },
-                bv,
-                xv,
-            ),
-            crate::DType::F64 => run::<f64>(
-                s,
-                |t| if let Typed::F64(x) = t { Some(x) } else { None },
-                bv,
-                xv,
-            ),
-            crate::DType::C64 => run::<c32>(
-                s,
-                |t| if let Typed::C64(x) = t { Some(x) } else { None },
-                bv,
-                xv,
-            ),
-            crate::DType::C128 => run::<c64>(
-                s,
-                |t| {
-                    if let Typed::C128(x) = t {
-                        Some(x)
-                    } else {
-                        None
-                    }
-                },
-                bv,
-                xv,
-            ),
-        }))
-        .unwrap_or_else(|_| {
-            Err(crate::err!(
-                Internal,
-                "the solve panicked on rank {} (please report)",
-                comm.rank()
-            ))
-        });
-        let info = comm.agree(r)?;
-        s.info = info;
+        s.inner.solve(bv, xv)?;
         Ok(())
     })
 }
@@ -681,7 +445,7 @@ pub unsafe extern "C" fn parlops_solver_info(
     guard("parlops_solver_info", || {
         let s = unsafe { arg(s, "s")? };
         out_ok(info, "info")?;
-        let i = s.info;
+        let i = s.inner.info();
         unsafe {
             *info = parlops_solve_info {
                 iterations: i.iterations,
@@ -709,13 +473,7 @@ pub unsafe extern "C" fn parlops_solver_history(
         let s = unsafe { arg(s, "s")? };
         out_ok(norms, "norms")?;
         out_ok(len, "len")?;
-        let h: &[f64] = match &s.typed {
-            Typed::None => &[],
-            Typed::F32(x) => x.history(),
-            Typed::F64(x) => x.history(),
-            Typed::C64(x) => x.history(),
-            Typed::C128(x) => x.history(),
-        };
+        let h = s.inner.history();
         unsafe {
             *norms = h.as_ptr();
             *len = h.len() as i64;
@@ -747,13 +505,11 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         let args = [max_iter, tol.to_bits() as i64, seed as i64];
-        let all = comm.agree_with(out_ok(eigenvalue, "eigenvalue"), &args)?;
-        if all.iter().any(|k| k[..] != args[..]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different max_iter, tol or seed"
-            );
-        }
+        comm.agree_same(
+            out_ok(eigenvalue, "eigenvalue"),
+            "max_iter, tol or seed",
+            &args,
+        )?;
         let r = crate::any_op!(&a.inner, op => {
             crate::solver::power::power_iteration(op.as_ref(), max_iter, tol, seed, false).map(|(l, it)| (l.to_parts(), it))
         });

@@ -7,16 +7,23 @@
 //! stops together with that rank's message; breakdowns are decided from reduced values, hence the
 //! same on every rank.
 
+pub mod any;
 mod bicgstab;
 mod cg;
 mod cg_pipe;
 mod cg_sr;
 mod cgls;
+mod ctx;
 mod gmres;
 mod ista;
 mod lsqr;
+mod methods;
 mod minres;
 pub mod power;
+
+pub use any::AnySolver;
+pub(crate) use ctx::{Ctx, Workspace, with_vecs, with_vecs2};
+pub use methods::{Method, Reason, Reference, Threshold};
 
 use std::sync::Arc;
 
@@ -27,142 +34,6 @@ use crate::op::basic::Diagonal;
 use crate::op::{LinearOperator, Op};
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout};
-
-/// Solution method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    Cg,
-    CgSingleReduction,
-    CgPipelined,
-    Cgls,
-    Lsqr,
-    Gmres,
-    Fgmres,
-    Bicgstab,
-    Minres,
-    Ista,
-    Fista,
-}
-
-impl Method {
-    pub fn from_code(c: i32) -> Option<Method> {
-        use Method::*;
-        [
-            Cg,
-            CgSingleReduction,
-            CgPipelined,
-            Cgls,
-            Lsqr,
-            Gmres,
-            Fgmres,
-            Bicgstab,
-            Minres,
-            Ista,
-            Fista,
-        ]
-        .get(usize::try_from(c).ok()?)
-        .copied()
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Cg => "CG",
-            Method::CgSingleReduction => "CG (single reduction)",
-            Method::CgPipelined => "CG (pipelined)",
-            Method::Cgls => "CGLS",
-            Method::Lsqr => "LSQR",
-            Method::Gmres => "GMRES",
-            Method::Fgmres => "FGMRES",
-            Method::Bicgstab => "BiCGStab",
-            Method::Minres => "MINRES",
-            Method::Ista => "ISTA",
-            Method::Fista => "FISTA",
-        }
-    }
-    /// Least-squares methods work on rectangular operators; the others need a square one.
-    pub fn least_squares(self) -> bool {
-        matches!(
-            self,
-            Method::Cgls | Method::Lsqr | Method::Ista | Method::Fista
-        )
-    }
-}
-
-/// Why a solve stopped (PETSc's KSPConvergedReason values where they exist).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    Iterating,
-    ConvergedRtol,
-    ConvergedAtol,
-    ConvergedUser,
-    DivergedMaxIter,
-    DivergedDtol,
-    DivergedBreakdown,
-    DivergedIndefinite,
-    DivergedNan,
-    DivergedUser,
-}
-
-impl Reason {
-    pub fn code(self) -> i32 {
-        match self {
-            Reason::Iterating => 0,
-            Reason::ConvergedRtol => 2,
-            Reason::ConvergedAtol => 3,
-            Reason::ConvergedUser => 4,
-            Reason::DivergedMaxIter => -3,
-            Reason::DivergedDtol => -4,
-            Reason::DivergedBreakdown => -5,
-            Reason::DivergedIndefinite => -8,
-            Reason::DivergedNan => -9,
-            Reason::DivergedUser => -10,
-        }
-    }
-    pub fn converged(self) -> bool {
-        self.code() > 0
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Reason::Iterating => "PARLOPS_ITERATING",
-            Reason::ConvergedRtol => "PARLOPS_CONVERGED_RTOL",
-            Reason::ConvergedAtol => "PARLOPS_CONVERGED_ATOL",
-            Reason::ConvergedUser => "PARLOPS_CONVERGED_USER",
-            Reason::DivergedMaxIter => "PARLOPS_DIVERGED_MAX_ITER",
-            Reason::DivergedDtol => "PARLOPS_DIVERGED_DTOL",
-            Reason::DivergedBreakdown => "PARLOPS_DIVERGED_BREAKDOWN",
-            Reason::DivergedIndefinite => "PARLOPS_DIVERGED_INDEFINITE_MATRIX",
-            Reason::DivergedNan => "PARLOPS_DIVERGED_NAN",
-            Reason::DivergedUser => "PARLOPS_DIVERGED_USER",
-        }
-    }
-}
-
-/// Thresholding of ISTA and FISTA (PyLops' soft, hard and half).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Threshold {
-    Soft,
-    Hard,
-    Half,
-}
-
-/// What the residual norm is compared with in the stopping rule ||r|| <= max(rtol * ref, atol).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reference {
-    /// ref = ||b|| in the norm the method tests (PETSc's default).
-    Rhs,
-    /// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
-    /// KSPConvergedDefaultSetUIRNorm; what MFEM's iterative solvers do).
-    InitialResidual,
-}
-
-impl Reference {
-    pub fn from_code(c: i32) -> Option<Reference> {
-        match c {
-            0 => Some(Reference::Rhs),
-            1 => Some(Reference::InitialResidual),
-            _ => None,
-        }
-    }
-}
 
 /// Solver settings (PETSc's defaults for the tolerances).
 #[derive(Clone, Debug)]
@@ -206,6 +77,44 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The settings that steer the iteration, as integers (floats by their bits): every rank must
+    /// pass the same, or ranks would stop at different iterations and wait for each other. Built by
+    /// destructuring every field, so that a new field does not compile until it is listed here (or
+    /// named as free to differ).
+    pub fn agreement_values(&self) -> Vec<i64> {
+        let Params {
+            rtol,
+            atol,
+            dtol,
+            max_iter,
+            nonzero_guess,
+            restart,
+            damp,
+            keep_history: _, // only records the norms: ranks may differ
+            threshold,
+            eps,
+            step,
+            natural_norm,
+            reference,
+        } = *self;
+        vec![
+            max_iter,
+            restart as i64,
+            nonzero_guess as i64,
+            natural_norm as i64,
+            reference.code() as i64,
+            threshold.code() as i64,
+            rtol.to_bits() as i64,
+            atol.to_bits() as i64,
+            dtol.to_bits() as i64,
+            damp.to_bits() as i64,
+            eps.to_bits() as i64,
+            step.map_or(-1, |s| s.to_bits() as i64),
+        ]
+    }
+}
+
 /// What a solve did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Info {
@@ -236,161 +145,6 @@ impl Default for Info {
 /// Monitor: (iteration, residual norm) -> true to stop the solve.
 pub type MonitorFn = Box<dyn FnMut(i64, f64) -> bool + Send>;
 
-/// Work vectors kept by a solver between solves.
-pub(crate) struct Workspace<T: Scalar> {
-    vecs: Vec<DistVector<T>>,
-    /// Where this solve's vectors live (the solution's memory and stream).
-    loc: Location,
-    stream: Option<crate::gpu::Stream>,
-}
-
-impl<T: Scalar> Workspace<T> {
-    fn new() -> Self {
-        Workspace {
-            vecs: Vec::new(),
-            loc: Location::Host,
-            stream: None,
-        }
-    }
-    /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise); give them back
-    /// with [`Workspace::put`].
-    pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
-        let mut out = Vec::with_capacity(n);
-        // vectors allocated here (dropped if any rank fails, so that every workspace stays the same)
-        let mut fresh = Vec::new();
-        let mut allocated = false;
-        let mut failed = Ok(());
-        while out.len() + fresh.len() < n {
-            match self.vecs.iter().position(|v| {
-                v.layout().compatible(layout)
-                    && v.location() == self.loc
-                    && v.caller_stream() == self.stream
-            }) {
-                Some(i) => {
-                    // zeroed, so that nothing from an earlier solve (a NaN) leaks into 0 * v
-                    let mut v = self.vecs.swap_remove(i);
-                    v.fill(T::zero())?;
-                    out.push(v)
-                }
-                None => {
-                    allocated = true;
-                    let v = DistVector::new_in(layout.clone(), self.loc).and_then(|mut v| {
-                        if self.stream.is_some() {
-                            v.set_stream(self.stream)?;
-                        }
-                        Ok(v)
-                    });
-                    match v {
-                        Ok(v) => fresh.push(v),
-                        Err(e) => {
-                            failed = Err(e);
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        if allocated {
-            // allocations (host or device) can fail on one rank: agreed before any collective
-            // (every rank allocates at the same solve: the workspaces follow the same calls)
-            if let Err(e) = layout.comm().agree(failed) {
-                self.vecs.extend(out);
-                return Err(e);
-            }
-        }
-        out.extend(fresh);
-        Ok(out)
-    }
-    pub(crate) fn put(&mut self, v: Vec<DistVector<T>>) {
-        self.vecs.extend(v);
-    }
-}
-
-/// What every method gets: the operators, settings, convergence test and work vectors.
-pub(crate) struct Ctx<'a, T: Scalar> {
-    pub op: &'a dyn LinearOperator<T>,
-    pub pc: Option<&'a dyn LinearOperator<T>>,
-    pub p: &'a Params,
-    pub comm: Arc<Comm>,
-    pub ws: &'a mut Workspace<T>,
-    monitor: Option<&'a mut MonitorFn>,
-    history: &'a mut Vec<f64>,
-    print: bool,
-    pub name: &'static str,
-    /// The tested norm at the first convergence test of this solve (iteration 0).
-    first: Option<f64>,
-}
-
-impl<T: Scalar> Ctx<'_, T> {
-    /// z = M r (or a copy of r without preconditioner).
-    pub fn precond(&self, r: &DistVector<T>, z: &mut DistVector<T>) -> Result<()> {
-        match self.pc {
-            Some(m) => m.apply(r, z),
-            None => z.copy_from(r),
-        }
-    }
-
-    /// What rtol is relative to: `bnorm` (the right-hand side's norm as the method tests it), or the
-    /// norm at the first convergence test of this solve (PARLOPS_REFERENCE_INITIAL_RESIDUAL).
-    pub fn reference(&self, bnorm: f64) -> f64 {
-        match self.p.reference {
-            Reference::Rhs => bnorm,
-            Reference::InitialResidual => self.first.unwrap_or(bnorm),
-        }
-    }
-
-    /// Does the stopping rule rnorm <= max(rtol ref, atol) hold (both finite)? `ref` is `bnorm` or
-    /// the initial residual norm ([`Ctx::reference`]).
-    pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
-        let r = self.reference(bnorm);
-        rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
-    }
-
-    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm` (or, with
-    /// [`Reference::InitialResidual`], against the `rnorm` of the first test of the solve): the one
-    /// place where a method decides convergence (rnorm <= max(rtol ref, atol)); a non-finite
-    /// `rnorm` or `bnorm` is [`Reason::DivergedNan`]. Both are reduced values, so every rank decides
-    /// alike. Calls the monitor (a user stop request is agreed across ranks), records the history, prints
-    /// with PARLOPS_MONITOR=1.
-    pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
-        if self.first.is_none() {
-            self.first = Some(rnorm);
-        }
-        let bnorm = self.reference(bnorm);
-        if self.p.keep_history {
-            self.history.push(rnorm);
-        }
-        if self.print && self.comm.rank() == 0 {
-            println!("{it:4} KSP {} Residual norm {}", self.name, sci(rnorm));
-        }
-        if let Some(m) = self.monitor.as_mut() {
-            let stop = if m(it, rnorm) { 1.0 } else { 0.0 };
-            let any = self.comm.allreduce_f64(&[stop], ReduceOp::Max)?;
-            if any[0] > 0.0 {
-                return Ok(Some(Reason::DivergedUser));
-            }
-        }
-        // NaN or Inf in the residual or the reference norm is a divergence, never a convergence
-        if !rnorm.is_finite() || !bnorm.is_finite() {
-            return Ok(Some(Reason::DivergedNan));
-        }
-        if self.holds(rnorm, bnorm) {
-            return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {
-                Reason::ConvergedRtol
-            } else {
-                Reason::ConvergedAtol
-            }));
-        }
-        if it > 0 && rnorm > self.p.dtol * bnorm.max(f64::MIN_POSITIVE) {
-            return Ok(Some(Reason::DivergedDtol));
-        }
-        if it >= self.p.max_iter {
-            return Ok(Some(Reason::DivergedMaxIter));
-        }
-        Ok(None)
-    }
-}
-
 /// C's %.12e: 1.234567890123e+00.
 pub(crate) fn sci(v: f64) -> String {
     if !v.is_finite() || v == 0.0 {
@@ -404,42 +158,6 @@ pub(crate) fn sci(v: f64) -> String {
         e += 1;
     }
     format!("{m:.12}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-}
-
-/// Run a method with `n` work vectors of `layout` taken from (and given back to) the workspace.
-pub(crate) fn with_vecs<T: Scalar, R>(
-    ctx: &mut Ctx<T>,
-    n: usize,
-    layout: &Arc<Layout>,
-    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>]) -> Result<R>,
-) -> Result<R> {
-    let mut v = ctx.ws.take(n, layout)?;
-    let out = f(ctx, &mut v);
-    ctx.ws.put(v);
-    out
-}
-
-/// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.
-pub(crate) fn with_vecs2<T: Scalar, R>(
-    ctx: &mut Ctx<T>,
-    nr: usize,
-    rows: &Arc<Layout>,
-    nc: usize,
-    cols: &Arc<Layout>,
-    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>], &mut [DistVector<T>]) -> Result<R>,
-) -> Result<R> {
-    let mut r = ctx.ws.take(nr, rows)?;
-    let mut c = match ctx.ws.take(nc, cols) {
-        Ok(c) => c,
-        Err(e) => {
-            ctx.ws.put(r);
-            return Err(e);
-        }
-    };
-    let out = f(ctx, &mut r, &mut c);
-    ctx.ws.put(r);
-    ctx.ws.put(c);
-    out
 }
 
 /// The driver's last check (on by default): a method that claims convergence must leave a finite x.
@@ -659,7 +377,7 @@ impl<T: Scalar> Solver<T> {
             )
         })?;
         crate::op::check_apply(op.as_ref(), x, b, false)?;
-        if x.is_device() && matches!(self.method, Method::Ista | Method::Fista) {
+        if x.is_device() && self.method.host_only() {
             // the soft-thresholding step runs on the host: solve on host copies
             let hb = b.to_location(Location::Host)?;
             let mut hx = x.to_location(Location::Host)?;
@@ -725,20 +443,7 @@ impl<T: Scalar> Solver<T> {
                 op.cols().global_len()
             );
         }
-        let info = match method {
-            Method::Cg => cg::solve(&mut ctx, b, x),
-            Method::CgSingleReduction => cg_sr::solve(&mut ctx, b, x),
-            Method::CgPipelined => cg_pipe::solve(&mut ctx, b, x),
-            Method::Cgls => cgls::solve(&mut ctx, b, x),
-            Method::Lsqr => lsqr::solve(&mut ctx, b, x),
-            Method::Gmres => gmres::solve(&mut ctx, b, x, false),
-            Method::Fgmres => gmres::solve(&mut ctx, b, x, true),
-            Method::Bicgstab => bicgstab::solve(&mut ctx, b, x),
-            Method::Minres => minres::solve(&mut ctx, b, x),
-            Method::Ista => ista::solve(&mut ctx, b, x, false),
-            Method::Fista => ista::solve(&mut ctx, b, x, true),
-        }?;
-        let mut info = info;
+        let mut info = method.run(&mut ctx, b, x)?;
         // the last safeguard: a converged reason needs a finite reported residual and a finite x on
         // every rank (one reduction). The methods decide this themselves; this catches what one misses.
         if info.reason.converged()
@@ -802,12 +507,32 @@ mod tests {
         assert_eq!(sci(9.9999999999999), "1.000000000000e+01");
     }
     #[test]
-    fn method_and_reason_codes() {
-        for c in 0..11 {
-            assert!(Method::from_code(c).is_some());
+    fn every_steering_setting_is_agreed() {
+        // each change of a setting that steers the iteration changes the agreed values
+        let base = Params::default().agreement_values();
+        let changes: [fn(&mut Params); 12] = [
+            |p| p.rtol = 1e-3,
+            |p| p.atol = 1e-9,
+            |p| p.dtol = 7.0,
+            |p| p.max_iter = 3,
+            |p| p.nonzero_guess = true,
+            |p| p.restart = 5,
+            |p| p.damp = 0.5,
+            |p| p.threshold = Threshold::Half,
+            |p| p.eps = 0.25,
+            |p| p.step = Some(0.5),
+            |p| p.natural_norm = true,
+            |p| p.reference = Reference::InitialResidual,
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut p = Params::default();
+            change(&mut p);
+            assert_ne!(p.agreement_values(), base, "change {i} is not agreed");
         }
-        assert!(Method::from_code(11).is_none() && Method::from_code(-1).is_none());
-        assert_eq!(Reason::DivergedIndefinite.code(), -8);
-        assert!(Reason::ConvergedAtol.converged() && !Reason::DivergedNan.converged());
+        let p = Params {
+            keep_history: true,
+            ..Params::default()
+        };
+        assert_eq!(p.agreement_values(), base);
     }
 }

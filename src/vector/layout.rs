@@ -6,40 +6,19 @@ use std::sync::Arc;
 use crate::comm::Comm;
 use crate::error::{ErrorKind, Result};
 
-/// How a vector's entries are placed on ranks (PyLops-MPI's `Partition`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Partition {
-    /// Split: each rank owns a contiguous part; by default the first `n % P` ranks get one more.
-    Scatter,
-    /// Replicated on every rank; rank 0's values win when ranks are synchronised.
-    Broadcast,
-    /// Replicated on every rank, never synchronised (each rank computes with its own copy).
-    UnsafeBroadcast,
+crate::codes::code_table! {
+    /// How a vector's entries are placed on ranks (PyLops-MPI's `Partition`).
+    pub enum Partition {
+        /// Split: each rank owns a contiguous part; by default the first `n % P` ranks get one more.
+        Scatter = 0, PARLOPS_PARTITION_SCATTER;
+        /// Replicated on every rank; rank 0's values win when ranks are synchronised.
+        Broadcast = 1, PARLOPS_PARTITION_BROADCAST;
+        /// Replicated on every rank, never synchronised (each rank computes with its own copy).
+        UnsafeBroadcast = 2, PARLOPS_PARTITION_UNSAFE_BROADCAST;
+    }
 }
 
 impl Partition {
-    pub fn from_code(c: i32) -> Option<Partition> {
-        match c {
-            0 => Some(Partition::Scatter),
-            1 => Some(Partition::Broadcast),
-            2 => Some(Partition::UnsafeBroadcast),
-            _ => None,
-        }
-    }
-    pub fn code(self) -> i32 {
-        match self {
-            Partition::Scatter => 0,
-            Partition::Broadcast => 1,
-            Partition::UnsafeBroadcast => 2,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Partition::Scatter => "PARLOPS_PARTITION_SCATTER",
-            Partition::Broadcast => "PARLOPS_PARTITION_BROADCAST",
-            Partition::UnsafeBroadcast => "PARLOPS_PARTITION_UNSAFE_BROADCAST",
-        }
-    }
     /// Every rank holds the whole vector.
     pub fn is_replicated(self) -> bool {
         !matches!(self, Partition::Scatter)

@@ -1,0 +1,257 @@
+//! Every C constant of include/parlops.h pinned to its value, and every enumeration table of the
+//! core (`code_table!`) checked against the header both ways: a table line without its C constant,
+//! a C constant without its table line, or a constant whose value moves, fails here.
+
+use std::collections::BTreeMap;
+use std::ffi::CStr;
+
+use super::misc::parlops_status_string;
+use super::solver::*;
+use super::types::*;
+use crate::error::ErrorKind;
+use crate::memory::Location;
+use crate::scalar::DType;
+use crate::solver::{Method, Reason, Reference, Threshold};
+use crate::vector::Partition;
+use parlops_reason::*;
+use parlops_status::*;
+
+/// `(name, the Rust constant's value, the pinned value)`.
+macro_rules! pins {
+    ($($c:ident = $v:literal),+ $(,)?) => {
+        &[$((stringify!($c), $c as i64, $v)),+]
+    };
+}
+
+/// The ABI: these values never change.
+const PINNED: &[(&str, i64, i64)] = pins![
+    PARLOPS_DECIDE = -1,
+    PARLOPS_ALL_RANKS = -1,
+    PARLOPS_OK = 0,
+    PARLOPS_ERR_NULL_ARGUMENT = 1,
+    PARLOPS_ERR_INVALID_ARGUMENT = 2,
+    PARLOPS_ERR_SIZE_MISMATCH = 3,
+    PARLOPS_ERR_DTYPE_MISMATCH = 4,
+    PARLOPS_ERR_LAYOUT_MISMATCH = 5,
+    PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS = 6,
+    PARLOPS_ERR_MEMORY_LOCATION = 7,
+    PARLOPS_ERR_NO_DEVICE = 8,
+    PARLOPS_ERR_MPI = 9,
+    PARLOPS_ERR_CUDA = 10,
+    PARLOPS_ERR_NCCL = 11,
+    PARLOPS_ERR_CALLBACK = 12,
+    PARLOPS_ERR_NOT_SUPPORTED = 13,
+    PARLOPS_ERR_OUT_OF_MEMORY = 14,
+    PARLOPS_ERR_INTERNAL = 15,
+    PARLOPS_ERR_INVALID_HANDLE = 16,
+    PARLOPS_ITERATING = 0,
+    PARLOPS_CONVERGED_RTOL = 2,
+    PARLOPS_CONVERGED_ATOL = 3,
+    PARLOPS_CONVERGED_USER = 4,
+    PARLOPS_DIVERGED_MAX_ITER = -3,
+    PARLOPS_DIVERGED_DTOL = -4,
+    PARLOPS_DIVERGED_BREAKDOWN = -5,
+    PARLOPS_DIVERGED_INDEFINITE_MATRIX = -8,
+    PARLOPS_DIVERGED_NAN = -9,
+    PARLOPS_DIVERGED_USER = -10,
+    PARLOPS_METHOD_CG = 0,
+    PARLOPS_METHOD_CG_SINGLE_REDUCTION = 1,
+    PARLOPS_METHOD_CG_PIPELINED = 2,
+    PARLOPS_METHOD_CGLS = 3,
+    PARLOPS_METHOD_LSQR = 4,
+    PARLOPS_METHOD_GMRES = 5,
+    PARLOPS_METHOD_FGMRES = 6,
+    PARLOPS_METHOD_BICGSTAB = 7,
+    PARLOPS_METHOD_MINRES = 8,
+    PARLOPS_METHOD_ISTA = 9,
+    PARLOPS_METHOD_FISTA = 10,
+    PARLOPS_THRESHOLD_SOFT = 0,
+    PARLOPS_THRESHOLD_HARD = 1,
+    PARLOPS_THRESHOLD_HALF = 2,
+    PARLOPS_NORM_TYPE_UNPRECONDITIONED = 0,
+    PARLOPS_NORM_TYPE_NATURAL = 1,
+    PARLOPS_REFERENCE_RHS = 0,
+    PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1,
+    PARLOPS_F32 = 0,
+    PARLOPS_F64 = 1,
+    PARLOPS_C64 = 2,
+    PARLOPS_C128 = 3,
+    PARLOPS_MEMORY_HOST = 0,
+    PARLOPS_MEMORY_CUDA = 1,
+    PARLOPS_PARTITION_SCATTER = 0,
+    PARLOPS_PARTITION_BROADCAST = 1,
+    PARLOPS_PARTITION_UNSAFE_BROADCAST = 2,
+    PARLOPS_NORM_0 = 0,
+    PARLOPS_NORM_1 = 1,
+    PARLOPS_NORM_2 = 2,
+    PARLOPS_NORM_INF = 3,
+    PARLOPS_NORM_NEG_INF = 4,
+    PARLOPS_NORM_P = 5,
+    PARLOPS_INDEX_I32 = 0,
+    PARLOPS_INDEX_I64 = 1,
+    PARLOPS_COPY = 0,
+    PARLOPS_WRAP = 1,
+    PARLOPS_CENTERED = 0,
+    PARLOPS_FORWARD = 1,
+    PARLOPS_BACKWARD = 2,
+];
+
+/// The integer constants of the header: `#define PARLOPS_X v` and enum members `PARLOPS_X = v,`.
+fn header_constants() -> BTreeMap<String, i64> {
+    let header = include_str!("../../include/parlops.h");
+    let mut out = BTreeMap::new();
+    for line in header.lines() {
+        let t = line.trim();
+        let (name, value) = if let Some(rest) = t.strip_prefix("#define ") {
+            match rest.split_once(' ') {
+                Some((n, v)) => (n, v),
+                None => continue,
+            }
+        } else if let Some((n, v)) = t.split_once(" = ") {
+            (n, v.trim_end_matches(','))
+        } else {
+            continue;
+        };
+        if let (true, Ok(v)) = (name.starts_with("PARLOPS_"), value.parse::<i64>()) {
+            assert!(
+                out.insert(name.to_string(), v).is_none(),
+                "{name} twice in the header"
+            );
+        }
+    }
+    out
+}
+
+/// A core table: its name, its (C name, code) rows, and which header names belong to it.
+type Table = (&'static str, Vec<(&'static str, i32)>, fn(&str) -> bool);
+
+/// Every table of the core.
+fn tables() -> Vec<Table> {
+    fn rows<E: Copy>(all: &[E], f: fn(E) -> (&'static str, i32)) -> Vec<(&'static str, i32)> {
+        all.iter().map(|&e| f(e)).collect()
+    }
+    vec![
+        (
+            "ErrorKind",
+            rows(ErrorKind::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_ERR_"),
+        ),
+        ("DType", rows(DType::ALL, |e| (e.c_name(), e.code())), |n| {
+            ["PARLOPS_F", "PARLOPS_C"]
+                .iter()
+                .any(|p| n.strip_prefix(p).is_some_and(|d| d.parse::<u32>().is_ok()))
+        }),
+        (
+            "Location",
+            rows(Location::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_MEMORY_"),
+        ),
+        (
+            "Partition",
+            rows(Partition::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_PARTITION_"),
+        ),
+        (
+            "Method",
+            rows(Method::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_METHOD_"),
+        ),
+        (
+            "Reason",
+            rows(Reason::ALL, |e| (e.c_name(), e.code())),
+            |n| {
+                n == "PARLOPS_ITERATING"
+                    || n.starts_with("PARLOPS_CONVERGED_")
+                    || n.starts_with("PARLOPS_DIVERGED_")
+            },
+        ),
+        (
+            "Threshold",
+            rows(Threshold::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_THRESHOLD_"),
+        ),
+        (
+            "Reference",
+            rows(Reference::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_REFERENCE_"),
+        ),
+    ]
+}
+
+#[test]
+fn every_c_constant_is_pinned() {
+    let header = header_constants();
+    for &(name, rust, pinned) in PINNED {
+        assert_eq!(
+            rust, pinned,
+            "{name} is {rust} in src/capi; it is pinned to {pinned}"
+        );
+        assert_eq!(
+            header.get(name),
+            Some(&pinned),
+            "{name} in include/parlops.h (make header)"
+        );
+    }
+    let in_tables: Vec<&str> = tables()
+        .into_iter()
+        .flat_map(|(_, rows, _)| rows.into_iter().map(|(n, _)| n))
+        .collect();
+    for name in header.keys() {
+        let versioned = name.starts_with("PARLOPS_VERSION_");
+        assert!(
+            versioned || PINNED.iter().any(|p| p.0 == name) || in_tables.contains(&name.as_str()),
+            "{name} is in the header but neither pinned here nor in a core table"
+        );
+    }
+    let v = |k: &str| header[k].to_string();
+    assert_eq!(v("PARLOPS_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MAJOR"));
+    assert_eq!(v("PARLOPS_VERSION_MINOR"), env!("CARGO_PKG_VERSION_MINOR"));
+    assert_eq!(v("PARLOPS_VERSION_PATCH"), env!("CARGO_PKG_VERSION_PATCH"));
+}
+
+#[test]
+fn every_table_matches_the_header() {
+    let header = header_constants();
+    for (table, rows, belongs) in tables() {
+        for &(name, code) in &rows {
+            assert_eq!(
+                header.get(name),
+                Some(&(code as i64)),
+                "{table}: {name} = {code} in the table, not in include/parlops.h"
+            );
+        }
+        for (name, value) in header.iter().filter(|(n, _)| belongs(n)) {
+            assert!(
+                rows.iter().any(|&(n, c)| n == name && c as i64 == *value),
+                "{name} = {value} is in the header but has no line in the {table} table"
+            );
+        }
+    }
+}
+
+#[test]
+fn c_enums_follow_the_tables() {
+    for &k in ErrorKind::ALL {
+        let s = parlops_status::from(k);
+        assert_eq!(
+            (s as i32, format!("{s:?}")),
+            (k.code(), k.c_name().to_string())
+        );
+        let text = unsafe { CStr::from_ptr(parlops_status_string(k.code())) };
+        assert_eq!(
+            text.to_str().unwrap(),
+            format!("{}: {}", k.c_name(), k.name())
+        );
+    }
+    let ok = unsafe { CStr::from_ptr(parlops_status_string(0)) };
+    assert_eq!(ok.to_str().unwrap(), "PARLOPS_OK: success");
+    let unknown = unsafe { CStr::from_ptr(parlops_status_string(17)) };
+    assert!(unknown.to_str().unwrap().starts_with("unknown status"));
+    for &r in Reason::ALL {
+        let c = parlops_reason::from(r);
+        assert_eq!(
+            (c as i32, format!("{c:?}")),
+            (r.code(), r.c_name().to_string())
+        );
+    }
+}

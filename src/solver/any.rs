@@ -1,0 +1,299 @@
+//! A solver whose element type is chosen at run time (what a C handle holds), beside
+//! [`AnyOp`](crate::op::AnyOp) and [`AnyVec`](crate::vector::AnyVec): the settings are kept here
+//! and the typed [`Solver`] of the operator's dtype is made at the first solve (and kept, with its
+//! work vectors, for the next).
+
+use std::sync::Arc;
+
+use super::{Info, Method, MonitorFn, Params, Solver};
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::op::AnyOp;
+use crate::scalar::{DType, Scalar, c32, c64};
+use crate::vector::AnyVec;
+
+/// A monitor shared by the run-time typed solver and the typed one it makes: (iteration, residual
+/// norm) -> true to stop the solve.
+pub type SharedMonitor = Arc<dyn Fn(i64, f64) -> bool + Send + Sync>;
+
+/// One of the four typed solvers.
+enum Typed {
+    F32(Solver<f32>),
+    F64(Solver<f64>),
+    C64(Solver<c32>),
+    C128(Solver<c64>),
+}
+
+/// The typed solver inside `$t`, bound to `$s`, whatever its dtype.
+macro_rules! any_solver {
+    ($t:expr, $s:ident => $body:expr) => {
+        match $t {
+            Typed::F32($s) => $body,
+            Typed::F64($s) => $body,
+            Typed::C64($s) => $body,
+            Typed::C128($s) => $body,
+        }
+    };
+}
+
+/// A solver of any dtype.
+pub struct AnySolver {
+    comm: Arc<Comm>,
+    method: Method,
+    /// Tolerances and the other settings of every solve.
+    pub params: Params,
+    op: Option<AnyOp>,
+    pc: Option<AnyOp>,
+    jacobi: bool,
+    monitor: Option<SharedMonitor>,
+    typed: Option<Typed>,
+    info: Info,
+}
+
+impl AnySolver {
+    /// A solver for `method` on `comm` (the communicator of the operators it will solve with).
+    pub fn new(comm: Arc<Comm>, method: Method) -> AnySolver {
+        AnySolver {
+            comm,
+            method,
+            params: Params::default(),
+            op: None,
+            pc: None,
+            jacobi: false,
+            monitor: None,
+            typed: None,
+            info: Info::default(),
+        }
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+    pub fn comm(&self) -> &Arc<Comm> {
+        &self.comm
+    }
+    pub fn operator(&self) -> Option<&AnyOp> {
+        self.op.as_ref()
+    }
+
+    fn same_comm(&self, a: &AnyOp, what: &str) -> Result<()> {
+        if !Arc::ptr_eq(&self.comm, a.rows().comm()) {
+            crate::bail!(
+                LayoutMismatch,
+                "argument '{what}' ({}) lives on another communicator than the solver; create both from the same parlops_comm",
+                a.describe()
+            );
+        }
+        Ok(())
+    }
+
+    /// The operator A (kept by reference). Methods other than the least-squares ones need a square
+    /// A with equal row and column layouts.
+    pub fn set_operator(&mut self, a: &AnyOp) -> Result<()> {
+        self.same_comm(a, "A")?;
+        if !self.method.least_squares() && !a.rows().compatible(a.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "{} needs a square operator with equal row and column layouts; A is {}x{}; use CGLS or LSQR",
+                self.method.name(),
+                a.rows().global_len(),
+                a.cols().global_len()
+            );
+        }
+        self.op = Some(a.clone());
+        Ok(())
+    }
+
+    /// Preconditioner M^{-1} applied as z = M r; `None` removes it (and Jacobi).
+    pub fn set_preconditioner(&mut self, m: Option<&AnyOp>) -> Result<()> {
+        if let Some(m) = m {
+            self.same_comm(m, "M")?;
+        }
+        self.pc = m.cloned();
+        self.jacobi = false;
+        Ok(())
+    }
+
+    /// Jacobi from A's diagonal (taken at the next solve, and again when A changes).
+    pub fn set_jacobi(&mut self) {
+        self.jacobi = true;
+        self.pc = None;
+    }
+
+    pub fn set_monitor(&mut self, m: Option<SharedMonitor>) {
+        self.monitor = m;
+    }
+
+    /// Everything that steers the iteration and must be the same on every rank: the method, every
+    /// setting of [`Params::agreement_values`], and whether a monitor, Jacobi or a preconditioner is set.
+    pub fn agreement_values(&self) -> Vec<i64> {
+        let mut v = vec![
+            self.method.code() as i64,
+            self.monitor.is_some() as i64,
+            self.jacobi as i64,
+            self.pc.is_some() as i64,
+        ];
+        v.extend(self.params.agreement_values());
+        v
+    }
+
+    /// The operator, or an error when none is set.
+    pub fn require_operator(&self) -> Result<&AnyOp> {
+        self.op.as_ref().ok_or_else(|| {
+            crate::err!(
+                InvalidArgument,
+                "no operator: call parlops_solver_set_operator first"
+            )
+        })
+    }
+
+    /// The local checks of a solve: an operator is set, and b, x and the preconditioner fit it.
+    pub fn check_solve(&self, b: &AnyVec, x: &AnyVec) -> Result<()> {
+        let op = self.require_operator()?;
+        for (v, n) in [(b, "b"), (x, "x")] {
+            if v.dtype() != op.dtype() {
+                crate::bail!(
+                    DTypeMismatch,
+                    "argument '{n}' is {} but the operator is {}",
+                    v.dtype().name(),
+                    op.dtype().name()
+                );
+            }
+        }
+        if let Some(p) = &self.pc
+            && p.dtype() != op.dtype()
+        {
+            crate::bail!(
+                DTypeMismatch,
+                "the preconditioner is {} but the operator is {}",
+                p.dtype().name(),
+                op.dtype().name()
+            );
+        }
+        if !b.layout().compatible(op.rows()) || !x.layout().compatible(op.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "'b' has global length {} (split {:?}) and 'x' {} (split {:?}); the operator maps {} (split {:?}) to {} (split {:?})",
+                b.layout().global_len(),
+                b.layout().local_lens(),
+                x.layout().global_len(),
+                x.layout().local_lens(),
+                op.cols().global_len(),
+                op.cols().local_lens(),
+                op.rows().global_len(),
+                op.rows().local_lens()
+            );
+        }
+        Ok(())
+    }
+
+    /// Solve A x = b with the typed solver of A's dtype, after [`AnySolver::check_solve`] and the
+    /// agreement of [`AnySolver::agreement_values`] on every rank. A panic on one rank becomes an
+    /// `Internal` error on every rank. [collective]
+    pub fn solve(&mut self, b: &AnyVec, x: &mut AnyVec) -> Result<Info> {
+        let dtype = self
+            .op
+            .as_ref()
+            .map(|o| o.dtype())
+            .ok_or_else(|| crate::err!(Internal, "operator"))?;
+        let r = crate::error::catch_panic("the solve", || match dtype {
+            DType::F32 => self.run::<f32>(b, x),
+            DType::F64 => self.run::<f64>(b, x),
+            DType::C64 => self.run::<c32>(b, x),
+            DType::C128 => self.run::<c64>(b, x),
+        });
+        let info = self.comm.agree(r)?;
+        self.info = info;
+        Ok(info)
+    }
+
+    fn run<T: Scalar>(&mut self, b: &AnyVec, x: &mut AnyVec) -> Result<Info>
+    where
+        Typed: Pick<T>,
+    {
+        let op = self
+            .op
+            .as_ref()
+            .and_then(|o| o.typed::<T>())
+            .ok_or_else(|| crate::err!(Internal, "operator dtype"))?;
+        let pc = match &self.pc {
+            Some(p) => Some(
+                p.typed::<T>()
+                    .ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?,
+            ),
+            None => None,
+        };
+        let monitor: Option<MonitorFn> = self
+            .monitor
+            .clone()
+            .map(|m| Box::new(move |it: i64, r: f64| m(it, r)) as MonitorFn);
+        if self
+            .typed
+            .as_mut()
+            .and_then(<Typed as Pick<T>>::pick)
+            .is_none()
+        {
+            self.typed = Some(<Typed as Pick<T>>::wrap(Solver::new(self.method)));
+        }
+        let solver = self
+            .typed
+            .as_mut()
+            .and_then(<Typed as Pick<T>>::pick)
+            .ok_or_else(|| crate::err!(Internal, "typed solver"))?;
+        solver.method = self.method;
+        solver.params = self.params.clone();
+        solver.set_operator(op)?;
+        if self.jacobi {
+            solver.set_jacobi_keep();
+        } else {
+            solver.set_preconditioner(pc);
+        }
+        solver.set_monitor(monitor);
+        let b = b
+            .typed::<T>()
+            .ok_or_else(|| crate::err!(Internal, "b dtype"))?;
+        let x = x
+            .typed_mut::<T>()
+            .ok_or_else(|| crate::err!(Internal, "x dtype"))?;
+        solver.solve(b, x)
+    }
+
+    /// The outcome of the last solve.
+    pub fn info(&self) -> Info {
+        self.info
+    }
+
+    /// Residual norms of the last solve (with `params.keep_history`).
+    pub fn history(&self) -> &[f64] {
+        match &self.typed {
+            None => &[],
+            Some(t) => any_solver!(t, s => s.history()),
+        }
+    }
+}
+
+/// The typed solver of element type `T` inside a [`Typed`], and back.
+trait Pick<T: Scalar> {
+    fn pick(&mut self) -> Option<&mut Solver<T>>;
+    fn wrap(s: Solver<T>) -> Self;
+}
+
+macro_rules! pick {
+    ($t:ty, $v:ident) => {
+        impl Pick<$t> for Typed {
+            fn pick(&mut self) -> Option<&mut Solver<$t>> {
+                match self {
+                    Typed::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+            fn wrap(s: Solver<$t>) -> Typed {
+                Typed::$v(s)
+            }
+        }
+    };
+}
+pick!(f32, F32);
+pick!(f64, F64);
+pick!(c32, C64);
+pick!(c64, C128);

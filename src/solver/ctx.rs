@@ -1,0 +1,203 @@
+//! What every method works with: the work vectors a solver keeps between solves ([`Workspace`]) and
+//! the per-solve context ([`Ctx`]) with the one convergence test.
+
+use std::sync::Arc;
+
+use super::{MonitorFn, Params, Reason, Reference, sci};
+use crate::comm::{Comm, ReduceOp};
+use crate::error::Result;
+use crate::memory::Location;
+use crate::op::LinearOperator;
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout};
+
+/// Work vectors kept by a solver between solves.
+pub(crate) struct Workspace<T: Scalar> {
+    vecs: Vec<DistVector<T>>,
+    /// Where this solve's vectors live (the solution's memory and stream).
+    pub(super) loc: Location,
+    pub(super) stream: Option<crate::gpu::Stream>,
+}
+
+impl<T: Scalar> Workspace<T> {
+    pub(super) fn new() -> Self {
+        Workspace {
+            vecs: Vec::new(),
+            loc: Location::Host,
+            stream: None,
+        }
+    }
+    /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise); give them back
+    /// with [`Workspace::put`].
+    pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
+        let mut out = Vec::with_capacity(n);
+        // vectors allocated here (dropped if any rank fails, so that every workspace stays the same)
+        let mut fresh = Vec::new();
+        let mut allocated = false;
+        let mut failed = Ok(());
+        while out.len() + fresh.len() < n {
+            match self.vecs.iter().position(|v| {
+                v.layout().compatible(layout)
+                    && v.location() == self.loc
+                    && v.caller_stream() == self.stream
+            }) {
+                Some(i) => {
+                    // zeroed, so that nothing from an earlier solve (a NaN) leaks into 0 * v
+                    let mut v = self.vecs.swap_remove(i);
+                    v.fill(T::zero())?;
+                    out.push(v)
+                }
+                None => {
+                    allocated = true;
+                    let v = DistVector::new_in(layout.clone(), self.loc).and_then(|mut v| {
+                        if self.stream.is_some() {
+                            v.set_stream(self.stream)?;
+                        }
+                        Ok(v)
+                    });
+                    match v {
+                        Ok(v) => fresh.push(v),
+                        Err(e) => {
+                            failed = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if allocated {
+            // allocations (host or device) can fail on one rank: agreed before any collective
+            // (every rank allocates at the same solve: the workspaces follow the same calls)
+            if let Err(e) = layout.comm().agree(failed) {
+                self.vecs.extend(out);
+                return Err(e);
+            }
+        }
+        out.extend(fresh);
+        Ok(out)
+    }
+    pub(crate) fn put(&mut self, v: Vec<DistVector<T>>) {
+        self.vecs.extend(v);
+    }
+}
+
+/// What every method gets: the operators, settings, convergence test and work vectors.
+pub(crate) struct Ctx<'a, T: Scalar> {
+    pub op: &'a dyn LinearOperator<T>,
+    pub pc: Option<&'a dyn LinearOperator<T>>,
+    pub p: &'a Params,
+    pub comm: Arc<Comm>,
+    pub ws: &'a mut Workspace<T>,
+    pub(super) monitor: Option<&'a mut MonitorFn>,
+    pub(super) history: &'a mut Vec<f64>,
+    pub(super) print: bool,
+    pub name: &'static str,
+    /// The tested norm at the first convergence test of this solve (iteration 0).
+    pub(super) first: Option<f64>,
+}
+
+impl<T: Scalar> Ctx<'_, T> {
+    /// z = M r (or a copy of r without preconditioner).
+    pub fn precond(&self, r: &DistVector<T>, z: &mut DistVector<T>) -> Result<()> {
+        match self.pc {
+            Some(m) => m.apply(r, z),
+            None => z.copy_from(r),
+        }
+    }
+
+    /// What rtol is relative to: `bnorm` (the right-hand side's norm as the method tests it), or the
+    /// norm at the first convergence test of this solve (PARLOPS_REFERENCE_INITIAL_RESIDUAL).
+    pub fn reference(&self, bnorm: f64) -> f64 {
+        match self.p.reference {
+            Reference::Rhs => bnorm,
+            Reference::InitialResidual => self.first.unwrap_or(bnorm),
+        }
+    }
+
+    /// Does the stopping rule rnorm <= max(rtol ref, atol) hold (both finite)? `ref` is `bnorm` or
+    /// the initial residual norm ([`Ctx::reference`]).
+    pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
+        let r = self.reference(bnorm);
+        rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
+    }
+
+    /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm` (or, with
+    /// [`Reference::InitialResidual`], against the `rnorm` of the first test of the solve): the one
+    /// place where a method decides convergence (rnorm <= max(rtol ref, atol)); a non-finite
+    /// `rnorm` or `bnorm` is [`Reason::DivergedNan`]. Both are reduced values, so every rank decides
+    /// alike. Calls the monitor (a user stop request is agreed across ranks), records the history, prints
+    /// with PARLOPS_MONITOR=1.
+    pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
+        if self.first.is_none() {
+            self.first = Some(rnorm);
+        }
+        let bnorm = self.reference(bnorm);
+        if self.p.keep_history {
+            self.history.push(rnorm);
+        }
+        if self.print && self.comm.rank() == 0 {
+            println!("{it:4} KSP {} Residual norm {}", self.name, sci(rnorm));
+        }
+        if let Some(m) = self.monitor.as_mut() {
+            let stop = if m(it, rnorm) { 1.0 } else { 0.0 };
+            let any = self.comm.allreduce_f64(&[stop], ReduceOp::Max)?;
+            if any[0] > 0.0 {
+                return Ok(Some(Reason::DivergedUser));
+            }
+        }
+        // NaN or Inf in the residual or the reference norm is a divergence, never a convergence
+        if !rnorm.is_finite() || !bnorm.is_finite() {
+            return Ok(Some(Reason::DivergedNan));
+        }
+        if self.holds(rnorm, bnorm) {
+            return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {
+                Reason::ConvergedRtol
+            } else {
+                Reason::ConvergedAtol
+            }));
+        }
+        if it > 0 && rnorm > self.p.dtol * bnorm.max(f64::MIN_POSITIVE) {
+            return Ok(Some(Reason::DivergedDtol));
+        }
+        if it >= self.p.max_iter {
+            return Ok(Some(Reason::DivergedMaxIter));
+        }
+        Ok(None)
+    }
+}
+
+/// Run a method with `n` work vectors of `layout` taken from (and given back to) the workspace.
+pub(crate) fn with_vecs<T: Scalar, R>(
+    ctx: &mut Ctx<T>,
+    n: usize,
+    layout: &Arc<Layout>,
+    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>]) -> Result<R>,
+) -> Result<R> {
+    let mut v = ctx.ws.take(n, layout)?;
+    let out = f(ctx, &mut v);
+    ctx.ws.put(v);
+    out
+}
+
+/// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.
+pub(crate) fn with_vecs2<T: Scalar, R>(
+    ctx: &mut Ctx<T>,
+    nr: usize,
+    rows: &Arc<Layout>,
+    nc: usize,
+    cols: &Arc<Layout>,
+    f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>], &mut [DistVector<T>]) -> Result<R>,
+) -> Result<R> {
+    let mut r = ctx.ws.take(nr, rows)?;
+    let mut c = match ctx.ws.take(nc, cols) {
+        Ok(c) => c,
+        Err(e) => {
+            ctx.ws.put(r);
+            return Err(e);
+        }
+    };
+    let out = f(ctx, &mut r, &mut c);
+    ctx.ws.put(r);
+    ctx.ws.put(c);
+    out
+}

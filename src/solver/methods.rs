@@ -1,0 +1,164 @@
+//! The solver's enumerations, one table each: the methods (code, C constant, name, how to run it,
+//! what it supports), the reasons a solve stops, the thresholds of ISTA/FISTA and the convergence
+//! references. The C constants (`src/capi/solver.rs`) are pinned against these tables by
+//! `src/capi/pins.rs`.
+//!
+//! Adding a method: its file `src/solver/<name>.rs` with `pub(crate) fn solve` (and `mod <name>;`
+//! in `src/solver/mod.rs`), one line in the table below, one `PARLOPS_METHOD_*` constant.
+
+use super::{Ctx, Info};
+use crate::codes::code_table;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::vector::DistVector;
+
+/// What a method supports beyond a square operator with the unpreconditioned residual norm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trait {
+    /// Works on rectangular operators (min ||b - A x||); without it the operator must be square.
+    LeastSquares,
+    /// Can test the natural norm sqrt(r^H M r) (PARLOPS_NORM_TYPE_NATURAL).
+    NaturalNorm,
+    /// Runs on the host only: a device solve runs on host copies of b and x.
+    HostOnly,
+}
+
+/// `methods! { (ctx, b, x) => Variant = code, C_NAME, "name", call, [traits]; ... }`: the [`Method`]
+/// table, through [`code_table!`], plus the dispatch `Method::run` and the trait queries.
+macro_rules! methods {
+    (($ctx:ident, $b:ident, $x:ident) =>
+        $( $(#[$vmeta:meta])* $v:ident = $code:literal, $c:ident, $words:literal, $call:expr, [$($t:ident),*]; )+
+    ) => {
+        code_table! {
+            /// Solution method.
+            pub enum Method {
+                $( $(#[$vmeta])* $v = $code, $c, $words; )+
+            }
+        }
+
+        impl Method {
+            fn traits(self) -> &'static [Trait] {
+                match self {
+                    $( Method::$v => &[$(Trait::$t),*], )+
+                }
+            }
+
+            /// Run this method (the driver, [`super::Solver::solve`], has checked the arguments).
+            pub(crate) fn run<T: Scalar>(
+                self,
+                $ctx: &mut Ctx<T>,
+                $b: &DistVector<T>,
+                $x: &mut DistVector<T>,
+            ) -> Result<Info> {
+                match self {
+                    $( Method::$v => $call, )+
+                }
+            }
+        }
+    };
+}
+
+methods! { (ctx, b, x) =>
+    Cg = 0, PARLOPS_METHOD_CG, "CG", super::cg::solve(ctx, b, x), [NaturalNorm];
+    CgSingleReduction = 1, PARLOPS_METHOD_CG_SINGLE_REDUCTION, "CG (single reduction)",
+        super::cg_sr::solve(ctx, b, x), [NaturalNorm];
+    CgPipelined = 2, PARLOPS_METHOD_CG_PIPELINED, "CG (pipelined)",
+        super::cg_pipe::solve(ctx, b, x), [NaturalNorm];
+    Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
+    Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
+    Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [];
+    Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [];
+    Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::bicgstab::solve(ctx, b, x), [];
+    Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::minres::solve(ctx, b, x), [];
+    Ista = 9, PARLOPS_METHOD_ISTA, "ISTA", super::ista::solve(ctx, b, x, false),
+        [LeastSquares, HostOnly];
+    Fista = 10, PARLOPS_METHOD_FISTA, "FISTA", super::ista::solve(ctx, b, x, true),
+        [LeastSquares, HostOnly];
+}
+
+impl Method {
+    /// Least-squares methods work on rectangular operators; the others need a square one.
+    pub fn least_squares(self) -> bool {
+        self.traits().contains(&Trait::LeastSquares)
+    }
+    /// Can this method test the natural norm (PARLOPS_NORM_TYPE_NATURAL)?
+    pub fn natural_norm(self) -> bool {
+        self.traits().contains(&Trait::NaturalNorm)
+    }
+    /// Does this method run on the host only (a device solve goes through host copies)?
+    pub fn host_only(self) -> bool {
+        self.traits().contains(&Trait::HostOnly)
+    }
+}
+
+code_table! {
+    /// Why a solve stopped (PETSc's KSPConvergedReason values where they exist): > 0 converged,
+    /// < 0 diverged.
+    pub enum Reason {
+        Iterating = 0, PARLOPS_ITERATING;
+        ConvergedRtol = 2, PARLOPS_CONVERGED_RTOL;
+        ConvergedAtol = 3, PARLOPS_CONVERGED_ATOL;
+        ConvergedUser = 4, PARLOPS_CONVERGED_USER;
+        DivergedMaxIter = -3, PARLOPS_DIVERGED_MAX_ITER;
+        DivergedDtol = -4, PARLOPS_DIVERGED_DTOL;
+        DivergedBreakdown = -5, PARLOPS_DIVERGED_BREAKDOWN;
+        DivergedIndefinite = -8, PARLOPS_DIVERGED_INDEFINITE_MATRIX;
+        DivergedNan = -9, PARLOPS_DIVERGED_NAN;
+        DivergedUser = -10, PARLOPS_DIVERGED_USER;
+    }
+}
+
+impl Reason {
+    pub fn converged(self) -> bool {
+        self.code() > 0
+    }
+}
+
+code_table! {
+    /// Thresholding of ISTA and FISTA (PyLops' soft, hard and half).
+    pub enum Threshold {
+        Soft = 0, PARLOPS_THRESHOLD_SOFT;
+        Hard = 1, PARLOPS_THRESHOLD_HARD;
+        Half = 2, PARLOPS_THRESHOLD_HALF;
+    }
+}
+
+code_table! {
+    /// What the residual norm is compared with in the stopping rule ||r|| <= max(rtol * ref, atol).
+    pub enum Reference {
+        /// ref = ||b|| in the norm the method tests (PETSc's default).
+        Rhs = 0, PARLOPS_REFERENCE_RHS;
+        /// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
+        /// KSPConvergedDefaultSetUIRNorm; what MFEM's iterative solvers do).
+        InitialResidual = 1, PARLOPS_REFERENCE_INITIAL_RESIDUAL;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn method_and_reason_codes() {
+        // the methods are numbered 0, 1, 2, ... in table order (a new line takes the next code)
+        for (i, &m) in Method::ALL.iter().enumerate() {
+            assert_eq!((m.code(), Method::from_code(m.code())), (i as i32, Some(m)));
+        }
+        let past = Method::ALL.len() as i32;
+        assert!(Method::from_code(past).is_none() && Method::from_code(-1).is_none());
+        assert_eq!(Method::Bicgstab.name(), "BiCGStab");
+        assert_eq!(Method::Fista.c_name(), "PARLOPS_METHOD_FISTA");
+        assert!(Method::choices().starts_with("PARLOPS_METHOD_CG .. PARLOPS_METHOD_"));
+        let ls: Vec<Method> = Method::ALL
+            .iter()
+            .copied()
+            .filter(|m| m.least_squares())
+            .collect();
+        assert_eq!(
+            ls,
+            [Method::Cgls, Method::Lsqr, Method::Ista, Method::Fista]
+        );
+        assert_eq!(Reason::DivergedIndefinite.code(), -8);
+        assert_eq!(Reason::DivergedNan.name(), "PARLOPS_DIVERGED_NAN");
+        assert!(Reason::ConvergedAtol.converged() && !Reason::DivergedNan.converged());
+    }
+}
