@@ -14,6 +14,7 @@ pub mod error;
 pub mod gpu;
 pub mod memory;
 pub mod op;
+pub mod report;
 pub mod scalar;
 pub mod solver;
 pub mod vector;

@@ -6,9 +6,12 @@
 //! verdict, and either all ranks go on or all ranks return an error (with the failing rank's words).
 
 mod mpi;
+pub mod nccl;
 
 use self::mpi::MpiComm;
-pub use self::mpi::{finalize, init, mpi_initialized, mpi_library_version, mpi_standard_version};
+pub use self::mpi::{
+    finalize, init, mpi_cuda_aware, mpi_initialized, mpi_library_version, mpi_standard_version,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,7 +35,7 @@ pub struct Comm {
     host: String,
     reductions: AtomicU64,
     /// The NCCL communicator over the same ranks, for device data (`parlops_comm_create_nccl`).
-    nccl: Option<crate::gpu::nccl::Nccl>,
+    nccl: Option<self::nccl::Nccl>,
 }
 
 /// How device buffers move between ranks on a communicator.
@@ -68,12 +71,12 @@ impl Comm {
     }
 
     /// This communicator with an NCCL communicator for device data attached.
-    pub fn with_nccl(mut self, n: crate::gpu::nccl::Nccl) -> Comm {
+    pub fn with_nccl(mut self, n: self::nccl::Nccl) -> Comm {
         self.nccl = Some(n);
         self
     }
     /// The attached NCCL communicator.
-    pub fn nccl(&self) -> Option<&crate::gpu::nccl::Nccl> {
+    pub fn nccl(&self) -> Option<&self::nccl::Nccl> {
         self.nccl.as_ref()
     }
 
@@ -90,7 +93,7 @@ impl Comm {
         let setting = crate::config::env()
             .get("PARLOPS_CUDA_AWARE_MPI")
             .map(|v| v.trim().to_string());
-        let says = crate::config::mpi_cuda_aware();
+        let says = mpi_cuda_aware();
         match (setting.as_deref(), says) {
             (Some("0"), _) => (
                 Transport::Staging,

@@ -190,25 +190,12 @@ pub fn dots<T: Scalar>(
     pending: Result<()>,
 ) -> Result<Vec<T>> {
     let local = dot_partials(pairs, pending);
-    let r = match (comm.nccl(), pairs.first()) {
-        (Some(nccl), Some((x, _))) if x.is_device() => {
-            // the partials and the error flag are summed by NCCL on the device
-            let n = 2 * pairs.len();
-            let mut buf = vec![0.0; n + 1];
-            match &local {
-                Ok(v) => buf[..n].copy_from_slice(v),
-                Err(_) => buf[n] = 1.0,
-            }
-            let out = device::nccl_sum(nccl, &buf, x.stream()?)?;
-            comm.count_reduction();
-            if out[n] != 0.0 {
-                // some rank failed: learn which and why over MPI (rare path)
-                comm.allreduce_checked(local, n, ReduceOp::Sum)?
-            } else {
-                out[..n].to_vec()
-            }
+    let n = 2 * pairs.len();
+    let r = match pairs.first() {
+        Some((x, _)) if x.is_device() => {
+            comm.allreduce_sum_checked_device(local, n, || x.stream())?
         }
-        _ => comm.allreduce_checked(local, 2 * pairs.len(), ReduceOp::Sum)?,
+        _ => comm.allreduce_checked(local, n, ReduceOp::Sum)?,
     };
     Ok(r.chunks(2)
         .map(|c| T::from_parts_lossy(c[0], c[1]))
