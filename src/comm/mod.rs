@@ -5,6 +5,7 @@
 //! Collectives that validate arguments first use [`Comm::agree`]: every rank contributes its local
 //! verdict, and either all ranks go on or all ranks return an error (with the failing rank's words).
 
+pub mod halo;
 mod mpi;
 pub mod nccl;
 

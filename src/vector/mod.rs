@@ -4,7 +4,6 @@
 
 mod any;
 pub mod device;
-pub mod halo;
 mod layout;
 pub mod ops;
 
