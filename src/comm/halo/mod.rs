@@ -173,6 +173,37 @@ impl HaloPlan {
         Ok(())
     }
 
+    /// The forward exchange on the host: ghosts into `ghost` (`sendbuf` packed from `owned`), with
+    /// `local` (work that needs no ghosts) run while the data moves.
+    pub fn forward<T: Scalar>(
+        &self,
+        owned: &[T],
+        sendbuf: &mut [T],
+        ghost: &mut [T],
+        local: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut reqs = Requests::new();
+        // SAFETY: sendbuf and ghost stay borrowed until reqs.wait() (or its drop) below.
+        unsafe { self.start_forward(owned, sendbuf, ghost, &mut reqs)? };
+        local()?;
+        reqs.wait()
+    }
+
+    /// The reverse exchange on the host: `ghost`'s contributions to their owners, this rank's into
+    /// `recvbuf` (add them with [`HaloPlan::add_reverse`]), with `local` run while the data moves.
+    pub fn reverse<T: Scalar>(
+        &self,
+        ghost: &[T],
+        recvbuf: &mut [T],
+        local: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut reqs = Requests::new();
+        // SAFETY: ghost and recvbuf stay borrowed until reqs.wait() (or its drop) below.
+        unsafe { self.start_reverse(ghost, recvbuf, &mut reqs)? };
+        local()?;
+        reqs.wait()
+    }
+
     /// owned[i] += contributions received by the reverse exchange.
     pub fn add_reverse<T: Scalar>(&self, recvbuf: &[T], owned: &mut [T]) {
         for (v, &i) in recvbuf.iter().zip(&self.send_idx) {

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 
 use self::device::DevCsr;
 use super::LinearOperator;
-use crate::comm::Requests;
 use crate::comm::halo::HaloPlan;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -548,11 +547,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost } = &mut *b;
-        let mut reqs = Requests::new();
-        // SAFETY: send and ghost are not touched until reqs.wait().
-        unsafe { self.halo.start_forward(x.local(), send, ghost, &mut reqs)? };
-        self.diag.mult(x.local(), y.local_mut(), false);
-        reqs.wait()?;
+        self.halo.forward(x.local(), send, ghost, || {
+            self.diag.mult(x.local(), y.local_mut(), false);
+            Ok(())
+        })?;
         self.offd.mult(ghost, y.local_mut(), true);
         Ok(())
     }
@@ -564,12 +562,11 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         let Bufs { send, ghost } = &mut *b;
         ghost.iter_mut().for_each(|g| *g = T::zero());
         self.offd.mult_adjoint_add(y.local(), ghost);
-        let mut reqs = Requests::new();
-        // SAFETY: ghost and send are not touched until reqs.wait().
-        unsafe { self.halo.start_reverse(ghost, send, &mut reqs)? };
-        x.fill(T::zero())?;
-        self.diag.mult_adjoint_add(y.local(), x.local_mut());
-        reqs.wait()?;
+        self.halo.reverse(ghost, send, || {
+            x.fill(T::zero())?;
+            self.diag.mult_adjoint_add(y.local(), x.local_mut());
+            Ok(())
+        })?;
         self.halo.add_reverse(send, x.local_mut());
         Ok(())
     }
