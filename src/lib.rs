@@ -2,10 +2,14 @@
 //!
 //! Module map (data flows down this list, never up):
 //! - [`capi`]: the `extern "C"` surface only (null checks, handle casts, status codes, panic boundary).
+//! - [`report`]: the configuration report (process facts, and one line per rank over a communicator).
+//! - [`solver`], [`op`]: Krylov solvers and distributed linear operators.
 //! - [`vector`]: [`vector::Layout`] (how indices split over ranks) and [`vector::DistVector`].
-//! - [`comm`]: [`comm::Comm`], a private duplicate of the caller's `MPI_Comm`, and its collectives.
-//! - [`memory`]: where data lives ([`memory::Location`]) and the CUDA probe.
-//! - [`scalar`], [`error`], [`config`]: element types, the one error type, environment and reports.
+//! - [`comm`]: [`comm::Comm`], a private duplicate of the caller's `MPI_Comm`, its collectives, and
+//!   every transport: point-to-point, the halo plans (host and device), NCCL.
+//! - [`memory`]: where data lives ([`memory::Location`]).
+//! - [`gpu`]: the CUDA device (probe, device choice, buffers, streams, kernels).
+//! - [`scalar`], [`error`], [`config`]: element types, the one error type, the environment.
 
 pub mod capi;
 mod codes;
@@ -15,6 +19,7 @@ pub mod error;
 pub mod gpu;
 pub mod memory;
 pub mod op;
+pub mod report;
 pub mod scalar;
 pub mod solver;
 pub mod vector;

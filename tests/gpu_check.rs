@@ -514,7 +514,7 @@ fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
 
 /// NCCL: a communicator with NCCL attached; CSR halo and dot products over NCCL against the host.
 fn nccl(t: &mut Tally, world: &Arc<Comm>) {
-    let p = parlops::memory::cuda::probe();
+    let p = parlops::gpu::probe();
     if !p.nccl_loaded {
         if world.rank() == 0 {
             println!("gpu_check: NCCL checks skipped: libnccl.so could not be loaded");
@@ -534,7 +534,7 @@ fn nccl(t: &mut Tally, world: &Arc<Comm>) {
     }
     let c = Comm::world().unwrap();
     let g = parlops::gpu::get(c.node_rank(), None).map(|_| ());
-    let n = match parlops::gpu::nccl::Nccl::bootstrap(&c, g) {
+    let n = match parlops::comm::nccl::Nccl::bootstrap(&c, g) {
         Ok(n) => n,
         Err(e) => {
             t.check(false, &format!("NCCL communicator: {}", e.msg));
@@ -662,7 +662,7 @@ fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
 
 fn main() {
     let (comm, mut t) = start();
-    let p = parlops::memory::cuda::probe();
+    let p = parlops::gpu::probe();
     if p.device_count.unwrap_or(0) == 0 {
         if comm.rank() == 0 {
             println!(
@@ -682,9 +682,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let bench_mode = args.iter().any(|a| a == "--bench");
     if comm.rank() == 0 {
-        print!("{}", parlops::config::report(&comm).unwrap());
+        print!("{}", parlops::report::report(&comm).unwrap());
     } else {
-        parlops::config::report(&comm).unwrap();
+        parlops::report::report(&comm).unwrap();
     }
     let g = parlops::gpu::get(comm.node_rank(), None).unwrap();
     println!("gpu_check: rank {} uses {}", comm.rank(), g.describe());

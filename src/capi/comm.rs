@@ -43,7 +43,6 @@ pub unsafe extern "C" fn parlops_comm_create_nccl(
 ) -> parlops_status {
     guard("parlops_comm_create_nccl", || {
         let m = unsafe { arg(mpi, "mpi")? };
-        let c = unsafe { Comm::from_mpi(m.inner.raw())? };
         let pre = out_ok(out, "out").and_then(|_| {
             if device < -1 {
                 crate::bail!(
@@ -51,16 +50,12 @@ pub unsafe extern "C" fn parlops_comm_create_nccl(
                     "argument 'device' is {device}; it must be -1 (chosen by parlops) or a device index"
                 );
             }
-            crate::gpu::nccl::require()?;
-            crate::gpu::get(c.node_rank(), (device >= 0).then_some(device)).map(|_| ())
+            Ok(())
         });
-        let n = crate::gpu::nccl::Nccl::bootstrap(&c, pre)?;
-        give(
-            out,
-            parlops_comm {
-                inner: Arc::new(c.with_nccl(n)),
-            },
-        );
+        let c = m
+            .inner
+            .dup_with_nccl((device >= 0).then_some(device), pre)?;
+        give(out, parlops_comm { inner: Arc::new(c) });
         Ok(())
     })
 }
@@ -76,24 +71,8 @@ pub unsafe extern "C" fn parlops_comm_wrap_nccl(
 ) -> parlops_status {
     guard("parlops_comm_wrap_nccl", || {
         let m = unsafe { arg(mpi, "mpi")? };
-        let c = unsafe { Comm::from_mpi(m.inner.raw())? };
-        // the device is the one the caller's communicator uses
-        let pre = out_ok(out, "out").and_then(|_| {
-            let pin = if nccl_comm.is_null() {
-                None
-            } else {
-                Some(unsafe { crate::gpu::nccl::Nccl::device_of(nccl_comm)? })
-            };
-            crate::gpu::get(c.node_rank(), pin).map(|_| ())
-        });
-        c.agree(pre)?;
-        let n = unsafe { crate::gpu::nccl::Nccl::wrap(&c, nccl_comm)? };
-        give(
-            out,
-            parlops_comm {
-                inner: Arc::new(c.with_nccl(n)),
-            },
-        );
+        let c = unsafe { m.inner.dup_wrapping_nccl(nccl_comm, out_ok(out, "out"))? };
+        give(out, parlops_comm { inner: Arc::new(c) });
         Ok(())
     })
 }

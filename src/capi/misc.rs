@@ -87,8 +87,8 @@ pub unsafe extern "C" fn parlops_config_report(
 ) -> parlops_status {
     guard("parlops_config_report", || {
         let text = match unsafe { opt_arg(comm, "comm")? } {
-            Some(c) => config::report(&c.inner)?,
-            None => config::process_report(),
+            Some(c) => crate::report::report(&c.inner)?,
+            None => crate::report::process_report(),
         };
         if buf.is_null() && len > 0 {
             crate::bail!(NullArgument, "argument 'buf' is NULL but 'len' is {len}");

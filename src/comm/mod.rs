@@ -5,10 +5,16 @@
 //! Collectives that validate arguments first use [`Comm::agree`]: every rank contributes its local
 //! verdict, and either all ranks go on or all ranks return an error (with the failing rank's words).
 
+pub mod halo;
 mod mpi;
+pub mod nccl;
+mod p2p;
 
 use self::mpi::MpiComm;
-pub use self::mpi::{finalize, init, mpi_initialized, mpi_library_version, mpi_standard_version};
+pub use self::mpi::{
+    finalize, init, mpi_cuda_aware, mpi_initialized, mpi_library_version, mpi_standard_version,
+};
+pub use self::p2p::Requests;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,7 +38,7 @@ pub struct Comm {
     host: String,
     reductions: AtomicU64,
     /// The NCCL communicator over the same ranks, for device data (`parlops_comm_create_nccl`).
-    nccl: Option<crate::gpu::nccl::Nccl>,
+    nccl: Option<self::nccl::Nccl>,
 }
 
 /// How device buffers move between ranks on a communicator.
@@ -68,12 +74,12 @@ impl Comm {
     }
 
     /// This communicator with an NCCL communicator for device data attached.
-    pub fn with_nccl(mut self, n: crate::gpu::nccl::Nccl) -> Comm {
+    pub fn with_nccl(mut self, n: self::nccl::Nccl) -> Comm {
         self.nccl = Some(n);
         self
     }
     /// The attached NCCL communicator.
-    pub fn nccl(&self) -> Option<&crate::gpu::nccl::Nccl> {
+    pub fn nccl(&self) -> Option<&self::nccl::Nccl> {
         self.nccl.as_ref()
     }
 
@@ -90,7 +96,7 @@ impl Comm {
         let setting = crate::config::env()
             .get("PARLOPS_CUDA_AWARE_MPI")
             .map(|v| v.trim().to_string());
-        let says = crate::config::mpi_cuda_aware();
+        let says = mpi_cuda_aware();
         match (setting.as_deref(), says) {
             (Some("0"), _) => (
                 Transport::Staging,
@@ -510,38 +516,6 @@ impl Comm {
     }
 }
 
-/// Outstanding non-blocking point-to-point operations; [`Requests::wait`] completes them. The buffers
-/// given to [`Comm::isend`]/[`Comm::irecv`] must stay untouched until then.
-pub struct Requests {
-    reqs: Vec<::mpi::ffi::MPI_Request>,
-}
-
-impl Requests {
-    pub fn new() -> Requests {
-        Requests { reqs: Vec::new() }
-    }
-    /// Wait for all of them.
-    pub fn wait(&mut self) -> Result<()> {
-        let r = self::mpi::waitall(&mut self.reqs);
-        self.reqs.clear();
-        r
-    }
-}
-
-impl Default for Requests {
-    fn default() -> Self {
-        Requests::new()
-    }
-}
-
-impl Drop for Requests {
-    fn drop(&mut self) {
-        if !self.reqs.is_empty() {
-            let _ = self::mpi::waitall(&mut self.reqs);
-        }
-    }
-}
-
 /// A sum-allreduce in flight ([`Comm::iallreduce_checked`]); [`PendingSum::finish`] completes it.
 pub struct PendingSum {
     send: Box<[f64]>,
@@ -569,70 +543,7 @@ impl PendingSum {
     }
 }
 
-/// Tag of parlops' point-to-point traffic (the communicator is private, operations are ordered).
-const TAG: i32 = 7301;
-
 impl Comm {
-    /// Start sending `buf` to `dest`.
-    ///
-    /// # Safety
-    /// `buf` must stay alive and unmodified until `reqs` has been waited for.
-    pub unsafe fn isend<T: Scalar>(&self, buf: &[T], dest: i32, reqs: &mut Requests) -> Result<()> {
-        unsafe { self.isend_device::<T>(buf.as_ptr() as usize as u64, buf.len(), dest, reqs) }
-    }
-
-    /// Start receiving into `buf` from `src`.
-    ///
-    /// # Safety
-    /// `buf` must stay alive and untouched until `reqs` has been waited for.
-    pub unsafe fn irecv<T: Scalar>(
-        &self,
-        buf: &mut [T],
-        src: i32,
-        reqs: &mut Requests,
-    ) -> Result<()> {
-        unsafe { self.irecv_device::<T>(buf.as_mut_ptr() as usize as u64, buf.len(), src, reqs) }
-    }
-
-    /// Start sending `n` entries of `T` at address `ptr`: host memory, or device memory with a
-    /// CUDA-aware MPI.
-    ///
-    /// # Safety
-    /// `ptr` must hold `n` entries until `reqs` has been waited for.
-    pub unsafe fn isend_device<T: Scalar>(
-        &self,
-        ptr: u64,
-        n: usize,
-        dest: i32,
-        reqs: &mut Requests,
-    ) -> Result<()> {
-        let p = ptr as usize as *const std::ffi::c_void;
-        let r = self
-            .raw
-            .isend_raw(p, elems(n, T::PARTS)?, T::BASE, dest, TAG)?;
-        reqs.reqs.push(r);
-        Ok(())
-    }
-
-    /// Start receiving `n` entries of `T` at address `ptr` (host, or device with a CUDA-aware MPI).
-    ///
-    /// # Safety
-    /// As for [`Comm::isend_device`].
-    pub unsafe fn irecv_device<T: Scalar>(
-        &self,
-        ptr: u64,
-        n: usize,
-        src: i32,
-        reqs: &mut Requests,
-    ) -> Result<()> {
-        let p = ptr as usize as *mut std::ffi::c_void;
-        let r = self
-            .raw
-            .irecv_raw(p, elems(n, T::PARTS)?, T::BASE, src, TAG)?;
-        reqs.reqs.push(r);
-        Ok(())
-    }
-
     /// Every rank sends `counts[q]` values to rank q; returns what each rank sent to this one. [collective]
     pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
         self.raw.alltoall_i64(vals)

@@ -83,6 +83,21 @@ pub fn mpi_standard_version() -> (i32, i32) {
     (a, b)
 }
 
+/// What the MPI library says about CUDA-aware transfers: Open MPI's `MPIX_Query_cuda_support()` when the
+/// library has it (looked up at run time, so any MPI links), `None` when it does not say.
+pub fn mpi_cuda_aware() -> Option<bool> {
+    // SAFETY: dlsym on the global namespace; the symbol, when present, is `int f(void)`.
+    unsafe {
+        let name = c"MPIX_Query_cuda_support";
+        let f = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+        if f.is_null() {
+            return None;
+        }
+        let f: extern "C" fn() -> libc::c_int = std::mem::transmute(f);
+        Some(f() != 0)
+    }
+}
+
 /// `MPI_Get_processor_name`, or "unknown".
 pub fn processor_name() -> String {
     let mut buf = vec![0 as c_char; 1024];

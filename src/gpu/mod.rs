@@ -1,10 +1,11 @@
 //! CUDA device support: one device per process (the primary context of the device chosen from the
 //! node-local rank, or pinned by the caller), parlops' stream, device buffers, and the kernels (CUDA C
 //! in `kernels.cu`, compiled at first use for each element type with NVRTC). Everything goes through
-//! cudarc's dynamically loaded driver API after [`crate::memory::cuda::probe`] said the libraries are
+//! cudarc's dynamically loaded driver API after [`probe::probe`] said the libraries are
 //! there, so a machine without CUDA builds and runs and gets `NoDevice` errors instead of panics.
 
-pub mod nccl;
+pub mod probe;
+pub mod scratch;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -14,8 +15,9 @@ use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::memory::cuda;
 use crate::scalar::{DType, Scalar};
+
+pub use self::probe::{Probe, device_choice, probe};
 
 /// A CUDA stream handle (`cudaStream_t` and `CUstream` are the same object).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +48,7 @@ static GPU: OnceLock<Mutex<Option<Arc<Gpu>>>> = OnceLock::new();
 
 /// Why no device can be used, as an error (`NoDevice`), when that is so.
 pub fn require_driver() -> Result<()> {
-    let p = cuda::probe();
+    let p = probe();
     if p.device_count.unwrap_or(0) == 0 {
         crate::bail!(
             NoDevice,
@@ -78,7 +80,7 @@ pub fn get(node_rank: i32, pin: Option<i32>) -> Result<Arc<Gpu>> {
         gpu.bind()?;
         return Ok(gpu.clone());
     }
-    let n = cuda::probe().device_count.unwrap_or(0);
+    let n = probe().device_count.unwrap_or(0);
     let (ordinal, why) = match pin {
         Some(d) if d >= 0 && d < n => (d, "pinned by the caller".to_string()),
         Some(d) => crate::bail!(
@@ -86,7 +88,7 @@ pub fn get(node_rank: i32, pin: Option<i32>) -> Result<Arc<Gpu>> {
             "argument 'device' is {d}; this process sees {n} CUDA device(s) (0..{})",
             n - 1
         ),
-        None => match crate::config::device_choice(node_rank) {
+        None => match device_choice(node_rank) {
             (Some(d), why) => (d, why),
             (None, why) => crate::bail!(NoDevice, "no CUDA device for this rank: {why}"),
         },
@@ -153,7 +155,7 @@ impl Gpu {
         );
         let ptx = compile(T::DTYPE, &arch)?;
         let m = Arc::new(Kernels::load(&ptx).map_err(|e| {
-            let v = cuda::probe().driver_version.unwrap_or(0);
+            let v = probe().driver_version.unwrap_or(0);
             crate::err!(
                 Cuda,
                 "{} (the kernels were compiled by NVRTC for {arch}; the driver supports CUDA {}.{}: an NVRTC newer than the driver makes PTX it cannot load)",

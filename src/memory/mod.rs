@@ -1,7 +1,5 @@
 //! Where data lives. Host and CUDA device memory; asking for the device is checked against what the
-//! machine really has (see [`cuda::probe`]).
-
-pub mod cuda;
+//! machine really has (see [`crate::gpu::probe`]).
 
 use crate::error::Result;
 

@@ -6,6 +6,7 @@
 use super::{DistVector, NormKind};
 use crate::comm::ReduceOp;
 use crate::error::Result;
+use crate::gpu::scratch::{RedScratch, with_scratch};
 use crate::gpu::{self, BLOCK, Kernels, RED_BLOCKS, Stream, grid, launch};
 use crate::karg;
 use crate::scalar::Scalar;
@@ -139,40 +140,6 @@ pub fn pmult<T: Scalar>(
     })
 }
 
-/// Scratch for reductions: per-block partials and the result, on the device, and a pinned host copy.
-pub struct RedScratch {
-    part: gpu::DevArray<f64>,
-    out: gpu::DevArray<f64>,
-    host: gpu::Pinned,
-}
-
-impl RedScratch {
-    fn new(m: usize, s: Stream) -> Result<RedScratch> {
-        Ok(RedScratch {
-            part: gpu::DevArray::zeroed(2 * RED_BLOCKS as usize, s)?,
-            out: gpu::DevArray::zeroed(m, s)?,
-            host: gpu::Pinned::new(m * 8)?,
-        })
-    }
-}
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Option<RedScratch>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Run `f` with this thread's reduction scratch, holding at least `m` results (made or grown here).
-fn with_scratch<R>(m: usize, s: Stream, f: impl FnOnce(&mut RedScratch) -> Result<R>) -> Result<R> {
-    SCRATCH.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.as_ref().is_none_or(|sc| sc.out.len < m) {
-            // the old scratch may still be in use by queued work on its stream
-            gpu::sync(s)?;
-            *c = Some(RedScratch::new(m.max(64).next_power_of_two(), s)?);
-        }
-        f(c.as_mut().expect("just made"))
-    })
-}
-
 /// Queue the per-block reduction into `sc.out[at..at + ncomp]`.
 unsafe fn finish(
     k: &Kernels,
@@ -286,22 +253,6 @@ pub fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
     }
     let (sum, _) = norm_partial(x, NormKind::Two)?;
     Ok(super::ops::two_from(mx, sum, || f64::NAN))
-}
-
-/// Sum `vals` over the ranks of an NCCL communicator on the device (with the error flag appended by
-/// the caller), returning the sums.
-pub fn nccl_sum(nccl: &crate::gpu::nccl::Nccl, vals: &[f64], s: Stream) -> Result<Vec<f64>> {
-    with_scratch(vals.len(), s, |sc| {
-        let h = sc.host.as_mut_slice::<f64>();
-        h[..vals.len()].copy_from_slice(vals);
-        unsafe {
-            gpu::htod(sc.out.ptr, sc.host.ptr(), vals.len() * 8, s)?;
-            nccl.allreduce_sum_f64(sc.out.ptr, vals.len(), s)?;
-            gpu::dtoh(sc.host.ptr(), sc.out.ptr, vals.len() * 8, s)?;
-        }
-        gpu::sync(s)?;
-        Ok(sc.host.as_slice::<f64>()[..vals.len()].to_vec())
-    })
 }
 
 /// Copy `n` entries between host and device on `s` and wait.

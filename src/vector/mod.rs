@@ -4,18 +4,18 @@
 
 mod any;
 pub mod device;
-pub mod halo;
 mod layout;
 pub mod ops;
+mod reduce;
 
 pub use any::AnyVec;
 pub use layout::{Layout, Partition, scatter_lens};
 pub use ops::NormKind;
+pub use reduce::{dots, dots_finish, dots_start, reduce_partials, share};
 
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::comm::ReduceOp;
 use crate::error::Result;
 use crate::memory::Location;
 use crate::scalar::Scalar;
@@ -105,135 +105,6 @@ fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -
             "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
         ),
     }
-}
-
-/// Reduce per-rank partial values according to the layout's replication: summed (or maxed) over
-/// ranks for split vectors; rank 0's value for broadcast vectors (so replicated entries are not
-/// counted P times); this rank's own value for unsafe-broadcast vectors (no communication). [collective]
-pub fn reduce_partials(
-    layout: &Layout,
-    local: Result<Vec<f64>>,
-    n: usize,
-    op: ReduceOp,
-) -> Result<Vec<f64>> {
-    let comm = layout.comm();
-    match layout.partition() {
-        Partition::Scatter => comm.allreduce_checked(local, n, op),
-        Partition::UnsafeBroadcast => local,
-        Partition::Broadcast => {
-            let local = if comm.rank() == 0 {
-                local
-            } else {
-                let id = match op {
-                    ReduceOp::Sum => 0.0,
-                    ReduceOp::Max => f64::NEG_INFINITY,
-                };
-                local.map(|v| vec![id; v.len()])
-            };
-            comm.allreduce_checked(local, n, op)
-        }
-    }
-}
-
-/// This rank's share of a global sum over a vector of `layout`: split vectors contribute their
-/// partial, broadcast vectors rank 0's value (others 0), unsafe-broadcast vectors 1/P of their own,
-/// so that partials of vectors of different layouts can share one reduction.
-pub fn share(layout: &Layout, v: f64) -> f64 {
-    let comm = layout.comm();
-    match layout.partition() {
-        Partition::Scatter => v,
-        Partition::Broadcast => {
-            if comm.rank() == 0 {
-                v
-            } else {
-                0.0
-            }
-        }
-        Partition::UnsafeBroadcast => v / comm.size() as f64,
-    }
-}
-
-fn dot_partials<T: Scalar>(
-    pairs: &[(&DistVector<T>, &DistVector<T>)],
-    pending: Result<()>,
-) -> Result<Vec<f64>> {
-    pending.and_then(|_| {
-        if pairs.iter().any(|(x, y)| x.is_device() != y.is_device())
-            || pairs
-                .iter()
-                .any(|(x, _)| x.is_device() != pairs[0].0.is_device())
-        {
-            crate::bail!(
-                MemoryLocation,
-                "a reduction mixes host and device vectors; copy them to one memory space first"
-            );
-        }
-        if pairs.first().is_some_and(|(x, _)| x.is_device()) {
-            return device::dots(pairs, &|i, v| share(pairs[i].0.layout(), v));
-        }
-        let mut v = Vec::with_capacity(2 * pairs.len());
-        for (x, y) in pairs {
-            let (re, im) = ops::dot(x.local(), y.local());
-            v.push(share(x.layout(), re));
-            v.push(share(x.layout(), im));
-        }
-        Ok(v)
-    })
-}
-
-/// conj(x).y for several pairs with ONE reduction (each pair's two vectors share a layout; pairs may
-/// differ, on one communicator). `pending` carries an earlier local failure (an operator that failed
-/// on this rank) into the same reduction, so every rank learns of it. [collective]
-pub fn dots<T: Scalar>(
-    comm: &crate::comm::Comm,
-    pairs: &[(&DistVector<T>, &DistVector<T>)],
-    pending: Result<()>,
-) -> Result<Vec<T>> {
-    let local = dot_partials(pairs, pending);
-    let r = match (comm.nccl(), pairs.first()) {
-        (Some(nccl), Some((x, _))) if x.is_device() => {
-            // the partials and the error flag are summed by NCCL on the device
-            let n = 2 * pairs.len();
-            let mut buf = vec![0.0; n + 1];
-            match &local {
-                Ok(v) => buf[..n].copy_from_slice(v),
-                Err(_) => buf[n] = 1.0,
-            }
-            let out = device::nccl_sum(nccl, &buf, x.stream()?)?;
-            comm.count_reduction();
-            if out[n] != 0.0 {
-                // some rank failed: learn which and why over MPI (rare path)
-                comm.allreduce_checked(local, n, ReduceOp::Sum)?
-            } else {
-                out[..n].to_vec()
-            }
-        }
-        _ => comm.allreduce_checked(local, 2 * pairs.len(), ReduceOp::Sum)?,
-    };
-    Ok(r.chunks(2)
-        .map(|c| T::from_parts_lossy(c[0], c[1]))
-        .collect())
-}
-
-/// Start [`dots`] without waiting (MPI_Iallreduce). [collective]
-pub fn dots_start<T: Scalar>(
-    comm: &crate::comm::Comm,
-    pairs: &[(&DistVector<T>, &DistVector<T>)],
-    pending: Result<()>,
-) -> Result<crate::comm::PendingSum> {
-    let local = dot_partials(pairs, pending);
-    comm.iallreduce_checked(local, 2 * pairs.len())
-}
-
-/// Complete [`dots_start`].
-pub fn dots_finish<T: Scalar>(
-    comm: &crate::comm::Comm,
-    p: crate::comm::PendingSum,
-) -> Result<Vec<T>> {
-    let r = p.finish(comm)?;
-    Ok(r.chunks(2)
-        .map(|c| T::from_parts_lossy(c[0], c[1]))
-        .collect())
 }
 
 impl<T: Scalar> DistVector<T> {
@@ -582,105 +453,6 @@ impl<T: Scalar> DistVector<T> {
             *w = a.conj() * *b;
         }
         Ok(())
-    }
-
-    /// This rank's partial of conj(self) . y, or why it cannot be computed.
-    pub fn dot_partial(&self, y: &Self) -> Result<Vec<f64>> {
-        self.layout.check_compatible(&y.layout, "x", "y")?;
-        self.check_location(y, "y", "x")?;
-        if self.is_device() {
-            return device::dots(&[(self, y)], &|_, v| v);
-        }
-        let (re, im) = ops::dot(self.local(), y.local());
-        Ok(vec![re, im])
-    }
-
-    /// conj(self) . y over all ranks. [collective]
-    pub fn dot(&self, y: &Self) -> Result<T> {
-        let r = reduce_partials(&self.layout, self.dot_partial(y), 2, ReduceOp::Sum)?;
-        Ok(T::from_parts_lossy(r[0], r[1]))
-    }
-
-    /// The norm of the whole vector; `kind` may carry a local argument error that every rank must
-    /// learn about. Partials are allgathered and combined in rank order, so every rank gets the same
-    /// bits, and a rank with a bad `kind` joins the very same collective as the others. The 2-norm
-    /// is scaled as BLAS nrm2 does: each rank sends (its largest |entry|, its sum of squares relative
-    /// to it) in the same single allgather, so entries of 1e200 or 1e-200 give the right norm. [collective]
-    pub fn norm_checked(&self, kind: Result<NormKind>) -> Result<f64> {
-        // (value, ssq relative to value for the 2-norm, reduction)
-        let partial = kind.clone().and_then(|k| match k {
-            NormKind::Two => if self.is_device() {
-                device::two_partial(self)
-            } else {
-                Ok(ops::two_partial(self.local()))
-            }
-            .map(|(s, q)| (s, q, ReduceOp::Sum)),
-            _ => if self.is_device() {
-                device::norm_partial(self, k)
-            } else {
-                Ok(k.partial(self.local()))
-            }
-            .map(|(v, op)| (v, 0.0, op)),
-        });
-        let comm = self.layout.comm();
-        let partition = self.layout.partition();
-        if partition == Partition::UnsafeBroadcast {
-            let (v, q, _) = partial?;
-            return Ok(match kind? {
-                NormKind::Two => ops::two_combine(&[(v, q)]),
-                k => k.finish(v),
-            });
-        }
-        // the kind travels with the partial, so ranks asking for different norms all learn it
-        let code = |k: &NormKind| match k {
-            NormKind::Zero => 0.0,
-            NormKind::One => 1.0,
-            NormKind::Two => 2.0,
-            NormKind::Inf => f64::INFINITY,
-            NormKind::NegInf => f64::NEG_INFINITY,
-            NormKind::P(p) => *p,
-        };
-        let rows = comm.allgather_checked(
-            partial
-                .as_ref()
-                .map(|p| vec![p.0, p.1, code(kind.as_ref().unwrap_or(&NormKind::Two))])
-                .map_err(|e| e.clone()),
-            3,
-        )?;
-        let (_, _, op) = partial?;
-        let kind = kind?;
-        if rows.iter().any(|r| r[2] != rows[0][2]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks asked for different norms (p by rank: {:?})",
-                rows.iter().map(|r| r[2]).collect::<Vec<_>>()
-            );
-        }
-        let rows = if partition == Partition::Broadcast {
-            &rows[..1]
-        } else {
-            &rows[..]
-        };
-        if kind == NormKind::Two {
-            let parts: Vec<(f64, f64)> = rows.iter().map(|r| (r[0], r[1])).collect();
-            return Ok(ops::two_combine(&parts));
-        }
-        let r = match op {
-            ReduceOp::Sum => rows.iter().map(|r| r[0]).sum(),
-            ReduceOp::Max => rows.iter().map(|r| r[0]).fold(f64::NEG_INFINITY, |a, b| {
-                if a.is_nan() || b.is_nan() {
-                    f64::NAN
-                } else {
-                    a.max(b)
-                }
-            }),
-        };
-        Ok(kind.finish(r))
-    }
-
-    /// [`DistVector::norm_checked`] with a known-valid kind. [collective]
-    pub fn norm(&self, kind: NormKind) -> Result<f64> {
-        self.norm_checked(Ok(kind))
     }
 
     /// Collect the whole vector on `root`, or on every rank when `root == -1`. `out` must be given (and

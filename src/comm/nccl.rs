@@ -7,9 +7,10 @@ use std::ffi::c_void;
 use cudarc::nccl::result as nc;
 use cudarc::nccl::sys;
 
-use super::Stream;
-use crate::comm::Comm;
+use super::{Comm, ReduceOp};
 use crate::error::{Error, ErrorKind, Result};
+use crate::gpu::scratch::with_scratch;
+use crate::gpu::{self, Stream};
 use crate::scalar::{MpiBase, Scalar};
 
 fn nccl_err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -33,7 +34,7 @@ pub fn require() -> Result<()> {
             "NCCL was asked for, but PARLOPS_NCCL=0 forbids it in this process"
         );
     }
-    if !crate::memory::cuda::probe().nccl_loaded {
+    if !crate::gpu::probe().nccl_loaded {
         crate::bail!(
             NoDevice,
             "NCCL was asked for, but libnccl.so could not be loaded (put the directory of libnccl.so on LD_LIBRARY_PATH)"
@@ -110,7 +111,7 @@ impl Nccl {
             let n = unsafe { nc::comm_count(c) }.map_err(|e| nccl_err("ncclCommCount", e))?;
             let r = unsafe { nc::comm_user_rank(c) }.map_err(|e| nccl_err("ncclCommUserRank", e))?;
             let dev = unsafe { nc::comm_cu_device(c) }.map_err(|e| nccl_err("ncclCommCuDevice", e))?;
-            if let Some(g) = super::current()
+            if let Some(g) = crate::gpu::current()
                 && g.ordinal != dev
             {
                 crate::bail!(
@@ -220,12 +221,98 @@ impl Nccl {
         .map(|_| ())
         .map_err(|e| nccl_err("ncclAllReduce", e))
     }
+
+    /// Sum `vals` over the ranks on the device, queued on `s` (through this thread's reduction
+    /// scratch), returning the sums.
+    pub fn sum_f64(&self, vals: &[f64], s: Stream) -> Result<Vec<f64>> {
+        with_scratch(vals.len(), s, |sc| {
+            let h = sc.host.as_mut_slice::<f64>();
+            h[..vals.len()].copy_from_slice(vals);
+            unsafe {
+                gpu::htod(sc.out.ptr, sc.host.ptr(), vals.len() * 8, s)?;
+                self.allreduce_sum_f64(sc.out.ptr, vals.len(), s)?;
+                gpu::dtoh(sc.host.ptr(), sc.out.ptr, vals.len() * 8, s)?;
+            }
+            gpu::sync(s)?;
+            Ok(sc.host.as_slice::<f64>()[..vals.len()].to_vec())
+        })
+    }
 }
 
 impl Drop for Nccl {
     fn drop(&mut self) {
         if self.owned && !self.comm.is_null() {
             let _ = unsafe { nc::comm_destroy(self.comm) };
+        }
+    }
+}
+
+impl Comm {
+    /// A duplicate of this communicator with a new NCCL communicator attached, for device data: this
+    /// rank's CUDA device is set up first (`device` pins it; `None` takes PARLOPS_DEVICE, else the
+    /// node-local rank modulo the device count), then NCCL is bootstrapped over the duplicate. `pre`
+    /// is the caller's own argument check; a failure on any rank fails on every rank. [collective]
+    pub fn dup_with_nccl(&self, device: Option<i32>, pre: Result<()>) -> Result<Comm> {
+        let c = unsafe { Comm::from_mpi(self.raw())? };
+        let pre = pre.and_then(|_| {
+            require()?;
+            crate::gpu::get(c.node_rank(), device).map(|_| ())
+        });
+        let n = Nccl::bootstrap(&c, pre)?;
+        Ok(c.with_nccl(n))
+    }
+
+    /// As [`Comm::dup_with_nccl`], wrapping the caller's NCCL communicator (see [`Nccl::wrap`]); the
+    /// device is the one that communicator uses. [collective]
+    ///
+    /// # Safety
+    /// `nccl_comm` must be a valid `ncclComm_t` or null.
+    pub unsafe fn dup_wrapping_nccl(
+        &self,
+        nccl_comm: *mut c_void,
+        pre: Result<()>,
+    ) -> Result<Comm> {
+        let c = unsafe { Comm::from_mpi(self.raw())? };
+        let pre = pre.and_then(|_| {
+            let pin = if nccl_comm.is_null() {
+                None
+            } else {
+                Some(unsafe { Nccl::device_of(nccl_comm)? })
+            };
+            crate::gpu::get(c.node_rank(), pin).map(|_| ())
+        });
+        c.agree(pre)?;
+        let n = unsafe { Nccl::wrap(&c, nccl_comm)? };
+        Ok(c.with_nccl(n))
+    }
+
+    /// [`Comm::allreduce_checked`] (a sum) of values computed from device data: by NCCL on the device,
+    /// on the stream `stream` gives, when an NCCL communicator is attached (the error flag is summed
+    /// with the values; only when some rank failed is MPI asked which and why); over MPI otherwise.
+    /// [collective]
+    pub fn allreduce_sum_checked_device(
+        &self,
+        local: Result<Vec<f64>>,
+        n: usize,
+        stream: impl FnOnce() -> Result<Stream>,
+    ) -> Result<Vec<f64>> {
+        let Some(nccl) = self.nccl() else {
+            return self.allreduce_checked(local, n, ReduceOp::Sum);
+        };
+        let s = stream()?;
+        // the partials and the error flag are summed by NCCL on the device
+        let mut buf = vec![0.0; n + 1];
+        match &local {
+            Ok(v) => buf[..n].copy_from_slice(v),
+            Err(_) => buf[n] = 1.0,
+        }
+        let out = nccl.sum_f64(&buf, s)?;
+        self.count_reduction();
+        if out[n] != 0.0 {
+            // some rank failed: learn which and why over MPI (rare path)
+            self.allreduce_checked(local, n, ReduceOp::Sum)
+        } else {
+            Ok(out[..n].to_vec())
         }
     }
 }

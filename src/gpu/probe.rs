@@ -1,5 +1,6 @@
-//! CUDA probe. cudarc (dynamic loading) panics when a library is missing, so every entry here checks
-//! that the library loads first and runs the driver calls inside `catch_unwind`.
+//! CUDA probe and the device choice. cudarc (dynamic loading) panics when a library is missing, so
+//! every entry here checks that the library loads first and runs the driver calls inside
+//! `catch_unwind`.
 
 use std::sync::OnceLock;
 
@@ -72,4 +73,30 @@ pub fn probe() -> &'static Probe {
         }
         p
     })
+}
+
+/// The CUDA device this rank would use: PARLOPS_DEVICE when set (must be a non-negative integer),
+/// else the node-local rank modulo the device count; with the reason, or why there is none.
+pub fn device_choice(node_rank: i32) -> (Option<i32>, String) {
+    let p = probe();
+    let n = p.device_count.unwrap_or(0);
+    if n == 0 {
+        return (None, format!("none ({})", p.describe()));
+    }
+    match crate::config::env().get("PARLOPS_DEVICE") {
+        Some(v) => match v.trim().parse::<i32>() {
+            Ok(d) if d >= 0 && d < n => (Some(d), format!("{d} of {n} (PARLOPS_DEVICE)")),
+            _ => (
+                None,
+                format!(
+                    "none: PARLOPS_DEVICE={v} is not a device index 0..{}",
+                    n - 1
+                ),
+            ),
+        },
+        None => {
+            let d = node_rank % n;
+            (Some(d), format!("{d} of {n} (node-local rank {node_rank})"))
+        }
+    }
 }

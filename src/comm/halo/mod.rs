@@ -1,10 +1,12 @@
 //! Halo exchange plan: which ghost entries this rank needs from which owners, and which of its own
-//! entries it sends to whom. Built once (collectively) per operator and reused by every apply.
+//! entries it sends to whom. Built once (collectively) per operator and reused by every apply; the
+//! plan moves the bytes, on the host here and on the device in [`device`].
+
+pub mod device;
 
 use std::sync::Arc;
 
-use super::Layout;
-use crate::comm::{Comm, Requests};
+use super::{Comm, Requests};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -21,14 +23,18 @@ pub struct HaloPlan {
 }
 
 impl HaloPlan {
-    /// `ghosts`: strictly increasing global indices of `layout` that this rank needs and does not own.
-    /// [collective]
-    pub fn new(layout: &Layout, ghosts: &[i64], pre: Result<()>) -> Result<HaloPlan> {
-        let comm = layout.comm().clone();
+    /// `ghosts`: strictly increasing global indices, out of `n`, that this rank needs and does not
+    /// own, where rank r owns the `lens[r]` indices from `offs[r]` (a split layout). [collective]
+    pub fn new(
+        comm: &Arc<Comm>,
+        offs: &[i64],
+        lens: &[i64],
+        n: i64,
+        ghosts: &[i64],
+        pre: Result<()>,
+    ) -> Result<HaloPlan> {
+        let comm = comm.clone();
         let p = comm.size() as usize;
-        let offs = layout.offsets();
-        let lens = layout.local_lens();
-        let n = layout.global_len();
         // owner of each ghost; ghosts are sorted, so each owner's ghosts are contiguous
         let local = pre.and_then(|_| {
             let mut counts = vec![0i64; p];
@@ -165,6 +171,37 @@ impl HaloPlan {
             }
         }
         Ok(())
+    }
+
+    /// The forward exchange on the host: ghosts into `ghost` (`sendbuf` packed from `owned`), with
+    /// `local` (work that needs no ghosts) run while the data moves.
+    pub fn forward<T: Scalar>(
+        &self,
+        owned: &[T],
+        sendbuf: &mut [T],
+        ghost: &mut [T],
+        local: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut reqs = Requests::new();
+        // SAFETY: sendbuf and ghost stay borrowed until reqs.wait() (or its drop) below.
+        unsafe { self.start_forward(owned, sendbuf, ghost, &mut reqs)? };
+        local()?;
+        reqs.wait()
+    }
+
+    /// The reverse exchange on the host: `ghost`'s contributions to their owners, this rank's into
+    /// `recvbuf` (add them with [`HaloPlan::add_reverse`]), with `local` run while the data moves.
+    pub fn reverse<T: Scalar>(
+        &self,
+        ghost: &[T],
+        recvbuf: &mut [T],
+        local: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut reqs = Requests::new();
+        // SAFETY: ghost and recvbuf stay borrowed until reqs.wait() (or its drop) below.
+        unsafe { self.start_reverse(ghost, recvbuf, &mut reqs)? };
+        local()?;
+        reqs.wait()
     }
 
     /// owned[i] += contributions received by the reverse exchange.

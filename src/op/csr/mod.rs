@@ -4,13 +4,15 @@
 //! ghost values; apply overlaps the exchange with the diag product; the adjoint runs the exchange
 //! backwards without forming the transpose.
 
+mod device;
+
 use std::sync::{Arc, Mutex};
 
+use self::device::DevCsr;
 use super::LinearOperator;
-use crate::comm::Requests;
+use crate::comm::halo::HaloPlan;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::halo::HaloPlan;
 use crate::vector::{DistVector, Layout};
 
 /// An array owned by parlops or borrowed from the caller (zero copy; the caller keeps it alive).
@@ -363,7 +365,14 @@ impl<T: Scalar> CsrOp<T> {
             Err(e) => (None, Err(e)),
         };
         let ghosts: &[i64] = parts.as_ref().map_or(&[], |s| &s.2);
-        let halo = HaloPlan::new(&cols, ghosts, pre)?;
+        let halo = HaloPlan::new(
+            cols.comm(),
+            cols.offsets(),
+            cols.local_lens(),
+            cols.global_len(),
+            ghosts,
+            pre,
+        )?;
         let (diag, offd, col_map) =
             parts.ok_or_else(|| crate::err!(Internal, "CSR split missing after agreement"))?;
         Self::assemble(rows, cols, diag, offd, col_map, halo)
@@ -409,7 +418,14 @@ impl<T: Scalar> CsrOp<T> {
             Err(e) => (None, Err(e)),
         };
         let ghosts: &[i64] = if parts.is_some() { &col_map_offd } else { &[] };
-        let halo = HaloPlan::new(&cols, ghosts, pre)?;
+        let halo = HaloPlan::new(
+            cols.comm(),
+            cols.offsets(),
+            cols.local_lens(),
+            cols.global_len(),
+            ghosts,
+            pre,
+        )?;
         let (diag, offd) =
             parts.ok_or_else(|| crate::err!(Internal, "ParCSR blocks missing after agreement"))?;
         Self::assemble(rows, cols, diag, offd, col_map_offd, halo)
@@ -531,11 +547,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost } = &mut *b;
-        let mut reqs = Requests::new();
-        // SAFETY: send and ghost are not touched until reqs.wait().
-        unsafe { self.halo.start_forward(x.local(), send, ghost, &mut reqs)? };
-        self.diag.mult(x.local(), y.local_mut(), false);
-        reqs.wait()?;
+        self.halo.forward(x.local(), send, ghost, || {
+            self.diag.mult(x.local(), y.local_mut(), false);
+            Ok(())
+        })?;
         self.offd.mult(ghost, y.local_mut(), true);
         Ok(())
     }
@@ -547,12 +562,11 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         let Bufs { send, ghost } = &mut *b;
         ghost.iter_mut().for_each(|g| *g = T::zero());
         self.offd.mult_adjoint_add(y.local(), ghost);
-        let mut reqs = Requests::new();
-        // SAFETY: ghost and send are not touched until reqs.wait().
-        unsafe { self.halo.start_reverse(ghost, send, &mut reqs)? };
-        x.fill(T::zero())?;
-        self.diag.mult_adjoint_add(y.local(), x.local_mut());
-        reqs.wait()?;
+        self.halo.reverse(ghost, send, || {
+            x.fill(T::zero())?;
+            self.diag.mult_adjoint_add(y.local(), x.local_mut());
+            Ok(())
+        })?;
         self.halo.add_reverse(send, x.local_mut());
         Ok(())
     }
@@ -579,350 +593,4 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         Ok(())
     }
-}
-
-// ---------------------------------------------------------------- device (CUDA) path
-
-use crate::comm::Transport;
-use crate::gpu::{self, BLOCK, DevArray, Kernels, Pinned, Stream, grid, launch};
-use crate::karg;
-
-/// One CSR block on the device.
-struct DevBlock<T> {
-    nrows: i64,
-    ptr: DevArray<u8>,
-    col: DevArray<u8>,
-    val: DevArray<T>,
-    wide: bool,
-    /// Threads per row of the SpMV kernel.
-    sw: i32,
-    nnz: usize,
-}
-
-impl<T: Scalar> LocalCsr<T> {
-    fn upload(&self, s: Stream) -> Result<DevBlock<T>> {
-        fn bytes<I: Copy>(a: &Arr<I>) -> &[u8] {
-            let v = a.as_slice();
-            unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
-        }
-        let (p, i, wide) = match (&self.indptr, &self.indices) {
-            (Idx::I32(p), Idx::I32(i)) => (bytes(p), bytes(i), false),
-            (Idx::I64(p), Idx::I64(i)) => (bytes(p), bytes(i), true),
-            _ => crate::bail!(Internal, "mixed index widths"),
-        };
-        let nnz = self.nnz();
-        let w = if wide { 8 } else { 4 };
-        let avg = if self.nrows == 0 {
-            1
-        } else {
-            nnz.div_ceil(self.nrows).max(1)
-        };
-        // the largest power of two <= average entries per row, at most a warp
-        let sw = (1usize << (usize::BITS - 1 - avg.leading_zeros())).min(32) as i32;
-        Ok(DevBlock {
-            nrows: self.nrows as i64,
-            ptr: DevArray::from_host(p, s)?,
-            col: DevArray::from_host(&i[..nnz * w], s)?,
-            val: DevArray::from_host(&self.values.as_slice()[..nnz], s)?,
-            wide,
-            sw,
-            nnz,
-        })
-    }
-}
-
-impl<T: Scalar> DevBlock<T> {
-    /// y (+)= A x on `s`.
-    fn mult(&self, k: &Kernels, x: u64, y: u64, add: bool, s: Stream) -> Result<()> {
-        if self.nrows == 0 || (add && self.nnz == 0) {
-            // nothing to add (an empty offd block: one rank, or no halo) moves no bytes
-            return Ok(());
-        }
-        if self.nnz == 0 {
-            let bytes = self.nrows as usize * std::mem::size_of::<T>();
-            return unsafe { cudarc::driver::result::memset_d8_async(y, 0, bytes, s.0) }
-                .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e));
-        }
-        let f = if self.wide {
-            k.k_spmv_i64
-        } else {
-            k.k_spmv_i32
-        };
-        let (n, p, c, v, a, sw) = (
-            self.nrows,
-            self.ptr.ptr,
-            self.col.ptr,
-            self.val.ptr,
-            add as i32,
-            self.sw,
-        );
-        let blocks = (self.nrows as usize * sw as usize).div_ceil(BLOCK as usize) as u32;
-        unsafe {
-            launch(
-                f,
-                blocks,
-                BLOCK,
-                s,
-                &mut [
-                    karg!(n),
-                    karg!(p),
-                    karg!(c),
-                    karg!(v),
-                    karg!(x),
-                    karg!(y),
-                    karg!(a),
-                    karg!(sw),
-                ],
-            )
-        }
-    }
-    /// x += A^H y on `s`.
-    fn mult_adjoint_add(&self, k: &Kernels, y: u64, x: u64, s: Stream) -> Result<()> {
-        if self.nrows == 0 || self.nnz == 0 {
-            return Ok(());
-        }
-        let f = if self.wide {
-            k.k_spmv_h_i64
-        } else {
-            k.k_spmv_h_i32
-        };
-        let (n, p, c, v) = (self.nrows, self.ptr.ptr, self.col.ptr, self.val.ptr);
-        unsafe {
-            launch(
-                f,
-                grid(self.nrows as usize),
-                BLOCK,
-                s,
-                &mut [karg!(n), karg!(p), karg!(c), karg!(v), karg!(y), karg!(x)],
-            )
-        }
-    }
-}
-
-/// The matrix and halo buffers on the device, plus pinned host buffers for staging.
-pub(crate) struct DevCsr<T> {
-    diag: DevBlock<T>,
-    offd: DevBlock<T>,
-    send_idx: DevArray<i64>,
-    dsend: DevArray<T>,
-    dghost: DevArray<T>,
-    hsend: Pinned,
-    hghost: Pinned,
-    transport: Transport,
-    /// The stream the last apply ran on: the halo buffers are shared, so an apply on another stream
-    /// waits for it first.
-    last: Option<Stream>,
-}
-
-impl<T: Scalar> CsrOp<T> {
-    /// The matrix on the device, made at the first device apply (every rank makes its part then, and
-    /// whether all succeeded is agreed, so that a failure on one rank cannot leave its neighbours
-    /// waiting for a halo); the kernels are compiled then too.
-    fn device_parts(
-        &self,
-        g: &crate::gpu::Gpu,
-        s: Stream,
-    ) -> Result<std::sync::MutexGuard<'_, Option<DevCsr<T>>>> {
-        let mut guard = self.dev.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            let made = (|| {
-                g.kernels::<T>()?;
-                let idx: Vec<i64> = self.halo.send_indices().iter().map(|&i| i as i64).collect();
-                let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
-                let sz = std::mem::size_of::<T>();
-                let d = DevCsr {
-                    diag: self.diag.upload(s)?,
-                    offd: self.offd.upload(s)?,
-                    send_idx: DevArray::from_host(&idx, s)?,
-                    dsend: DevArray::zeroed(ns, s)?,
-                    dghost: DevArray::zeroed(ng, s)?,
-                    hsend: Pinned::new(ns * sz)?,
-                    hghost: Pinned::new(ng * sz)?,
-                    transport: self.rows.comm().transport().0,
-                    last: None,
-                };
-                gpu::sync(s)?;
-                Ok(d)
-            })();
-            *guard = Some(self.rows.comm().agree(made)?);
-        }
-        Ok(guard)
-    }
-
-    /// The device's queued work on `x`, done before `s` uses it; says whether `x` is on another stream
-    /// (then the apply also finishes before returning, so `x`'s stream cannot overwrite it too early).
-    fn wait_for(x: &DistVector<T>, s: Stream) -> Result<bool> {
-        crate::vector::device::after(x, s)
-    }
-
-    /// What a device apply starts with: the output's stream (after the input's), the device matrix
-    /// (made at first use), the kernels, and whether the input was on another stream.
-    #[allow(clippy::type_complexity)]
-    fn begin_device(
-        &self,
-        inp: &DistVector<T>,
-        out: &DistVector<T>,
-    ) -> Result<(
-        Stream,
-        std::sync::MutexGuard<'_, Option<DevCsr<T>>>,
-        Arc<Kernels>,
-        bool,
-    )> {
-        let g = out.gpu()?.clone();
-        g.bind()?;
-        let s = out.stream()?;
-        let mixed = Self::wait_for(inp, s)?;
-        let mut guard = self.device_parts(&g, s)?;
-        let k = g.kernels::<T>()?;
-        let d = guard
-            .as_mut()
-            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
-        // the halo buffers are shared: an apply on another stream waits for the last one
-        if let Some(prev) = d.last.replace(s)
-            && prev != s
-        {
-            gpu::sync(prev)?;
-        }
-        Ok((s, guard, k, mixed))
-    }
-
-    fn forward_device(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        y.check_location(x, "x", "y")?;
-        let (s, mut guard, k, mixed) = self.begin_device(x, y)?;
-        let d = guard
-            .as_mut()
-            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
-        let (xp, yp) = (x.dptr(), y.dptr());
-        let ns = self.halo.n_send() as i64;
-        if ns > 0 {
-            let (ip, sp) = (d.send_idx.ptr, d.dsend.ptr);
-            let args = &mut [karg!(xp), karg!(ip), karg!(ns), karg!(sp)];
-            unsafe { launch(k.k_pack_i64, grid(ns as usize), BLOCK, s, args)? };
-        }
-        // ghosts from their owners; the owned (diag) part runs meanwhile
-        let staged = exchange::<T>(
-            self.halo.comm(),
-            (self.halo.neighbours() != (0, 0)).then_some(d.transport),
-            s,
-            (self.halo.recv_ranges(), d.dghost.ptr, &mut d.hghost),
-            (self.halo.send_ranges(), d.dsend.ptr, &mut d.hsend),
-            || d.diag.mult(&k, xp, yp, false, s),
-        )?;
-        d.offd.mult(&k, d.dghost.ptr, yp, true, s)?;
-        if mixed || staged {
-            // the pinned buffers must not be rewritten before the copies above ran
-            gpu::sync(s)?;
-        }
-        Ok(())
-    }
-
-    fn backward_device(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        x.check_location(y, "y", "x")?;
-        let (s, mut guard, k, mixed) = self.begin_device(y, x)?;
-        let d = guard
-            .as_mut()
-            .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
-        let (xp, yp) = (x.dptr(), y.dptr());
-        let sz = std::mem::size_of::<T>();
-        let (ns, ng) = (self.halo.n_send(), self.halo.n_ghost());
-        // ghost contributions: offd^H y
-        if ng > 0 {
-            unsafe { cudarc::driver::result::memset_d8_async(d.dghost.ptr, 0, ng * sz, s.0) }
-                .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e))?;
-        }
-        d.offd.mult_adjoint_add(&k, yp, d.dghost.ptr, s)?;
-        // the reverse exchange: ghost contributions go back to their owners, into the send buffer;
-        // x = diag^H y meanwhile
-        let staged = exchange::<T>(
-            self.halo.comm(),
-            (self.halo.neighbours() != (0, 0)).then_some(d.transport),
-            s,
-            (self.halo.send_ranges(), d.dsend.ptr, &mut d.hsend),
-            (self.halo.recv_ranges(), d.dghost.ptr, &mut d.hghost),
-            || {
-                x.fill(T::zero())?;
-                d.diag.mult_adjoint_add(&k, yp, xp, s)
-            },
-        )?;
-        if ns > 0 {
-            let (ip, rp, n) = (d.send_idx.ptr, d.dsend.ptr, ns as i64);
-            let args = &mut [karg!(xp), karg!(ip), karg!(n), karg!(rp)];
-            unsafe { launch(k.k_unpack_add_i64, grid(ns), BLOCK, s, args)? };
-        }
-        if mixed || staged {
-            gpu::sync(s)?;
-        }
-        Ok(())
-    }
-}
-
-/// (rank, start, end) ranges of a device buffer, the buffer's address, and its pinned host mirror.
-type Side<'a> = (&'a [(i32, usize, usize)], u64, &'a mut Pinned);
-
-/// One exchange of device buffers over `transport` (`None`: no neighbours, nothing moves): `recv`'s
-/// ranges arrive from their ranks, `send`'s ranges leave for theirs, and `local` (work that needs no
-/// halo) runs on the device while the data moves. Returns whether host staging was used (the
-/// caller then waits for the stream before the pinned buffers can be reused).
-fn exchange<T: Scalar>(
-    comm: &crate::comm::Comm,
-    transport: Option<Transport>,
-    s: Stream,
-    recv: Side<'_>,
-    send: Side<'_>,
-    local: impl FnOnce() -> Result<()>,
-) -> Result<bool> {
-    let sz = std::mem::size_of::<T>();
-    let len = |r: &[(i32, usize, usize)]| r.iter().map(|q| q.2).max().unwrap_or(0);
-    let (rr, rbuf, rhost) = recv;
-    let (sr, sbuf, shost) = send;
-    let mut reqs = Requests::new();
-    match transport {
-        None => local()?,
-        Some(Transport::Nccl) => {
-            let nccl = comm
-                .nccl()
-                .ok_or_else(|| crate::err!(Internal, "NCCL transport without a communicator"))?;
-            nccl.group_start()?;
-            let queued = (|| -> Result<()> {
-                for &(q, a, b) in rr {
-                    unsafe { nccl.recv::<T>(rbuf + (a * sz) as u64, b - a, q, s)? };
-                }
-                for &(q, a, b) in sr {
-                    unsafe { nccl.send::<T>(sbuf + (a * sz) as u64, b - a, q, s)? };
-                }
-                Ok(())
-            })();
-            // the group is closed whatever happened inside it
-            let ended = nccl.group_end();
-            queued.and(ended)?;
-            local()?;
-        }
-        Some(Transport::CudaAwareMpi) => {
-            gpu::sync(s)?;
-            for &(q, a, b) in rr {
-                unsafe { comm.irecv_device::<T>(rbuf + (a * sz) as u64, b - a, q, &mut reqs)? };
-            }
-            for &(q, a, b) in sr {
-                unsafe { comm.isend_device::<T>(sbuf + (a * sz) as u64, b - a, q, &mut reqs)? };
-            }
-            local()?;
-            reqs.wait()?;
-        }
-        Some(Transport::Staging) => {
-            unsafe { gpu::dtoh(shost.ptr(), sbuf, len(sr) * sz, s)? };
-            gpu::sync(s)?;
-            let hr = rhost.as_mut_slice::<T>();
-            for &(q, a, b) in rr {
-                unsafe { comm.irecv(&mut hr[a..b], q, &mut reqs)? };
-            }
-            let hs = shost.as_slice::<T>();
-            for &(q, a, b) in sr {
-                unsafe { comm.isend(&hs[a..b], q, &mut reqs)? };
-            }
-            local()?;
-            reqs.wait()?;
-            unsafe { gpu::htod(rbuf, rhost.ptr(), len(rr) * sz, s)? };
-        }
-    }
-    Ok(transport == Some(Transport::Staging))
 }
