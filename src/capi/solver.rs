@@ -420,16 +420,12 @@ pub unsafe extern "C" fn parlops_solver_solve(
         // different iterations and wait for each other: agreed with the argument checks, with where
         // b and x live (every rank must take the same host or device path).
         let mut settings = s.inner.agreement_values();
-        for v in [b, x.cast_const()] {
-            settings
-                .push(unsafe { arg(v, "b or x") }.map_or(-1, |v| v.inner.location().code() as i64));
+        for (v, name) in [(b, "memory of b"), (x.cast_const(), "memory of x")] {
+            let code = unsafe { arg(v, name) }.map_or(-1, |v| v.inner.location().code() as i64);
+            settings.push((name, code));
         }
-        comm.agree_same(
-            pre,
-            "solver settings (the method, tolerances, limits, preconditioner/monitor settings or the \
-             memory of b and x differ; set them identically on every rank)",
-            &settings,
-        )?;
+        let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
+        comm.agree_same_named(pre, "solver settings", &names, &vals)?;
         let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
         s.inner.solve(bv, xv)?;
         Ok(())

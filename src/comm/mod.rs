@@ -366,6 +366,33 @@ impl Comm {
         Ok(())
     }
 
+    /// [`Comm::agree_same`] for a list of named settings: on a difference the message names the
+    /// settings that differ ("ranks passed different solver settings: rtol, max_iter differ between
+    /// ranks 0 and 2; set them identically on every rank"). [collective]
+    pub fn agree_same_named(
+        &self,
+        local: Result<()>,
+        what: &str,
+        names: &[&str],
+        vals: &[i64],
+    ) -> Result<()> {
+        let rows = self.agree_with(local, vals)?;
+        if let Some(q) = rows.iter().position(|r| r[..] != vals[..]) {
+            let differ: Vec<&str> = (0..vals.len())
+                .filter(|&i| rows.iter().any(|r| r[i] != rows[0][i]))
+                .map(|i| names.get(i).copied().unwrap_or("(unnamed)"))
+                .collect();
+            crate::bail!(
+                InconsistentAcrossRanks,
+                "ranks passed different {what}: {} differ between ranks {} and {q}; set them \
+                 identically on every rank",
+                differ.join(", "),
+                self.rank()
+            );
+        }
+        Ok(())
+    }
+
     /// Every rank's byte string, in rank order, on every rank. [collective]
     pub fn allgather_bytes(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
         let lens = self.allgather_i64(&[bytes.len() as i64])?;

@@ -126,12 +126,12 @@ impl AnySolver {
 
     /// Everything that steers the iteration and must be the same on every rank: the method, every
     /// setting of [`Params::agreement_values`], and whether a monitor, Jacobi or a preconditioner is set.
-    pub fn agreement_values(&self) -> Vec<i64> {
+    pub fn agreement_values(&self) -> Vec<(&'static str, i64)> {
         let mut v = vec![
-            self.method.code() as i64,
-            self.monitor.is_some() as i64,
-            self.jacobi as i64,
-            self.pc.is_some() as i64,
+            ("method", self.method.code() as i64),
+            ("monitor set", self.monitor.is_some() as i64),
+            ("Jacobi set", self.jacobi as i64),
+            ("preconditioner set", self.pc.is_some() as i64),
         ];
         v.extend(self.params.agreement_values());
         v

@@ -82,7 +82,7 @@ impl Params {
     /// pass the same, or ranks would stop at different iterations and wait for each other. Built by
     /// destructuring every field, so that a new field does not compile until it is listed here (or
     /// named as free to differ).
-    pub fn agreement_values(&self) -> Vec<i64> {
+    pub fn agreement_values(&self) -> Vec<(&'static str, i64)> {
         let Params {
             rtol,
             atol,
@@ -99,18 +99,18 @@ impl Params {
             reference,
         } = *self;
         vec![
-            max_iter,
-            restart as i64,
-            nonzero_guess as i64,
-            natural_norm as i64,
-            reference.code() as i64,
-            threshold.code() as i64,
-            rtol.to_bits() as i64,
-            atol.to_bits() as i64,
-            dtol.to_bits() as i64,
-            damp.to_bits() as i64,
-            eps.to_bits() as i64,
-            step.map_or(-1, |s| s.to_bits() as i64),
+            ("max_iter", max_iter),
+            ("restart", restart as i64),
+            ("initial guess nonzero", nonzero_guess as i64),
+            ("norm type", natural_norm as i64),
+            ("convergence reference", reference.code() as i64),
+            ("threshold", threshold.code() as i64),
+            ("rtol", rtol.to_bits() as i64),
+            ("atol", atol.to_bits() as i64),
+            ("dtol", dtol.to_bits() as i64),
+            ("damping", damp.to_bits() as i64),
+            ("eps", eps.to_bits() as i64),
+            ("step", step.map_or(-1, |s| s.to_bits() as i64)),
         ]
     }
 }
