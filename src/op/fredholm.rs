@@ -80,18 +80,8 @@ impl<T: Scalar> Fredholm1<T> {
             }
             Ok(())
         });
-        let rows_all = comm.agree_with(local, &[nsl_local, nx, ny, nz])?;
-        if rows_all.iter().any(|r| r[1..] != [nx, ny, nz]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "fredholm1: ranks passed different (nx, ny, nz): {:?}",
-                rows_all
-                    .iter()
-                    .map(|r| (r[1], r[2], r[3]))
-                    .collect::<Vec<_>>()
-            );
-        }
-        let nsl: Vec<i64> = rows_all.iter().map(|r| r[0]).collect();
+        comm.agree_same(local, "(nx, ny, nz) (fredholm1)", &[nx, ny, nz])?;
+        let nsl = comm.allgather_i64(&[nsl_local])?;
         let first = nsl[..comm.rank() as usize].iter().sum::<i64>() as usize;
         // the same values on every rank: the same outcome everywhere
         let total = nsl

@@ -87,13 +87,7 @@ impl<T: Scalar> Summa<T> {
             }
             Ok(())
         })();
-        let all = comm.agree_with(check, &[n, k, m])?;
-        if all.iter().any(|v| v[..] != [n, k, m]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different (N, K, M): {all:?}"
-            );
-        }
+        comm.agree_same(check, "(N, K, M)", &[n, k, m])?;
         let p = p as usize;
         let (bn, bk, bm) = (
             tile(n, p as i64, 0).1 as usize,
