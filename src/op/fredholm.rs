@@ -24,6 +24,20 @@ pub struct Fredholm1<T: Scalar> {
     work: Mutex<Vec<T>>,
 }
 
+/// Entries of this rank's slices of G (`nsl_local * nx * ny`; negative sizes count as 0 here and
+/// are reported by the constructor), checked for overflow.
+pub fn g_local_len(nsl_local: i64, nx: i64, ny: i64) -> Result<usize> {
+    crate::error::checked_product(
+        "argument 'g_local'",
+        &[
+            ("nsl_local", nsl_local.max(0)),
+            ("nx", nx.max(0)),
+            ("ny", ny.max(0)),
+        ],
+    )
+    .map(|n| n as usize)
+}
+
 impl<T: Scalar> Fredholm1<T> {
     /// `g_local`: this rank's `nsl_local` slices of G, each nx x ny row-major. [collective]
     pub fn new(
