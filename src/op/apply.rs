@@ -82,7 +82,9 @@ impl AnyOp {
         let loc = y.as_ref().map_or(-1, |yv| yv.location().code() as i64);
         comm.agree_same(
             pre,
-            &format!("memory for argument '{yn}' (host on some ranks, CUDA on others; use one memory on every rank; codes)"),
+            &format!(
+                "memories for argument '{yn}' (use one memory on every rank; 0 = host, 1 = CUDA)"
+            ),
             &[loc],
         )?;
         let (x, y) = (x?, y?);
