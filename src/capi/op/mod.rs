@@ -6,17 +6,29 @@
 //! writes them in module order): keep it so, or the generated header changes. For that reason the
 //! distributed stack (`stacked`) sits between `halo` and `summa` rather than in `block`.
 
+// In header order; blank lines keep rustfmt from sorting them by name.
 mod apply;
-mod basic;
-mod block;
+
 mod compose;
-mod csr;
-mod dense;
-mod fredholm;
-mod halo;
+
 mod shell;
-mod stacked;
+
+mod csr;
+
+mod dense;
+
+mod basic;
+
+mod block;
+
 mod stencil;
+
+mod fredholm;
+
+mod halo;
+
+mod stacked;
+
 mod summa;
 
 pub use apply::*;
