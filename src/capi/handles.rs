@@ -31,8 +31,8 @@ pub struct parlops_vec {
 /// A distributed linear operator (opaque).
 pub struct parlops_op {
     pub(crate) inner: crate::op::AnyOp,
-    /// Work vectors for `parlops_op_multadd` (range) and `_multadd_adjoint` (domain), allocated at first use.
-    pub(crate) work: std::sync::Mutex<[Option<AnyVec>; 2]>,
+    /// Work vectors for `parlops_op_multadd` and `_multadd_adjoint`, allocated at first use.
+    pub(crate) work: crate::op::apply::MultAddWork,
 }
 
 // ---- the last error: thread-local, with a process-wide fallback once this thread's storage is gone
@@ -252,6 +252,30 @@ pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
     // a quarantined address is still allocated, so `p` is never one of them
     registry().live.insert(p as usize, T::KIND);
     unsafe { *out = p };
+}
+
+/// The one construction idiom of the collective constructors (operators, vectors):
+/// 1. this rank's argument checks (`pre`, and the output pointer) and the values every rank must pass
+///    alike (`same`, e.g. the dtype code; a difference fails with `InconsistentAcrossRanks` naming
+///    `what`) are agreed before anything collective runs, so that a bad argument on one rank fails
+///    on every rank and no rank is left waiting;
+/// 2. `build` runs on every rank (whatever it reads from the caller's arrays it hands to the
+///    constructor's own agreement, which comes before the constructor's first collective);
+/// 3. the outcome is agreed (a failure after the constructor's last collective, such as an
+///    allocation, fails on every rank);
+/// 4. the object is handed to C. [collective]
+pub(crate) fn create_agreed<T: Handle>(
+    comm: &Comm,
+    out: *mut *mut T,
+    pre: Result<()>,
+    what: &str,
+    same: &[i64],
+    build: impl FnOnce() -> Result<T>,
+) -> Result<()> {
+    comm.agree_same(out_ok(out, "out").and(pre), what, same)?;
+    let made = comm.agree(build())?;
+    give(out, made);
+    Ok(())
 }
 
 /// `_destroy(&h)`: free and NULL; NULL handle is a no-op; a destroyed or foreign handle is

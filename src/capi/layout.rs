@@ -2,12 +2,11 @@
 
 use std::ffi::c_int;
 
-use super::handles::{
-    arg, destroy, enum_arg, give, guard, out_ok, parlops_comm, parlops_layout, put_opt,
-};
+use super::args::{array_arg, ndim_arg, partition_arg};
+use super::handles::{arg, destroy, give, guard, out_ok, parlops_comm, parlops_layout, put_opt};
 use super::types::{parlops_partition, parlops_status};
 use crate::error::Result;
-use crate::vector::{Layout, Partition};
+use crate::vector::Layout;
 
 /// Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
 /// or `PARLOPS_DECIDE` (-1) to let the partition decide (scatter: the first `global_len % P` ranks get
@@ -23,14 +22,7 @@ pub unsafe extern "C" fn parlops_layout_create(
 ) -> parlops_status {
     guard("parlops_layout_create", || {
         let c = unsafe { arg(comm, "comm")? };
-        let p = out_ok(out, "out").and_then(|_| {
-            enum_arg(
-                partition,
-                "partition",
-                "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST",
-                Partition::from_code,
-            )
-        });
+        let p = out_ok(out, "out").and_then(|_| partition_arg(partition));
         let l = Layout::new_checked(c.inner.clone(), p, global_len, local_len)?;
         give(out, parlops_layout { inner: l });
         Ok(())
@@ -55,25 +47,13 @@ pub unsafe extern "C" fn parlops_layout_create_nd(
         let c = unsafe { arg(comm, "comm")? };
         let shape: Result<Vec<i64>> = (|| {
             out_ok(out, "out")?;
-            if !(1..=32).contains(&ndim) {
-                crate::bail!(
-                    InvalidArgument,
-                    "argument 'ndim' is {ndim}; it must be in 1..=32"
-                );
-            }
-            if global_shape.is_null() {
-                return Err(super::handles::null("global_shape"));
-            }
-            Ok(unsafe { std::slice::from_raw_parts(global_shape, ndim as usize) }.to_vec())
+            let nd = ndim_arg(ndim)?;
+            Ok(unsafe { array_arg::<i64>(global_shape.cast(), nd, "global_shape")? }.to_vec())
         })();
-        let p = shape.as_ref().map_err(|e| e.clone()).and_then(|_| {
-            enum_arg(
-                partition,
-                "partition",
-                "PARLOPS_PARTITION_SCATTER, _BROADCAST or _UNSAFE_BROADCAST",
-                Partition::from_code,
-            )
-        });
+        let p = shape
+            .as_ref()
+            .map_err(|e| e.clone())
+            .and_then(|_| partition_arg(partition));
         let sh = shape.unwrap_or_else(|_| vec![0]);
         let l = Layout::new_nd(c.inner.clone(), p, &sh, axis, local_len_along_axis)?;
         give(out, parlops_layout { inner: l });

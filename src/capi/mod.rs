@@ -3,6 +3,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+mod args;
 mod comm;
 mod handles;
 mod layout;

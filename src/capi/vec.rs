@@ -2,8 +2,9 @@
 
 use std::ffi::{c_int, c_void};
 
+use super::args::{dtype_arg, memory_arg, scalar_arg};
 use super::handles::{
-    arg, arg_mut, destroy, enum_arg, give, guard, null, out_ok, parlops_layout, parlops_vec,
+    arg, arg_mut, create_agreed, destroy, give, guard, null, out_ok, parlops_layout, parlops_vec,
     put_opt,
 };
 use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
@@ -12,28 +13,6 @@ use crate::memory::Location;
 use crate::scalar::{DType, Scalar};
 use crate::vector::{AnyVec, DistVector, NormKind};
 use crate::{any_vec, any_vec2, any_vec3};
-
-fn dtype_arg(t: parlops_dtype) -> Result<DType> {
-    enum_arg(
-        t,
-        "dtype",
-        "PARLOPS_F32, PARLOPS_F64, PARLOPS_C64 or PARLOPS_C128 = 0..3",
-        DType::from_code,
-    )
-}
-
-fn memory_arg(m: parlops_memory) -> Result<Location> {
-    enum_arg(
-        m,
-        "memory",
-        "PARLOPS_MEMORY_HOST = 0 or PARLOPS_MEMORY_CUDA = 1",
-        Location::from_code,
-    )
-}
-
-fn scalar<T: Scalar>(_: &DistVector<T>, a: parlops_scalar, what: &str) -> Result<T> {
-    T::from_parts(a.re, a.im, what)
-}
 
 /// Typed view of a caller's global array of `n` entries; `None` for NULL.
 unsafe fn global_slice<'a, T: Scalar>(
@@ -63,8 +42,7 @@ unsafe fn global_slice<'a, T: Scalar>(
     }))
 }
 
-/// Shared by create and create_with_array: build locally, then agree across ranks on success and on
-/// the dtype and memory every rank asked for.
+/// Shared by create and create_with_array: [`create_agreed`] on the dtype and memory.
 fn create_common(
     layout: &parlops_layout,
     dtype: parlops_dtype,
@@ -72,32 +50,20 @@ fn create_common(
     out: *mut *mut parlops_vec,
     build: impl FnOnce(DType, Location) -> Result<AnyVec>,
 ) -> Result<()> {
-    let local = out_ok(out, "out").and_then(|_| {
-        let t = dtype_arg(dtype)?;
-        let m = memory_arg(memory)?;
-        build(t, m)
-    });
-    let comm = layout.inner.comm().clone();
-    let rows = comm.agree_with(
-        local.as_ref().map(|_| ()).map_err(|e| e.clone()),
+    let args = dtype_arg(dtype).and_then(|t| Ok((t, memory_arg(memory)?)));
+    create_agreed(
+        layout.inner.comm(),
+        out,
+        args.as_ref().map(|_| ()).map_err(|e| e.clone()),
+        "dtypes or memory locations ([dtype, memory] codes)",
         &[dtype as i64, memory as i64],
-    )?;
-    if rows.iter().any(|r| r[0] != dtype as i64) {
-        crate::bail!(
-            InconsistentAcrossRanks,
-            "ranks passed different dtypes (codes by rank: {:?})",
-            rows.iter().map(|r| r[0]).collect::<Vec<_>>()
-        );
-    }
-    if rows.iter().any(|r| r[1] != memory as i64) {
-        crate::bail!(
-            InconsistentAcrossRanks,
-            "ranks passed different memory locations (codes by rank: {:?})",
-            rows.iter().map(|r| r[1]).collect::<Vec<_>>()
-        );
-    }
-    give(out, parlops_vec { inner: local? });
-    Ok(())
+        || {
+            let (t, m) = args?;
+            Ok(parlops_vec {
+                inner: build(t, m)?,
+            })
+        },
+    )
 }
 
 /// Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
@@ -415,7 +381,7 @@ pub unsafe extern "C" fn parlops_vec_fill(
 ) -> parlops_status {
     guard("parlops_vec_fill", || {
         let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.fill(a) })?;
+        any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.fill(a) })?;
         v.inner.settle()
     })
 }
@@ -428,7 +394,7 @@ pub unsafe extern "C" fn parlops_vec_scale(
 ) -> parlops_status {
     guard("parlops_vec_scale", || {
         let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar(x, a, "a")?; x.scale(a) })?;
+        any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.scale(a) })?;
         v.inner.settle()
     })
 }
@@ -452,7 +418,7 @@ pub unsafe extern "C" fn parlops_vec_axpy(
 ) -> parlops_status {
     guard("parlops_vec_axpy", || {
         in_out(x, y, |x, y| {
-            any_vec2!(&mut *y, x, (b, xv) => { let a = scalar(b, a, "a")?; b.axpy(a, xv) })?;
+            any_vec2!(&mut *y, x, (b, xv) => { let a = scalar_arg(a, "a")?; b.axpy(a, xv) })?;
             y.settle()
         })
     })
@@ -469,8 +435,8 @@ pub unsafe extern "C" fn parlops_vec_axpby(
     guard("parlops_vec_axpby", || {
         in_out(x, y, |x, y| {
             any_vec2!(&mut *y, x, (yv, xv) => {
-                let a = scalar(yv, a, "a")?;
-                let b = scalar(yv, b, "b")?;
+                let a = scalar_arg(a, "a")?;
+                let b = scalar_arg(b, "b")?;
                 yv.axpby(a, xv, b)
             })?;
             y.settle()
@@ -492,7 +458,7 @@ pub unsafe extern "C" fn parlops_vec_waxpy(
         let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
         let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
         let w = unsafe { arg_mut(w, "w")? };
-        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar(wv, a, "a")?; wv.waxpy(a, xv, yv) })?;
+        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar_arg(a, "a")?; wv.waxpy(a, xv, yv) })?;
         w.inner.settle()
     })
 }

@@ -128,14 +128,7 @@ impl<T: Scalar> BlockDiag<T> {
             Ok(())
         })();
         let n = ops.len() as i64;
-        let all = comm.agree_with(local, &[n])?;
-        if all.iter().any(|r| r[0] != n) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "stacked_block_diag: ranks passed different numbers of operators ({:?})",
-                all.iter().map(|r| r[0]).collect::<Vec<_>>()
-            );
-        }
+        comm.agree_same(local, "numbers of operators (stacked_block_diag)", &[n])?;
         Self::assemble(comm, ops, "StackedBlockDiag")
     }
 }
@@ -209,17 +202,13 @@ impl<T: Scalar> VStack<T> {
         }
         let rows_n: i64 = ops.iter().map(|a| a.rows().global_len()).sum();
         let all = comm.agree_with(local, &[n])?;
-        let ns: Vec<i64> = all.iter().map(|r| r[0]).filter(|&v| v >= 0).collect();
-        let Some(&n) = ns.first() else {
+        let Some(first) = all.iter().map(|r| r[0]).find(|&v| v >= 0) else {
             crate::bail!(InvalidArgument, "vstack: no rank passed any operator");
         };
-        if ns.iter().any(|&v| v != n) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "vstack: blocks have different numbers of columns on different ranks ({:?})",
-                all.iter().map(|r| r[0]).collect::<Vec<_>>()
-            );
-        }
+        // a rank without blocks (n = -1) takes the first count, so that only real counts can differ
+        let mine = if n >= 0 { n } else { first };
+        comm.agree_same(Ok(()), "numbers of columns (vstack blocks)", &[mine])?;
+        let n = first;
         let rows = Layout::new(comm.clone(), Partition::Scatter, -1, rows_n)?;
         let cols = Layout::new(comm.clone(), Partition::Broadcast, n, -1)?;
         let nn = n as usize;

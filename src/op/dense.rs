@@ -19,6 +19,27 @@ pub struct DenseBlockRow<T: Scalar> {
 }
 
 impl<T: Scalar> DenseBlockRow<T> {
+    /// Entries of this rank's block (`rows.local_len() * cols.global_len()`), checked for overflow.
+    pub fn local_entries(rows: &Layout, cols: &Layout) -> Result<usize> {
+        crate::error::checked_product(
+            "argument 'local_rows'",
+            &[
+                ("local rows", rows.local_len()),
+                ("global columns", cols.global_len()),
+            ],
+        )
+        .map(|n| n as usize)
+    }
+
+    /// [`DenseBlockRow::new`] from a copy of the caller's block (the copy's allocation fallible).
+    pub fn from_slice(
+        rows: Arc<Layout>,
+        cols: Arc<Layout>,
+        local: &[T],
+    ) -> Result<DenseBlockRow<T>> {
+        Self::new(rows, cols, super::copied(local, "a copy of 'local_rows'")?)
+    }
+
     /// `local` holds this rank's rows, row-major, `rows.local_len() * cols.global_len()` entries.
     pub fn new(rows: Arc<Layout>, cols: Arc<Layout>, local: Vec<T>) -> Result<DenseBlockRow<T>> {
         if !Arc::ptr_eq(rows.comm(), cols.comm()) {

@@ -24,6 +24,20 @@ pub struct Fredholm1<T: Scalar> {
     work: Mutex<Vec<T>>,
 }
 
+/// Entries of this rank's slices of G (`nsl_local * nx * ny`; negative sizes count as 0 here and
+/// are reported by the constructor), checked for overflow.
+pub fn g_local_len(nsl_local: i64, nx: i64, ny: i64) -> Result<usize> {
+    crate::error::checked_product(
+        "argument 'g_local'",
+        &[
+            ("nsl_local", nsl_local.max(0)),
+            ("nx", nx.max(0)),
+            ("ny", ny.max(0)),
+        ],
+    )
+    .map(|n| n as usize)
+}
+
 impl<T: Scalar> Fredholm1<T> {
     /// `g_local`: this rank's `nsl_local` slices of G, each nx x ny row-major. [collective]
     pub fn new(
@@ -80,18 +94,8 @@ impl<T: Scalar> Fredholm1<T> {
             }
             Ok(())
         });
-        let rows_all = comm.agree_with(local, &[nsl_local, nx, ny, nz])?;
-        if rows_all.iter().any(|r| r[1..] != [nx, ny, nz]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "fredholm1: ranks passed different (nx, ny, nz): {:?}",
-                rows_all
-                    .iter()
-                    .map(|r| (r[1], r[2], r[3]))
-                    .collect::<Vec<_>>()
-            );
-        }
-        let nsl: Vec<i64> = rows_all.iter().map(|r| r[0]).collect();
+        comm.agree_same(local, "(nx, ny, nz) (fredholm1)", &[nx, ny, nz])?;
+        let nsl = comm.allgather_i64(&[nsl_local])?;
         let first = nsl[..comm.rank() as usize].iter().sum::<i64>() as usize;
         // the same values on every rank: the same outcome everywhere
         let total = nsl

@@ -53,6 +53,47 @@ pub fn local_block(dims: &[i64], grid: &[i64], rank: i64) -> (Vec<i64>, Vec<i64>
         .unzip()
 }
 
+/// The process grid: `grid` as given, or (`None`) all `p` ranks on the last axis.
+pub fn process_grid(nd: usize, grid: Option<&[i64]>, p: i64) -> Vec<i64> {
+    match grid {
+        Some(g) => g.to_vec(),
+        None => {
+            let mut g = vec![1; nd];
+            if let Some(l) = g.last_mut() {
+                *l = p;
+            }
+            g
+        }
+    }
+}
+
+/// Rank `rank`'s block (start, shape) of an array of extents `dims` split over `grid` (see
+/// [`process_grid`]) of `nranks` ranks, with the arguments checked. Not collective.
+pub fn block_of(
+    dims: &[i64],
+    grid: Option<&[i64]>,
+    nranks: i64,
+    rank: i64,
+) -> Result<(Vec<i64>, Vec<i64>)> {
+    if nranks < 1 || rank < 0 || rank >= nranks {
+        crate::bail!(
+            InvalidArgument,
+            "arguments 'rank' ({rank}) and 'nranks' ({nranks}) need 0 <= rank < nranks"
+        );
+    }
+    let grid = process_grid(dims.len(), grid, nranks);
+    if grid.len() != dims.len()
+        || grid.iter().any(|&g| g < 1)
+        || grid.iter().try_fold(1i64, |a, &g| a.checked_mul(g)) != Some(nranks)
+    {
+        crate::bail!(
+            InvalidArgument,
+            "process grid {grid:?} does not multiply to {nranks} ranks"
+        );
+    }
+    Ok(local_block(dims, &grid, rank))
+}
+
 /// Normalise halo widths (1, ndim or 2*ndim values) to (minus, plus) per axis. A single value is
 /// trimmed to 0 on sides at the global boundary, as PyLops-MPI does for a scalar halo.
 pub fn parse_halo(h: &[i64], ndim: usize, coords: &[i64], grid: &[i64]) -> Result<Vec<(i64, i64)>> {
@@ -90,16 +131,7 @@ pub fn halo<T: Scalar>(
 ) -> Result<CsrOp<T>> {
     let p = comm.size() as i64;
     let nd = dims.len();
-    let grid: Vec<i64> = match grid {
-        Some(g) => g.to_vec(),
-        None => {
-            let mut g = vec![1; nd];
-            if let Some(l) = g.last_mut() {
-                *l = p;
-            }
-            g
-        }
-    };
+    let grid = process_grid(nd, grid, p);
     let rank = comm.rank() as i64;
     let setup = (|| {
         if nd == 0 || dims.iter().any(|&d| d < 0) {

@@ -6,6 +6,7 @@
 //! `apply_adjoint` write into caller-given vectors and allocate nothing per call (compositions own
 //! their work vectors). Implementations may assume that the layouts were checked ([`check_apply`]).
 
+pub mod apply;
 pub mod basic;
 pub mod block;
 pub mod callback;
@@ -269,6 +270,14 @@ impl<T: Scalar> Work<T> {
         }
         Ok(g)
     }
+}
+
+/// A copy of a caller's array, its allocation fallible (`what` names it in the message).
+pub fn copied<T: Copy>(src: &[T], what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    crate::error::try_reserve(&mut v, src.len(), what)?;
+    v.extend_from_slice(src);
+    Ok(v)
 }
 
 /// Deterministic pseudo-random values in [-1, 1) keyed by (seed, global index), so that a vector is

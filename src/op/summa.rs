@@ -21,6 +21,32 @@ pub fn tile(n: i64, p: i64, r: i64) -> (i64, i64) {
     (s, e - s)
 }
 
+/// [`tile`] with its arguments checked (n >= 0, 0 <= index < grid). Not collective.
+pub fn tile_checked(n: i64, grid: i64, index: i64) -> Result<(i64, i64)> {
+    if n < 0 || grid < 1 || index < 0 || index >= grid {
+        crate::bail!(
+            InvalidArgument,
+            "need n >= 0 and 0 <= index < grid, got n = {n}, grid = {grid}, index = {index}"
+        );
+    }
+    Ok(tile(n, grid, index))
+}
+
+/// Entries of this rank's tile of A (N x K) on the square grid of `comm`; 0 when the communicator
+/// is not square, a size is negative or the count overflows (the constructor reports those, by name).
+pub fn local_a_len(comm: &Comm, n: i64, k: i64) -> usize {
+    let size = comm.size() as i64;
+    let g = (size as f64).sqrt().round() as i64;
+    let rank = comm.rank() as i64;
+    if g * g != size || n < 0 || k < 0 {
+        return 0;
+    }
+    tile(n, g, rank / g)
+        .1
+        .checked_mul(tile(k, g, rank % g).1)
+        .unwrap_or(0) as usize
+}
+
 struct Work<T> {
     a: Vec<T>,
     x: Vec<T>,
@@ -87,13 +113,7 @@ impl<T: Scalar> Summa<T> {
             }
             Ok(())
         })();
-        let all = comm.agree_with(check, &[n, k, m])?;
-        if all.iter().any(|v| v[..] != [n, k, m]) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different (N, K, M): {all:?}"
-            );
-        }
+        comm.agree_same(check, "(N, K, M)", &[n, k, m])?;
         let p = p as usize;
         let (bn, bk, bm) = (
             tile(n, p as i64, 0).1 as usize,

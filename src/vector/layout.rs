@@ -88,30 +88,21 @@ impl Layout {
             Ok(())
         });
         let pcode = partition.as_ref().map(|p| p.code() as i64).unwrap_or(-1);
-        let rows = comm.agree_with(local, &[pcode, global_len, local_len])?;
+        comm.agree_same(
+            local,
+            "partitions or global lengths ([partition code, global_len])",
+            &[pcode, global_len],
+        )?;
         let partition = partition?;
-        let p = rows.len();
-        let list = |i: usize| {
-            rows.iter()
-                .map(|r| r[i].to_string())
+        let given = comm.allgather_i64(&[local_len])?;
+        let p = given.len();
+        let list = || {
+            given
+                .iter()
+                .map(|l| l.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        if rows.iter().any(|r| r[0] != pcode) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different partitions (codes by rank: [{}])",
-                list(0)
-            );
-        }
-        if rows.iter().any(|r| r[1] != global_len) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different global lengths (by rank: [{}])",
-                list(1)
-            );
-        }
-        let given: Vec<i64> = rows.iter().map(|r| r[2]).collect();
         let n_given = given.iter().filter(|&&l| l >= 0).count();
         let local_lens = if partition.is_replicated() {
             let n = if global_len >= 0 {
@@ -124,7 +115,7 @@ impl Layout {
                     SizeMismatch,
                     "{} layout of global length {n}: every rank holds all entries, but local lengths given by rank are [{}]",
                     partition.name(),
-                    list(2)
+                    list()
                 );
             }
             vec![n; p]
@@ -135,14 +126,14 @@ impl Layout {
                 crate::bail!(
                     InvalidArgument,
                     "local lengths by rank [{}] add up to more than 2^63",
-                    list(2)
+                    list()
                 );
             };
             if global_len >= 0 && sum != global_len {
                 crate::bail!(
                     SizeMismatch,
                     "local lengths by rank [{}] sum to {sum}, but 'global_len' is {global_len}",
-                    list(2)
+                    list()
                 );
             }
             given
@@ -150,7 +141,7 @@ impl Layout {
             crate::bail!(
                 InvalidArgument,
                 "some ranks gave a local length and others passed -1 (by rank: [{}]); give all or none",
-                list(2)
+                list()
             );
         };
         let global_len = if partition.is_replicated() {
@@ -233,26 +224,22 @@ impl Layout {
         let hash = shape.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &d| {
             (h ^ d as u64).wrapping_mul(0x100_0000_01b3)
         });
-        let rows_seen = comm.agree_with(Ok(()), &[shape.len() as i64, hash as i64, rows])?;
-        if rows_seen
-            .iter()
-            .any(|r| r[0] != shape.len() as i64 || r[1] != hash as i64)
-        {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different global shapes (this rank: {shape:?})"
-            );
-        }
+        comm.agree_same(
+            Ok(()),
+            &format!("global shapes (this rank: {shape:?}; compared as [ndim, hash])"),
+            &[shape.len() as i64, hash as i64],
+        )?;
+        let rows_seen = comm.allgather_i64(&[rows])?;
         // all ranks' extents along the axis must add up to the shape (compared as extents, not as
         // entry counts, which are all 0 when another axis has extent 0)
-        let axis_sum = rows_seen.iter().try_fold(0i64, |a, r| a.checked_add(r[2]));
+        let axis_sum = rows_seen.iter().try_fold(0i64, |a, r| a.checked_add(*r));
         if !l.partition.is_replicated()
             && (l.global_len != n0.saturating_mul(inner) || axis_sum != Some(n0))
         {
             crate::bail!(
                 SizeMismatch,
                 "local extents along axis 0 by rank ({:?}) sum to {}, but global_shape[0] is {n0}",
-                rows_seen.iter().map(|r| r[2]).collect::<Vec<_>>(),
+                rows_seen,
                 axis_sum.map_or_else(|| "more than 2^63 - 1".to_string(), |s| s.to_string())
             );
         }

@@ -485,14 +485,7 @@ impl<T: Scalar> DistVector<T> {
                 _ => Ok(()),
             }
         });
-        let roots = comm.agree_with(local, &[root as i64])?;
-        if roots.iter().any(|r| r[0] != root as i64) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different roots (by rank: {:?})",
-                roots.iter().map(|r| r[0]).collect::<Vec<_>>()
-            );
-        }
+        comm.agree_same(local, "roots", &[root as i64])?;
         let mut empty: [T; 0] = [];
         let out: &mut [T] = match out {
             Some(o) if receiving => o,
@@ -557,14 +550,7 @@ impl<T: Scalar> DistVector<T> {
                 _ => Ok(()),
             }
         });
-        let roots = comm.agree_with(local, &[root as i64])?;
-        if roots.iter().any(|r| r[0] != root as i64) {
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different roots (by rank: {:?})",
-                roots.iter().map(|r| r[0]).collect::<Vec<_>>()
-            );
-        }
+        comm.agree_same(local, "roots", &[root as i64])?;
         let input: &[T] = if rank == root {
             global_in.unwrap_or(&[])
         } else {
