@@ -41,6 +41,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_METHOD_MINRES = 8
   integer(c_int), parameter :: PARLOPS_METHOD_ISTA = 9
   integer(c_int), parameter :: PARLOPS_METHOD_FISTA = 10
+  integer(c_int), parameter :: PARLOPS_METHOD_RICHARDSON = 11
   integer(c_int), parameter :: PARLOPS_THRESHOLD_SOFT = 0
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HARD = 1
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2
@@ -800,6 +801,14 @@ module parlops
       real(c_double), value :: damp
       integer(c_int) :: parlops_solver_set_damping
     end function parlops_solver_set_damping
+    function parlops_solver_set_richardson_scale(s, scale) &
+        bind(C, name='parlops_solver_set_richardson_scale')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), value :: scale
+      integer(c_int) :: parlops_solver_set_richardson_scale
+    end function parlops_solver_set_richardson_scale
     function parlops_solver_set_sparsity(s, kind, eps, step) &
         bind(C, name='parlops_solver_set_sparsity')
       import

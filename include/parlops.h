@@ -222,6 +222,10 @@ typedef int32_t parlops_norm;
 // FISTA: ISTA with Nesterov acceleration.
 #define PARLOPS_METHOD_FISTA 10
 
+// Richardson iteration x <- x + omega M (b - A x) (PETSc's KSPRICHARDSON, MFEM's SLISolver); tests
+// ||M r|| (||r|| without a preconditioner); omega: parlops_solver_set_richardson_scale.
+#define PARLOPS_METHOD_RICHARDSON 11
+
 // R = ||x||_1 (soft thresholding).
 #define PARLOPS_THRESHOLD_SOFT 0
 
@@ -772,6 +776,10 @@ parlops_status parlops_solver_set_restart(parlops_solver *s, int64_t m);
 
 // CGLS/LSQR damping: minimise ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's `damp`).
 parlops_status parlops_solver_set_damping(parlops_solver *s, double damp);
+
+// Richardson (PARLOPS_METHOD_RICHARDSON): the scale omega of x <- x + omega M (b - A x), finite and
+// > 0 (default 1; PETSc's KSPRichardsonSetScale). Other methods ignore it.
+parlops_status parlops_solver_set_richardson_scale(parlops_solver *s, double scale);
 
 // ISTA/FISTA: the regulariser and its weight eps (default soft, 0.1); `step` > 0 sets the gradient
 // step, 0 derives it as 1 / lambda_max(A^H A) by power iteration (the default).

@@ -769,6 +769,8 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }
+  /// Richardson: the scale omega of x <- x + omega M (b - A x) (default 1).
+  void set_richardson_scale(double omega) { check(parlops_solver_set_richardson_scale(h_, omega)); }
   /// ISTA/FISTA: regulariser and weight eps; step > 0 sets the gradient step, 0 derives it.
   void set_sparsity(parlops_threshold kind, double eps = 0.1, double step = 0.0) {
     check(parlops_solver_set_sparsity(h_, kind, eps, step));

@@ -1,7 +1,7 @@
 // parlops for MFEM applications (serial or parallel MFEM), header-only:
 //  - parlops::mfem::OperatorWrapper: any mfem::Operator as a parlops operator (callbacks on local parts);
 //  - parlops::mfem::CGSolver, GMRESSolver, FGMRESSolver, BiCGSTABSolver (also BiCGStabSolver),
-//    MINRESSolver: mfem::Solver with MFEM's setter
+//    MINRESSolver, SLISolver: mfem::Solver with MFEM's setter
 //    and getter names; Mult(b, x) hands parlops the memory of b and x with no copy;
 //  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
 //    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
@@ -126,6 +126,11 @@ class KrylovSolver : public ::mfem::Solver {
   void SetPrintLevel(int level) { print_level_ = level; }
   /// GMRES restart length (MFEM's SetKDim).
   void SetKDim(int m) { solver_.set_restart(m); }
+
+ protected:
+  void richardson_scale(double omega) { solver_.set_richardson_scale(omega); }
+
+ public:
 
   /// As MFEM's IterativeSolver: the operator is passed on to the preconditioner set before
   /// (prec->SetOperator), so ex1p's order (SetPreconditioner, then SetOperator) works.
@@ -280,6 +285,17 @@ class BiCGStabSolver : public KrylovSolver {
 };
 /// MFEM's spelling.
 using BiCGSTABSolver = BiCGStabSolver;
+/// mfem::SLISolver's replacement: stationary (Richardson) iteration x <- x + B (b - A x), testing
+/// ||B r|| (||r|| without a preconditioner) as MFEM does. Differences: parlops stops at
+/// ||B r|| <= rtol ||B r_0|| where MFEM stops at <; with rel_tol = 0 and a preconditioner MFEM runs
+/// max_iter iterations and calls that converged, parlops runs them and reports GetConverged() false
+/// unless the absolute tolerance was met. SetScale (parlops only) damps the step.
+class SLISolver : public KrylovSolver {
+ public:
+  explicit SLISolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_RICHARDSON, comm) {}
+  /// x <- x + omega B (b - A x) (default 1, MFEM's iteration).
+  void SetScale(double omega) { richardson_scale(omega); }
+};
 /// mfem::MINRESSolver's replacement.
 class MINRESSolver : public KrylovSolver {
  public:

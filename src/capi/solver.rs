@@ -38,6 +38,9 @@ pub const PARLOPS_METHOD_MINRES: parlops_method = 8;
 pub const PARLOPS_METHOD_ISTA: parlops_method = 9;
 /// FISTA: ISTA with Nesterov acceleration.
 pub const PARLOPS_METHOD_FISTA: parlops_method = 10;
+/// Richardson iteration x <- x + omega M (b - A x) (PETSc's KSPRICHARDSON, MFEM's SLISolver); tests
+/// ||M r|| (||r|| without a preconditioner); omega: parlops_solver_set_richardson_scale.
+pub const PARLOPS_METHOD_RICHARDSON: parlops_method = 11;
 
 /// ISTA/FISTA regulariser.
 pub type parlops_threshold = i32;
@@ -332,6 +335,26 @@ pub unsafe extern "C" fn parlops_solver_set_damping(
             );
         }
         s.inner.params.damp = damp;
+        Ok(())
+    })
+}
+
+/// Richardson (PARLOPS_METHOD_RICHARDSON): the scale omega of x <- x + omega M (b - A x), finite and
+/// > 0 (default 1; PETSc's KSPRichardsonSetScale). Other methods ignore it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_richardson_scale(
+    s: *mut parlops_solver,
+    scale: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_richardson_scale", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(scale > 0.0 && scale.is_finite()) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'scale' is {scale}; it must be finite and > 0"
+            );
+        }
+        s.inner.params.scale = scale;
         Ok(())
     })
 }

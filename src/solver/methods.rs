@@ -74,6 +74,7 @@ methods! { (ctx, b, x) =>
         [LeastSquares, HostOnly];
     Fista = 10, PARLOPS_METHOD_FISTA, "FISTA", super::ista::solve(ctx, b, x, true),
         [LeastSquares, HostOnly];
+    Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::richardson::solve(ctx, b, x), [];
 }
 
 impl Method {

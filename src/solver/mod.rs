@@ -20,6 +20,7 @@ mod lsqr;
 mod methods;
 mod minres;
 pub mod power;
+mod richardson;
 
 pub use any::AnySolver;
 pub(crate) use ctx::{Ctx, Workspace, with_vecs, with_vecs2};
@@ -55,6 +56,8 @@ pub struct Params {
     pub natural_norm: bool,
     /// What rtol is relative to.
     pub reference: Reference,
+    /// Richardson: the scale omega of x <- x + omega M (b - A x).
+    pub scale: f64,
 }
 
 impl Default for Params {
@@ -73,6 +76,7 @@ impl Default for Params {
             step: None,
             natural_norm: false,
             reference: Reference::Rhs,
+            scale: 1.0,
         }
     }
 }
@@ -97,6 +101,7 @@ impl Params {
             step,
             natural_norm,
             reference,
+            scale,
         } = *self;
         vec![
             ("max_iter", max_iter),
@@ -111,6 +116,7 @@ impl Params {
             ("damping", damp.to_bits() as i64),
             ("eps", eps.to_bits() as i64),
             ("step", step.map_or(-1, |s| s.to_bits() as i64)),
+            ("Richardson scale", scale.to_bits() as i64),
         ]
     }
 }
@@ -510,7 +516,7 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 12] = [
+        let changes: [fn(&mut Params); 13] = [
             |p| p.rtol = 1e-3,
             |p| p.atol = 1e-9,
             |p| p.dtol = 7.0,
@@ -523,6 +529,7 @@ mod tests {
             |p| p.step = Some(0.5),
             |p| p.natural_norm = true,
             |p| p.reference = Reference::InitialResidual,
+            |p| p.scale = 0.5,
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut p = Params::default();

@@ -116,6 +116,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_jacobi(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_richardson_scale(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_richardson_scale(s, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "scale");
+  EXPECT(parlops_solver_set_richardson_scale(s, -1.0), PARLOPS_ERR_INVALID_ARGUMENT, "scale");
+  EXPECT(parlops_solver_set_richardson_scale(s, 0.0 / 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "scale");
   EXPECT(parlops_solver_set_sparsity(NULL, PARLOPS_THRESHOLD_SOFT, 0.1, 0.0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_info(NULL, &info0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   {
@@ -157,6 +161,9 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_set_convergence_reference(s, rank_ == last ? PARLOPS_REFERENCE_INITIAL_RESIDUAL : PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
     EXPECT(parlops_solver_set_convergence_reference(s, PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_richardson_scale(s, rank_ == 0 ? 0.5 : 1.0), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "Richardson scale");
+    EXPECT(parlops_solver_set_richardson_scale(s, 1.0), PARLOPS_OK, NULL);
   }
 
   /* ---- reasons */

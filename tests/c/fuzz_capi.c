@@ -788,6 +788,7 @@ static int do_call(int k) {
     CASE(parlops_solver_set_initial_guess_nonzero) st = parlops_solver_set_initial_guess_nonzero(PS(), chance(50)); break;
     CASE(parlops_solver_set_restart) st = parlops_solver_set_restart(PS(), chance(50) ? (int64_t)below(40) : size_v()); break;
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
+    CASE(parlops_solver_set_richardson_scale) st = parlops_solver_set_richardson_scale(PS(), dbl_v()); break;
     CASE(parlops_solver_set_sparsity) st = parlops_solver_set_sparsity(PS(), enum_v(3), dbl_v(), dbl_v()); break;
     CASE(parlops_solver_set_monitor) {
       /* a valid solver always keeps the (iteration-capping) monitor: solves stay short */

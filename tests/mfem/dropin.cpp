@@ -13,8 +13,8 @@
 //  - MINRES with and without a Jacobi smoother on the Poisson system;
 //  - 2D convection-diffusion (nonsymmetric): GMRES(50) and GMRES(20), FGMRES with a smoother set
 //    before the operator, BiCGSTAB with and without one.
-// Not compared here yet: GMRES with a preconditioner (MFEM's is left-, parlops' right-preconditioned),
-// SLI (no stationary iteration in parlops yet).
+//  - SLI (stationary iteration) with a Jacobi and a Gauss-Seidel smoother.
+// Not compared here: GMRES with a preconditioner (MFEM's is left-, parlops' right-preconditioned).
 // Run: ./mfem_dropin [n] [order]
 #include <mfem.hpp>
 #include <parlops/mfem.hpp>
@@ -235,6 +235,42 @@ int main(int argc, char **argv) {
             pmr2.SetOperator(A);
           },
           nullptr, kEstimateTol);
+    }
+    {  // SLI (stationary iteration) with a Jacobi and a Gauss-Seidel smoother
+      mfem::DSmoother m1, m2;
+      mfem::SLISolver sli;
+      parlops::mfem::SLISolver psli;
+      compare(
+          "SLI, DSmoother() set before", B, sli, psli,
+          [&](mfem::Solver &) {
+            tol(sli);
+            sli.SetRelTol(1e-6);
+            sli.SetPreconditioner(m1);
+            sli.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(psli);
+            psli.SetRelTol(1e-6);
+            psli.SetPreconditioner(m2);
+            psli.SetOperator(A);
+          });
+      mfem::GSSmoother g1(A), g2(A);
+      mfem::SLISolver sli2;
+      parlops::mfem::SLISolver psli2;
+      compare(
+          "SLI, GSSmoother(A)", B, sli2, psli2,
+          [&](mfem::Solver &) {
+            tol(sli2);
+            sli2.SetRelTol(1e-6);
+            sli2.SetPreconditioner(g1);
+            sli2.SetOperator(A);
+          },
+          [&](mfem::Solver &) {
+            ptol(psli2);
+            psli2.SetRelTol(1e-6);
+            psli2.SetPreconditioner(g2);
+            psli2.SetOperator(A);
+          });
     }
     {  // Gauss-Seidel smoother built on the matrix, set after the operator
       mfem::GSSmoother m1(A), m2(A);
