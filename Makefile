@@ -67,6 +67,7 @@ header-check: deps
 lint: deps
 	cargo fmt --check
 	cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+	tools/module_graph.sh --check
 
 unit: deps
 	cargo test $(CARGO_FLAGS)

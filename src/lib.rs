@@ -1,6 +1,7 @@
 //! parlops: distributed linear operators and Krylov solvers over MPI, exported over a stable C ABI.
 //!
-//! Module map (data flows down this list, never up):
+//! Module map: a module imports only modules below it in this list (`tools/module_graph.sh --check`,
+//! part of `make lint`, fails on an import circle; docs/architecture.md has the rules and recipes):
 //! - [`capi`]: the `extern "C"` surface only (null checks, handle casts, status codes, panic boundary).
 //! - [`report`]: the configuration report (process facts, and one line per rank over a communicator).
 //! - [`solver`], [`op`]: Krylov solvers and distributed linear operators.
@@ -9,7 +10,9 @@
 //!   every transport: point-to-point, the halo plans (host and device), NCCL.
 //! - [`memory`]: where data lives ([`memory::Location`]).
 //! - [`gpu`]: the CUDA device (probe, device choice, buffers, streams, kernels).
-//! - [`scalar`], [`error`], [`config`]: element types, the one error type, the environment.
+//! - [`config`]: the environment (`PARLOPS_*` variables) and the version; imports nothing.
+//! - [`scalar`], [`error`], `codes`: element types, the one error type, and the one-table-per-enum
+//!   macro (`code_table!`) that gives every enumeration its codes, C names and words.
 
 pub mod capi;
 mod codes;

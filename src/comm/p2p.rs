@@ -41,6 +41,22 @@ impl Drop for Requests {
 const TAG: i32 = 7301;
 
 impl Comm {
+    /// Swap buffers with `partner`: send `send`, receive `recv` (safe: waits before returning; a
+    /// partner that is this rank copies). [point-to-point: the partner must call it too]
+    pub fn exchange<T: Scalar>(&self, send: &[T], recv: &mut [T], partner: i32) -> Result<()> {
+        if partner == self.rank() {
+            recv.copy_from_slice(send);
+            return Ok(());
+        }
+        let mut reqs = Requests::new();
+        // both buffers outlive the wait below
+        unsafe {
+            self.irecv(recv, partner, &mut reqs)?;
+            self.isend(send, partner, &mut reqs)?;
+        }
+        reqs.wait()
+    }
+
     /// Start sending `buf` to `dest`.
     ///
     /// # Safety

@@ -140,7 +140,11 @@ pub fn halo<T: Scalar>(
                 "halo: 'dims' must have at least one axis and no negative extent, got {dims:?}"
             );
         }
-        if grid.len() != nd || grid.iter().any(|&g| g < 1) || grid.iter().product::<i64>() != p {
+        // the product checked: extents such as (2^63 - 1)^2 wrap around to 1
+        if grid.len() != nd
+            || grid.iter().any(|&g| g < 1)
+            || grid.iter().try_fold(1i64, |a, &g| a.checked_mul(g)) != Some(p)
+        {
             crate::bail!(
                 InvalidArgument,
                 "halo: process grid {grid:?} must have {nd} positive extents whose product is the number of ranks {p}"

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::LinearOperator;
-use crate::comm::{Comm, Requests};
+use crate::comm::Comm;
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout, Partition};
@@ -160,16 +160,7 @@ impl<T: Scalar> Summa<T> {
         }
         // A^H tile for the adjoint: rank (r, c) needs (A_{c,r})^H, held by rank (c, r)
         let partner = (c as usize * p + r as usize) as i32;
-        if partner == comm.rank() {
-            other.copy_from_slice(&a);
-        } else {
-            let mut reqs = Requests::new();
-            unsafe {
-                comm.irecv(&mut other, partner, &mut reqs)?;
-                comm.isend(&a, partner, &mut reqs)?;
-            }
-            reqs.wait()?;
-        }
+        comm.exchange(&a, &mut other, partner)?;
         if bk > 0 {
             for i in 0..bn {
                 for j in 0..bk {

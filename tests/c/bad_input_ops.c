@@ -375,6 +375,9 @@ int main(int argc, char **argv) {
   EXPECT(parlops_halo_block(2, hdims, NULL, size_, rank_, bst, NULL), PARLOPS_ERR_NULL_ARGUMENT, "shape");
   EXPECT(parlops_halo_block(2, hdims, NULL, size_, rank_, bst, bsh), PARLOPS_OK, NULL);
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, badgrid, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "grid");
+  /* a grid whose product wraps around to the rank count (found by the fuzzer: it panicked) */
+  const int64_t wrapgrid[2] = {INT64_MAX, size_ == 1 ? INT64_MAX : 1};
+  EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, wrapgrid, 1, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, "grid");
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 3, hw, &H), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, hdims, hgrid, 1, negw, &H), PARLOPS_ERR_INVALID_ARGUMENT, ">= 0");
   EXPECT(parlops_op_halo(c, PARLOPS_F64, 2, NULL, hgrid, 1, hw, &H), PARLOPS_ERR_NULL_ARGUMENT, "dims");
