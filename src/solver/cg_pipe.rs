@@ -13,16 +13,10 @@ use crate::vector::{DistVector, dots, dots_finish, dots_start};
 /// Iterations between residual replacements.
 const REPLACE: i64 = 50;
 
-pub(crate) fn solve<T: Scalar>(
-    ctx: &mut Ctx<T>,
-    b: &DistVector<T>,
-    x: &mut DistVector<T>,
-) -> Result<Info> {
-    let layout = x.layout().clone();
-    super::with_vecs(ctx, 9, &layout, |ctx, v| run(ctx, b, x, v))
-}
+/// Work vectors of x's layout that [`run`] takes.
+pub(crate) const WORK: usize = 9;
 
-fn run<T: Scalar>(
+pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,
     b: &DistVector<T>,
     x: &mut DistVector<T>,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{MonitorFn, Params, Reason, Reference, sci};
+use super::{Info, MonitorFn, Params, Reason, Reference, sci};
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
 use crate::memory::Location;
@@ -177,6 +177,22 @@ pub(crate) fn with_vecs<T: Scalar, R>(
     let out = f(ctx, &mut v);
     ctx.ws.put(v);
     out
+}
+
+/// A method's iteration on a square operator: (ctx, b, x, work vectors of x's layout).
+pub(crate) type SquareRun<T> =
+    fn(&mut Ctx<T>, &DistVector<T>, &mut DistVector<T>, &mut [DistVector<T>]) -> Result<Info>;
+
+/// The entry of a method on a square operator: `n` work vectors of x's layout, then `run`.
+pub(crate) fn square<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    n: usize,
+    run: SquareRun<T>,
+) -> Result<Info> {
+    let layout = x.layout().clone();
+    with_vecs(ctx, n, &layout, |ctx, v| run(ctx, b, x, v))
 }
 
 /// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.

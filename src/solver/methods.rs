@@ -59,22 +59,22 @@ macro_rules! methods {
 }
 
 methods! { (ctx, b, x) =>
-    Cg = 0, PARLOPS_METHOD_CG, "CG", super::cg::solve(ctx, b, x), [NaturalNorm];
+    Cg = 0, PARLOPS_METHOD_CG, "CG", super::square(ctx, b, x, super::cg::WORK, super::cg::run), [NaturalNorm];
     CgSingleReduction = 1, PARLOPS_METHOD_CG_SINGLE_REDUCTION, "CG (single reduction)",
-        super::cg_sr::solve(ctx, b, x), [NaturalNorm];
+        super::square(ctx, b, x, super::cg_sr::WORK, super::cg_sr::run), [NaturalNorm];
     CgPipelined = 2, PARLOPS_METHOD_CG_PIPELINED, "CG (pipelined)",
-        super::cg_pipe::solve(ctx, b, x), [NaturalNorm];
+        super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm];
     Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
     Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
     Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [];
     Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [];
-    Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::bicgstab::solve(ctx, b, x), [];
-    Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::minres::solve(ctx, b, x), [];
+    Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::square(ctx, b, x, super::bicgstab::WORK, super::bicgstab::run), [];
+    Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::square(ctx, b, x, super::minres::WORK, super::minres::run), [];
     Ista = 9, PARLOPS_METHOD_ISTA, "ISTA", super::ista::solve(ctx, b, x, false),
         [LeastSquares, HostOnly];
     Fista = 10, PARLOPS_METHOD_FISTA, "FISTA", super::ista::solve(ctx, b, x, true),
         [LeastSquares, HostOnly];
-    Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::richardson::solve(ctx, b, x), [];
+    Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::square(ctx, b, x, super::richardson::WORK, super::richardson::run), [];
 }
 
 impl Method {

@@ -23,7 +23,7 @@ pub mod power;
 mod richardson;
 
 pub use any::AnySolver;
-pub(crate) use ctx::{Ctx, Workspace, with_vecs, with_vecs2};
+pub(crate) use ctx::{Ctx, Workspace, square, with_vecs2};
 pub use methods::{Method, Reason, Reference, Threshold};
 
 use std::sync::Arc;

@@ -11,16 +11,10 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
 
-pub(crate) fn solve<T: Scalar>(
-    ctx: &mut Ctx<T>,
-    b: &DistVector<T>,
-    x: &mut DistVector<T>,
-) -> Result<Info> {
-    let layout = x.layout().clone();
-    super::with_vecs(ctx, 3, &layout, |ctx, v| run(ctx, b, x, v))
-}
+/// Work vectors of x's layout that [`run`] takes.
+pub(crate) const WORK: usize = 3;
 
-fn run<T: Scalar>(
+pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,
     b: &DistVector<T>,
     x: &mut DistVector<T>,
