@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 
 static int passed = 0, failed = 0;
@@ -47,12 +46,12 @@ static const double kEstimateTol = 1e-4;
 static double reldiff(double a, double b) { return std::abs(a - b) / std::max(std::abs(a), 1e-300); }
 
 // Run MFEM's solver and parlops' from the same initial guess (zero unless `x0`; with `x0` both run
-// with iterative_mode = true, as MFEM's examples do for a nonzero guess) and compare.
-template <class MS, class PS>
-static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &ps,
-                    const std::function<void(mfem::Solver &)> &mfem_setup,
-                    const std::function<void(mfem::Solver &)> &parlops_setup, const mfem::Vector *x0 = nullptr,
-                    double final_tol = 1e-12) {
+// with iterative_mode = true, as MFEM's examples do for a nonzero guess) and compare. `setup(s, k)`
+// makes the same calls on both solvers, in the same order: k = 0 for MFEM's, 1 for parlops' (to pick
+// each solver's own preconditioner object).
+template <class MS, class PS, class Setup>
+static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &ps, Setup setup,
+                    const mfem::Vector *x0 = nullptr, double final_tol = 1e-12) {
   mfem::Vector X1(B.Size()), X2(B.Size());
   X1 = 0.0;
   X2 = 0.0;
@@ -60,10 +59,10 @@ static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &
     X1 = *x0;
     X2 = *x0;
   }
-  mfem_setup(ms);
+  setup(ms, 0);
   ps.iterative_mode = ms.iterative_mode = x0 != nullptr;
   ms.Mult(B, X1);
-  parlops_setup(ps);
+  setup(ps, 1);
   ps.Mult(B, X2);
   mfem::Vector d(X1);
   d -= X2;
@@ -82,95 +81,83 @@ static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &
   check(dr <= final_tol, name + ": GetFinalRelNorm within " + std::to_string(final_tol));
 }
 
+// The tolerances every case uses (the same calls on MFEM's solver and parlops').
+static auto tolerances(double rtol, int max_iter) {
+  return [=](auto &s) {
+    s.SetRelTol(rtol);
+    s.SetAbsTol(0.0);
+    s.SetMaxIter(max_iter);
+    s.SetPrintLevel(0);
+  };
+}
+
+// Assemble -div(grad u) + q . grad u = 1 with u = 0 on the boundary (q = nullptr: Poisson) on `mesh`.
+struct System {
+  mfem::H1_FECollection fec;
+  mfem::FiniteElementSpace fes;
+  mfem::ConstantCoefficient one{1.0};
+  mfem::LinearForm b;
+  mfem::GridFunction x;
+  mfem::BilinearForm a;  // A, B and X may view a's matrix and b's and x's data: all kept here
+  mfem::SparseMatrix A;
+  mfem::Vector B, X;
+  System(mfem::Mesh &mesh, int order, mfem::VectorCoefficient *q)
+      : fec(order, mesh.Dimension()), fes(&mesh, &fec), b(&fes), x(&fes), a(&fes) {
+    mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
+    ess_bdr = 1;
+    fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
+    b.AddDomainIntegrator(new mfem::DomainLFIntegrator(one));
+    b.Assemble();
+    x = 0.0;
+    a.AddDomainIntegrator(new mfem::DiffusionIntegrator(one));
+    if (q) a.AddDomainIntegrator(new mfem::ConvectionIntegrator(*q));
+    a.Assemble();
+    a.FormLinearSystem(ess_tdof, x, b, A, X, B);
+  }
+};
+
 int main(int argc, char **argv) {
   parlops::check(parlops_init(&argc, &argv));
   int n = argc > 1 ? std::atoi(argv[1]) : 6, order = argc > 2 ? std::atoi(argv[2]) : 2;
   {
     mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(n, n, n, mfem::Element::HEXAHEDRON);
-    mfem::H1_FECollection fec(order, mesh.Dimension());
-    mfem::FiniteElementSpace fes(&mesh, &fec);
-    mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
-    ess_bdr = 1;
-    fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
-    mfem::ConstantCoefficient one(1.0);
-    mfem::LinearForm b(&fes);
-    b.AddDomainIntegrator(new mfem::DomainLFIntegrator(one));
-    b.Assemble();
-    mfem::GridFunction x(&fes);
-    x = 0.0;
-    mfem::BilinearForm a(&fes);
-    a.AddDomainIntegrator(new mfem::DiffusionIntegrator(one));
-    a.Assemble();
-    mfem::SparseMatrix A;
-    mfem::Vector B, X;
-    a.FormLinearSystem(ess_tdof, x, b, A, X, B);
+    System sys(mesh, order, nullptr);
+    const mfem::SparseMatrix &A = sys.A;
+    const mfem::Vector &B = sys.B;
     std::printf("3D Poisson, %d^3 hexahedra, order %d, %d unknowns\n", n, order, A.Height());
-
-    auto tol = [](mfem::IterativeSolver &s) {
-      s.SetRelTol(1e-10);
-      s.SetAbsTol(0.0);
-      s.SetMaxIter(2000);
-      s.SetPrintLevel(0);
-    };
-    auto ptol = [](parlops::mfem::KrylovSolver &s) {
-      s.SetRelTol(1e-10);
-      s.SetAbsTol(0.0);
-      s.SetMaxIter(2000);
-      s.SetPrintLevel(0);
-    };
-
-    {  // CG, no preconditioner
+    auto tol = tolerances(1e-10, 2000);
+    {
       mfem::CGSolver cg;
       parlops::mfem::CGSolver pcg;
-      compare(
-          "CG", B, cg, pcg,
-          [&](mfem::Solver &) {
-            tol(cg);
-            cg.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg);
-            pcg.SetOperator(A);
-          });
+      compare("CG", B, cg, pcg, [&](auto &s, int) {
+        tol(s);
+        s.SetOperator(A);
+      });
     }
-    {  // ex1p's order: default-constructed Jacobi smoother set before the operator
-      mfem::DSmoother m1, m2;
-      m1.iterative_mode = m2.iterative_mode = true;
+    {  // ex1p's order: a default-constructed Jacobi smoother set before the operator
+      mfem::DSmoother m[2];
+      m[0].iterative_mode = m[1].iterative_mode = true;
       mfem::CGSolver cg;
       parlops::mfem::CGSolver pcg;
-      compare(
-          "PCG, DSmoother() set before SetOperator", B, cg, pcg,
-          [&](mfem::Solver &) {
-            tol(cg);
-            cg.SetPreconditioner(m1);
-            cg.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg);
-            pcg.SetPreconditioner(m2);
-            pcg.SetOperator(A);
-          });
-      check(!m2.iterative_mode, "SetPreconditioner clears the preconditioner's iterative_mode");
-      check(m2.Height() == A.Height(), "SetOperator passes the operator on to the preconditioner");
-      // the same solver again after a new operator of another size: the wrapper follows
+      compare("PCG, DSmoother() set before SetOperator", B, cg, pcg, [&](auto &s, int k) {
+        tol(s);
+        s.SetPreconditioner(m[k]);
+        s.SetOperator(A);
+      });
+      check(!m[1].iterative_mode, "SetPreconditioner clears the preconditioner's iterative_mode");
+      check(m[1].Height() == A.Height(), "SetOperator passes the operator on to the preconditioner");
+      // a second operator on the same solver: the preconditioner's wrapper follows it
       mfem::SparseMatrix A2(A);
       A2 *= 2.0;
+      mfem::DSmoother m2[2];
       mfem::CGSolver cg2;
       parlops::mfem::CGSolver pcg2;
-      mfem::DSmoother m3, m4;
-      compare(
-          "PCG, DSmoother() set before, operator 2A", B, cg2, pcg2,
-          [&](mfem::Solver &) {
-            tol(cg2);
-            cg2.SetPreconditioner(m3);
-            cg2.SetOperator(A2);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg2);
-            pcg2.SetPreconditioner(m4);
-            pcg2.SetOperator(A);
-            pcg2.SetOperator(A2);
-          });
+      compare("PCG, DSmoother() set before, operator 2A", B, cg2, pcg2, [&](auto &s, int k) {
+        tol(s);
+        s.SetPreconditioner(m2[k]);
+        if (k == 1) s.SetOperator(A);
+        s.SetOperator(A2);
+      });
     }
     {  // a nonzero initial guess (iterative_mode): MFEM tests against the initial residual
       mfem::Vector x0(B.Size());
@@ -179,236 +166,116 @@ int main(int argc, char **argv) {
       parlops::mfem::CGSolver pcg;
       compare(
           "CG, nonzero initial guess", B, cg, pcg,
-          [&](mfem::Solver &) {
-            tol(cg);
-            cg.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg);
-            pcg.SetOperator(A);
+          [&](auto &s, int) {
+            tol(s);
+            s.SetOperator(A);
           },
           &x0);
-      mfem::DSmoother m1, m2;
+      mfem::DSmoother m[2];
       mfem::CGSolver cg2;
       parlops::mfem::CGSolver pcg2;
       compare(
           "PCG (DSmoother), nonzero initial guess", B, cg2, pcg2,
-          [&](mfem::Solver &) {
-            tol(cg2);
-            cg2.SetPreconditioner(m1);
-            cg2.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg2);
-            pcg2.SetPreconditioner(m2);
-            pcg2.SetOperator(A);
+          [&](auto &s, int k) {
+            tol(s);
+            s.SetPreconditioner(m[k]);
+            s.SetOperator(A);
           },
           &x0);
     }
     {  // MINRES without and with a (SPD) Jacobi preconditioner
       mfem::MINRESSolver mr;
       parlops::mfem::MINRESSolver pmr;
-      compare(
-          "MINRES", B, mr, pmr,
-          [&](mfem::Solver &) {
-            tol(mr);
-            mr.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pmr);
-            pmr.SetOperator(A);
-          },
-          nullptr, kEstimateTol);
-      mfem::DSmoother m1, m2;
+      auto plain = [&](auto &s, int) {
+        tol(s);
+        s.SetOperator(A);
+      };
+      compare("MINRES", B, mr, pmr, plain, nullptr, kEstimateTol);
+      mfem::DSmoother m[2];
       mfem::MINRESSolver mr2;
       parlops::mfem::MINRESSolver pmr2;
-      compare(
-          "MINRES, DSmoother() set before", B, mr2, pmr2,
-          [&](mfem::Solver &) {
-            tol(mr2);
-            mr2.SetPreconditioner(m1);
-            mr2.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pmr2);
-            pmr2.SetPreconditioner(m2);
-            pmr2.SetOperator(A);
-          },
-          nullptr, kEstimateTol);
+      auto jacobi = [&](auto &s, int k) {
+        tol(s);
+        s.SetPreconditioner(m[k]);
+        s.SetOperator(A);
+      };
+      compare("MINRES, DSmoother() set before", B, mr2, pmr2, jacobi, nullptr, kEstimateTol);
     }
     {  // SLI (stationary iteration) with a Jacobi and a Gauss-Seidel smoother
-      mfem::DSmoother m1, m2;
+      auto sli_tol = tolerances(1e-6, 2000);
+      mfem::DSmoother m[2];
       mfem::SLISolver sli;
       parlops::mfem::SLISolver psli;
-      compare(
-          "SLI, DSmoother() set before", B, sli, psli,
-          [&](mfem::Solver &) {
-            tol(sli);
-            sli.SetRelTol(1e-6);
-            sli.SetPreconditioner(m1);
-            sli.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(psli);
-            psli.SetRelTol(1e-6);
-            psli.SetPreconditioner(m2);
-            psli.SetOperator(A);
-          });
-      mfem::GSSmoother g1(A), g2(A);
+      compare("SLI, DSmoother() set before", B, sli, psli, [&](auto &s, int k) {
+        sli_tol(s);
+        s.SetPreconditioner(m[k]);
+        s.SetOperator(A);
+      });
+      mfem::GSSmoother g0(A), g1(A);
+      mfem::Solver *g[2] = {&g0, &g1};
       mfem::SLISolver sli2;
       parlops::mfem::SLISolver psli2;
-      compare(
-          "SLI, GSSmoother(A)", B, sli2, psli2,
-          [&](mfem::Solver &) {
-            tol(sli2);
-            sli2.SetRelTol(1e-6);
-            sli2.SetPreconditioner(g1);
-            sli2.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(psli2);
-            psli2.SetRelTol(1e-6);
-            psli2.SetPreconditioner(g2);
-            psli2.SetOperator(A);
-          });
+      compare("SLI, GSSmoother(A)", B, sli2, psli2, [&](auto &s, int k) {
+        sli_tol(s);
+        s.SetPreconditioner(*g[k]);
+        s.SetOperator(A);
+      });
     }
     {  // Gauss-Seidel smoother built on the matrix, set after the operator
-      mfem::GSSmoother m1(A), m2(A);
+      mfem::GSSmoother g0(A), g1(A);
+      mfem::Solver *g[2] = {&g0, &g1};
       mfem::CGSolver cg;
       parlops::mfem::CGSolver pcg;
-      compare(
-          "PCG, GSSmoother(A) set after SetOperator", B, cg, pcg,
-          [&](mfem::Solver &) {
-            tol(cg);
-            cg.SetOperator(A);
-            cg.SetPreconditioner(m1);
-          },
-          [&](mfem::Solver &) {
-            ptol(pcg);
-            pcg.SetOperator(A);
-            pcg.SetPreconditioner(m2);
-          });
+      compare("PCG, GSSmoother(A) set after SetOperator", B, cg, pcg, [&](auto &s, int k) {
+        tol(s);
+        s.SetOperator(A);
+        s.SetPreconditioner(*g[k]);
+      });
     }
   }
   {
     // 2D convection-diffusion, H1 order 2: -Laplace u + q . grad u = 1, u = 0 on the boundary
     mfem::Mesh mesh = mfem::Mesh::MakeCartesian2D(2 * n, 2 * n, mfem::Element::QUADRILATERAL, true);
-    mfem::H1_FECollection fec(order, mesh.Dimension());
-    mfem::FiniteElementSpace fes(&mesh, &fec);
-    mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
-    ess_bdr = 1;
-    fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
-    mfem::ConstantCoefficient one(1.0);
     mfem::Vector qv(2);
     qv(0) = 20.0;
     qv(1) = 8.0;
     mfem::VectorConstantCoefficient q(qv);
-    mfem::LinearForm b(&fes);
-    b.AddDomainIntegrator(new mfem::DomainLFIntegrator(one));
-    b.Assemble();
-    mfem::GridFunction x(&fes);
-    x = 0.0;
-    mfem::BilinearForm a(&fes);
-    a.AddDomainIntegrator(new mfem::DiffusionIntegrator(one));
-    a.AddDomainIntegrator(new mfem::ConvectionIntegrator(q));
-    a.Assemble();
-    mfem::SparseMatrix A;
-    mfem::Vector B, X;
-    a.FormLinearSystem(ess_tdof, x, b, A, X, B);
+    System sys(mesh, order, &q);
+    const mfem::SparseMatrix &A = sys.A;
+    const mfem::Vector &B = sys.B;
     std::printf("2D convection-diffusion, %d^2 quads, order %d, %d unknowns (nonsymmetric)\n", 2 * n, order,
                 A.Height());
-    auto tol = [](mfem::IterativeSolver &s) {
-      s.SetRelTol(1e-10);
-      s.SetAbsTol(0.0);
-      s.SetMaxIter(3000);
-      s.SetPrintLevel(0);
-    };
-    auto ptol = [](parlops::mfem::KrylovSolver &s) {
-      s.SetRelTol(1e-10);
-      s.SetAbsTol(0.0);
-      s.SetMaxIter(3000);
-      s.SetPrintLevel(0);
-    };
-    {
+    auto tol = tolerances(1e-10, 3000);
+    for (int kdim : {50, 20}) {
       mfem::GMRESSolver g;
       parlops::mfem::GMRESSolver pg;
-      compare(
-          "GMRES(50)", B, g, pg,
-          [&](mfem::Solver &) {
-            tol(g);
-            g.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pg);
-            pg.SetOperator(A);
-          },
-          nullptr, kEstimateTol);
+      auto setup = [&](auto &s, int) {
+        tol(s);
+        if (kdim != 50) s.SetKDim(kdim);  // 50: both solvers' default
+        s.SetOperator(A);
+      };
+      compare("GMRES(" + std::to_string(kdim) + ")", B, g, pg, setup, nullptr, kEstimateTol);
     }
     {
-      mfem::GMRESSolver g;
-      parlops::mfem::GMRESSolver pg;
-      compare(
-          "GMRES(20)", B, g, pg,
-          [&](mfem::Solver &) {
-            tol(g);
-            g.SetKDim(20);
-            g.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pg);
-            pg.SetKDim(20);
-            pg.SetOperator(A);
-          },
-          nullptr, kEstimateTol);
-    }
-    {
-      mfem::DSmoother m1, m2;
+      mfem::DSmoother m[2];
       mfem::FGMRESSolver g;
       parlops::mfem::FGMRESSolver pg;
-      compare(
-          "FGMRES(50), DSmoother() set before", B, g, pg,
-          [&](mfem::Solver &) {
-            tol(g);
-            g.SetPreconditioner(m1);
-            g.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pg);
-            pg.SetPreconditioner(m2);
-            pg.SetOperator(A);
-          },
-          nullptr, kEstimateTol);
+      auto setup = [&](auto &s, int k) {
+        tol(s);
+        s.SetPreconditioner(m[k]);
+        s.SetOperator(A);
+      };
+      compare("FGMRES(50), DSmoother() set before", B, g, pg, setup, nullptr, kEstimateTol);
     }
-    {
+    for (bool smoother : {false, true}) {
+      mfem::DSmoother m[2];
       mfem::BiCGSTABSolver g;
       parlops::mfem::BiCGSTABSolver pg;
-      compare(
-          "BiCGSTAB", B, g, pg,
-          [&](mfem::Solver &) {
-            tol(g);
-            g.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pg);
-            pg.SetOperator(A);
-          });
-    }
-    {
-      mfem::DSmoother m1, m2;
-      mfem::BiCGSTABSolver g;
-      parlops::mfem::BiCGSTABSolver pg;
-      compare(
-          "BiCGSTAB, DSmoother() set before", B, g, pg,
-          [&](mfem::Solver &) {
-            tol(g);
-            g.SetPreconditioner(m1);
-            g.SetOperator(A);
-          },
-          [&](mfem::Solver &) {
-            ptol(pg);
-            pg.SetPreconditioner(m2);
-            pg.SetOperator(A);
-          });
+      compare(smoother ? "BiCGSTAB, DSmoother() set before" : "BiCGSTAB", B, g, pg, [&](auto &s, int k) {
+        tol(s);
+        if (smoother) s.SetPreconditioner(m[k]);
+        s.SetOperator(A);
+      });
     }
   }
   std::printf("mfem_dropin: %d passed, %d failed\n", passed, failed);
