@@ -36,6 +36,25 @@ static void expect_reason(const char *name, parlops_solver *s, parlops_reason wa
   if (info.reason != want) fprintf(stderr, "rank %d: %s: reason %d, wanted %d\n", rank_, name, (int)info.reason, (int)want);
 }
 
+/* A converged reason must come with a true residual that meets the rule: ||b - A x|| is recomputed
+   here and checked against max(rtol ||b||, atol) (1% slack and rounding of the recomputation). */
+static void expect_converged(const char *name, parlops_solver *s, const parlops_op *A, const parlops_vec *b,
+                             const parlops_vec *x, double rtol, double atol) {
+  parlops_solve_info info;
+  parlops_vec *r = NULL;
+  double rn = -1.0, bn = -1.0, xn = -1.0;
+  int ok = parlops_solver_info(s, &info) == PARLOPS_OK && info.reason > 0 && parlops_vec_duplicate(b, &r) == PARLOPS_OK &&
+           parlops_op_apply(A, x, r) == PARLOPS_OK && parlops_vec_axpby(r, PARLOPS_REAL(1), b, PARLOPS_REAL(-1)) == PARLOPS_OK &&
+           parlops_vec_norm(r, PARLOPS_NORM_2, 0, &rn) == PARLOPS_OK && parlops_vec_norm(b, PARLOPS_NORM_2, 0, &bn) == PARLOPS_OK &&
+           parlops_vec_norm(x, PARLOPS_NORM_2, 0, &xn) == PARLOPS_OK;
+  double target = rtol * bn > atol ? rtol * bn : atol;
+  ok = ok && rn <= 1.01 * target + 1e-13 * (bn + xn);
+  if (!ok)
+    fprintf(stderr, "rank %d: %s: reason %d, true residual %g, target %g\n", rank_, name, (int)info.reason, rn, target);
+  expect(name, ok ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_vec_destroy(&r);
+}
+
 int main(int argc, char **argv) {
   signal(SIGALRM, on_alarm);
   alarm(30);
@@ -143,6 +162,7 @@ int main(int argc, char **argv) {
   }
   EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
   expect_reason("SPD converges", s, PARLOPS_CONVERGED_RTOL);
+  expect_converged("SPD converges: true residual", s, A, b, x, 1e-10, 0.0);
   parlops_solve_info info;
   EXPECT(parlops_solver_info(s, NULL), PARLOPS_ERR_NULL_ARGUMENT, "info");
   EXPECT(parlops_solver_info(s, &info), PARLOPS_OK, NULL);
@@ -204,6 +224,7 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_operator(s2, S), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_solve(s2, b, x), PARLOPS_OK, NULL);
   expect_reason("shell operator solve", s2, PARLOPS_CONVERGED_RTOL);
+  expect_converged("shell operator solve: true residual", s2, S, b, x, 1e-5, 1e-50);
   int methods[] = {PARLOPS_METHOD_CG, PARLOPS_METHOD_CG_SINGLE_REDUCTION, PARLOPS_METHOD_CG_PIPELINED,
                    PARLOPS_METHOD_GMRES, PARLOPS_METHOD_BICGSTAB, PARLOPS_METHOD_MINRES, PARLOPS_METHOD_CGLS,
                    PARLOPS_METHOD_LSQR, PARLOPS_METHOD_FGMRES, PARLOPS_METHOD_ISTA, PARLOPS_METHOD_FISTA};
