@@ -153,7 +153,7 @@ test-mpich:
 	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
 	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
-	for prog in bad_input bad_input_ops bad_input_solver bad_handles; do \
+	for prog in bad_input bad_input_ops bad_input_solver bad_handles nested_solve; do \
 	  mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/$$prog.c -L$(CURDIR)/target-mpich/release -lparlops \
 	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -lpthread -o $(BUILD)/$${prog}_mpich && \
 	  timeout 600 mpiexec.mpich -n 3 $(BUILD)/$${prog}_mpich || exit 1; \

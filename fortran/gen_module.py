@@ -68,6 +68,7 @@ parlops_op_transpose           out:handle_out
 parlops_op_conj                out:handle_out
 parlops_op_power               out:handle_out
 parlops_op_create_shell        out:handle_out
+parlops_op_create_inverse      out:handle_out
 parlops_op_create_csr          out:handle_out
 parlops_op_create_parcsr       col_map_offd:in_array out:handle_out
 parlops_op_csr_arrays          diag_values:ptr_out offd_values:ptr_out

@@ -49,6 +49,10 @@ module parlops
   integer(c_int), parameter :: PARLOPS_NORM_TYPE_NATURAL = 1
   integer(c_int), parameter :: PARLOPS_REFERENCE_RHS = 0
   integer(c_int), parameter :: PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1
+  integer(c_int), parameter :: PARLOPS_PC_SIDE_DEFAULT = 0
+  integer(c_int), parameter :: PARLOPS_PC_LEFT = 1
+  integer(c_int), parameter :: PARLOPS_ORTHOG_CLASSICAL = 0
+  integer(c_int), parameter :: PARLOPS_ORTHOG_MODIFIED = 1
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -88,6 +92,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ERR_OUT_OF_MEMORY = 14
   integer(c_int), parameter :: PARLOPS_ERR_INTERNAL = 15
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_HANDLE = 16
+  integer(c_int), parameter :: PARLOPS_ERR_NOT_CONVERGED = 17
   integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
   integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
@@ -777,6 +782,22 @@ module parlops
       integer(c_int32_t), value :: reference
       integer(c_int) :: parlops_solver_set_convergence_reference
     end function parlops_solver_set_convergence_reference
+    function parlops_solver_set_pc_side(s, side) &
+        bind(C, name='parlops_solver_set_pc_side')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: side
+      integer(c_int) :: parlops_solver_set_pc_side
+    end function parlops_solver_set_pc_side
+    function parlops_solver_set_orthogonalization(s, orthog) &
+        bind(C, name='parlops_solver_set_orthogonalization')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: orthog
+      integer(c_int) :: parlops_solver_set_orthogonalization
+    end function parlops_solver_set_orthogonalization
     function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
         bind(C, name='parlops_solver_set_initial_guess_nonzero')
       import
@@ -845,6 +866,15 @@ module parlops
       type(c_ptr), value :: x
       integer(c_int) :: parlops_solver_solve
     end function parlops_solver_solve
+    function parlops_op_create_inverse(s, accept_max_iter, out) &
+        bind(C, name='parlops_op_create_inverse')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: accept_max_iter
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_inverse
+    end function parlops_op_create_inverse
     function parlops_solver_info(s, info) &
         bind(C, name='parlops_solver_info')
       import

@@ -78,6 +78,9 @@ typedef enum {
   // A handle argument is not a live object of the expected type: destroyed already, another
   // type's handle (a vector passed as an operator), or a pointer parlops never handed out.
   PARLOPS_ERR_INVALID_HANDLE = 16,
+  // A solve inside an operator (parlops_op_create_inverse) did not converge: the reason, the
+  // iterations and the norms are in the message.
+  PARLOPS_ERR_NOT_CONVERGED = 17,
 } parlops_status;
 
 // Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
@@ -160,6 +163,12 @@ typedef int32_t parlops_norm_type;
 
 // What rtol is relative to in the stopping rule ||r|| <= max(rtol * ref, atol).
 typedef int32_t parlops_reference;
+
+// Which side the preconditioner is applied on.
+typedef int32_t parlops_pc_side;
+
+// How GMRES and FGMRES orthogonalise the Arnoldi basis.
+typedef int32_t parlops_orthog;
 
 // ISTA/FISTA regulariser.
 typedef int32_t parlops_threshold;
@@ -249,6 +258,21 @@ typedef int32_t parlops_norm;
 // guess it is ||b|| (CG family, GMRES, BiCGStab, MINRES) or ||A^H b|| (CGLS, LSQR) again; ISTA and
 // FISTA, which test the size of the update, take their first update.
 #define PARLOPS_REFERENCE_INITIAL_RESIDUAL 1
+
+// The method's own side (default): right for GMRES, FGMRES and BiCGStab, which test the true
+// ||b - A x||; the CG family and MINRES use M's inner product; Richardson tests ||M r||.
+#define PARLOPS_PC_SIDE_DEFAULT 0
+
+// Left: GMRES iterates on M A x = M b and tests ||M (b - A x)|| against ||M b|| (PETSc's PC_LEFT;
+// MFEM's GMRESSolver). Other methods: PARLOPS_ERR_NOT_SUPPORTED.
+#define PARLOPS_PC_LEFT 1
+
+// Classical Gram-Schmidt: all projections of a new vector in one reduction (default).
+#define PARLOPS_ORTHOG_CLASSICAL 0
+
+// Modified Gram-Schmidt: one projection and one reduction at a time, k + 1 reductions at the k-th
+// iteration (PETSc's KSPGMRESModifiedGramSchmidtOrthogonalization; MFEM's GMRES and FGMRES).
+#define PARLOPS_ORTHOG_MODIFIED 1
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -768,6 +792,16 @@ parlops_status parlops_solver_set_norm_type(parlops_solver *s,
 parlops_status parlops_solver_set_convergence_reference(parlops_solver *s,
                                                         parlops_reference reference);
 
+// Which side the preconditioner is applied on: PARLOPS_PC_SIDE_DEFAULT or PARLOPS_PC_LEFT (GMRES
+// only; other methods give PARLOPS_ERR_NOT_SUPPORTED). Every rank must set the same (checked at
+// the solve).
+parlops_status parlops_solver_set_pc_side(parlops_solver *s, parlops_pc_side side);
+
+// GMRES/FGMRES: how the Arnoldi basis is orthogonalised, PARLOPS_ORTHOG_CLASSICAL (default) or
+// PARLOPS_ORTHOG_MODIFIED (other methods: PARLOPS_ERR_NOT_SUPPORTED). Every rank must set the same
+// (checked at the solve).
+parlops_status parlops_solver_set_orthogonalization(parlops_solver *s, parlops_orthog orthog);
+
 // Use x's content as the initial guess (default: zero, and x is overwritten).
 parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);
 
@@ -799,6 +833,19 @@ parlops_status parlops_solver_keep_history(parlops_solver *s, bool keep);
 // layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
 // parlops_solver_info. Argument errors on any rank fail on every rank. [collective]
 parlops_status parlops_solver_solve(parlops_solver *s, const parlops_vec *b, parlops_vec *x);
+
+// The inverse of the solver's operator as an operator: applying it to x solves A y = x from a zero
+// initial guess, with a snapshot taken now of the solver's method, settings, operator and
+// preconditioner, without its monitor (later changes to `s` do not reach it; `s` may be destroyed,
+// and the operator may be set as `s`'s own preconditioner). Its rows are A's columns and its columns A's
+// rows; it has no adjoint (PARLOPS_ERR_NOT_SUPPORTED). An apply whose solve does not converge fails
+// with PARLOPS_ERR_NOT_CONVERGED on every rank, unless it ran out of iterations and
+// `accept_max_iter` is true (a fixed number of inner iterations). Nested in an outer solve, such a
+// failure fails the outer solve on every rank. Least-squares methods: PARLOPS_ERR_NOT_SUPPORTED.
+// [collective]
+parlops_status parlops_op_create_inverse(const parlops_solver *s,
+                                         bool accept_max_iter,
+                                         parlops_op **out);
 
 // The outcome of the last solve.
 parlops_status parlops_solver_info(const parlops_solver *s, parlops_solve_info *info);

@@ -766,6 +766,10 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_norm_type(parlops_norm_type t) { check(parlops_solver_set_norm_type(h_, t)); }
   /// What rtol is relative to: PARLOPS_REFERENCE_RHS (default) or PARLOPS_REFERENCE_INITIAL_RESIDUAL.
   void set_convergence_reference(parlops_reference r) { check(parlops_solver_set_convergence_reference(h_, r)); }
+  /// PARLOPS_PC_SIDE_DEFAULT or PARLOPS_PC_LEFT (GMRES: iterate on M A x = M b, test ||M r||).
+  void set_pc_side(parlops_pc_side side) { check(parlops_solver_set_pc_side(h_, side)); }
+  /// GMRES/FGMRES: PARLOPS_ORTHOG_CLASSICAL (default) or PARLOPS_ORTHOG_MODIFIED.
+  void set_orthogonalization(parlops_orthog o) { check(parlops_solver_set_orthogonalization(h_, o)); }
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }
@@ -792,6 +796,14 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     monitor_ = std::move(m);
   }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
+  /// The operator's inverse as an operator (each apply solves from zero with a snapshot of this
+  /// solver's settings, operator and preconditioner; a solve that does not converge throws
+  /// PARLOPS_ERR_NOT_CONVERGED on every rank unless it ran out of iterations and accept_max_iter). [collective]
+  [[nodiscard]] Op inverse(bool accept_max_iter = false) const {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_inverse(h_, accept_max_iter, &o));
+    return Op(o);
+  }
   /// [collective]; a diverged solve returns normally: look at info().reason.
   parlops_solve_info solve(const Vec &b, Vec &x) {
     check(parlops_solver_solve(h_, b.get(), x.get()));

@@ -25,6 +25,7 @@ crate::codes::code_table! {
         Internal = 15, PARLOPS_ERR_INTERNAL, "internal error in parlops (please report)";
         InvalidHandle = 16, PARLOPS_ERR_INVALID_HANDLE,
             "a handle is destroyed, of another type, or not from parlops";
+        NotConverged = 17, PARLOPS_ERR_NOT_CONVERGED, "an inner solve did not converge";
     }
 }
 
@@ -149,8 +150,8 @@ mod tests {
     use super::*;
     #[test]
     fn codes_round_trip() {
-        assert_eq!(ErrorKind::ALL.len(), 16);
-        for c in 1..=16 {
+        assert_eq!(ErrorKind::ALL.len(), 17);
+        for c in 1..=17 {
             assert_eq!(ErrorKind::from_code(c).code(), c);
         }
         assert_eq!(ErrorKind::from_code(99), ErrorKind::Internal);

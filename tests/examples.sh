@@ -119,6 +119,12 @@ for prog in bad_input bad_input_ops bad_input_solver bad_handles; do
   run 3 "$B/$prog"
 done
 
+echo "== nested solves (parlops_op_create_inverse) at 1, 2, 3 and 4 ranks"
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/nested_solve.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/nested_solve"
+for n in 1 2 3 4; do run $n "$B/nested_solve"; done
+
 echo "== C++ layer (include/parlops.hpp): every header function reached, tests/cpp_api.cpp at 1 and 3 ranks"
 # every function of parlops.h is named in parlops.hpp's code (comments stripped; the _destroy
 # functions are named as the handles' template arguments), except those listed here with a reason

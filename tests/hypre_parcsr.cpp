@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 static int passed = 0, failed = 0, rank_ = 0;
 static void expect(bool ok, const char *what) {
@@ -130,6 +131,11 @@ int main(int argc, char **argv) {
     MPI_Allreduce(MPI_IN_PLACE, &sn, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     expect(info.reason > 0 && std::llabs((long long)info.iterations - (long long)hits) <= 1, "CG iterations equal hypre PCG's (within one)");
     expect(std::sqrt(sd / sn) < 1e-6, "CG solution close to hypre's");
+    // hypre's logical HYPRE_MEMORY_DEVICE, host memory in this CPU build of hypre, is read (the
+    // matrix above has it: IJ assembly's default); a device array would be refused (not testable
+    // without a GPU build of hypre)
+    expect(hypre_GetActualMemLocation(hypre_CSRMatrixMemoryLocation(hypre_ParCSRMatrixDiag(h))) == hypre_MEMORY_HOST,
+           "hypre's matrix is host memory in this build, and was wrapped");
     if (rank_ == 0)
       std::printf("hypre %dx%d on %d ranks: SpMV max diff %.1e; CG iterations parlops %lld, hypre %d; |x - x_hypre|/|x| %.1e\n",
                   (int)n, (int)n, size, diff, (long long)info.iterations, (int)hits, std::sqrt(sd / sn));

@@ -25,10 +25,28 @@ struct ParCSR {
   Op op;
 };
 
-/// Wrap `A` (host memory) on `comm`, which must hold the same ranks as A's communicator, in order.
+/// Wrap `A` (host memory) on `comm`, which must hold the same ranks as A's communicator, in order. A
+/// matrix whose arrays hypre keeps in device memory (a GPU build of hypre with device memory, as MFEM
+/// uses on GPUs; unified memory is read from the host) is refused on every rank with
+/// PARLOPS_ERR_MEMORY_LOCATION (parlops also asks the CUDA driver where
+/// each array it is handed lives, and refuses device arrays, whatever hypre says).
 inline ParCSR wrap_parcsr(const Comm &comm, hypre_ParCSRMatrix *A) {
   hypre_CSRMatrix *diag = hypre_ParCSRMatrixDiag(A);
   hypre_CSRMatrix *offd = hypre_ParCSRMatrixOffd(A);
+  // hypre's own word for where the arrays are (HYPRE_MEMORY_DEVICE is host memory in a CPU build of
+  // hypre, device or unified memory in a GPU build: hypre_GetActualMemLocation says which)
+  auto on_device = [](hypre_CSRMatrix *m) {
+    return hypre_GetActualMemLocation(hypre_CSRMatrixMemoryLocation(m)) == hypre_MEMORY_DEVICE;
+  };
+  int dev = (on_device(diag) || on_device(offd)) ? 1 : 0;
+  int any = dev;
+  MPI_Allreduce(&dev, &any, 1, MPI_INT, MPI_MAX, hypre_ParCSRMatrixComm(A));
+  if (any)
+    throw Error(PARLOPS_ERR_MEMORY_LOCATION,
+                dev ? "parlops::hypre::wrap_parcsr: the hypre matrix's arrays are in device memory "
+                      "(HYPRE_MEMORY_DEVICE); parlops reads ParCSR matrices from host memory"
+                    : "parlops::hypre::wrap_parcsr: another rank's hypre matrix is in device memory "
+                      "(HYPRE_MEMORY_DEVICE)");
   const int64_t nrows = static_cast<int64_t>(hypre_CSRMatrixNumRows(diag));
   const int64_t ncols = static_cast<int64_t>(hypre_CSRMatrixNumCols(diag));
   Layout rows(comm, static_cast<int64_t>(hypre_ParCSRMatrixGlobalNumRows(A)), nrows);

@@ -1,8 +1,13 @@
 // parlops for MFEM applications (serial or parallel MFEM), header-only:
 //  - parlops::mfem::OperatorWrapper: any mfem::Operator as a parlops operator (callbacks on local parts);
 //  - parlops::mfem::CGSolver, GMRESSolver, FGMRESSolver, BiCGSTABSolver (also BiCGStabSolver),
-//    MINRESSolver, SLISolver: mfem::Solver with MFEM's setter
-//    and getter names; Mult(b, x) hands parlops the memory of b and x with no copy;
+//    MINRESSolver, SLISolver: mfem::Solver with MFEM's setter and getter names (SetRelTol,
+//    SetAbsTol, SetMaxIter, SetKDim, SetPrintLevel in both forms, SetMonitor/SetController,
+//    SetPreconditioner, SetOperator, GetNumIterations, GetConverged, GetInitialNorm, GetFinalNorm,
+//    GetFinalRelNorm); Mult(b, x) hands parlops the memory of b and x with no copy. Each iterates
+//    as MFEM's class of the same name (same iterations, solutions and norms to rounding, checked by
+//    tests/mfem/dropin.cpp). What differs, if anything, is said at each class and at SetMonitor;
+//  - nested solves: an adapter solver is an mfem::Solver, hence a preconditioner for another;
 //  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
 //    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
 // Replacing mfem::CGSolver: construct parlops::mfem::CGSolver instead (docs/mfem.md); MPI must be
@@ -17,8 +22,13 @@
 #include <parlops/hypre.hpp>
 #endif
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
+#include <iomanip>
 #include <memory>
+#include <sstream>
 
 namespace parlops {
 namespace mfem {
@@ -120,12 +130,43 @@ class KrylovSolver : public ::mfem::Solver {
     solver_.set_convergence_reference(PARLOPS_REFERENCE_INITIAL_RESIDUAL);
   }
 
+  using PrintLevel = ::mfem::IterativeSolver::PrintLevel;
+
   void SetRelTol(double rtol) { rel_tol_ = rtol; }
   void SetAbsTol(double atol) { abs_tol_ = atol; }
   void SetMaxIter(int max_iter) { max_iter_ = max_iter; }
-  void SetPrintLevel(int level) { print_level_ = level; }
+  /// MFEM's legacy levels: -1 nothing (the default), 0 errors and warnings (no convergence), 1 and
+  /// every iteration, 2 and a summary, 3 and the first and last iterations. Lines as MFEM's solver
+  /// of the same name prints them, on rank 0 (mfem::out). Every rank must set the same level.
+  void SetPrintLevel(int level) {
+    PrintLevel p;
+    switch (level) {
+      case -1: break;
+      case 1: p.Errors().Warnings().Iterations(); break;
+      case 2: p.Errors().Warnings().Summary(); break;
+      case 3: p.Errors().Warnings().FirstAndLast(); break;
+      default: p.Errors().Warnings(); break;
+    }
+    print_ = p;
+  }
+  /// MFEM's PrintLevel options (errors, warnings, iterations, summary, first_and_last).
+  void SetPrintLevel(PrintLevel options) { print_ = options; }
+  /// MFEM's controller (SetMonitor is its older name), called as MFEM's solvers call it: Reset at
+  /// iteration 0, MonitorResidual and MonitorSolution at every iteration and once more with
+  /// final = true; HasConverged() stops the solve as converged. The residual handed over is the true
+  /// b - A x of the iterate handed over (one more operator apply per iteration); the iterate is x
+  /// as the method holds it (GMRES and FGMRES update x at the end of a restart cycle, so within a
+  /// cycle it is the cycle's starting point). Every rank must set one, or none.
+  void SetController(::mfem::IterativeSolverController &c) { controller_ = &c; }
+  void SetMonitor(::mfem::IterativeSolverMonitor &m) { controller_ = &m; }
   /// GMRES restart length (MFEM's SetKDim).
-  void SetKDim(int m) { solver_.set_restart(m); }
+  void SetKDim(int m) {
+    solver_.set_restart(m);
+    kdim_ = m;
+  }
+
+  /// The parlops solver underneath (for settings MFEM has no name for).
+  ::parlops::Solver &solver() { return solver_; }
 
  protected:
   void richardson_scale(double omega) { solver_.set_richardson_scale(omega); }
@@ -199,22 +240,31 @@ class KrylovSolver : public ::mfem::Solver {
     last_x_ = x_->local<double>().data();
     s.set_tolerances(rel_tol_, abs_tol_, 1e300, max_iter_);
     s.set_initial_guess_nonzero(iterative_mode);
+    // the monitor: MFEM's per-iteration lines and the controller (set alike on every rank)
+    const bool lines = print_.iterations || print_.first_and_last;
+    cur_b_ = &b;
+    cur_x_ = &x;
+    stopped_by_controller_ = false;
+    if (lines || controller_)
+      s.set_monitor([this, lines](int64_t it, double norm) { return monitor(it, norm, lines); });
+    else
+      s.set_monitor(std::function<bool(int64_t, double)>());
     try {
       info_ = s.solve(*b_, *x_);
     } catch (...) {
       b_->reset_array();
       x_->reset_array();
+      cur_b_ = cur_x_ = nullptr;
       throw;
     }
     b_->reset_array();
     x_->reset_array();
-    if (print_level_ > 0 && comm_.rank() == 0)
-      std::printf("parlops: %d iterations, final norm %.6e, reason %d\n", (int)info_.iterations,
-                  info_.final_residual_norm, (int)info_.reason);
+    finish();
+    cur_b_ = cur_x_ = nullptr;
   }
 
   int GetNumIterations() const { return (int)info_.iterations; }
-  bool GetConverged() const { return info_.reason > 0; }
+  bool GetConverged() const { return info_.reason > 0 || stopped_by_controller_; }
   double GetFinalNorm() const { return info_.final_residual_norm; }
   /// The residual norm at iteration 0, in the norm the method tests (MFEM's GetInitialNorm).
   double GetInitialNorm() const { return info_.initial_residual_norm; }
@@ -242,6 +292,106 @@ class KrylovSolver : public ::mfem::Solver {
     return &A_->cols();
   }
 
+  /// MFEM's name of the method in its messages.
+  const char *mfem_name() const {
+    switch (method_) {
+      case PARLOPS_METHOD_GMRES: return "GMRES";
+      case PARLOPS_METHOD_FGMRES: return "FGMRES";
+      case PARLOPS_METHOD_BICGSTAB: return "BiCGStab";
+      case PARLOPS_METHOD_MINRES: return "MINRES";
+      case PARLOPS_METHOD_RICHARDSON: return "SLI";
+      default: return "PCG";
+    }
+  }
+  /// One iteration line as MFEM's solver of this method prints it.
+  std::string line(int64_t it, double norm) const {
+    std::ostringstream o;
+    const int i = static_cast<int>(it);
+    switch (method_) {
+      case PARLOPS_METHOD_GMRES:
+      case PARLOPS_METHOD_FGMRES: {
+        const int m = kdim_ > 0 ? kdim_ : 1;
+        o << "   Pass : " << std::setw(2) << (i > 0 ? (i - 1) / m + 1 : 1) << "   Iteration : " << std::setw(3) << i
+          << (method_ == PARLOPS_METHOD_GMRES ? "  ||B r|| = " : "  || r || = ") << norm;
+        break;
+      }
+      case PARLOPS_METHOD_BICGSTAB: o << "   Iteration : " << std::setw(3) << i << "   ||r|| = " << norm; break;
+      case PARLOPS_METHOD_MINRES: o << "MINRES: iteration " << std::setw(3) << i << ": ||r||_B = " << norm; break;
+      case PARLOPS_METHOD_RICHARDSON: o << "   Iteration : " << std::setw(3) << i << "  ||Br|| = " << norm; break;
+      default: o << "   Iteration : " << std::setw(3) << i << "  (B r, r) = " << norm * norm; break;  // MFEM prints (B r, r)
+    }
+    return o.str();
+  }
+  bool rank0() const { return comm_.rank() == 0; }
+  /// b - A x for the controller, through the MFEM operator.
+  const ::mfem::Vector &residual() const {
+    r_.SetSize(cur_b_->Size());
+    r_.UseDevice(cur_x_->UseDevice());
+    oper_->Mult(*cur_x_, r_);
+    r_.Neg();
+    r_ += *cur_b_;
+    return r_;
+  }
+  bool is(parlops_method m) const { return method_ == m; }
+  /// Does `norm` meet MFEM's stopping rule (relative to the initial norm)?
+  bool meets(double norm) const { return norm <= std::max(rel_tol_ * norm0_, abs_tol_); }
+  /// MFEM's lines at iteration `it` (printed where MFEM's solver of this method prints them: CG at
+  /// every iteration; GMRES, FGMRES, MINRES, BiCGSTAB and SLI at those that do not stop, the last
+  /// one at the end).
+  void print_iteration(int64_t it, double norm) const {
+    if (it == 0) {
+      norm0_ = norm;
+      ::mfem::out << line(it, norm) << (print_.first_and_last ? " ...\n" : "\n");
+      return;
+    }
+    if (!print_.iterations) return;
+    const bool cg = !is(PARLOPS_METHOD_GMRES) && !is(PARLOPS_METHOD_FGMRES) && !is(PARLOPS_METHOD_MINRES) &&
+                    !is(PARLOPS_METHOD_BICGSTAB) && !is(PARLOPS_METHOD_RICHARDSON);
+    if (!cg && meets(norm)) return;
+    ::mfem::out << line(it, norm) << '\n';
+    if ((is(PARLOPS_METHOD_GMRES) || is(PARLOPS_METHOD_FGMRES)) && kdim_ > 0 && it % kdim_ == 0 && it < max_iter_)
+      ::mfem::out << "Restarting..." << '\n';
+  }
+  bool monitor(int64_t it, double norm, bool lines) const {
+    if (lines && rank0()) print_iteration(it, norm);
+    if (!controller_) return false;
+    // MFEM's CG hands its controller (B r, r), the others the norm
+    const bool cg = is(PARLOPS_METHOD_CG) || is(PARLOPS_METHOD_CG_SINGLE_REDUCTION) || is(PARLOPS_METHOD_CG_PIPELINED);
+    const double v = cg ? norm * norm : norm;
+    if (it == 0) controller_->Reset();
+    controller_->MonitorResidual(static_cast<int>(it), v, residual(), false);
+    controller_->MonitorSolution(static_cast<int>(it), v, *cur_x_, false);
+    stopped_by_controller_ = controller_->HasConverged();
+    return stopped_by_controller_;
+  }
+  /// MFEM's closing lines, and the controller's final call.
+  void finish() const {
+    const bool conv = GetConverged();
+    const bool cg = is(PARLOPS_METHOD_CG) || is(PARLOPS_METHOD_CG_SINGLE_REDUCTION) || is(PARLOPS_METHOD_CG_PIPELINED);
+    const double fin = info_.final_residual_norm, ini = info_.initial_residual_norm;
+    if (rank0() && (print_.iterations || print_.first_and_last || print_.summary || print_.warnings)) {
+      const bool last = cg ? (print_.first_and_last && !print_.iterations)
+                           : (is(PARLOPS_METHOD_MINRES) ? (print_.iterations || print_.first_and_last)
+                                                        : ((print_.iterations && conv) || print_.first_and_last));
+      if (last && info_.iterations > 0) ::mfem::out << line(info_.iterations, fin) << '\n';
+      if (print_.summary || (print_.warnings && !conv)) {
+        ::mfem::out << mfem_name() << ": Number of iterations: ";
+        if (is(PARLOPS_METHOD_MINRES)) ::mfem::out << std::setw(3);
+        ::mfem::out << info_.iterations << '\n';
+      }
+      if (cg && (print_.summary || print_.iterations || print_.first_and_last) && info_.iterations > 0)
+        ::mfem::out << "Average reduction factor = " << std::pow(fin * fin / (ini * ini), 0.5 / info_.iterations) << '\n';
+      if (print_.warnings && !conv) ::mfem::out << mfem_name() << ": No convergence!\n";
+    }
+    if (controller_) {
+      const int it = static_cast<int>(info_.iterations);
+      const double v = cg ? fin * fin : fin;
+      controller_->MonitorResidual(it, v, residual(), true);
+      controller_->MonitorSolution(it, v, *cur_x_, true);
+      if (controller_->HasConverged()) stopped_by_controller_ = true;
+    }
+  }
+
   parlops_method method_;
   Comm comm_;
   ::parlops::Solver solver_;
@@ -257,28 +407,43 @@ class KrylovSolver : public ::mfem::Solver {
   mutable parlops_solve_info info_{};
   mutable const void *last_b_ = nullptr, *last_x_ = nullptr;
   double rel_tol_ = 0.0, abs_tol_ = 0.0;
-  int max_iter_ = 10, print_level_ = 0;
+  int max_iter_ = 10, kdim_ = 30;
+  PrintLevel print_;
+  ::mfem::IterativeSolverController *controller_ = nullptr;
+  mutable bool stopped_by_controller_ = false;
+  mutable const ::mfem::Vector *cur_b_ = nullptr;
+  mutable ::mfem::Vector *cur_x_ = nullptr;
+  mutable ::mfem::Vector r_;
+  mutable double norm0_ = 0.0;
 };
 
-/// mfem::CGSolver's replacement.
+/// mfem::CGSolver's replacement (as MFEM's, the controller gets (B r, r), and print level 1 prints it).
 class CGSolver : public KrylovSolver {
  public:
   explicit CGSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_CG, comm) {}
 };
-/// mfem::GMRESSolver's replacement (restart length: SetKDim, 50 by default as in MFEM). parlops'
-/// GMRES is right-preconditioned and tests ||b - A x||; MFEM's is left-preconditioned and tests
-/// ||B (b - A x)||: without a preconditioner the two iterate alike, with one they stop at other
-/// iterations (use FGMRESSolver, which is right-preconditioned in both).
+/// mfem::GMRESSolver's replacement (restart length: SetKDim, 50 by default as in MFEM): left-
+/// preconditioned with modified Gram-Schmidt like MFEM's (PARLOPS_PC_LEFT, PARLOPS_ORTHOG_MODIFIED),
+/// testing ||B (b - A x)||. Nothing differs but the monitor's iterate within a cycle (SetMonitor).
 class GMRESSolver : public KrylovSolver {
  public:
-  explicit GMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_GMRES, comm) { SetKDim(50); }
+  explicit GMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_GMRES, comm) {
+    SetKDim(50);
+    solver().set_pc_side(PARLOPS_PC_LEFT);
+    solver().set_orthogonalization(PARLOPS_ORTHOG_MODIFIED);
+  }
 };
-/// mfem::FGMRESSolver's replacement (flexible GMRES, right-preconditioned; SetKDim, 50 by default).
+/// mfem::FGMRESSolver's replacement (flexible GMRES, right-preconditioned, modified Gram-Schmidt, as
+/// MFEM's; SetKDim, 50 by default). Nothing differs but the monitor's iterate within a cycle (SetMonitor).
 class FGMRESSolver : public KrylovSolver {
  public:
-  explicit FGMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_FGMRES, comm) { SetKDim(50); }
+  explicit FGMRESSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_FGMRES, comm) {
+    SetKDim(50);
+    solver().set_orthogonalization(PARLOPS_ORTHOG_MODIFIED);
+  }
 };
-/// mfem::BiCGSTABSolver's replacement.
+/// mfem::BiCGSTABSolver's replacement. Differs in print level 1: MFEM's extra "||s||" lines (when
+/// it stops half-way through an iteration) are not printed.
 class BiCGStabSolver : public KrylovSolver {
  public:
   explicit BiCGStabSolver(MPI_Comm comm = MPI_COMM_SELF) : KrylovSolver(PARLOPS_METHOD_BICGSTAB, comm) {}

@@ -11,7 +11,7 @@ use super::types::*;
 use crate::error::ErrorKind;
 use crate::memory::Location;
 use crate::scalar::DType;
-use crate::solver::{Method, Reason, Reference, Threshold};
+use crate::solver::{Method, Orthog, PcSide, Reason, Reference, Threshold};
 use crate::vector::Partition;
 use parlops_reason::*;
 use parlops_status::*;
@@ -44,6 +44,7 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_ERR_OUT_OF_MEMORY = 14,
     PARLOPS_ERR_INTERNAL = 15,
     PARLOPS_ERR_INVALID_HANDLE = 16,
+    PARLOPS_ERR_NOT_CONVERGED = 17,
     PARLOPS_ITERATING = 0,
     PARLOPS_CONVERGED_RTOL = 2,
     PARLOPS_CONVERGED_ATOL = 3,
@@ -72,6 +73,10 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_NORM_TYPE_NATURAL = 1,
     PARLOPS_REFERENCE_RHS = 0,
     PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1,
+    PARLOPS_PC_SIDE_DEFAULT = 0,
+    PARLOPS_PC_LEFT = 1,
+    PARLOPS_ORTHOG_CLASSICAL = 0,
+    PARLOPS_ORTHOG_MODIFIED = 1,
     PARLOPS_F32 = 0,
     PARLOPS_F64 = 1,
     PARLOPS_C64 = 2,
@@ -175,6 +180,16 @@ fn tables() -> Vec<Table> {
             rows(Reference::ALL, |e| (e.c_name(), e.code())),
             |n| n.starts_with("PARLOPS_REFERENCE_"),
         ),
+        (
+            "PcSide",
+            rows(PcSide::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_PC_"),
+        ),
+        (
+            "Orthog",
+            rows(Orthog::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_ORTHOG_"),
+        ),
     ]
 }
 
@@ -245,7 +260,7 @@ fn c_enums_follow_the_tables() {
     }
     let ok = unsafe { CStr::from_ptr(parlops_status_string(0)) };
     assert_eq!(ok.to_str().unwrap(), "PARLOPS_OK: success");
-    let unknown = unsafe { CStr::from_ptr(parlops_status_string(17)) };
+    let unknown = unsafe { CStr::from_ptr(parlops_status_string(18)) };
     assert!(unknown.to_str().unwrap().starts_with("unknown status"));
     for &r in Reason::ALL {
         let c = parlops_reason::from(r);

@@ -10,7 +10,7 @@ use super::handles::{
 use super::types::{parlops_scalar, parlops_status};
 use crate::scalar::Scalar;
 use crate::solver::any::SharedMonitor;
-use crate::solver::{AnySolver, Method, Reason, Reference, Threshold};
+use crate::solver::{AnySolver, Method, Orthog, PcSide, Reason, Reference, Threshold};
 
 /// Krylov or sparsity method.
 pub type parlops_method = i32;
@@ -67,6 +67,23 @@ pub const PARLOPS_REFERENCE_RHS: parlops_reference = 0;
 /// guess it is ||b|| (CG family, GMRES, BiCGStab, MINRES) or ||A^H b|| (CGLS, LSQR) again; ISTA and
 /// FISTA, which test the size of the update, take their first update.
 pub const PARLOPS_REFERENCE_INITIAL_RESIDUAL: parlops_reference = 1;
+
+/// Which side the preconditioner is applied on.
+pub type parlops_pc_side = i32;
+/// The method's own side (default): right for GMRES, FGMRES and BiCGStab, which test the true
+/// ||b - A x||; the CG family and MINRES use M's inner product; Richardson tests ||M r||.
+pub const PARLOPS_PC_SIDE_DEFAULT: parlops_pc_side = 0;
+/// Left: GMRES iterates on M A x = M b and tests ||M (b - A x)|| against ||M b|| (PETSc's PC_LEFT;
+/// MFEM's GMRESSolver). Other methods: PARLOPS_ERR_NOT_SUPPORTED.
+pub const PARLOPS_PC_LEFT: parlops_pc_side = 1;
+
+/// How GMRES and FGMRES orthogonalise the Arnoldi basis.
+pub type parlops_orthog = i32;
+/// Classical Gram-Schmidt: all projections of a new vector in one reduction (default).
+pub const PARLOPS_ORTHOG_CLASSICAL: parlops_orthog = 0;
+/// Modified Gram-Schmidt: one projection and one reduction at a time, k + 1 reductions at the k-th
+/// iteration (PETSc's KSPGMRESModifiedGramSchmidtOrthogonalization; MFEM's GMRES and FGMRES).
+pub const PARLOPS_ORTHOG_MODIFIED: parlops_orthog = 1;
 
 /// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
 #[repr(C)]
@@ -289,6 +306,53 @@ pub unsafe extern "C" fn parlops_solver_set_convergence_reference(
     })
 }
 
+/// Which side the preconditioner is applied on: PARLOPS_PC_SIDE_DEFAULT or PARLOPS_PC_LEFT (GMRES
+/// only; other methods give PARLOPS_ERR_NOT_SUPPORTED). Every rank must set the same (checked at
+/// the solve).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_pc_side(
+    s: *mut parlops_solver,
+    side: parlops_pc_side,
+) -> parlops_status {
+    guard("parlops_solver_set_pc_side", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let side = enum_arg(side, "side", &PcSide::choices(), PcSide::from_code)?;
+        if side == PcSide::Left && !s.inner.method().left_pc() {
+            crate::bail!(
+                NotSupported,
+                "argument 'side' (PARLOPS_PC_LEFT): left preconditioning is for GMRES; {} applies the preconditioner its own way",
+                s.inner.method().name()
+            );
+        }
+        s.inner.params.pc_side = side;
+        Ok(())
+    })
+}
+
+/// GMRES/FGMRES: how the Arnoldi basis is orthogonalised, PARLOPS_ORTHOG_CLASSICAL (default) or
+/// PARLOPS_ORTHOG_MODIFIED (other methods: PARLOPS_ERR_NOT_SUPPORTED). Every rank must set the same
+/// (checked at the solve).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
+    s: *mut parlops_solver,
+    orthog: parlops_orthog,
+) -> parlops_status {
+    guard("parlops_solver_set_orthogonalization", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let o = enum_arg(orthog, "orthog", &Orthog::choices(), Orthog::from_code)?;
+        if !s.inner.method().arnoldi() {
+            crate::bail!(
+                NotSupported,
+                "argument 'orthog' ({}): the orthogonalization is for GMRES and FGMRES; {} builds no Arnoldi basis",
+                o.c_name(),
+                s.inner.method().name()
+            );
+        }
+        s.inner.params.orthog = o;
+        Ok(())
+    })
+}
+
 /// Use x's content as the initial guess (default: zero, and x is overwritten).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
@@ -451,6 +515,40 @@ pub unsafe extern "C" fn parlops_solver_solve(
         comm.agree_same_named(pre, "solver settings", &names, &vals)?;
         let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
         s.inner.solve(bv, xv)?;
+        Ok(())
+    })
+}
+
+/// The inverse of the solver's operator as an operator: applying it to x solves A y = x from a zero
+/// initial guess, with a snapshot taken now of the solver's method, settings, operator and
+/// preconditioner, without its monitor (later changes to `s` do not reach it; `s` may be destroyed,
+/// and the operator may be set as `s`'s own preconditioner). Its rows are A's columns and its columns A's
+/// rows; it has no adjoint (PARLOPS_ERR_NOT_SUPPORTED). An apply whose solve does not converge fails
+/// with PARLOPS_ERR_NOT_CONVERGED on every rank, unless it ran out of iterations and
+/// `accept_max_iter` is true (a fixed number of inner iterations). Nested in an outer solve, such a
+/// failure fails the outer solve on every rank. Least-squares methods: PARLOPS_ERR_NOT_SUPPORTED.
+/// [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_create_inverse(
+    s: *const parlops_solver,
+    accept_max_iter: bool,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_create_inverse", || {
+        let s = unsafe { arg(s, "s")? };
+        let comm = s.inner.comm().clone();
+        let pre = s.inner.require_operator().map(|_| ());
+        let mut settings = s.inner.agreement_values();
+        settings.push(("accept_max_iter", accept_max_iter as i64));
+        let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
+        comm.agree_same_named(
+            super::handles::out_ok(out, "out").and(pre),
+            "solver settings",
+            &names,
+            &vals,
+        )?;
+        let op = comm.agree(s.inner.inverse(accept_max_iter))?;
+        give(out, super::op::wrap(op));
         Ok(())
     })
 }

@@ -42,6 +42,9 @@ pub enum parlops_status {
     /// A handle argument is not a live object of the expected type: destroyed already, another
     /// type's handle (a vector passed as an operator), or a pointer parlops never handed out.
     PARLOPS_ERR_INVALID_HANDLE = 16,
+    /// A solve inside an operator (parlops_op_create_inverse) did not converge: the reason, the
+    /// iterations and the norms are in the message.
+    PARLOPS_ERR_NOT_CONVERGED = 17,
 }
 
 impl From<ErrorKind> for parlops_status {
@@ -64,6 +67,7 @@ impl From<ErrorKind> for parlops_status {
             ErrorKind::OutOfMemory => PARLOPS_ERR_OUT_OF_MEMORY,
             ErrorKind::Internal => PARLOPS_ERR_INTERNAL,
             ErrorKind::InvalidHandle => PARLOPS_ERR_INVALID_HANDLE,
+            ErrorKind::NotConverged => PARLOPS_ERR_NOT_CONVERGED,
         }
     }
 }

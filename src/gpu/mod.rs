@@ -420,6 +420,43 @@ pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
         .map_err(|e| cuda_err("cuMemcpyDtoDAsync", e))
 }
 
+/// Is `p` CUDA device memory (not managed memory, which the host can read), as far as the driver
+/// can tell? Asks the driver even when this process has not set up a device through parlops (hypre or
+/// MFEM may have allocated it), provided a driver with devices is there; otherwise false. For the
+/// checks of arrays that must be host memory.
+pub fn is_device_only_pointer(p: *const c_void) -> bool {
+    if p.is_null() {
+        return false;
+    }
+    if current().is_some() {
+        return matches!(
+            pointer_kind(p),
+            PointerKind::Device | PointerKind::OtherDevice(_)
+        );
+    }
+    if probe().device_count.unwrap_or(0) == 0 {
+        return false;
+    }
+    // unified addressing: the driver knows the pointer's memory type without a current context
+    std::panic::catch_unwind(|| {
+        let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
+            let mut v: u32 = 0;
+            let r = unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut v as *mut u32 as *mut c_void,
+                    a,
+                    p as sys::CUdeviceptr,
+                )
+            };
+            (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+        };
+        attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED) != Some(1)
+            && attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+                == Some(sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32)
+    })
+    .unwrap_or(false)
+}
+
 /// Is `p` device memory (or managed memory) that this process can use? Host pointers, including
 /// pinned host memory, are not.
 pub fn is_device_pointer(p: *const c_void) -> bool {

@@ -8,6 +8,7 @@
 
 pub mod apply;
 pub mod basic;
+pub mod bjacobi;
 pub mod block;
 pub mod callback;
 pub mod compose;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{Info, Method, MonitorFn, Params, Solver};
 use crate::comm::Comm;
 use crate::error::Result;
-use crate::op::AnyOp;
+use crate::op::{AnyOp, Op};
 use crate::scalar::{DType, Scalar, c32, c64};
 use crate::vector::AnyVec;
 
@@ -256,6 +256,43 @@ impl AnySolver {
             .typed_mut::<T>()
             .ok_or_else(|| crate::err!(Internal, "x dtype"))?;
         solver.solve(b, x)
+    }
+
+    /// A solver of this one's method and settings, on its operator and preconditioner (or Jacobi),
+    /// for the operator's dtype `T`. Not the monitor: its context belongs to the caller, who may
+    /// free it with this solver.
+    fn snapshot<T: Scalar>(&self) -> Result<Solver<T>> {
+        let typed = |o: &AnyOp, what: &str| {
+            o.typed::<T>()
+                .ok_or_else(|| crate::err!(DTypeMismatch, "the {what} is not {}", T::DTYPE.name()))
+        };
+        let mut s = Solver::new(self.method);
+        s.params = self.params.clone();
+        s.set_operator(typed(self.require_operator()?, "operator")?)?;
+        if self.jacobi {
+            s.set_jacobi();
+        } else if let Some(p) = &self.pc {
+            s.set_preconditioner(Some(typed(p, "preconditioner")?));
+        }
+        Ok(s)
+    }
+
+    /// The inverse of the operator as an operator: each apply solves with a snapshot of this
+    /// solver (see [`super::inverse`]); `accept_max_iter` lets a solve that ran out of iterations
+    /// count as done.
+    pub fn inverse(&self, accept_max_iter: bool) -> Result<AnyOp> {
+        fn make<T: Scalar>(s: &AnySolver, accept: bool) -> Result<Op<T>> {
+            Ok(Arc::new(super::inverse::Inverse::new(
+                s.snapshot::<T>()?,
+                accept,
+            )?))
+        }
+        Ok(match self.require_operator()?.dtype() {
+            DType::F32 => AnyOp::F32(make(self, accept_max_iter)?),
+            DType::F64 => AnyOp::F64(make(self, accept_max_iter)?),
+            DType::C64 => AnyOp::C64(make(self, accept_max_iter)?),
+            DType::C128 => AnyOp::C128(make(self, accept_max_iter)?),
+        })
     }
 
     /// The outcome of the last solve.

@@ -1,11 +1,16 @@
-//! Restarted GMRES(m) with right preconditioning, and flexible GMRES (the preconditioner may change
-//! from one iteration to the next: its outputs are kept). Classical Gram-Schmidt: one reduction for
-//! the projections and one for the norm per iteration; complex Givens rotations. The residual norm
-//! tested is the true ||b - A x|| (right preconditioning leaves it unchanged): the Arnoldi estimate
-//! during a cycle, and a convergence seen on it is confirmed on the recomputed residual (one operator
-//! apply and one reduction); when the latter does not meet the rule, the solve goes on from it.
+//! Restarted GMRES(m) with right (default) or left preconditioning, and flexible GMRES (right; the
+//! preconditioner may change from one iteration to the next: its outputs are kept). Classical
+//! Gram-Schmidt: one reduction for the projections and one for the norm per iteration; complex
+//! Givens rotations. The residual norm tested is ||b - A x|| with right preconditioning (which leaves
+//! it unchanged) and ||M (b - A x)|| against ||M b|| with left: the Arnoldi estimate during a cycle.
+//! A convergence seen on the estimate is confirmed on the recomputed residual (one operator apply,
+//! one preconditioner apply when left, one reduction); when the latter does not meet the rule, the
+//! solve goes on from it. The final norm reported is the one the rule last tested (the estimate
+//! when a cycle converged, as PETSc and MFEM report it); the recomputed one is then within the
+//! tolerance too. A cycle's end recomputes the residual to restart from and stops when that meets
+//! the rule.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re, root};
+use super::{Ctx, Info, Orthog, PcSide, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -24,10 +29,25 @@ pub(crate) fn solve<T: Scalar>(
     out
 }
 
-/// (c, s, r) with [c s; -conj(s) c] [a; b] = [r; 0], c real.
+/// (c, s, r) with [c s; -conj(s) c] [a; b] = [r; 0], c real. Real data: the textbook rotation
+/// (Saad; the SIAM Templates' GeneratePlaneRotation, which MFEM uses), c of either sign; complex
+/// data: c >= 0 and the phase of a carried by s and r.
 fn givens<T: Scalar>(a: T, b: T) -> (f64, T, T) {
     if b.is_zero() {
         return (1.0, T::zero(), a);
+    }
+    if T::PARTS == 1 {
+        let (x, y) = (a.to_parts().0, b.to_parts().0);
+        let (c, s) = if y.abs() > x.abs() {
+            let t = x / y;
+            let s = 1.0 / (1.0 + t * t).sqrt();
+            (t * s, s)
+        } else {
+            let t = y / x;
+            let c = 1.0 / (1.0 + t * t).sqrt();
+            (c, t * c)
+        };
+        return (c, T::real(s), T::real(c * x + s * y));
     }
     if a.is_zero() {
         return (0.0, T::one(), b);
@@ -50,12 +70,22 @@ fn run<T: Scalar>(
     m: usize,
     flexible: bool,
 ) -> Result<Info> {
+    let left = ctx.p.pc_side == PcSide::Left && ctx.pc.is_some() && !flexible;
     let (basis, rest) = vs.split_at_mut(m + 1);
     let (zs, rest) = rest.split_at_mut(if flexible { m } else { 1 });
     let w = &mut rest[0];
-    let e = initial_residual(ctx, b, x, w);
-    let d = dots(&ctx.comm, &[(b, b), (w, w)], e)?;
-    let bnorm = re(d[0]).sqrt();
+    let d = if left {
+        // ||M b|| and M (b - A x0)
+        let (b0, b1) = basis.split_at_mut(1);
+        let e = ctx.precond(b, &mut b1[0]);
+        let e = e.and(initial_residual(ctx, b, x, &mut b0[0]));
+        let e = e.and(ctx.precond(&b0[0], w));
+        dots(&ctx.comm, &[(&b1[0], &b1[0]), (w, w)], e)?
+    } else {
+        let e = initial_residual(ctx, b, x, w);
+        dots(&ctx.comm, &[(b, b), (w, w)], e)?
+    };
+    let bnorm = root(re(d[0]));
     let mut beta = root(re(d[1]));
     let r0 = beta;
     if let Some(reason) = ctx.check(0, beta, bnorm)? {
@@ -76,20 +106,37 @@ fn run<T: Scalar>(
         let mut stop = None;
         let mut resid = beta;
         while k < m {
-            // z = M v_k (kept for flexible), w = A z
+            // right: z = M v_k (kept for flexible), w = A z; left: z = A v_k, w = M z
             let zi = if flexible { k } else { 0 };
-            let e = ctx.precond(&basis[k], &mut zs[zi]);
-            let e = e.and(ctx.op.apply(&zs[zi], w));
-            let pairs: Vec<(&DistVector<T>, &DistVector<T>)> =
-                (0..=k).map(|i| (&basis[i], &*w)).collect();
-            let proj = dots(
-                &ctx.comm,
-                &pairs,
-                std::mem::replace(&mut pending, Ok(())).and(e),
-            )?;
-            for (i, hv) in proj.iter().enumerate() {
-                h[i + k * (m + 1)] = *hv;
-                w.axpy(-*hv, &basis[i])?;
+            let e = if left {
+                let e = ctx.op.apply(&basis[k], &mut zs[0]);
+                e.and(ctx.precond(&zs[0], w))
+            } else {
+                let e = ctx.precond(&basis[k], &mut zs[zi]);
+                e.and(ctx.op.apply(&zs[zi], w))
+            };
+            let pending_e = std::mem::replace(&mut pending, Ok(())).and(e);
+            if ctx.p.orthog == Orthog::Modified {
+                // one projection at a time, each against the updated w (k + 1 reductions)
+                let mut e = pending_e;
+                for i in 0..=k {
+                    let hv = dots(
+                        &ctx.comm,
+                        &[(&basis[i], &*w)],
+                        std::mem::replace(&mut e, Ok(())),
+                    )?[0];
+                    h[i + k * (m + 1)] = hv;
+                    w.axpy(-hv, &basis[i])?;
+                }
+            } else {
+                // all projections against A v_k in one reduction
+                let pairs: Vec<(&DistVector<T>, &DistVector<T>)> =
+                    (0..=k).map(|i| (&basis[i], &*w)).collect();
+                let proj = dots(&ctx.comm, &pairs, pending_e)?;
+                for (i, hv) in proj.iter().enumerate() {
+                    h[i + k * (m + 1)] = *hv;
+                    w.axpy(-*hv, &basis[i])?;
+                }
             }
             let hn = root(re(dots(&ctx.comm, &[(w, w)], Ok(()))?[0]));
             h[k + 1 + k * (m + 1)] = T::real(hn);
@@ -129,18 +176,22 @@ fn run<T: Scalar>(
                 break;
             }
         }
-        // x += Z y with H y = g (upper triangular k x k)
-        let mut y = vec![T::zero(); k];
+        // x += Z y with H y = g (upper triangular k x k), solved column by column
+        let mut y = g[..k].to_vec();
         for i in (0..k).rev() {
-            let mut s = g[i];
-            for j in i + 1..k {
-                s = s - h[i + j * (m + 1)] * y[j];
+            y[i] = y[i] / h[i + i * (m + 1)];
+            for j in (0..i).rev() {
+                y[j] = y[j] - h[j + i * (m + 1)] * y[i];
             }
-            y[i] = s / h[i + i * (m + 1)];
         }
         if flexible {
             for (i, yi) in y.iter().enumerate() {
                 x.axpy(*yi, &zs[i])?;
+            }
+        } else if left || ctx.pc.is_none() {
+            // x += V y
+            for (i, yi) in y.iter().enumerate() {
+                x.axpy(*yi, &basis[i])?;
             }
         } else {
             // x += M (V y)
@@ -159,24 +210,42 @@ fn run<T: Scalar>(
             return Ok(info(total, reason, r0, resid, bnorm));
         }
         // the true residual: to restart from, or to confirm a convergence seen on the estimate
-        let e = ctx.op.apply(x, w);
-        w.axpby(T::one(), b, -T::one())?;
+        let e = if left {
+            let e = ctx.op.apply(x, &mut zs[0]);
+            zs[0].axpby(T::one(), b, -T::one())?;
+            e.and(ctx.precond(&zs[0], w))
+        } else {
+            let e = ctx.op.apply(x, w);
+            w.axpby(T::one(), b, -T::one())?;
+            e
+        };
         beta = root(re(dots(
             &ctx.comm,
             &[(w, w)],
             std::mem::replace(&mut pending, Ok(())).and(e),
         )?[0]));
-        if let Some(reason) = stop {
-            if ctx.holds(beta, bnorm) {
+        if !beta.is_finite() {
+            return Ok(info(total, Reason::DivergedNan, r0, beta, bnorm));
+        }
+        match stop {
+            // confirmed: the reported norm is the estimate the rule tested
+            Some(reason) if ctx.holds(beta, bnorm) => {
+                return Ok(info(total, reason, r0, resid, bnorm));
+            }
+            // the cycle ended (restart) and the residual to restart from meets the rule
+            None if ctx.holds(beta, bnorm) => {
+                let reason = if ctx.p.rtol * ctx.reference(bnorm) >= ctx.p.atol {
+                    Reason::ConvergedRtol
+                } else {
+                    Reason::ConvergedAtol
+                };
                 return Ok(info(total, reason, r0, beta, bnorm));
             }
-            if !beta.is_finite() {
-                return Ok(info(total, Reason::DivergedNan, r0, beta, bnorm));
-            }
-            if total >= ctx.p.max_iter {
-                return Ok(info(total, Reason::DivergedMaxIter, r0, beta, bnorm));
-            }
-            // the estimate was ahead of the true residual: go on from the latter
+            _ => {}
         }
+        if stop.is_some() && total >= ctx.p.max_iter {
+            return Ok(info(total, Reason::DivergedMaxIter, r0, beta, bnorm));
+        }
+        // the estimate was ahead of the true residual: go on from the latter
     }
 }

@@ -21,6 +21,10 @@ pub(crate) enum Trait {
     NaturalNorm,
     /// Runs on the host only: a device solve runs on host copies of b and x.
     HostOnly,
+    /// Can precondition from the left (PARLOPS_PC_LEFT) as well as from the right.
+    LeftPc,
+    /// Builds an Arnoldi basis (PARLOPS_ORTHOG_* choose how it is orthogonalised).
+    Arnoldi,
 }
 
 /// `methods! { (ctx, b, x) => Variant = code, C_NAME, "name", call, [traits]; ... }`: the [`Method`]
@@ -66,8 +70,8 @@ methods! { (ctx, b, x) =>
         super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm];
     Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
     Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
-    Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [];
-    Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [];
+    Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [LeftPc, Arnoldi];
+    Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [Arnoldi];
     Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::square(ctx, b, x, super::bicgstab::WORK, super::bicgstab::run), [];
     Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::square(ctx, b, x, super::minres::WORK, super::minres::run), [];
     Ista = 9, PARLOPS_METHOD_ISTA, "ISTA", super::ista::solve(ctx, b, x, false),
@@ -85,6 +89,14 @@ impl Method {
     /// Can this method test the natural norm (PARLOPS_NORM_TYPE_NATURAL)?
     pub fn natural_norm(self) -> bool {
         self.traits().contains(&Trait::NaturalNorm)
+    }
+    /// Can this method precondition from the left (PARLOPS_PC_LEFT)?
+    pub fn left_pc(self) -> bool {
+        self.traits().contains(&Trait::LeftPc)
+    }
+    /// Does this method build an Arnoldi basis (GMRES, FGMRES)?
+    pub fn arnoldi(self) -> bool {
+        self.traits().contains(&Trait::Arnoldi)
     }
     /// Does this method run on the host only (a device solve goes through host copies)?
     pub fn host_only(self) -> bool {
@@ -132,6 +144,28 @@ code_table! {
         /// ref = the residual norm at iteration 0, in the norm the method tests (PETSc's
         /// KSPConvergedDefaultSetUIRNorm; what MFEM's iterative solvers do).
         InitialResidual = 1, PARLOPS_REFERENCE_INITIAL_RESIDUAL;
+    }
+}
+
+code_table! {
+    /// Which side a preconditioner M is applied on.
+    pub enum PcSide {
+        /// The method's own side (default): right for GMRES, FGMRES and BiCGStab (they test the
+        /// true ||r||), M's inner product for the CG family and MINRES, ||M r|| for Richardson.
+        Default = 0, PARLOPS_PC_SIDE_DEFAULT;
+        /// GMRES on M A x = M b, testing ||M (b - A x)|| (PETSc's PC_LEFT; what MFEM's GMRESSolver does).
+        Left = 1, PARLOPS_PC_LEFT;
+    }
+}
+
+code_table! {
+    /// How GMRES and FGMRES orthogonalise a new Arnoldi vector against the basis.
+    pub enum Orthog {
+        /// Classical Gram-Schmidt: all projections in one reduction (default).
+        Classical = 0, PARLOPS_ORTHOG_CLASSICAL;
+        /// Modified Gram-Schmidt: one projection and one reduction at a time (PETSc's
+        /// KSPGMRESModifiedGramSchmidtOrthogonalization; what MFEM's GMRES and FGMRES do).
+        Modified = 1, PARLOPS_ORTHOG_MODIFIED;
     }
 }
 

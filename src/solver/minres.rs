@@ -1,6 +1,9 @@
-//! MINRES (Paige and Saunders) for Hermitian, possibly indefinite operators, with an optional
-//! Hermitian positive definite preconditioner. Two reductions per iteration. The residual tested is
-//! MINRES's estimate of ||r|| in the M^{-1} norm (||r|| itself without preconditioner), against the
+//! MINRES for Hermitian, possibly indefinite operators, with an optional Hermitian positive
+//! definite preconditioner M, in van der Vorst's short-recurrence form ("Iterative Krylov Methods
+//! for Large Linear Systems", 2003, Fig. 6.9, extended to M; the form MFEM's MINRESSolver uses, so
+//! that the two agree to rounding): Lanczos on M A in M^{-1}'s inner product, Givens rotations on
+//! the tridiagonal, and the residual norm ||r||_M (||r|| without preconditioner) as the running
+//! product of the rotations' sines. Two reductions per iteration. The reference for rtol is the
 //! same norm of b.
 
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
@@ -9,7 +12,7 @@ use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
 
 /// Work vectors of x's layout that [`run`] takes.
-pub(crate) const WORK: usize = 7;
+pub(crate) const WORK: usize = 6;
 
 pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,
@@ -17,15 +20,17 @@ pub(crate) fn run<T: Scalar>(
     x: &mut DistVector<T>,
     vs: &mut [DistVector<T>],
 ) -> Result<Info> {
-    let [r1, r2, y, v, w, w1, w2] = vs else {
+    let [v0, v1, u1, q, w0, w1] = vs else {
         unreachable!()
     };
+    let pc = ctx.pc.is_some();
     // ||b||_M with its own preconditioner application (x may start nonzero)
-    let e = ctx.precond(b, y);
-    let bm = re(dots(&ctx.comm, &[(b, y)], e)?[0]);
-    let e = initial_residual(ctx, b, x, r1);
-    let e = e.and(ctx.precond(r1, y));
-    let ry = re(dots(&ctx.comm, &[(r1, y)], e)?[0]);
+    let e = ctx.precond(b, q);
+    let bm = re(dots(&ctx.comm, &[(b, &*q)], e)?[0]);
+    // v1 = b - A x, u1 = M v1; the residual norm is sqrt(u1^H v1)
+    let e = initial_residual(ctx, b, x, v1);
+    let e = e.and(ctx.precond(v1, u1));
+    let ry = re(dots(&ctx.comm, &[(&*u1, &*v1)], e)?[0]);
     let bnorm = if bm < 0.0 { 0.0 } else { root(bm) };
     if !bm.is_finite() || !ry.is_finite() {
         return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
@@ -34,79 +39,96 @@ pub(crate) fn run<T: Scalar>(
         return Ok(info(0, Reason::DivergedIndefinite, 0.0, 0.0, bnorm));
     }
     let beta1 = ry.sqrt();
-    if let Some(reason) = ctx.check(0, beta1, bnorm)? {
-        return Ok(info(0, reason, beta1, beta1, bnorm));
+    let (mut beta, mut eta) = (beta1, beta1);
+    if let Some(reason) = ctx.check(0, eta, bnorm)? {
+        return Ok(info(0, reason, beta1, eta, bnorm));
     }
-    r2.copy_from(r1)?;
-    let (mut oldb, mut beta, mut dbar, mut epsln, mut phibar) =
-        (0.0f64, beta1, 0.0f64, 0.0f64, beta1);
-    let (mut cs, mut sn) = (-1.0f64, 0.0f64);
+    let (mut gamma0, mut gamma1, mut sigma0, mut sigma1) = (1.0f64, 1.0f64, 0.0f64, 0.0f64);
     let mut it = 0;
     loop {
         it += 1;
-        v.copy_from(y)?;
-        v.scale(T::real(1.0 / beta))?;
-        let e = ctx.op.apply(v, y);
-        if it >= 2 {
-            y.axpy(T::real(-beta / oldb), r1)?;
+        // the Lanczos vector v1 and z = M v1 (z is v1 itself without preconditioner)
+        v1.scale(T::real(1.0 / beta))?;
+        if pc {
+            u1.scale(T::real(1.0 / beta))?;
         }
-        let alfa = re(dots(&ctx.comm, &[(v, y)], e)?[0]);
-        y.axpy(T::real(-alfa / beta), r2)?;
-        std::mem::swap(r1, r2);
-        r2.copy_from(y)?;
-        let e = ctx.precond(r2, y);
-        oldb = beta;
-        let b2 = re(dots(&ctx.comm, &[(r2, y)], e)?[0]);
-        if !b2.is_finite() || !alfa.is_finite() {
-            return Ok(info(it - 1, Reason::DivergedNan, beta1, phibar, bnorm));
+        let z: &DistVector<T> = if pc { u1 } else { v1 };
+        let e = ctx.op.apply(z, q);
+        let alpha = re(dots(&ctx.comm, &[(z, &*q)], e)?[0]);
+        if it > 1 {
+            q.axpy(T::real(-beta), v0)?;
+        }
+        // v0 = q - alpha v1: the next Lanczos vector (unnormalised)
+        v0.copy_from(q)?;
+        v0.axpy(T::real(-alpha), v1)?;
+        let delta = gamma1 * alpha - gamma0 * sigma1 * beta;
+        let rho3 = sigma0 * beta;
+        let rho2 = sigma1 * alpha + gamma0 * gamma1 * beta;
+        let b2 = if pc {
+            let e = ctx.precond(v0, q);
+            re(dots(&ctx.comm, &[(&*v0, &*q)], e)?[0])
+        } else {
+            re(dots(&ctx.comm, &[(&*v0, &*v0)], Ok(()))?[0])
+        };
+        if !b2.is_finite() || !alpha.is_finite() {
+            return Ok(info(it - 1, Reason::DivergedNan, beta1, eta.abs(), bnorm));
         }
         if b2 < 0.0 {
             return Ok(info(
                 it - 1,
                 Reason::DivergedIndefinite,
                 beta1,
-                phibar,
+                eta.abs(),
                 bnorm,
             ));
         }
         beta = b2.sqrt();
-        // QR of the tridiagonal
-        let oldeps = epsln;
-        let delta = cs * dbar + sn * alfa;
-        let gbar = sn * dbar - cs * alfa;
-        epsln = sn * beta;
-        dbar = -cs * beta;
-        let gamma = gbar.hypot(beta);
-        if gamma == 0.0 {
-            // A v = 0 for the Lanczos vector (the zero operator, or b in the null space): x cannot
-            // move, and no residual reduction is possible. Decided from reduced values (alfa, beta).
+        let rho1 = delta.hypot(beta);
+        if rho1 == 0.0 {
+            // A z = 0 for the Lanczos vector (the zero operator, or b in the null space): x cannot
+            // move, and no residual reduction is possible. Decided from reduced values.
             return Ok(info(
                 it - 1,
                 Reason::DivergedBreakdown,
                 beta1,
-                phibar,
+                eta.abs(),
                 bnorm,
             ));
         }
-        cs = gbar / gamma;
-        sn = beta / gamma;
-        let phi = cs * phibar;
-        phibar *= sn;
-        // w = (v - oldeps w1 - delta w2) / gamma, x += phi w
-        std::mem::swap(w1, w2);
-        std::mem::swap(w2, w);
-        w.copy_from(v)?;
-        w.axpy(T::real(-oldeps), w1)?;
-        w.axpy(T::real(-delta), w2)?;
-        w.scale(T::real(1.0 / gamma))?;
-        x.axpy(T::real(phi), w)?;
-        if let Some(reason) = ctx.check(it, phibar, bnorm)? {
-            return Ok(info(it, reason, beta1, phibar, bnorm));
+        // the search direction w0 = (z - rho2 w1 - rho3 w0) / rho1
+        let z: &DistVector<T> = if pc { u1 } else { v1 };
+        match it {
+            1 => {
+                w0.copy_from(z)?;
+                w0.scale(T::real(1.0 / rho1))?;
+            }
+            2 => {
+                w0.copy_from(w1)?;
+                w0.axpby(T::real(1.0 / rho1), z, T::real(-rho2 / rho1))?;
+            }
+            _ => {
+                w0.axpby(T::real(-rho2 / rho1), w1, T::real(-rho3 / rho1))?;
+                w0.axpy(T::real(1.0 / rho1), z)?;
+            }
+        }
+        gamma0 = gamma1;
+        gamma1 = delta / rho1;
+        x.axpy(T::real(gamma1 * eta), w0)?;
+        sigma0 = sigma1;
+        sigma1 = beta / rho1;
+        eta *= -sigma1;
+        if let Some(reason) = ctx.check(it, eta.abs(), bnorm)? {
+            return Ok(info(it, reason, beta1, eta.abs(), bnorm));
         }
         if beta == 0.0 {
-            // the Krylov space is invariant, so phibar is 0 and the test above has converged,
+            // the Krylov space is invariant, so eta is 0 and the test above has converged,
             // unless it could not (a stopping rule below 0): nothing more can be done
-            return Ok(info(it, Reason::DivergedBreakdown, beta1, phibar, bnorm));
+            return Ok(info(it, Reason::DivergedBreakdown, beta1, eta.abs(), bnorm));
         }
+        if pc {
+            std::mem::swap(u1, q);
+        }
+        std::mem::swap(v0, v1);
+        std::mem::swap(w0, w1);
     }
 }

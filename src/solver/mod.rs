@@ -15,6 +15,7 @@ mod cg_sr;
 mod cgls;
 mod ctx;
 mod gmres;
+pub mod inverse;
 mod ista;
 mod lsqr;
 mod methods;
@@ -24,7 +25,7 @@ mod richardson;
 
 pub use any::AnySolver;
 pub(crate) use ctx::{Ctx, Workspace, square, with_vecs2};
-pub use methods::{Method, Reason, Reference, Threshold};
+pub use methods::{Method, Orthog, PcSide, Reason, Reference, Threshold};
 
 use std::sync::Arc;
 
@@ -58,6 +59,10 @@ pub struct Params {
     pub reference: Reference,
     /// Richardson: the scale omega of x <- x + omega M (b - A x).
     pub scale: f64,
+    /// Which side the preconditioner is applied on (left: GMRES only).
+    pub pc_side: PcSide,
+    /// GMRES/FGMRES: how the Arnoldi basis is orthogonalised.
+    pub orthog: Orthog,
 }
 
 impl Default for Params {
@@ -77,6 +82,8 @@ impl Default for Params {
             natural_norm: false,
             reference: Reference::Rhs,
             scale: 1.0,
+            pc_side: PcSide::Default,
+            orthog: Orthog::Classical,
         }
     }
 }
@@ -102,6 +109,8 @@ impl Params {
             natural_norm,
             reference,
             scale,
+            pc_side,
+            orthog,
         } = *self;
         vec![
             ("max_iter", max_iter),
@@ -117,6 +126,8 @@ impl Params {
             ("eps", eps.to_bits() as i64),
             ("step", step.map_or(-1, |s| s.to_bits() as i64)),
             ("Richardson scale", scale.to_bits() as i64),
+            ("preconditioner side", pc_side.code() as i64),
+            ("orthogonalization", orthog.code() as i64),
         ]
     }
 }
@@ -333,6 +344,9 @@ impl<T: Scalar> Solver<T> {
     pub fn operator(&self) -> Option<&Op<T>> {
         self.op.as_ref()
     }
+    pub fn preconditioner(&self) -> Option<&Op<T>> {
+        self.pc.as_ref()
+    }
 
     /// The inverse diagonal as an operator; zero or non-finite diagonal entries are an error (on every rank).
     fn jacobi_pc(&mut self, op: &Op<T>) -> Result<Op<T>> {
@@ -516,7 +530,7 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 13] = [
+        let changes: [fn(&mut Params); 15] = [
             |p| p.rtol = 1e-3,
             |p| p.atol = 1e-9,
             |p| p.dtol = 7.0,
@@ -530,6 +544,8 @@ mod tests {
             |p| p.natural_norm = true,
             |p| p.reference = Reference::InitialResidual,
             |p| p.scale = 0.5,
+            |p| p.pc_side = PcSide::Left,
+            |p| p.orthog = Orthog::Modified,
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut p = Params::default();

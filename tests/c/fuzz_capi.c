@@ -785,6 +785,8 @@ static int do_call(int k) {
     CASE(parlops_solver_set_tolerances) st = parlops_solver_set_tolerances(PS(), dbl_v(), dbl_v(), dbl_v(), size_v()); break;
     CASE(parlops_solver_set_norm_type) st = parlops_solver_set_norm_type(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_convergence_reference) st = parlops_solver_set_convergence_reference(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_pc_side) st = parlops_solver_set_pc_side(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_orthogonalization) st = parlops_solver_set_orthogonalization(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_initial_guess_nonzero) st = parlops_solver_set_initial_guess_nonzero(PS(), chance(50)); break;
     CASE(parlops_solver_set_restart) st = parlops_solver_set_restart(PS(), chance(50) ? (int64_t)below(40) : size_v()); break;
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
@@ -807,6 +809,11 @@ static int do_call(int k) {
       } else {
         st = parlops_solver_solve(PS(), PV(), PV());
       }
+      break;
+    }
+    CASE(parlops_op_create_inverse) {
+      st = parlops_op_create_inverse(PS(), chance(50), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
       break;
     }
     CASE(parlops_solver_info) st = parlops_solver_info(PS(), OUT(info)); break;
@@ -872,7 +879,7 @@ block : {
 
 check:
   if (!has_status) return 1;
-  if ((int)st < 0 || (int)st > PARLOPS_ERR_INVALID_HANDLE) {
+  if ((int)st < 0 || (int)st > PARLOPS_ERR_NOT_CONVERGED) {
     fail("status is not a parlops_status value", (int)st);
     return 0;
   }

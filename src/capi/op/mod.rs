@@ -56,7 +56,7 @@ use crate::op::{AnyOp, IntoAnyOp, LinearOperator, Op};
 use crate::scalar::{DType, Scalar};
 use crate::vector::Layout;
 
-fn wrap(op: AnyOp) -> parlops_op {
+pub(crate) fn wrap(op: AnyOp) -> parlops_op {
     parlops_op {
         inner: op,
         work: Default::default(),

@@ -208,6 +208,31 @@ impl<T: Scalar> LocalCsr<T> {
         (p(&self.indptr), p(&self.indices))
     }
 
+    /// Call `f(row, column, value)` for every stored entry, row by row, in storage order.
+    pub fn for_each(&self, mut f: impl FnMut(usize, usize, T)) {
+        fn go<T: Scalar, I: IndexInt>(
+            p: &[I],
+            idx: &[I],
+            v: &[T],
+            f: &mut impl FnMut(usize, usize, T),
+        ) {
+            for r in 0..p.len().saturating_sub(1) {
+                for k in p[r].to_usize()..p[r + 1].to_usize() {
+                    f(r, idx[k].to_usize(), v[k]);
+                }
+            }
+        }
+        match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => {
+                go(p.as_slice(), i.as_slice(), self.values.as_slice(), &mut f)
+            }
+            (Idx::I64(p), Idx::I64(i)) => {
+                go(p.as_slice(), i.as_slice(), self.values.as_slice(), &mut f)
+            }
+            _ => unreachable!("validated at construction"),
+        }
+    }
+
     /// y = B x (`add`: y += B x).
     pub fn mult(&self, x: &[T], y: &mut [T], add: bool) {
         match (&self.indptr, &self.indices) {
