@@ -15,6 +15,19 @@ module parlops
     real(c_double) :: im
   end type parlops_scalar
 
+  type, bind(C) :: parlops_amg_options
+    real(c_double) :: strong_threshold
+    integer(c_int32_t) :: coarsen_type
+    integer(c_int32_t) :: interp_type
+    integer(c_int32_t) :: relax_type
+    integer(c_int32_t) :: num_sweeps
+    integer(c_int32_t) :: max_levels
+    integer(c_int32_t) :: agg_num_levels
+    integer(c_int32_t) :: num_functions
+    integer(c_int32_t) :: dof_ordering
+    integer(c_int32_t) :: print_level
+  end type parlops_amg_options
+
   type, bind(C) :: parlops_solve_info
     integer(c_int64_t) :: iterations
     integer(c_int) :: reason
@@ -30,6 +43,11 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
+  integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
+  integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
+  integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
+  integer(c_int), parameter :: PARLOPS_DOF_INTERLEAVED = 0
+  integer(c_int), parameter :: PARLOPS_DOF_BLOCKED = 1
   integer(c_int), parameter :: PARLOPS_METHOD_CG = 0
   integer(c_int), parameter :: PARLOPS_METHOD_CG_SINGLE_REDUCTION = 1
   integer(c_int), parameter :: PARLOPS_METHOD_CG_PIPELINED = 2
@@ -723,6 +741,32 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_create_dense_summa
     end function parlops_op_create_dense_summa
+    function parlops_amg_options_init(options) &
+        bind(C, name='parlops_amg_options_init')
+      import
+      implicit none
+      type(parlops_amg_options), intent(out) :: options
+      integer(c_int) :: parlops_amg_options_init
+    end function parlops_amg_options_init
+    function parlops_op_create_block_jacobi(a, kind, omega, out) &
+        bind(C, name='parlops_op_create_block_jacobi')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int32_t), value :: kind
+      real(c_double), value :: omega
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_block_jacobi
+    end function parlops_op_create_block_jacobi
+    function parlops_op_create_boomeramg(a, options, out) &
+        bind(C, name='parlops_op_create_boomeramg')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(parlops_amg_options), intent(in) :: options(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_boomeramg
+    end function parlops_op_create_boomeramg
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import

@@ -155,6 +155,39 @@ typedef int32_t parlops_ownership;
 // Finite-difference stencil direction.
 typedef int32_t parlops_stencil;
 
+// How the unknowns of a system are ordered on each rank (BoomerAMG's num_functions > 1).
+typedef int32_t parlops_dof_ordering;
+
+// BoomerAMG's options (hypre's names). Fill with `parlops_amg_options_init` (hypre's defaults),
+// then change what you tune. A negative value keeps hypre's default for that option.
+typedef struct {
+  // Strength threshold (hypre's default 0.25; 0.5 or more for 3D problems).
+  double strong_threshold;
+  // Coarsening (hypre's CoarsenType: 6 Falgout, 8 PMIS, 10 HMIS, ...).
+  int32_t coarsen_type;
+  // Interpolation (hypre's InterpType: 0 classical, 6 extended+i, ...).
+  int32_t interp_type;
+  // Smoother on every level (hypre's RelaxType: 3 hybrid Gauss-Seidel, 6 symmetric hybrid GS,
+  // 8 l1-symmetric GS, 13/14 l1-GS forward/backward, 18 l1-Jacobi, ...).
+  int32_t relax_type;
+  // Smoothing sweeps on each level.
+  int32_t num_sweeps;
+  // Maximum number of levels.
+  int32_t max_levels;
+  // Levels of aggressive coarsening (0: none).
+  int32_t agg_num_levels;
+  // Unknowns per node of a system (3 for 3D elasticity); 1 for a scalar problem. Must divide
+  // every rank's row count.
+  int32_t num_functions;
+  // Order of a system's unknowns on each rank: PARLOPS_DOF_INTERLEAVED or PARLOPS_DOF_BLOCKED.
+  parlops_dof_ordering dof_ordering;
+  // hypre's print level (0: silent; 1: the set-up's statistics, printed by hypre).
+  int32_t print_level;
+} parlops_amg_options;
+
+// The local solve of a block Jacobi preconditioner.
+typedef int32_t parlops_local_solve;
+
 // Krylov or sparsity method.
 typedef int32_t parlops_method;
 
@@ -197,6 +230,22 @@ typedef struct {
 
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
+
+// ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
+#define PARLOPS_LOCAL_ILU0 0
+
+// IC(0) of each rank's diag block, for Hermitian positive definite blocks (PCICC).
+#define PARLOPS_LOCAL_IC0 1
+
+// SSOR(omega): omega (2 - omega) (D + omega U)^{-1} D (D + omega L)^{-1}; omega = 1 is symmetric
+// Gauss-Seidel (PCSOR's symmetric sweep).
+#define PARLOPS_LOCAL_SSOR 2
+
+// Node by node: u0 v0 w0 u1 v1 w1 ... (this rank's row i is function i % num_functions).
+#define PARLOPS_DOF_INTERLEAVED 0
+
+// Function by function on each rank: all u, then all v, ... (MFEM's Ordering::byNODES).
+#define PARLOPS_DOF_BLOCKED 1
 
 // Conjugate gradients (Hermitian positive definite A and preconditioner).
 #define PARLOPS_METHOD_CG 0
@@ -751,6 +800,34 @@ parlops_status parlops_op_create_dense_summa(const parlops_comm *comm,
                                              int64_t m,
                                              const void *a_local,
                                              parlops_op **out);
+
+// hypre's defaults: every option negative (hypre chooses), one function, interleaved, silent.
+parlops_status parlops_amg_options_init(parlops_amg_options *options);
+
+// Block Jacobi on a CSR operator: each rank applies `kind` (PARLOPS_LOCAL_ILU0, _IC0 or _SSOR, with
+// `omega` in (0, 2) for SSOR; ignored otherwise) to its diag block (its rows and owned columns);
+// the couplings between ranks are left out, and applying it communicates nothing. The factors are
+// computed now from A's values (one copy of the diag block per rank). A zero or non-finite pivot,
+// a missing diagonal entry, or (IC(0)) a pivot that is not positive, fails on every rank with
+// PARLOPS_ERR_INVALID_ARGUMENT naming the global row. Any dtype; host memory (device vectors are
+// staged). The adjoint exists for IC(0) (the operator is Hermitian). [collective]
+parlops_status parlops_op_create_block_jacobi(const parlops_op *a,
+                                              parlops_local_solve kind,
+                                              double omega,
+                                              parlops_op **out);
+
+// hypre's BoomerAMG on a CSR operator of dtype PARLOPS_F64 (square, host memory), as a
+// preconditioner: each apply is one V-cycle from a zero initial guess (as hypre's own PCG applies
+// it). The matrix is copied to hypre once, here (hypre's IJ interface; its set-up builds its own
+// hierarchy from that copy anyway); each apply copies its input to and its output from hypre's
+// vectors. `options` may be NULL (hypre's defaults; see parlops_amg_options_init); every rank must
+// pass the same. hypre is loaded at run time: without it (or with a hypre built for another MPI)
+// this returns PARLOPS_ERR_NOT_SUPPORTED saying how to get one (Debian's libhypre-dev, or
+// PARLOPS_HYPRE_LIBRARY); parlops_config_report names the hypre found. A hypre error comes back on
+// every rank. No adjoint. [collective]
+parlops_status parlops_op_create_boomeramg(const parlops_op *a,
+                                           const parlops_amg_options *options,
+                                           parlops_op **out);
 
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,

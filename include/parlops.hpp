@@ -706,6 +706,26 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     return Op(o);
   }
 
+  /// hypre's defaults for BoomerAMG (every option negative: hypre chooses).
+  [[nodiscard]] static parlops_amg_options amg_options() {
+    parlops_amg_options o{};
+    check(parlops_amg_options_init(&o));
+    return o;
+  }
+  /// BoomerAMG on a PARLOPS_F64 CSR operator: one V-cycle per apply (hypre loaded at run time). [collective]
+  [[nodiscard]] static Op boomeramg(const Op &a, const parlops_amg_options &options = amg_options()) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_boomeramg(a.get(), &options, &o));
+    return Op(o);
+  }
+  /// Block Jacobi on a CSR operator: PARLOPS_LOCAL_ILU0, _IC0 or _SSOR (with omega) on each rank's
+  /// diag block. [collective]
+  [[nodiscard]] static Op block_jacobi(const Op &a, parlops_local_solve kind, double omega = 1.0) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_block_jacobi(a.get(), kind, omega, &o));
+    return Op(o);
+  }
+
  private:
   template <class T>
   struct Callables {

@@ -18,6 +18,10 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
         "PARLOPS_MONITOR",
         "1 prints one line per solver iteration on rank 0",
     ),
+    (
+        "PARLOPS_HYPRE_LIBRARY",
+        "the hypre library BoomerAMG loads (default: libHYPRE.so)",
+    ),
 ];
 
 /// The process environment as parlops read it (once, at first use).

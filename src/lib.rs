@@ -20,6 +20,7 @@ pub mod comm;
 pub mod config;
 pub mod error;
 pub mod gpu;
+pub mod hypre;
 pub mod memory;
 pub mod op;
 pub mod report;

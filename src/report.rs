@@ -76,6 +76,10 @@ pub fn process_report() -> String {
         "  device vectors: supported; kernels compiled at first use by NVRTC (libnvrtc found: {})\n",
         yes(nvrtc)
     );
+    s += &format!(
+        "  hypre (BoomerAMG, loaded at run time): {}\n",
+        crate::hypre::describe()
+    );
     s += "  environment:";
     if e.set.is_empty() && e.unknown.is_empty() {
         s += " no PARLOPS_* variable set (defaults in use)\n";

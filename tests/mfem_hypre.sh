@@ -5,7 +5,8 @@
 #    iterations as mfem::CGSolver, same solution, zero copy;
 #  - tests/mfem/dropin.cpp (a C++-only CMake project): MFEM-style programs, MFEM's solvers and
 #    parlops::mfem's side by side in MFEM's order of calls (ex1p's preconditioner before operator);
-#  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks.
+#  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks, and tests/amg/amg_hypre.cpp
+#    (parlops_op_create_boomeramg against hypre's own PCG + BoomerAMG) at 1-4 ranks.
 # Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR
 set -euo pipefail
 PREFIX=$1
@@ -52,3 +53,11 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/hypre_parcsr.cpp -isystem /usr/include/hypre \
   $(pkg-config --cflags --libs parlops) -lHYPRE -Wl,-rpath,"$PREFIX/lib" -o "$B/hypre_parcsr"
 for n in 2 3; do timeout 120 "$MPIEXEC" -n "$n" "$B/hypre_parcsr" 60; done
+
+echo "== BoomerAMG through parlops against hypre's own PCG + BoomerAMG (1, 2, 3 and 4 ranks)"
+# 2D/3D Poisson refined twice and an MFEM-assembled 3D elasticity beam (scalar and systems AMG)
+# shellcheck disable=SC2046
+mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/amg_hypre.cpp -isystem /usr/include/hypre \
+  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
+  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/amg_hypre"
+for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/amg_hypre"; done

@@ -812,8 +812,35 @@ static int do_call(int k) {
       break;
     }
     CASE(parlops_op_create_inverse) {
-      st = parlops_op_create_inverse(PS(), chance(50), OUT(h1));
-      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
+      /* each apply runs a solve: a few iterations at most (nested inverses multiply them), and the
+         highest cost that is kept, so that no composition holds one */
+      parlops_solver *s = PS();
+      if (s != NULL && !bad_handle && chance(90)) parlops_solver_set_tolerances(s, 1e-3, 0.0, 1e5, (int64_t)below(6));
+      st = parlops_op_create_inverse(s, chance(50), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 32);
+      break;
+    }
+    CASE(parlops_amg_options_init) {
+      parlops_amg_options o;
+      st = parlops_amg_options_init(chance(90) ? &o : NULL);
+      break;
+    }
+    CASE(parlops_op_create_block_jacobi) {
+      st = parlops_op_create_block_jacobi(PO(), enum_v(3), chance(50) ? 1.0 : dbl_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
+      break;
+    }
+    CASE(parlops_op_create_boomeramg) {
+      parlops_amg_options o;
+      parlops_amg_options_init(&o);
+      if (chance(50)) {
+        o.num_functions = (int32_t)below(4) - 1;
+        o.dof_ordering = enum_v(2);
+        o.strong_threshold = dbl_v();
+        o.max_levels = (int32_t)below(30) - 2;
+      }
+      st = parlops_op_create_boomeramg(PO(), chance(80) ? &o : NULL, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
       break;
     }
     CASE(parlops_solver_info) st = parlops_solver_info(PS(), OUT(info)); break;

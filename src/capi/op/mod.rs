@@ -31,6 +31,8 @@ mod stacked;
 
 mod summa;
 
+mod precond;
+
 pub use apply::*;
 pub use basic::*;
 pub use block::*;
@@ -39,6 +41,7 @@ pub use csr::*;
 pub use dense::*;
 pub use fredholm::*;
 pub use halo::*;
+pub use precond::*;
 pub use shell::*;
 pub use stacked::*;
 pub use stencil::*;

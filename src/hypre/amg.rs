@@ -1,0 +1,482 @@
+//! hypre's BoomerAMG on a parlops CSR operator, as a preconditioner: applying it runs one V-cycle
+//! from a zero initial guess (BoomerAMG with tolerance 0 and one iteration, as hypre's own PCG uses
+//! it). The matrix is handed to hypre once, at set-up, through hypre's IJ interface (one copy:
+//! hypre's set-up builds its own hierarchy from it anyway); each apply copies the input into a hypre
+//! vector and the result out of one (a V-cycle costs many times that).
+
+use std::sync::{Arc, Mutex};
+
+use super::{HBig, HInt, PARCSR, api};
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::op::LinearOperator;
+use crate::op::csr::CsrOp;
+use crate::vector::{DistVector, Layout};
+
+/// How the unknowns of a system (num_functions > 1) are ordered on each rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DofOrdering {
+    /// Node by node: u0 v0 w0 u1 v1 w1 ... (the local row i is function i % num_functions).
+    Interleaved,
+    /// Function by function on each rank: all u, then all v, ... (MFEM's byNODES).
+    Blocked,
+}
+
+/// BoomerAMG's options; `None` keeps hypre's default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AmgOptions {
+    pub strong_threshold: Option<f64>,
+    pub coarsen_type: Option<i32>,
+    pub interp_type: Option<i32>,
+    pub relax_type: Option<i32>,
+    pub num_sweeps: Option<i32>,
+    pub max_levels: Option<i32>,
+    pub agg_num_levels: Option<i32>,
+    pub num_functions: i32,
+    pub dof_ordering: DofOrdering,
+    pub print_level: i32,
+}
+
+impl Default for AmgOptions {
+    fn default() -> Self {
+        AmgOptions {
+            strong_threshold: None,
+            coarsen_type: None,
+            interp_type: None,
+            relax_type: None,
+            num_sweeps: None,
+            max_levels: None,
+            agg_num_levels: None,
+            num_functions: 1,
+            dof_ordering: DofOrdering::Interleaved,
+            print_level: 0,
+        }
+    }
+}
+
+/// hypre's objects of one AMG operator.
+struct Objects {
+    ij_a: *mut std::ffi::c_void,
+    a: *mut std::ffi::c_void,
+    ij_b: *mut std::ffi::c_void,
+    b: *mut std::ffi::c_void,
+    ij_x: *mut std::ffi::c_void,
+    x: *mut std::ffi::c_void,
+    solver: *mut std::ffi::c_void,
+    /// This rank's global row indices (for the vectors' values).
+    idx: Vec<HBig>,
+}
+
+// SAFETY: used behind the operator's mutex only.
+unsafe impl Send for Objects {}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        let Ok(h) = api() else { return };
+        unsafe {
+            if !self.solver.is_null() {
+                (h.AmgDestroy)(self.solver);
+            }
+            for v in [self.ij_b, self.ij_x] {
+                if !v.is_null() {
+                    (h.IJVectorDestroy)(v);
+                }
+            }
+            if !self.ij_a.is_null() {
+                (h.IJMatrixDestroy)(self.ij_a);
+            }
+        }
+    }
+}
+
+/// BoomerAMG as an operator (f64, host memory).
+pub struct BoomerAmg {
+    rows: Arc<Layout>,
+    comm: Arc<Comm>,
+    obj: Mutex<Objects>,
+}
+
+/// A hypre return code as a parlops error: hypre's memory flag as `OutOfMemory`, its other flags
+/// (generic, argument, a setup that met a matrix it cannot coarsen) as `InvalidArgument` (what hypre
+/// refuses comes from the matrix or the options it was given).
+fn hcheck(code: HInt, what: &str) -> Result<()> {
+    if code == 0 {
+        return Ok(());
+    }
+    let h = api()?;
+    unsafe { (h.ClearAllErrors)() };
+    let flags = [
+        (1, "generic"),
+        (2, "memory"),
+        (4, "argument"),
+        (256, "convergence"),
+    ]
+    .iter()
+    .filter(|(b, _)| code as i64 & b != 0)
+    .map(|(_, n)| *n)
+    .collect::<Vec<_>>()
+    .join(", ");
+    let msg = format!("hypre's {what} failed with error code {code} ({flags})");
+    if code as i64 & 2 != 0 {
+        crate::bail!(OutOfMemory, "{msg}");
+    }
+    crate::bail!(InvalidArgument, "{msg}")
+}
+
+fn big(v: i64, what: &str) -> Result<HBig> {
+    HBig::try_from(v).map_err(|_| {
+        crate::err!(
+            NotSupported,
+            "{what} {v} does not fit hypre's HYPRE_BigInt ({} bits); use a hypre built with --enable-bigint",
+            8 * std::mem::size_of::<HBig>()
+        )
+    })
+}
+
+fn hint(v: usize, what: &str) -> Result<HInt> {
+    HInt::try_from(v)
+        .map_err(|_| crate::err!(NotSupported, "{what} {v} does not fit hypre's HYPRE_Int"))
+}
+
+impl BoomerAmg {
+    /// This rank's checks (agreed by the caller before [`BoomerAmg::setup`]).
+    pub fn check(a: &CsrOp<f64>, o: &AmgOptions) -> Result<()> {
+        api()?;
+        if !a.rows().compatible(a.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "BoomerAMG needs a square operator with equal row and column layouts; A is {}x{}",
+                a.rows().global_len(),
+                a.cols().global_len()
+            );
+        }
+        big(a.rows().global_len(), "the global size")?;
+        let n = a.rows().local_len();
+        if o.num_functions < 1 || n % o.num_functions as i64 != 0 {
+            crate::bail!(
+                InvalidArgument,
+                "options.num_functions is {}; it must be >= 1 and divide this rank's {n} rows (whole nodes on each rank)",
+                o.num_functions
+            );
+        }
+        // what BoomerAMG cannot take (hypre aborts or divides by zero on it): a row without a
+        // non-zero diagonal entry, a value that is not finite
+        let lo = a.rows().local_start();
+        let mut diag = vec![false; n as usize];
+        let mut bad: Option<String> = None;
+        a.diag_block().for_each(|i, j, v| {
+            if !v.is_finite() && bad.is_none() {
+                bad = Some(format!("global row {} holds {v}", lo + i as i64));
+            }
+            if i == j && v != 0.0 {
+                diag[i] = true;
+            }
+        });
+        a.offd_block().for_each(|i, _, v| {
+            if !v.is_finite() && bad.is_none() {
+                bad = Some(format!("global row {} holds {v}", lo + i as i64));
+            }
+        });
+        if let Some(b) = bad {
+            crate::bail!(InvalidArgument, "BoomerAMG: {b}; the matrix must be finite");
+        }
+        if let Some(i) = diag.iter().position(|d| !d) {
+            crate::bail!(
+                InvalidArgument,
+                "BoomerAMG: global row {} has no non-zero diagonal entry (its smoothers divide by it)",
+                lo + i as i64
+            );
+        }
+        if let Some(t) = o.strong_threshold
+            && !(0.0..=1.0).contains(&t)
+        {
+            crate::bail!(
+                InvalidArgument,
+                "options.strong_threshold is {t}; it must be in [0, 1]"
+            );
+        }
+        for (v, name) in [
+            (o.num_sweeps, "num_sweeps"),
+            (o.max_levels, "max_levels"),
+            (o.agg_num_levels, "agg_num_levels"),
+        ] {
+            if let Some(v) = v
+                && (v < 0 || (name != "agg_num_levels" && v == 0))
+            {
+                crate::bail!(
+                    InvalidArgument,
+                    "options.{name} is {v}; it must be > 0 (or -1 for hypre's default)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Hand `a` to hypre and run BoomerAMG's set-up. Collective: every rank must have passed
+    /// [`BoomerAmg::check`] (agreed). hypre failures are agreed here, so every rank gets one.
+    pub fn setup(a: &CsrOp<f64>, o: &AmgOptions) -> Result<BoomerAmg> {
+        let h = api()?;
+        let rows = a.rows().clone();
+        let comm = rows.comm().clone();
+        let raw = comm.raw();
+        let (lo, n) = (rows.local_start(), rows.local_len() as usize);
+        let (ilo, ihi) = (big(lo, "row")?, big(lo + n as i64 - 1, "row")?);
+        let mut obj = Objects {
+            ij_a: std::ptr::null_mut(),
+            a: std::ptr::null_mut(),
+            ij_b: std::ptr::null_mut(),
+            b: std::ptr::null_mut(),
+            ij_x: std::ptr::null_mut(),
+            x: std::ptr::null_mut(),
+            solver: std::ptr::null_mut(),
+            idx: Vec::new(),
+        };
+        // this rank's rows with global columns (local work; failures agreed before hypre's collectives)
+        let local = (|| -> Result<_> {
+            let mut ncols: Vec<HInt> = Vec::new();
+            ncols
+                .try_reserve_exact(n)
+                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {n} rows"))?;
+            ncols.resize(n, 0);
+            let (mut dsz, mut osz) = (vec![0 as HInt; n], vec![0 as HInt; n]);
+            let mut cols: Vec<HBig> = Vec::new();
+            let mut vals: Vec<f64> = Vec::new();
+            let nnz = a.diag_block().nnz() + a.offd_block().nnz();
+            cols.try_reserve_exact(nnz)
+                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
+            vals.try_reserve_exact(nnz)
+                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
+            // rows in order: gather (row, global col, value) per row from both blocks
+            let mut per_row: Vec<Vec<(i64, f64)>> = vec![Vec::new(); n];
+            a.diag_block()
+                .for_each(|i, j, v| per_row[i].push((lo + j as i64, v)));
+            let cmap = a.col_map_offd();
+            a.offd_block()
+                .for_each(|i, j, v| per_row[i].push((cmap[j], v)));
+            for (i, r) in per_row.iter_mut().enumerate() {
+                // the diagonal entry first, then the columns in increasing order: how hypre keeps
+                // its diag block, whatever order parlops holds them in
+                let g = lo + i as i64;
+                r.sort_by_key(|&(c, _)| (c != g, c));
+                ncols[i] = hint(r.len(), "a row's entry count")?;
+                for &(c, v) in r.iter() {
+                    if c >= lo && c < lo + n as i64 {
+                        dsz[i] += 1;
+                    } else {
+                        osz[i] += 1;
+                    }
+                    cols.push(big(c, "column")?);
+                    vals.push(v);
+                }
+            }
+            let idx: Vec<HBig> = (0..n)
+                .map(|i| big(lo + i as i64, "row"))
+                .collect::<Result<_>>()?;
+            Ok((ncols, dsz, osz, cols, vals, idx))
+        })();
+        let (mut ncols, dsz, osz, cols, vals, idx) = comm.agree(local)?;
+        obj.idx = idx;
+        let nh = hint(n, "the local row count")?;
+        let rowsv = obj.idx.clone();
+        // the matrix and two vectors (Assemble is collective: every rank gets here)
+        let made = unsafe {
+            hcheck(
+                (h.IJMatrixCreate)(raw, ilo, ihi, ilo, ihi, &mut obj.ij_a),
+                "IJMatrixCreate",
+            )
+            .and_then(|_| {
+                hcheck(
+                    (h.IJMatrixSetObjectType)(obj.ij_a, PARCSR),
+                    "IJMatrixSetObjectType",
+                )
+            })
+            .and_then(|_| {
+                hcheck(
+                    (h.IJMatrixSetDiagOffdSizes)(obj.ij_a, dsz.as_ptr(), osz.as_ptr()),
+                    "IJMatrixSetDiagOffdSizes",
+                )
+            })
+            .and_then(|_| hcheck((h.IJMatrixInitialize)(obj.ij_a), "IJMatrixInitialize"))
+            .and_then(|_| {
+                hcheck(
+                    (h.IJMatrixSetValues)(
+                        obj.ij_a,
+                        nh,
+                        ncols.as_mut_ptr(),
+                        rowsv.as_ptr(),
+                        cols.as_ptr(),
+                        vals.as_ptr(),
+                    ),
+                    "IJMatrixSetValues",
+                )
+            })
+        };
+        comm.agree(made)?;
+        drop((cols, vals));
+        let assembled = unsafe {
+            hcheck((h.IJMatrixAssemble)(obj.ij_a), "IJMatrixAssemble").and_then(|_| {
+                hcheck(
+                    (h.IJMatrixGetObject)(obj.ij_a, &mut obj.a),
+                    "IJMatrixGetObject",
+                )
+            })
+        };
+        comm.agree(assembled)?;
+        for (ij, par) in [
+            (&mut obj.ij_b as *mut _, &mut obj.b as *mut _),
+            (&mut obj.ij_x as *mut _, &mut obj.x as *mut _),
+        ] {
+            let v = unsafe {
+                hcheck((h.IJVectorCreate)(raw, ilo, ihi, ij), "IJVectorCreate")
+                    .and_then(|_| {
+                        hcheck(
+                            (h.IJVectorSetObjectType)(*ij, PARCSR),
+                            "IJVectorSetObjectType",
+                        )
+                    })
+                    .and_then(|_| hcheck((h.IJVectorInitialize)(*ij), "IJVectorInitialize"))
+            };
+            comm.agree(v)?;
+            let v = unsafe {
+                hcheck((h.IJVectorAssemble)(*ij), "IJVectorAssemble")
+                    .and_then(|_| hcheck((h.IJVectorGetObject)(*ij, par), "IJVectorGetObject"))
+            };
+            comm.agree(v)?;
+        }
+        // the solver and its options (local calls), then the set-up (collective)
+        let opts = unsafe {
+            let mut r = hcheck((h.AmgCreate)(&mut obj.solver), "BoomerAMGCreate");
+            let mut set = |code: HInt, what: &str| {
+                if r.is_ok() {
+                    r = hcheck(code, what);
+                }
+            };
+            let s = obj.solver;
+            if let Some(t) = o.strong_threshold {
+                set(
+                    (h.AmgSetStrongThreshold)(s, t),
+                    "BoomerAMGSetStrongThreshold",
+                );
+            }
+            if let Some(v) = o.coarsen_type {
+                set(
+                    (h.AmgSetCoarsenType)(s, v as HInt),
+                    "BoomerAMGSetCoarsenType",
+                );
+            }
+            if let Some(v) = o.interp_type {
+                set((h.AmgSetInterpType)(s, v as HInt), "BoomerAMGSetInterpType");
+            }
+            if let Some(v) = o.relax_type {
+                set((h.AmgSetRelaxType)(s, v as HInt), "BoomerAMGSetRelaxType");
+            }
+            if let Some(v) = o.num_sweeps {
+                set((h.AmgSetNumSweeps)(s, v as HInt), "BoomerAMGSetNumSweeps");
+            }
+            if let Some(v) = o.max_levels {
+                set((h.AmgSetMaxLevels)(s, v as HInt), "BoomerAMGSetMaxLevels");
+            }
+            if let Some(v) = o.agg_num_levels {
+                set(
+                    (h.AmgSetAggNumLevels)(s, v as HInt),
+                    "BoomerAMGSetAggNumLevels",
+                );
+            }
+            if o.num_functions > 1 {
+                set(
+                    (h.AmgSetNumFunctions)(s, o.num_functions as HInt),
+                    "BoomerAMGSetNumFunctions",
+                );
+                // hypre takes the array and frees it (free()) when the solver goes: malloc'd here
+                let nf = o.num_functions as usize;
+                let p = libc::malloc(n.max(1) * std::mem::size_of::<HInt>()) as *mut HInt;
+                if p.is_null() {
+                    set(-2, "malloc of dof_func (out of memory)");
+                } else {
+                    let per = n / nf;
+                    for i in 0..n {
+                        let f = match o.dof_ordering {
+                            DofOrdering::Interleaved => i % nf,
+                            DofOrdering::Blocked => i / per.max(1),
+                        };
+                        *p.add(i) = f as HInt;
+                    }
+                    set((h.AmgSetDofFunc)(s, p), "BoomerAMGSetDofFunc");
+                }
+            }
+            set(
+                (h.AmgSetPrintLevel)(s, o.print_level as HInt),
+                "BoomerAMGSetPrintLevel",
+            );
+            set((h.AmgSetTol)(s, 0.0), "BoomerAMGSetTol");
+            set((h.AmgSetMaxIter)(s, 1), "BoomerAMGSetMaxIter");
+            r
+        };
+        comm.agree(opts)?;
+        let setup = unsafe {
+            hcheck(
+                (h.AmgSetup)(obj.solver, obj.a, obj.b, obj.x),
+                "BoomerAMGSetup",
+            )
+        };
+        comm.agree(setup)?;
+        Ok(BoomerAmg {
+            rows,
+            comm,
+            obj: Mutex::new(obj),
+        })
+    }
+}
+
+impl LinearOperator<f64> for BoomerAmg {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn forward(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
+        let h = api()?;
+        let o = self.obj.lock().unwrap_or_else(|p| p.into_inner());
+        let n = o.idx.len() as HInt;
+        // local copies in; the solve is collective: a failure of a local call is agreed first
+        let local = unsafe {
+            hcheck(
+                (h.IJVectorSetValues)(o.ij_b, n, o.idx.as_ptr(), x.local().as_ptr()),
+                "IJVectorSetValues",
+            )
+            .and_then(|_| {
+                hcheck(
+                    (h.ParVectorSetConstantValues)(o.x, 0.0),
+                    "ParVectorSetConstantValues",
+                )
+            })
+        };
+        self.comm.agree(local)?;
+        let solved = unsafe { hcheck((h.AmgSolve)(o.solver, o.a, o.b, o.x), "BoomerAMGSolve") };
+        // hypre flags a V-cycle that did not reach tolerance 0 (it never does) as a convergence error
+        let solved = match solved {
+            Err(e) if e.msg.contains("code 256 ") => Ok(()),
+            r => r,
+        };
+        solved.and_then(|_| unsafe {
+            hcheck(
+                (h.IJVectorGetValues)(o.ij_x, n, o.idx.as_ptr(), y.local_mut().as_mut_ptr()),
+                "IJVectorGetValues",
+            )
+        })
+    }
+    fn backward(&self, _y: &DistVector<f64>, _x: &mut DistVector<f64>) -> Result<()> {
+        crate::bail!(
+            NotSupported,
+            "{}: the adjoint of a V-cycle is not available",
+            self.describe()
+        )
+    }
+    fn describe(&self) -> String {
+        format!("BoomerAMG ({} rows)", self.rows.global_len())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,259 @@
+//! hypre, loaded at run time (dlopen) for BoomerAMG ([`amg`]).
+//!
+//! Why at run time and not linked: parlops builds, links and runs without hypre (the AMG
+//! constructor then says how to get it); the library's one hard dependency stays MPI, so the MPICH
+//! build does not drag in Debian's Open MPI hypre; and a user may point PARLOPS_HYPRE_LIBRARY at
+//! their own hypre. What must match is fixed at build time from hypre's HYPRE_config.h (the integer
+//! widths, real double values: build.rs) and checked at load time: the MPI that hypre was linked
+//! with must be the process's (a hypre built on Open MPI in an MPICH process would crash).
+
+pub mod amg;
+
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+use crate::error::Result;
+
+/// hypre's HYPRE_Int and HYPRE_BigInt, as the headers parlops was built with say.
+#[cfg(hypre_int64)]
+pub type HInt = i64;
+#[cfg(not(hypre_int64))]
+pub type HInt = i32;
+#[cfg(hypre_bigint64)]
+pub type HBig = i64;
+#[cfg(not(hypre_bigint64))]
+pub type HBig = i32;
+
+type Comm = mpi::ffi::MPI_Comm;
+type H = *mut c_void;
+
+/// The hypre functions parlops calls.
+#[allow(non_snake_case)]
+pub(crate) struct Api {
+    pub path: String,
+    pub version: String,
+    pub ClearAllErrors: unsafe extern "C" fn() -> HInt,
+    pub IJMatrixCreate: unsafe extern "C" fn(Comm, HBig, HBig, HBig, HBig, *mut H) -> HInt,
+    pub IJMatrixSetObjectType: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub IJMatrixSetDiagOffdSizes: unsafe extern "C" fn(H, *const HInt, *const HInt) -> HInt,
+    pub IJMatrixInitialize: unsafe extern "C" fn(H) -> HInt,
+    pub IJMatrixSetValues:
+        unsafe extern "C" fn(H, HInt, *mut HInt, *const HBig, *const HBig, *const f64) -> HInt,
+    pub IJMatrixAssemble: unsafe extern "C" fn(H) -> HInt,
+    pub IJMatrixGetObject: unsafe extern "C" fn(H, *mut H) -> HInt,
+    pub IJMatrixDestroy: unsafe extern "C" fn(H) -> HInt,
+    pub IJVectorCreate: unsafe extern "C" fn(Comm, HBig, HBig, *mut H) -> HInt,
+    pub IJVectorSetObjectType: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub IJVectorInitialize: unsafe extern "C" fn(H) -> HInt,
+    pub IJVectorSetValues: unsafe extern "C" fn(H, HInt, *const HBig, *const f64) -> HInt,
+    pub IJVectorGetValues: unsafe extern "C" fn(H, HInt, *const HBig, *mut f64) -> HInt,
+    pub IJVectorAssemble: unsafe extern "C" fn(H) -> HInt,
+    pub IJVectorGetObject: unsafe extern "C" fn(H, *mut H) -> HInt,
+    pub IJVectorDestroy: unsafe extern "C" fn(H) -> HInt,
+    pub ParVectorSetConstantValues: unsafe extern "C" fn(H, f64) -> HInt,
+    pub AmgCreate: unsafe extern "C" fn(*mut H) -> HInt,
+    pub AmgDestroy: unsafe extern "C" fn(H) -> HInt,
+    pub AmgSetup: unsafe extern "C" fn(H, H, H, H) -> HInt,
+    pub AmgSolve: unsafe extern "C" fn(H, H, H, H) -> HInt,
+    pub AmgSetStrongThreshold: unsafe extern "C" fn(H, f64) -> HInt,
+    pub AmgSetCoarsenType: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetInterpType: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetRelaxType: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetNumSweeps: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetMaxLevels: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetAggNumLevels: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetNumFunctions: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetDofFunc: unsafe extern "C" fn(H, *mut HInt) -> HInt,
+    pub AmgSetPrintLevel: unsafe extern "C" fn(H, HInt) -> HInt,
+    pub AmgSetTol: unsafe extern "C" fn(H, f64) -> HInt,
+    pub AmgSetMaxIter: unsafe extern "C" fn(H, HInt) -> HInt,
+}
+
+// SAFETY: function pointers into a library that stays loaded; hypre calls are serialised by the
+// callers (each AMG operator holds its hypre objects behind a mutex).
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+/// HYPRE_PARCSR, the object type of the IJ interface.
+pub(crate) const PARCSR: HInt = 5555;
+
+fn dlerror() -> String {
+    let e = unsafe { libc::dlerror() };
+    if e.is_null() {
+        "unknown error".into()
+    } else {
+        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+    }
+}
+
+/// The libraries tried, in order.
+fn candidates() -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(p) = crate::config::env().get("PARLOPS_HYPRE_LIBRARY") {
+        v.push(p.to_string());
+    }
+    v.push("libHYPRE.so".into());
+    if let Some(ver) = option_env!("PARLOPS_HYPRE_HEADERS_VERSION")
+        && !ver.is_empty()
+    {
+        v.push(format!("libHYPRE-{ver}.so"));
+    }
+    v
+}
+
+/// Which MPI a library file was linked with, from the names it needs.
+fn mpi_of_file(path: &str) -> Option<&'static str> {
+    let bytes = std::fs::read(path).ok()?;
+    let has = |n: &[u8]| bytes.windows(n.len()).any(|w| w == n);
+    if has(b"libmpi.so.40") || has(b"libopen-pal") {
+        Some("Open MPI")
+    } else if has(b"libmpich.so") || has(b"libmpi.so.12") {
+        Some("MPICH")
+    } else {
+        None
+    }
+}
+
+/// The process's MPI, from MPI_Get_library_version.
+fn mpi_of_process() -> Option<&'static str> {
+    let mut buf = vec![0 as c_char; mpi::ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
+    let mut len: c_int = 0;
+    unsafe { mpi::ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    let s = unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    if s.contains("Open MPI") {
+        Some("Open MPI")
+    } else if s.contains("MPICH") {
+        Some("MPICH")
+    } else {
+        None
+    }
+}
+
+// the transmutes' target types are the fields of `Api` they are assigned to
+#[allow(clippy::missing_transmute_annotations)]
+fn load() -> std::result::Result<Api, String> {
+    if !cfg!(parlops_hypre) {
+        return Err("parlops was built without hypre's headers (HYPRE_config.h); install Debian's libhypre-dev (make demo does) or set HYPRE_DIR, and rebuild".into());
+    }
+    let mut tried = Vec::new();
+    let mut handle = std::ptr::null_mut();
+    for c in candidates() {
+        let name = CString::new(c.clone()).map_err(|e| e.to_string())?;
+        handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if !handle.is_null() {
+            break;
+        }
+        tried.push(format!("{c}: {}", dlerror()));
+    }
+    if handle.is_null() {
+        return Err(format!(
+            "hypre could not be loaded ({}); install Debian's libhypre-dev (make demo does) or set PARLOPS_HYPRE_LIBRARY to a libHYPRE.so built with real double values",
+            tried.join("; ")
+        ));
+    }
+    let sym = |name: &str| -> std::result::Result<*mut c_void, String> {
+        let n = CString::new(name).unwrap();
+        let p = unsafe { libc::dlsym(handle, n.as_ptr()) };
+        if p.is_null() {
+            Err(format!("hypre has no symbol {name}"))
+        } else {
+            Ok(p)
+        }
+    };
+    // where it really is, and which MPI it needs
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let path = if unsafe { libc::dladdr(sym("HYPRE_BoomerAMGCreate")?, &mut info) } != 0
+        && !info.dli_fname.is_null()
+    {
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        "libHYPRE.so".into()
+    };
+    if let (Some(h), Some(p)) = (mpi_of_file(&path), mpi_of_process())
+        && h != p
+    {
+        return Err(format!(
+            "{path} was built with {h}, but this process runs {p}; use a hypre built with {p} (PARLOPS_HYPRE_LIBRARY)"
+        ));
+    }
+    macro_rules! f {
+        ($name:literal) => {
+            unsafe { std::mem::transmute::<*mut c_void, _>(sym($name)?) }
+        };
+    }
+    if let Ok(init) = sym("HYPRE_Init") {
+        let init: unsafe extern "C" fn() -> HInt = unsafe { std::mem::transmute(init) };
+        unsafe { init() };
+    }
+    let version = match sym("HYPRE_VersionNumber") {
+        Ok(p) => {
+            let vn: unsafe extern "C" fn(*mut HInt, *mut HInt, *mut HInt, *mut HInt) -> HInt =
+                unsafe { std::mem::transmute(p) };
+            let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+            unsafe { vn(&mut a, &mut b, &mut c, &mut d) };
+            format!("{a}.{b}.{c}")
+        }
+        Err(_) => option_env!("PARLOPS_HYPRE_HEADERS_VERSION")
+            .unwrap_or("?")
+            .to_string(),
+    };
+    Ok(Api {
+        path,
+        version,
+        ClearAllErrors: f!("HYPRE_ClearAllErrors"),
+        IJMatrixCreate: f!("HYPRE_IJMatrixCreate"),
+        IJMatrixSetObjectType: f!("HYPRE_IJMatrixSetObjectType"),
+        IJMatrixSetDiagOffdSizes: f!("HYPRE_IJMatrixSetDiagOffdSizes"),
+        IJMatrixInitialize: f!("HYPRE_IJMatrixInitialize"),
+        IJMatrixSetValues: f!("HYPRE_IJMatrixSetValues"),
+        IJMatrixAssemble: f!("HYPRE_IJMatrixAssemble"),
+        IJMatrixGetObject: f!("HYPRE_IJMatrixGetObject"),
+        IJMatrixDestroy: f!("HYPRE_IJMatrixDestroy"),
+        IJVectorCreate: f!("HYPRE_IJVectorCreate"),
+        IJVectorSetObjectType: f!("HYPRE_IJVectorSetObjectType"),
+        IJVectorInitialize: f!("HYPRE_IJVectorInitialize"),
+        IJVectorSetValues: f!("HYPRE_IJVectorSetValues"),
+        IJVectorGetValues: f!("HYPRE_IJVectorGetValues"),
+        IJVectorAssemble: f!("HYPRE_IJVectorAssemble"),
+        IJVectorGetObject: f!("HYPRE_IJVectorGetObject"),
+        IJVectorDestroy: f!("HYPRE_IJVectorDestroy"),
+        ParVectorSetConstantValues: f!("HYPRE_ParVectorSetConstantValues"),
+        AmgCreate: f!("HYPRE_BoomerAMGCreate"),
+        AmgDestroy: f!("HYPRE_BoomerAMGDestroy"),
+        AmgSetup: f!("HYPRE_BoomerAMGSetup"),
+        AmgSolve: f!("HYPRE_BoomerAMGSolve"),
+        AmgSetStrongThreshold: f!("HYPRE_BoomerAMGSetStrongThreshold"),
+        AmgSetCoarsenType: f!("HYPRE_BoomerAMGSetCoarsenType"),
+        AmgSetInterpType: f!("HYPRE_BoomerAMGSetInterpType"),
+        AmgSetRelaxType: f!("HYPRE_BoomerAMGSetRelaxType"),
+        AmgSetNumSweeps: f!("HYPRE_BoomerAMGSetNumSweeps"),
+        AmgSetMaxLevels: f!("HYPRE_BoomerAMGSetMaxLevels"),
+        AmgSetAggNumLevels: f!("HYPRE_BoomerAMGSetAggNumLevels"),
+        AmgSetNumFunctions: f!("HYPRE_BoomerAMGSetNumFunctions"),
+        AmgSetDofFunc: f!("HYPRE_BoomerAMGSetDofFunc"),
+        AmgSetPrintLevel: f!("HYPRE_BoomerAMGSetPrintLevel"),
+        AmgSetTol: f!("HYPRE_BoomerAMGSetTol"),
+        AmgSetMaxIter: f!("HYPRE_BoomerAMGSetMaxIter"),
+    })
+}
+
+/// hypre, loaded once per process; `NotSupported` with the reason when it cannot be.
+pub(crate) fn api() -> Result<&'static Api> {
+    static API: OnceLock<std::result::Result<Api, String>> = OnceLock::new();
+    match API.get_or_init(load) {
+        Ok(a) => Ok(a),
+        Err(e) => crate::bail!(NotSupported, "BoomerAMG needs hypre: {e}"),
+    }
+}
+
+/// For the configuration report: the hypre found (version and library), or why none.
+pub fn describe() -> String {
+    match api() {
+        Ok(a) => format!("hypre {} ({})", a.version, a.path),
+        Err(e) => e.msg,
+    }
+}
