@@ -22,6 +22,9 @@ PREFIX ?= /usr/local
 N ?= 400
 NP ?= 2
 BENCH_N ?= 400
+BENCH_ROUNDS ?= 5
+BENCH_POISSON ?= 40
+BENCH_ELASTICITY ?= 8
 BUILD := $(CURDIR)/build
 STAGE := $(BUILD)/prefix
 
@@ -43,7 +46,7 @@ bench: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -123,6 +126,17 @@ bench-petsc: stage
 	$(MPICC) -O2 -Iinclude benches/petsc_cg.c $$(pkg-config --cflags --libs PETSc) -L$(STAGE)/lib -lparlops \
 	  -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/petsc_cg
 	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/petsc_cg $(BENCH_N) 3; done
+
+# Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
+# Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks (needs the
+# MFEM wheel that make test fetches: run make test, or make mfem-hypre, first).
+MFEM_SER = $(BUILD)/mfem/mfem/external/ser
+bench-precond: stage
+	@[ -f $(MFEM_SER)/lib/libmfem.so ] || tests/mfem_hypre.sh $(STAGE) $(BUILD)
+	mpicxx.openmpi -std=c++17 -O2 benches/precond.cpp -isystem /usr/include/hypre -isystem $(MFEM_SER)/include \
+	  -I$(STAGE)/include -L$(STAGE)/lib -lparlops -L$(MFEM_SER)/lib -lmfem -lHYPRE \
+	  -Wl,-rpath,$(abspath $(STAGE))/lib -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/precond_bench
+	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/precond_bench $(BENCH_ROUNDS) $(BENCH_POISSON) $(BENCH_ELASTICITY); done
 
 reference: stage
 	tests/reference.sh $(STAGE) $(BUILD)

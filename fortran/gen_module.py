@@ -70,8 +70,10 @@ parlops_op_power               out:handle_out
 parlops_op_create_shell        out:handle_out
 parlops_op_create_inverse      out:handle_out
 parlops_op_create_block_jacobi out:handle_out
+parlops_op_create_chebyshev    out:handle_out
 parlops_op_create_boomeramg    options:in_array out:handle_out
 parlops_amg_options_init       options:out
+parlops_solver_eigenvalue_estimates emin:out emax:out
 parlops_op_create_csr          out:handle_out
 parlops_op_create_parcsr       col_map_offd:in_array out:handle_out
 parlops_op_csr_arrays          diag_values:ptr_out offd_values:ptr_out

@@ -767,6 +767,17 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_create_boomeramg
     end function parlops_op_create_boomeramg
+    function parlops_op_create_chebyshev(a, degree, lmin, lmax, out) &
+        bind(C, name='parlops_op_create_chebyshev')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: degree
+      real(c_double), value :: lmin
+      real(c_double), value :: lmax
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_chebyshev
+    end function parlops_op_create_chebyshev
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import
@@ -919,6 +930,23 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_create_inverse
     end function parlops_op_create_inverse
+    function parlops_solver_set_compute_eigenvalues(s, compute) &
+        bind(C, name='parlops_solver_set_compute_eigenvalues')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: compute
+      integer(c_int) :: parlops_solver_set_compute_eigenvalues
+    end function parlops_solver_set_compute_eigenvalues
+    function parlops_solver_eigenvalue_estimates(s, emin, emax) &
+        bind(C, name='parlops_solver_eigenvalue_estimates')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), intent(out) :: emin
+      real(c_double), intent(out) :: emax
+      integer(c_int) :: parlops_solver_eigenvalue_estimates
+    end function parlops_solver_eigenvalue_estimates
     function parlops_solver_info(s, info) &
         bind(C, name='parlops_solver_info')
       import

@@ -40,6 +40,9 @@
 // Blocks of reduction kernels (partials reduced by `k_finish` in one block).
 #define RED_BLOCKS 1024
 
+// The largest degree accepted (each degree is one more operator apply per application).
+#define MAX_DEGREE 1000
+
 // Result of every fallible call; `PARLOPS_OK` (0) is success. See `parlops_status_string` and
 // `parlops_last_error` for the words.
 typedef enum {
@@ -829,6 +832,22 @@ parlops_status parlops_op_create_boomeramg(const parlops_op *a,
                                            const parlops_amg_options *options,
                                            parlops_op **out);
 
+// Chebyshev polynomial preconditioner (and smoother) of degree `degree` (1..=1000) on any square
+// operator with a diagonal (PETSc's PCCHEBYSHEV, MFEM's OperatorChebyshevSmoother):
+// M = p(D^{-1} A) D^{-1} with 1 - x p(x) = T_k((theta - x)/delta) / T_k(theta/delta), damping
+// D^{-1} A's spectrum in [lmin, lmax] (theta, delta: centre and half-width). `lmax` <= 0 estimates
+// both: lmax = 1.2 and lmin = 0.3 times the largest eigenvalue of D^{-1} A from 10 power
+// iterations (MFEM's choice; PETSc's interval is [0.1, 1.1] times it: pass those to match PETSc).
+// Each apply runs degree - 1 operator applies and vector updates (in device memory where A
+// handles it). A zero or non-finite diagonal entry fails on every rank naming the row; so does an
+// estimate that is not positive. The adjoint uses A's adjoint. Every rank must pass the same
+// degree and bounds. [collective]
+parlops_status parlops_op_create_chebyshev(const parlops_op *a,
+                                           int64_t degree,
+                                           double lmin,
+                                           double lmax,
+                                           parlops_op **out);
+
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,
                                      parlops_method method,
@@ -923,6 +942,22 @@ parlops_status parlops_solver_solve(parlops_solver *s, const parlops_vec *b, par
 parlops_status parlops_op_create_inverse(const parlops_solver *s,
                                          bool accept_max_iter,
                                          parlops_op **out);
+
+// Record, in the next solves, what parlops_solver_eigenvalue_estimates needs (CG's coefficients,
+// GMRES's and FGMRES's Hessenberg matrix of the last restart cycle; PETSc's
+// KSPSetComputeSingularValues). Costs no communication. Ranks may differ.
+parlops_status parlops_solver_set_compute_eigenvalues(parlops_solver *s, bool compute);
+
+// Extreme eigenvalue estimates from the last solve (PETSc's KSPComputeExtremeSingularValues), made
+// after parlops_solver_set_compute_eigenvalues: CG gives the extreme eigenvalues of its Lanczos
+// tridiagonal matrix, estimates of those of the preconditioned operator M A (inside its spectrum,
+// the largest converging first); GMRES and FGMRES the extreme singular values of the last restart
+// cycle's Hessenberg matrix (real dtypes). Other methods: PARLOPS_ERR_NOT_SUPPORTED; no recorded
+// iteration: PARLOPS_ERR_INVALID_ARGUMENT. The same on every rank (computed from reduced values).
+// Either output may be NULL. Not collective.
+parlops_status parlops_solver_eigenvalue_estimates(const parlops_solver *s,
+                                                   double *emin,
+                                                   double *emax);
 
 // The outcome of the last solve.
 parlops_status parlops_solver_info(const parlops_solver *s, parlops_solve_info *info);

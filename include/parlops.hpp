@@ -718,6 +718,13 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_create_boomeramg(a.get(), &options, &o));
     return Op(o);
   }
+  /// Chebyshev preconditioner of `degree` on a square operator with a diagonal; lmax <= 0 estimates
+  /// the bounds of D^-1 A's spectrum (0.3 and 1.2 times its largest eigenvalue, MFEM's choice). [collective]
+  [[nodiscard]] static Op chebyshev(const Op &a, int64_t degree, double lmin = 0.0, double lmax = 0.0) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_chebyshev(a.get(), degree, lmin, lmax, &o));
+    return Op(o);
+  }
   /// Block Jacobi on a CSR operator: PARLOPS_LOCAL_ILU0, _IC0 or _SSOR (with omega) on each rank's
   /// diag block. [collective]
   [[nodiscard]] static Op block_jacobi(const Op &a, parlops_local_solve kind, double omega = 1.0) {
@@ -816,6 +823,14 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     monitor_ = std::move(m);
   }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
+  /// Record what eigenvalue_estimates() needs in the next solves.
+  void set_compute_eigenvalues(bool c) { check(parlops_solver_set_compute_eigenvalues(h_, c)); }
+  /// (smallest, largest) eigenvalue (CG) or singular value (GMRES, FGMRES) estimate of the last solve.
+  [[nodiscard]] std::pair<double, double> eigenvalue_estimates() const {
+    double lo = 0, hi = 0;
+    check(parlops_solver_eigenvalue_estimates(h_, &lo, &hi));
+    return {lo, hi};
+  }
   /// The operator's inverse as an operator (each apply solves from zero with a snapshot of this
   /// solver's settings, operator and preconditioner; a solve that does not converge throws
   /// PARLOPS_ERR_NOT_CONVERGED on every rank unless it ran out of iterations and accept_max_iter). [collective]

@@ -20,6 +20,7 @@ use parlops::comm::Comm;
 use parlops::op::LinearOperator;
 use parlops::op::bjacobi::{BlockJacobi, LocalSolve};
 use parlops::op::csr::CsrOp;
+use parlops::solver::chebyshev::Chebyshev;
 use parlops::solver::{Method, Solver};
 use parlops::vector::{DistVector, Layout, NormKind, Partition};
 use parlops::{Scalar, c64};
@@ -341,6 +342,260 @@ fn zero_pivot(t: &mut Tally, comm: &Arc<Comm>) {
     t.check(r.is_err(), "SSOR with omega = 2 is refused");
 }
 
+/// Chebyshev against its definition: I - M A = T_k((theta I - D^-1 A)/delta) / T_k(theta/delta),
+/// formed densely at one rank (T_k by its own three-term recurrence on matrices), for degrees 1-5,
+/// on the symmetric and the nonsymmetric grid; the adjoint by the dot test at every rank count.
+fn chebyshev_definition<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let l = uneven(comm, 36);
+    for (name, c) in [("symmetric", 0.0), ("nonsymmetric", 0.3)] {
+        let a: Arc<CsrOp<T>> = Arc::new(grid::<T>(&l, 6, 0.2, c, None));
+        for k in 1..=5usize {
+            let (lo, hi) = (0.4, 7.5);
+            let m = Chebyshev::new(a.clone(), k as i64, Some((lo, hi))).unwrap();
+            // the dot test: <M x, y> = <x, M^H y>
+            let mut x = DistVector::<T>::new(l.clone()).unwrap();
+            let mut y = DistVector::<T>::new(l.clone()).unwrap();
+            parlops::op::random_fill(&mut x, 1);
+            parlops::op::random_fill(&mut y, 2);
+            let mut mx = DistVector::<T>::new(l.clone()).unwrap();
+            let mut my = DistVector::<T>::new(l.clone()).unwrap();
+            m.apply(&x, &mut mx).unwrap();
+            m.apply_adjoint(&y, &mut my).unwrap();
+            let (u, v) = (mx.dot(&y).unwrap(), x.dot(&my).unwrap());
+            let tol = if T::DTYPE == parlops::DType::F64 || T::DTYPE == parlops::DType::C128 {
+                1e-12
+            } else {
+                1e-4
+            };
+            t.check(
+                (u - v).abs_f64() <= tol * u.abs_f64().max(1.0),
+                &format!("{} Chebyshev({k}) {name}: dot test", T::DTYPE.name()),
+            );
+            if comm.size() != 1 {
+                continue;
+            }
+            let n = 36;
+            let d = local_dense(&a);
+            // X = (theta I - D^-1 A) / delta
+            let (theta, delta) = ((hi + lo) / 2.0, (hi - lo) / 2.0);
+            let mut xm = vec![vec![T::zero(); n]; n];
+            for i in 0..n {
+                for j in 0..n {
+                    let dia = d[i][j] / d[i][i];
+                    xm[i][j] = (if i == j { T::real(theta) } else { T::zero() } - dia)
+                        * T::real(1.0 / delta);
+                }
+            }
+            let mul = |p: &Vec<Vec<T>>, q: &Vec<Vec<T>>| {
+                let mut r = vec![vec![T::zero(); n]; n];
+                for i in 0..n {
+                    for kk in 0..n {
+                        if p[i][kk].is_zero() {
+                            continue;
+                        }
+                        for j in 0..n {
+                            r[i][j] += p[i][kk] * q[kk][j];
+                        }
+                    }
+                }
+                r
+            };
+            let eye: Vec<Vec<T>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| if i == j { T::one() } else { T::zero() })
+                        .collect()
+                })
+                .collect();
+            let (mut t0, mut t1) = (eye.clone(), xm.clone());
+            let (mut s0, mut s1) = (1.0f64, theta / delta);
+            for _ in 1..k {
+                let mut t2 = mul(&xm, &t1);
+                for i in 0..n {
+                    for j in 0..n {
+                        t2[i][j] = T::real(2.0) * t2[i][j] - t0[i][j];
+                    }
+                }
+                let s2 = 2.0 * (theta / delta) * s1 - s0;
+                t0 = t1;
+                t1 = t2;
+                s0 = s1;
+                s1 = s2;
+            }
+            // I - M A, column by column: e_j - M (A e_j)
+            let mut ok = true;
+            for j in 0..n {
+                let mut e = DistVector::<T>::new(l.clone()).unwrap();
+                e.local_mut()[j] = T::one();
+                let mut ae = DistVector::<T>::new(l.clone()).unwrap();
+                a.apply(&e, &mut ae).unwrap();
+                let mut mae = DistVector::<T>::new(l.clone()).unwrap();
+                m.apply(&ae, &mut mae).unwrap();
+                for i in 0..n {
+                    let lhs = (if i == j { T::one() } else { T::zero() }) - mae.local()[i];
+                    let rhs = t1[i][j] * T::real(1.0 / s1);
+                    ok &= (lhs - rhs).abs_f64() <= tol.max(1e-10);
+                }
+            }
+            t.check(
+                ok,
+                &format!(
+                    "{} Chebyshev({k}) {name}: I - M A equals T_k's definition",
+                    T::DTYPE.name()
+                ),
+            );
+        }
+    }
+}
+
+/// CG with Chebyshev (estimated bounds) at this rank count: converged to the dense solution, fewer
+/// iterations than without; and the errors of the constructor on every rank.
+fn chebyshev_solves(t: &mut Tally, comm: &Arc<Comm>) {
+    let m = 12;
+    let l = uneven(comm, m * m);
+    let a = Arc::new(grid::<f64>(&l, m, 0.01, 0.0, None));
+    let mut xs = DistVector::<f64>::new(l.clone()).unwrap();
+    for (i, v) in xs.local_mut().iter_mut().enumerate() {
+        *v = 1.0 + (0.37 * (l.local_start() + i as i64) as f64).sin();
+    }
+    let mut b = DistVector::<f64>::new(l.clone()).unwrap();
+    a.apply(&xs, &mut b).unwrap();
+    let mut its = vec![];
+    for degree in [0i64, 2, 4] {
+        let mut s = Solver::<f64>::new(Method::Cg);
+        s.params.rtol = 1e-10;
+        s.set_operator(a.clone()).unwrap();
+        if degree > 0 {
+            let c = Chebyshev::new(a.clone(), degree, None).unwrap();
+            let (lo, hi) = c.bounds();
+            t.check(lo > 0.0 && hi > lo && (hi / 1.2 - 2.0).abs() < 0.2, &format!("Chebyshev({degree}): estimated bounds [{lo:.3}, {hi:.3}] around lambda_max(D^-1 A) ~ 2"));
+            s.set_preconditioner(Some(Arc::new(c)));
+        }
+        let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        let mut r = DistVector::<f64>::new(l.clone()).unwrap();
+        a.apply(&x, &mut r).unwrap();
+        r.axpby(1.0, &b, -1.0).unwrap();
+        let (rn, bn) = (
+            r.norm(NormKind::Two).unwrap(),
+            b.norm(NormKind::Two).unwrap(),
+        );
+        x.axpy(-1.0, &xs).unwrap();
+        let err = x.norm(NormKind::Two).unwrap() / xs.norm(NormKind::Two).unwrap();
+        if comm.rank() == 0 {
+            println!(
+                "CG with Chebyshev({degree}) at {} ranks: {} iterations, error {err:.1e}",
+                comm.size(),
+                info.iterations
+            );
+        }
+        t.check(
+            info.reason.converged() && rn <= 1.01e-10 * bn && err < 1e-7,
+            &format!("CG with Chebyshev({degree}): converged to the dense solution"),
+        );
+        its.push(info.iterations);
+    }
+    t.check(
+        its[1] < its[0] && its[2] < its[1],
+        "Chebyshev: higher degree, fewer CG iterations",
+    );
+    // errors on every rank
+    let n = m * m;
+    let last_len = n / comm.size() as i64
+        + if (comm.size() as i64 - 1) < n % comm.size() as i64 {
+            1
+        } else {
+            0
+        }
+        + if comm.size() > 1 { 2 } else { 0 };
+    let z = Arc::new(grid::<f64>(&l, m, 0.0, 0.0, Some(n - last_len)));
+    let r = comm.agree(Chebyshev::new(z, 3, None).map(|_| ()));
+    t.check(
+        r.as_ref()
+            .is_err_and(|e| e.msg.contains(&format!("row {}", n - last_len))),
+        "Chebyshev: a zero diagonal entry on the last rank fails on every rank, naming the row",
+    );
+    for (deg, bounds) in [(0, None), (3, Some((2.0, 1.0)))] {
+        let r = comm.agree(Chebyshev::new(a.clone(), deg, bounds).map(|_| ()));
+        t.check(
+            r.is_err(),
+            &format!("Chebyshev: degree {deg}, bounds {bounds:?} refused"),
+        );
+    }
+}
+
+/// Eigenvalue estimates from CG (Lanczos) and GMRES (Hessenberg) against the grid's known spectrum,
+/// 4 + shift - 2 cos(pi i / (m+1)) - 2 cos(pi j / (m+1)); the errors of the query.
+fn eigen_estimates(t: &mut Tally, comm: &Arc<Comm>) {
+    let m = 12;
+    let shift = 0.05;
+    let l = uneven(comm, m * m);
+    let a = Arc::new(grid::<f64>(&l, m, shift, 0.0, None));
+    let c = |k: i64| (std::f64::consts::PI * k as f64 / (m as f64 + 1.0)).cos();
+    let (lmin, lmax) = (4.0 + shift - 4.0 * c(1), 4.0 + shift - 4.0 * c(m));
+    let mut b = DistVector::<f64>::new(l.clone()).unwrap();
+    parlops::op::random_fill(&mut b, 5);
+    for (method, tol) in [
+        (Method::Cg, 1e-6),
+        (Method::Gmres, 1e-4),
+        (Method::Fgmres, 1e-4),
+    ] {
+        let mut s = Solver::<f64>::new(method);
+        s.params.rtol = 1e-10;
+        s.params.restart = 200;
+        s.params.compute_eigs = true;
+        s.set_operator(a.clone()).unwrap();
+        let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        let (lo, hi) = s.eigenvalue_estimates().unwrap();
+        if comm.rank() == 0 {
+            println!(
+                "{} ({} iterations): estimates [{lo:.6}, {hi:.6}], spectrum [{lmin:.6}, {lmax:.6}]",
+                method.name(),
+                info.iterations
+            );
+        }
+        t.check(
+            info.reason.converged()
+                && (lo - lmin).abs() <= tol * lmin
+                && (hi - lmax).abs() <= tol * lmax,
+            &format!(
+                "{}: extreme eigenvalue estimates within {tol} of the spectrum's",
+                method.name()
+            ),
+        );
+    }
+    // Jacobi-preconditioned CG estimates the spectrum of D^-1 A (the grid's over 4 + shift)
+    let mut s = Solver::<f64>::new(Method::Cg);
+    s.params.rtol = 1e-10;
+    s.params.compute_eigs = true;
+    s.set_operator(a.clone()).unwrap();
+    s.set_jacobi();
+    let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+    s.solve(&b, &mut x).unwrap();
+    let (lo, hi) = s.eigenvalue_estimates().unwrap();
+    let dd = 4.0 + shift;
+    t.check(
+        (lo - lmin / dd).abs() <= 1e-6 * lmin / dd && (hi - lmax / dd).abs() <= 1e-6 * lmax / dd,
+        "Jacobi-CG: estimates of D^-1 A's extreme eigenvalues",
+    );
+    // not recorded, and not supported
+    let mut s = Solver::<f64>::new(Method::Cg);
+    s.set_operator(a.clone()).unwrap();
+    s.solve(&b, &mut x).unwrap();
+    t.check(
+        s.eigenvalue_estimates()
+            .is_err_and(|e| e.msg.contains("no iteration")),
+        "CG without recording: no estimates",
+    );
+    let s = Solver::<f64>::new(Method::Bicgstab);
+    t.check(
+        s.eigenvalue_estimates()
+            .is_err_and(|e| e.kind == parlops::error::ErrorKind::NotSupported),
+        "BiCGStab: not supported",
+    );
+}
+
 fn main() {
     let (comm, mut t) = common::start();
     factors_at_one_rank::<f64>(&mut t, &comm);
@@ -349,5 +604,9 @@ fn main() {
     solves::<c64>(&mut t, &comm);
     solves::<f32>(&mut t, &comm);
     zero_pivot(&mut t, &comm);
+    chebyshev_definition::<f64>(&mut t, &comm);
+    chebyshev_definition::<c64>(&mut t, &comm);
+    chebyshev_solves(&mut t, &comm);
+    eigen_estimates(&mut t, &comm);
     common::finish("mpi_precond", comm, t)
 }

@@ -1,5 +1,6 @@
 ! The Poisson solve of c_examples/poisson.c from Fortran: 2D Laplacian on an n x n grid, b = 1,
-! CG to ||r|| <= 1e-8 ||b||. Run: mpiexec -n 2 ./poisson_f [n]
+! CG to ||r|| <= 1e-8 ||b||; then again with the preconditioners (Chebyshev of degree 3, block
+! Jacobi IC(0), and hypre's BoomerAMG where hypre is found). Run: mpiexec -n 2 ./poisson_f [n]
 program poisson
   use mpi
   use, intrinsic :: iso_c_binding
@@ -9,8 +10,11 @@ program poisson
   integer :: ierr
   integer(c_int64_t) :: n
   integer(c_int) :: rank, nranks
-  type(c_ptr) :: comm, layout, a, x, b, ksp
-  type(parlops_solve_info) :: info
+  type(c_ptr) :: comm, layout, a, x, b, ksp, m
+  type(parlops_solve_info) :: info, pinfo
+  type(parlops_amg_options) :: amg
+  integer(c_int) :: st, k
+  character(len=16) :: pname
   character(len=32) :: arg
 
   call MPI_Init(ierr)
@@ -37,6 +41,33 @@ program poisson
     write (*, '(a, i0)') 'converged reason = ', info%reason
     write (*, '(a, a)') 'final residual norm = ', trim(fmt_e(info%final_residual_norm))
   end if
+  ! the same solve with each preconditioner
+  do k = 1, 3
+    select case (k)
+    case (1)
+      pname = 'chebyshev(3)'
+      st = parlops_op_create_chebyshev(a, 3_c_int64_t, 0.0d0, 0.0d0, m)
+    case (2)
+      pname = 'bjacobi-ic0'
+      st = parlops_op_create_block_jacobi(a, PARLOPS_LOCAL_IC0, 1.0d0, m)
+    case (3)
+      pname = 'boomeramg'
+      call check(parlops_amg_options_init(amg))
+      st = parlops_op_create_boomeramg(a, [amg], m)
+      if (st == PARLOPS_ERR_NOT_SUPPORTED) then
+        if (rank == 0) write (*, '(a)') 'boomeramg: not available here (hypre not found)'
+        cycle
+      end if
+    end select
+    call check(st)
+    call check(parlops_solver_set_preconditioner(ksp, m))
+    call check(parlops_solver_solve(ksp, b, x))
+    call check(parlops_solver_info(ksp, pinfo))
+    if (rank == 0) write (*, '(a, a, a, i0)') 'preconditioned by ', trim(pname), ': iterations = ', pinfo%iterations
+    if (pinfo%reason <= 0 .or. pinfo%iterations >= info%iterations) error stop 2
+    call check(parlops_solver_set_preconditioner(ksp, c_null_ptr))
+    call check(parlops_op_destroy(m))
+  end do
   call check(parlops_solver_destroy(ksp))
   call check(parlops_vec_destroy(x))
   call check(parlops_vec_destroy(b))

@@ -29,6 +29,7 @@
 #include <iomanip>
 #include <memory>
 #include <sstream>
+#include <string>
 
 namespace parlops {
 namespace mfem {
@@ -121,6 +122,30 @@ class OperatorWrapper {
   Op op_;
 };
 
+/// A CSR operator and the layouts it was built on.
+struct Csr {
+  Layout rows, cols;
+  Op op;
+};
+
+/// An mfem::SparseMatrix as a parlops CSR operator reading MFEM's arrays in place (PARLOPS_WRAP: keep
+/// the matrix alive and unchanged while the operator lives), for the preconditioners that need
+/// matrix entries (Op::chebyshev, Op::block_jacobi, Op::boomeramg). A SparseMatrix is one rank's
+/// whole matrix: `comm` must have one rank (a serial MFEM program); with parallel MFEM, use the
+/// HypreParMatrix (parlops::hypre::wrap_parcsr). [collective]
+inline Csr wrap_sparse(const Comm &comm, const ::mfem::SparseMatrix &A) {
+  if (comm.size() != 1)
+    throw Error(PARLOPS_ERR_INVALID_ARGUMENT,
+                "parlops::mfem::wrap_sparse: an mfem::SparseMatrix is one rank's matrix; the communicator has " +
+                    std::to_string(comm.size()) + " ranks (use the HypreParMatrix with parlops::hypre::wrap_parcsr)");
+  Layout rows(comm, A.Height(), A.Height()), cols(comm, A.Width(), A.Width());
+  static_assert(sizeof(int) == 4, "MFEM's SparseMatrix indices are int");
+  parlops_op *o = nullptr;
+  check(parlops_op_create_parcsr(rows.get(), cols.get(), PARLOPS_F64, PARLOPS_INDEX_I32, A.GetI(), A.GetJ(),
+                                 A.GetData(), nullptr, nullptr, nullptr, 0, nullptr, PARLOPS_WRAP, &o));
+  return Csr{std::move(rows), std::move(cols), Op(o)};
+}
+
 /// A parlops Krylov method as an mfem::Solver.
 class KrylovSolver : public ::mfem::Solver {
  public:
@@ -165,6 +190,9 @@ class KrylovSolver : public ::mfem::Solver {
     kdim_ = m;
   }
 
+  /// The parlops communicator of this solver: parlops operators handed to SetPreconditioner must be
+  /// made on it (wrap_sparse(solver.ParlopsComm(), A), Op::chebyshev(...)).
+  const Comm &ParlopsComm() const { return comm_; }
   /// The parlops solver underneath (for settings MFEM has no name for).
   ::parlops::Solver &solver() { return solver_; }
 
@@ -198,6 +226,18 @@ class KrylovSolver : public ::mfem::Solver {
 #endif
     A_ = std::make_unique<OperatorWrapper>(comm_, op);
     solver_.set_operator(A_->op());
+  }
+
+  /// A parlops operator as the preconditioner, applied as z = M r with no wrapping (Chebyshev, block
+  /// Jacobi, BoomerAMG, an inverse, made on ParlopsComm(): Op::chebyshev(wrap_sparse(ParlopsComm(), A).op, 3)). Kept
+  /// by reference, as MFEM keeps its preconditioners: it must outlive the solves.
+  void SetPreconditioner(const ::parlops::Op &m) {
+    prec_ = nullptr;
+    M_.reset();
+    solver_.set_preconditioner(&m);
+    if (method_ == PARLOPS_METHOD_CG || method_ == PARLOPS_METHOD_CG_SINGLE_REDUCTION ||
+        method_ == PARLOPS_METHOD_CG_PIPELINED)
+      solver_.set_norm_type(PARLOPS_NORM_TYPE_NATURAL);
   }
 
   /// Applied as z = B r, like MFEM's iterative solvers. As MFEM's IterativeSolver, it sets

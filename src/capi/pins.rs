@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use std::ffi::CStr;
 
 use super::misc::parlops_status_string;
+use super::op::{
+    PARLOPS_DOF_BLOCKED, PARLOPS_DOF_INTERLEAVED, PARLOPS_LOCAL_IC0, PARLOPS_LOCAL_ILU0,
+    PARLOPS_LOCAL_SSOR,
+};
 use super::solver::*;
 use super::types::*;
 use crate::error::ErrorKind;
@@ -75,6 +79,11 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1,
     PARLOPS_PC_SIDE_DEFAULT = 0,
     PARLOPS_PC_LEFT = 1,
+    PARLOPS_LOCAL_ILU0 = 0,
+    PARLOPS_LOCAL_IC0 = 1,
+    PARLOPS_LOCAL_SSOR = 2,
+    PARLOPS_DOF_INTERLEAVED = 0,
+    PARLOPS_DOF_BLOCKED = 1,
     PARLOPS_ORTHOG_CLASSICAL = 0,
     PARLOPS_ORTHOG_MODIFIED = 1,
     PARLOPS_F32 = 0,

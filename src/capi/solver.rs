@@ -553,6 +553,44 @@ pub unsafe extern "C" fn parlops_op_create_inverse(
     })
 }
 
+/// Record, in the next solves, what parlops_solver_eigenvalue_estimates needs (CG's coefficients,
+/// GMRES's and FGMRES's Hessenberg matrix of the last restart cycle; PETSc's
+/// KSPSetComputeSingularValues). Costs no communication. Ranks may differ.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_compute_eigenvalues(
+    s: *mut parlops_solver,
+    compute: bool,
+) -> parlops_status {
+    guard("parlops_solver_set_compute_eigenvalues", || {
+        unsafe { arg_mut(s, "s")? }.inner.params.compute_eigs = compute;
+        Ok(())
+    })
+}
+
+/// Extreme eigenvalue estimates from the last solve (PETSc's KSPComputeExtremeSingularValues), made
+/// after parlops_solver_set_compute_eigenvalues: CG gives the extreme eigenvalues of its Lanczos
+/// tridiagonal matrix, estimates of those of the preconditioned operator M A (inside its spectrum,
+/// the largest converging first); GMRES and FGMRES the extreme singular values of the last restart
+/// cycle's Hessenberg matrix (real dtypes). Other methods: PARLOPS_ERR_NOT_SUPPORTED; no recorded
+/// iteration: PARLOPS_ERR_INVALID_ARGUMENT. The same on every rank (computed from reduced values).
+/// Either output may be NULL. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_eigenvalue_estimates(
+    s: *const parlops_solver,
+    emin: *mut f64,
+    emax: *mut f64,
+) -> parlops_status {
+    guard("parlops_solver_eigenvalue_estimates", || {
+        let s = unsafe { arg(s, "s")? };
+        let (lo, hi) = s.inner.eigenvalue_estimates()?;
+        unsafe {
+            put_opt(emin, lo);
+            put_opt(emax, hi);
+        }
+        Ok(())
+    })
+}
+
 /// The outcome of the last solve.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_info(

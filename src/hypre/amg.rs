@@ -246,18 +246,33 @@ impl BoomerAmg {
                 .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
             vals.try_reserve_exact(nnz)
                 .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
-            // rows in order: gather (row, global col, value) per row from both blocks
-            let mut per_row: Vec<Vec<(i64, f64)>> = vec![Vec::new(); n];
-            a.diag_block()
-                .for_each(|i, j, v| per_row[i].push((lo + j as i64, v)));
+            // this rank's rows, flat: the diag block's entries then the offd block's, per row
+            let mut start = vec![0usize; n + 1];
+            a.diag_block().for_each(|i, _, _| start[i + 1] += 1);
+            a.offd_block().for_each(|i, _, _| start[i + 1] += 1);
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut fill = start.clone();
+            let mut ent: Vec<(i64, f64)> = Vec::new();
+            ent.try_reserve_exact(nnz)
+                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
+            ent.resize(nnz, (0, 0.0));
+            a.diag_block().for_each(|i, j, v| {
+                ent[fill[i]] = (lo + j as i64, v);
+                fill[i] += 1;
+            });
             let cmap = a.col_map_offd();
-            a.offd_block()
-                .for_each(|i, j, v| per_row[i].push((cmap[j], v)));
-            for (i, r) in per_row.iter_mut().enumerate() {
+            a.offd_block().for_each(|i, j, v| {
+                ent[fill[i]] = (cmap[j], v);
+                fill[i] += 1;
+            });
+            for i in 0..n {
                 // the diagonal entry first, then the columns in increasing order: how hypre keeps
                 // its diag block, whatever order parlops holds them in
                 let g = lo + i as i64;
-                r.sort_by_key(|&(c, _)| (c != g, c));
+                let r = &mut ent[start[i]..start[i + 1]];
+                r.sort_unstable_by_key(|&(c, _)| (c != g, c));
                 ncols[i] = hint(r.len(), "a row's entry count")?;
                 for &(c, v) in r.iter() {
                     if c >= lo && c < lo + n as i64 {

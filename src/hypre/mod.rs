@@ -101,6 +101,34 @@ fn candidates() -> Vec<String> {
     v
 }
 
+/// Where the dynamic loader would find `name` (LD_LIBRARY_PATH, then the usual directories), so that
+/// its MPI can be checked before it is loaded: loading a hypre built for another MPI would bring
+/// that MPI into the process.
+fn locate(name: &str) -> Option<String> {
+    if name.contains('/') {
+        return Some(name.to_string());
+    }
+    let mut dirs: Vec<String> = std::env::var("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(String::from)
+        .collect();
+    for d in [
+        "/usr/local/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+    ] {
+        dirs.push(d.to_string());
+    }
+    dirs.into_iter()
+        .map(|d| format!("{d}/{name}"))
+        .find(|p| std::path::Path::new(p).exists())
+}
+
 /// Which MPI a library file was linked with, from the names it needs.
 fn mpi_of_file(path: &str) -> Option<&'static str> {
     let bytes = std::fs::read(path).ok()?;
@@ -139,7 +167,18 @@ fn load() -> std::result::Result<Api, String> {
     }
     let mut tried = Vec::new();
     let mut handle = std::ptr::null_mut();
+    let process_mpi = mpi_of_process();
     for c in candidates() {
+        // refuse a hypre of another MPI before loading it (its MPI would come with it)
+        if let (Some(path), Some(p)) = (locate(&c), process_mpi)
+            && let Some(h) = mpi_of_file(&path)
+            && h != p
+        {
+            tried.push(format!(
+                "{path} was built with {h}, but this process runs {p}"
+            ));
+            continue;
+        }
         let name = CString::new(c.clone()).map_err(|e| e.to_string())?;
         handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if !handle.is_null() {
@@ -149,7 +188,7 @@ fn load() -> std::result::Result<Api, String> {
     }
     if handle.is_null() {
         return Err(format!(
-            "hypre could not be loaded ({}); install Debian's libhypre-dev (make demo does) or set PARLOPS_HYPRE_LIBRARY to a libHYPRE.so built with real double values",
+            "hypre could not be loaded ({}); install Debian's libhypre-dev (make demo does) or set PARLOPS_HYPRE_LIBRARY to a libHYPRE.so built with real double values for this process's MPI",
             tried.join("; ")
         ));
     }
@@ -173,7 +212,7 @@ fn load() -> std::result::Result<Api, String> {
     } else {
         "libHYPRE.so".into()
     };
-    if let (Some(h), Some(p)) = (mpi_of_file(&path), mpi_of_process())
+    if let (Some(h), Some(p)) = (mpi_of_file(&path), process_mpi)
         && h != p
     {
         return Err(format!(

@@ -300,6 +300,25 @@ impl AnySolver {
         self.info
     }
 
+    /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve
+    /// made with `params.compute_eigs`.
+    pub fn eigenvalue_estimates(&self) -> Result<(f64, f64)> {
+        if !self.method.arnoldi() && self.method != Method::Cg {
+            crate::bail!(
+                NotSupported,
+                "eigenvalue estimates come from CG and GMRES/FGMRES; {} records none",
+                self.method.name()
+            );
+        }
+        match &self.typed {
+            None => crate::bail!(
+                InvalidArgument,
+                "no eigenvalue estimates: no solve yet (call parlops_solver_set_compute_eigenvalues, then solve)"
+            ),
+            Some(t) => any_solver!(t, s => s.eigenvalue_estimates()),
+        }
+    }
+
     /// Residual norms of the last solve (with `params.keep_history`).
     pub fn history(&self) -> &[f64] {
         match &self.typed {

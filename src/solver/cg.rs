@@ -59,6 +59,9 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it - 1, reason, r0, rnorm, bnorm));
         }
         let alpha = rz / pq;
+        if let Some(e) = ctx.eig.as_mut() {
+            e.cg.push((re(alpha), f64::NAN));
+        }
         x.axpy(alpha, p)?;
         r.axpy(-alpha, q)?;
         let d = if plain {
@@ -80,6 +83,11 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
         let beta = d[0] / rz;
+        if let Some(e) = ctx.eig.as_mut()
+            && let Some(last) = e.cg.last_mut()
+        {
+            last.1 = re(beta);
+        }
         rz = d[0];
         p.axpby(T::one(), if plain { &*r } else { &*z }, beta)?;
     }

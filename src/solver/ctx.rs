@@ -90,6 +90,8 @@ pub(crate) struct Ctx<'a, T: Scalar> {
     pub ws: &'a mut Workspace<T>,
     pub(super) monitor: Option<&'a mut MonitorFn>,
     pub(super) history: &'a mut Vec<f64>,
+    /// What the eigenvalue estimates need, when asked for (`params.compute_eigs`).
+    pub(super) eig: Option<&'a mut super::eig::EigRecord>,
     pub(super) print: bool,
     pub name: &'static str,
     /// The tested norm at the first convergence test of this solve (iteration 0).

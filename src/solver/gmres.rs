@@ -102,6 +102,9 @@ fn run<T: Scalar>(
         basis[0].scale(T::real(1.0 / beta))?;
         g.iter_mut().for_each(|v| *v = T::zero());
         g[0] = T::real(beta);
+        if let Some(e) = ctx.eig.as_mut() {
+            e.hess.clear();
+        }
         let mut k = 0;
         let mut stop = None;
         let mut resid = beta;
@@ -140,6 +143,11 @@ fn run<T: Scalar>(
             }
             let hn = root(re(dots(&ctx.comm, &[(w, w)], Ok(()))?[0]));
             h[k + 1 + k * (m + 1)] = T::real(hn);
+            if let Some(e) = ctx.eig.as_mut() {
+                let col: Vec<T> = h[k * (m + 1)..k * (m + 1) + k + 2].to_vec();
+                e.complex |= col.iter().any(|v| v.to_parts().1 != 0.0);
+                e.hess.push(col.iter().map(|v| v.to_parts().0).collect());
+            }
             // previous rotations on the new column, then a new one
             for (i, &(c, s)) in rot.iter().enumerate().take(k) {
                 let (a, bb) = (h[i + k * (m + 1)], h[i + 1 + k * (m + 1)]);

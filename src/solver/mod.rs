@@ -13,7 +13,9 @@ mod cg;
 mod cg_pipe;
 mod cg_sr;
 mod cgls;
+pub mod chebyshev;
 mod ctx;
+mod eig;
 mod gmres;
 pub mod inverse;
 mod ista;
@@ -61,6 +63,8 @@ pub struct Params {
     pub scale: f64,
     /// Which side the preconditioner is applied on (left: GMRES only).
     pub pc_side: PcSide,
+    /// Record what the eigenvalue estimates need (CG's coefficients, GMRES's Hessenberg matrix).
+    pub compute_eigs: bool,
     /// GMRES/FGMRES: how the Arnoldi basis is orthogonalised.
     pub orthog: Orthog,
 }
@@ -83,6 +87,7 @@ impl Default for Params {
             reference: Reference::Rhs,
             scale: 1.0,
             pc_side: PcSide::Default,
+            compute_eigs: false,
             orthog: Orthog::Classical,
         }
     }
@@ -110,6 +115,7 @@ impl Params {
             reference,
             scale,
             pc_side,
+            compute_eigs: _, // only records: ranks may differ
             orthog,
         } = *self;
         vec![
@@ -270,6 +276,7 @@ pub struct Solver<T: Scalar> {
     jacobi_op: Option<(usize, Op<T>)>,
     monitor: Option<MonitorFn>,
     history: Vec<f64>,
+    eig: eig::EigRecord,
     info: Info,
     ws: Workspace<T>,
 }
@@ -285,6 +292,7 @@ impl<T: Scalar> Solver<T> {
             jacobi_op: None,
             monitor: None,
             history: Vec::new(),
+            eig: eig::EigRecord::default(),
             info: Info::default(),
             ws: Workspace::new(),
         }
@@ -340,6 +348,20 @@ impl<T: Scalar> Solver<T> {
     }
     pub fn history(&self) -> &[f64] {
         &self.history
+    }
+    /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve
+    /// made with `params.compute_eigs`.
+    pub fn eigenvalue_estimates(&self) -> Result<(f64, f64)> {
+        if !self.method.arnoldi() && self.method != Method::Cg {
+            crate::bail!(
+                NotSupported,
+                "eigenvalue estimates come from CG and GMRES/FGMRES; {} records none",
+                self.method.name()
+            );
+        }
+        self.eig
+            .extremes()
+            .map_err(|e| crate::err!(InvalidArgument, "no eigenvalue estimates: {e}"))
     }
     pub fn operator(&self) -> Option<&Op<T>> {
         self.op.as_ref()
@@ -437,6 +459,7 @@ impl<T: Scalar> Solver<T> {
             );
         }
         self.history.clear();
+        self.eig.clear();
         let print = crate::config::env()
             .get("PARLOPS_MONITOR")
             .is_some_and(|v| v != "0");
@@ -451,6 +474,11 @@ impl<T: Scalar> Solver<T> {
             ws: &mut self.ws,
             monitor: self.monitor.as_mut(),
             history: &mut self.history,
+            eig: if self.params.compute_eigs {
+                Some(&mut self.eig)
+            } else {
+                None
+            },
             print,
             name: method.name(),
             first: None,

@@ -168,6 +168,57 @@ int main(int argc, char **argv) {
            PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "dtypes");
   expect("no operator after failed creates", R == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_op_csr_arrays(S, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "not a CSR");
+  /* ---- preconditioners: block Jacobi, Chebyshev, BoomerAMG (A: the 12 x 12 CSR above) */
+  {
+    parlops_op *P = NULL;
+    EXPECT(parlops_op_create_block_jacobi(S, PARLOPS_LOCAL_ILU0, 1.0, &P), PARLOPS_ERR_NOT_SUPPORTED, "not a CSR");
+    EXPECT(parlops_op_create_block_jacobi(A, 7, 1.0, &P), PARLOPS_ERR_INVALID_ARGUMENT, "kind");
+    EXPECT(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_SSOR, 2.5, &P), PARLOPS_ERR_INVALID_ARGUMENT, "omega");
+    if (one)
+      EXPECT(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_SSOR, rank_ == last ? 1.2 : 1.3, &P),
+             PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, NULL);
+    EXPECT(parlops_op_create_block_jacobi(NULL, PARLOPS_LOCAL_ILU0, 1.0, &P), PARLOPS_ERR_NULL_ARGUMENT, "A");
+    EXPECT(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_ILU0, 1.0, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    /* A (2 on the diagonal, 3 below) is not positive definite: IC(0) fails everywhere, ILU(0) works */
+    EXPECT(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_IC0, 1.0, &P), PARLOPS_ERR_INVALID_ARGUMENT, "not positive");
+    EXPECT(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_ILU0, 1.0, &P), PARLOPS_OK, NULL);
+    parlops_op_destroy(&P);
+    expect("no preconditioner after failed creates", P == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_chebyshev(A, 0, 0.0, 0.0, &P), PARLOPS_ERR_INVALID_ARGUMENT, "degree");
+    EXPECT(parlops_op_create_chebyshev(A, 3, 2.0, 1.0, &P), PARLOPS_ERR_INVALID_ARGUMENT, "lmin");
+    EXPECT(parlops_op_create_chebyshev(S, 3, 0.0, 0.0, &P), PARLOPS_ERR_NOT_SUPPORTED, "diagonal");
+    if (one)
+      EXPECT(parlops_op_create_chebyshev(A, rank_ == last ? 3 : 4, 0.0, 0.0, &P), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+             "degree");
+    EXPECT(parlops_op_create_chebyshev(A, 3, 0.5, 4.0, &P), PARLOPS_OK, NULL);
+    parlops_op_destroy(&P);
+    parlops_amg_options o;
+    EXPECT(parlops_amg_options_init(NULL), PARLOPS_ERR_NULL_ARGUMENT, "options");
+    EXPECT(parlops_amg_options_init(&o), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_boomeramg(NULL, &o, &P), PARLOPS_ERR_NULL_ARGUMENT, "A");
+    o.dof_ordering = 9;
+    EXPECT(parlops_op_create_boomeramg(A, &o, &P), PARLOPS_ERR_INVALID_ARGUMENT, "dof_ordering");
+    parlops_amg_options_init(&o);
+    /* hypre is loaded at run time: without a usable one (MPICH here, hypre built for Open MPI),
+       NOT_SUPPORTED on every rank, saying why */
+    parlops_status have = parlops_op_create_boomeramg(A, &o, &P);
+    expect("BoomerAMG: made, or not supported with a reason",
+           have == PARLOPS_OK || (have == PARLOPS_ERR_NOT_SUPPORTED && strstr(parlops_last_error(), "hypre")) ? PARLOPS_OK
+                                                                                                              : have,
+           PARLOPS_OK, NULL);
+    parlops_op_destroy(&P);
+    if (have == PARLOPS_OK) {
+      EXPECT(parlops_op_create_boomeramg(S, &o, &P), PARLOPS_ERR_NOT_SUPPORTED, "not a CSR");
+      o.num_functions = 5;
+      EXPECT(parlops_op_create_boomeramg(A, &o, &P), PARLOPS_ERR_INVALID_ARGUMENT, "num_functions");
+      parlops_amg_options_init(&o);
+      if (one) {
+        o.max_levels = rank_ == last ? 3 : 4;
+        EXPECT(parlops_op_create_boomeramg(A, &o, &P), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "options");
+      }
+      expect("no AMG after failed creates", P == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    }
+  }
   /* a callback failing on one rank inside a composition whose next operator exchanges halos */
   parlops_op *AS = NULL, *SA = NULL;
   EXPECT(parlops_op_product(A, S, &AS), PARLOPS_OK, NULL);

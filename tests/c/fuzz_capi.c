@@ -787,6 +787,12 @@ static int do_call(int k) {
     CASE(parlops_solver_set_convergence_reference) st = parlops_solver_set_convergence_reference(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_pc_side) st = parlops_solver_set_pc_side(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_orthogonalization) st = parlops_solver_set_orthogonalization(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_compute_eigenvalues) st = parlops_solver_set_compute_eigenvalues(PS(), chance(50)); break;
+    CASE(parlops_solver_eigenvalue_estimates) {
+      double lo = 0, hi = 0;
+      st = parlops_solver_eigenvalue_estimates(PS(), chance(90) ? &lo : NULL, chance(90) ? &hi : NULL);
+      break;
+    }
     CASE(parlops_solver_set_initial_guess_nonzero) st = parlops_solver_set_initial_guess_nonzero(PS(), chance(50)); break;
     CASE(parlops_solver_set_restart) st = parlops_solver_set_restart(PS(), chance(50) ? (int64_t)below(40) : size_v()); break;
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
@@ -828,6 +834,13 @@ static int do_call(int k) {
     CASE(parlops_op_create_block_jacobi) {
       st = parlops_op_create_block_jacobi(PO(), enum_v(3), chance(50) ? 1.0 : dbl_v(), OUT(h1));
       if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
+      break;
+    }
+    CASE(parlops_op_create_chebyshev) {
+      int64_t degs[] = {-1, 0, 1, 2, 5};
+      int64_t dg = chance(90) ? degs[below(5)] : size_v();
+      st = parlops_op_create_chebyshev(PO(), dg, chance(50) ? 0.0 : dbl_v(), chance(50) ? 0.0 : dbl_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 8);
       break;
     }
     CASE(parlops_op_create_boomeramg) {

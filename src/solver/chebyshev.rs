@@ -1,0 +1,185 @@
+//! Chebyshev polynomial preconditioner and smoother (PETSc's PCCHEBYSHEV/KSPCHEBYSHEV as a
+//! preconditioner, MFEM's OperatorChebyshevSmoother): Jacobi-scaled, of degree k,
+//!
+//!   M = p(D^{-1} A) D^{-1},   1 - x p(x) = T_k((theta - x) / delta) / T_k(theta / delta),
+//!
+//! with theta, delta the centre and half-width of the interval [lmin, lmax] of D^{-1} A's spectrum
+//! that it damps. Applied by the Chebyshev iteration's three-term recurrence from a zero guess (Saad,
+//! "Iterative Methods for Sparse Linear Systems", algorithm 12.1): k - 1 applications of A, k of
+//! D^{-1}, and vector updates, all through the operator and vector interfaces, so in device memory
+//! where A handles it. The bounds are given, or estimated: lmax = 1.2 and lmin = 0.3 times the
+//! largest eigenvalue of D^{-1} A found by 10 power iterations (MFEM's OperatorChebyshevSmoother's
+//! choice; PETSc's default interval is [0.1, 1.1] times it).
+
+use std::sync::Arc;
+
+use super::power::power_iteration;
+use crate::error::Result;
+use crate::op::basic::Diagonal;
+use crate::op::compose::Product;
+use crate::op::{LinearOperator, Op, Work};
+use crate::scalar::Scalar;
+use crate::vector::{DistVector, Layout};
+
+/// The Chebyshev preconditioner of a square operator with a diagonal.
+pub struct Chebyshev<T: Scalar> {
+    a: Op<T>,
+    dinv: Arc<Diagonal<T>>,
+    dinv_h: Diagonal<T>,
+    degree: usize,
+    lmin: f64,
+    lmax: f64,
+    r: Work<T>,
+    d: Work<T>,
+    z: Work<T>,
+}
+
+/// The largest degree accepted (each degree is one more operator apply per application).
+pub const MAX_DEGREE: i64 = 1000;
+
+impl<T: Scalar> Chebyshev<T> {
+    /// Degree `degree` on `a`, damping `bounds` = (lmin, lmax) of D^{-1} A's spectrum, or estimated
+    /// bounds when `None`. [collective]
+    pub fn new(a: Op<T>, degree: i64, bounds: Option<(f64, f64)>) -> Result<Chebyshev<T>> {
+        if !a.rows().compatible(a.cols()) {
+            crate::bail!(
+                SizeMismatch,
+                "Chebyshev needs a square operator with equal row and column layouts; {} is {}x{}",
+                a.describe(),
+                a.rows().global_len(),
+                a.cols().global_len()
+            );
+        }
+        if !(1..=MAX_DEGREE).contains(&degree) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'degree' is {degree}; it must be 1..={MAX_DEGREE}"
+            );
+        }
+        if let Some((lo, hi)) = bounds
+            && !(lo > 0.0 && hi > lo && hi.is_finite())
+        {
+            crate::bail!(
+                InvalidArgument,
+                "arguments 'lmin' and 'lmax' are {lo} and {hi}; they must satisfy 0 < lmin < lmax < inf (or lmax <= 0 to estimate both)"
+            );
+        }
+        let comm = a.rows().comm().clone();
+        // D^{-1}: zero or non-finite diagonal entries fail on every rank, naming the row
+        let inv = (|| -> Result<(DistVector<T>, DistVector<T>)> {
+            let mut d = DistVector::<T>::new(a.rows().clone())?;
+            crate::error::catch_panic("the operator's diagonal", || a.diagonal(&mut d))?;
+            let start = d.layout().local_start();
+            let mut h = DistVector::<T>::new(a.rows().clone())?;
+            for (i, (v, w)) in d.local_mut().iter_mut().zip(h.local_mut()).enumerate() {
+                if v.is_zero() || !v.abs_f64().is_finite() {
+                    crate::bail!(
+                        InvalidArgument,
+                        "Chebyshev: the diagonal entry of global row {} is {:?}; it must be non-zero and finite",
+                        start + i as i64,
+                        v
+                    );
+                }
+                let (re, im) = v.to_parts();
+                let n = re * re + im * im;
+                *v = T::from_parts_lossy(re / n, -im / n);
+                *w = v.conj();
+            }
+            Ok((d, h))
+        })();
+        let (dinv, dinv_h) = comm.agree(inv)?;
+        let dinv = Arc::new(comm.agree(Diagonal::new(&dinv))?);
+        let dinv_h = comm.agree(Diagonal::new(&dinv_h))?;
+        let (lmin, lmax) = match bounds {
+            Some(b) => b,
+            None => {
+                let da = Product::new(dinv.clone() as Op<T>, a.clone())?;
+                let (lam, _) = power_iteration(&da, 10, 1e-8, 12345, false)?;
+                let lam = lam.to_parts().0;
+                if !(lam > 0.0 && lam.is_finite()) {
+                    crate::bail!(
+                        InvalidArgument,
+                        "Chebyshev: the largest eigenvalue of D^-1 A is estimated at {lam}; the operator must have a positive spectrum (give lmin and lmax otherwise)"
+                    );
+                }
+                (0.3 * lam, 1.2 * lam)
+            }
+        };
+        let rows = a.rows().clone();
+        Ok(Chebyshev {
+            r: Work::new(&rows)?,
+            d: Work::new(&rows)?,
+            z: Work::new(&rows)?,
+            a,
+            dinv,
+            dinv_h,
+            degree: degree as usize,
+            lmin,
+            lmax,
+        })
+    }
+
+    /// The interval [lmin, lmax] of D^{-1} A's spectrum that is damped.
+    pub fn bounds(&self) -> (f64, f64) {
+        (self.lmin, self.lmax)
+    }
+
+    /// y = p(D^{-1} A) D^{-1} b (or the adjoint, p(D^{-H} A^H) D^{-H} b).
+    fn run(&self, b: &DistVector<T>, y: &mut DistVector<T>, adjoint: bool) -> Result<()> {
+        let dinv: &dyn LinearOperator<T> = if adjoint { &self.dinv_h } else { &*self.dinv };
+        let (theta, delta) = (0.5 * (self.lmax + self.lmin), 0.5 * (self.lmax - self.lmin));
+        let sigma = theta / delta;
+        let mut r = self.r.get_like(b)?;
+        let mut d = self.d.get_like(b)?;
+        let mut z = self.z.get_like(b)?;
+        r.copy_from(b)?;
+        dinv.apply(&r, &mut d)?;
+        d.scale(T::real(1.0 / theta))?;
+        y.copy_from(&d)?;
+        let mut rho = 1.0 / sigma;
+        for _ in 1..self.degree {
+            if adjoint {
+                self.a.apply_adjoint(&d, &mut z)?;
+            } else {
+                self.a.apply(&d, &mut z)?;
+            }
+            r.axpy(-T::one(), &z)?;
+            let rho_new = 1.0 / (2.0 * sigma - rho);
+            dinv.apply(&r, &mut z)?;
+            d.axpby(T::real(2.0 * rho_new / delta), &z, T::real(rho_new * rho))?;
+            y.axpy(T::one(), &d)?;
+            rho = rho_new;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for Chebyshev<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        self.a.rows()
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        self.a.cols()
+    }
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.run(x, y, false)
+    }
+    fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        self.run(y, x, true)
+    }
+    fn handles(&self, _: crate::memory::Location) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        format!(
+            "Chebyshev of degree {} on {} (D^-1 A's spectrum damped in [{:.4e}, {:.4e}])",
+            self.degree,
+            self.a.describe(),
+            self.lmin,
+            self.lmax
+        )
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
