@@ -87,13 +87,14 @@ __device__ void block_reduce(double *v, int ncomp, int is_max, double *out) {
     for (int c = 0; c < ncomp; c++) out[blockIdx.x * ncomp + c] = sh[c][0];
 }
 
-// conj(x) . y: partials (re, im) per block, accumulated in double
+// conj(x) . y: partials (re, im) per block, each product formed and accumulated in double (exact
+// products for single-precision data)
 extern "C" __global__ void k_dot(const T *x, const T *y, i64 n, double *part) {
   double v[2] = {0, 0};
   GRID_STRIDE(i, n) {
-    T p = mul(cnj(x[i]), y[i]);
-    v[0] += re_of(p);
-    v[1] += im_of(p);
+    const double ar = re_of(x[i]), ai = im_of(x[i]), br = re_of(y[i]), bi = im_of(y[i]);
+    v[0] += ar * br + ai * bi;
+    v[1] += ar * bi - ai * br;
   }
   block_reduce(v, 2, 0, part);
 }

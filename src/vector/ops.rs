@@ -180,13 +180,50 @@ fn nan_max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// sum conj(x_i) y_i, as (re, im) in double precision of the accumulation of T.
+/// sum conj(x_i) y_i, as (re, im).
+///
+/// Double-precision data: one accumulator, in index order (the rounding MFEM's and PETSc's
+/// sequential dots have, which parlops::mfem's drop-in relies on to match MFEM bit for bit).
+/// Single-precision data (f32, complex64): each product formed in f64 (exact for f32 operands) and
+/// summed in f64 by four independent accumulators over consecutive groups of four entries, then
+/// added in a fixed order: no saturation (a sum kept in f32 stops growing at 2^24 ones), no single
+/// dependency chain, and the same bits for the same local array on every run.
 pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> (f64, f64) {
-    let mut acc = T::zero();
-    Zip::from(&ArrayView1::from(x))
-        .and(&ArrayView1::from(y))
-        .for_each(|&a, &b| acc += a.conj() * b);
-    acc.to_parts()
+    if T::DTYPE.size() / T::PARTS >= 8 {
+        let mut acc = T::zero();
+        Zip::from(&ArrayView1::from(x))
+            .and(&ArrayView1::from(y))
+            .for_each(|&a, &b| acc += a.conj() * b);
+        return acc.to_parts();
+    }
+    let n = x.len().min(y.len());
+    let (mut re, mut im) = ([0.0f64; 4], [0.0f64; 4]);
+    let body = n / 4 * 4;
+    let (xs, ys) = (&x[..body], &y[..body]);
+    if T::PARTS == 1 {
+        for (xc, yc) in xs.chunks_exact(4).zip(ys.chunks_exact(4)) {
+            for k in 0..4 {
+                re[k] += xc[k].to_parts().0 * yc[k].to_parts().0;
+            }
+        }
+    } else {
+        for (xc, yc) in xs.chunks_exact(4).zip(ys.chunks_exact(4)) {
+            for k in 0..4 {
+                let ((ar, ai), (br, bi)) = (xc[k].to_parts(), yc[k].to_parts());
+                re[k] += ar * br + ai * bi;
+                im[k] += ar * bi - ai * br;
+            }
+        }
+    }
+    for (a, b) in x[body..n].iter().zip(&y[body..n]) {
+        let ((ar, ai), (br, bi)) = (a.to_parts(), b.to_parts());
+        re[0] += ar * br + ai * bi;
+        im[0] += ar * bi - ai * br;
+    }
+    (
+        (re[0] + re[1]) + (re[2] + re[3]),
+        (im[0] + im[1]) + (im[2] + im[3]),
+    )
 }
 
 pub fn fill<T: Scalar>(y: &mut [T], a: T) {
