@@ -93,6 +93,9 @@ module parlops
   integer(c_int), parameter :: PARLOPS_CENTERED = 0
   integer(c_int), parameter :: PARLOPS_FORWARD = 1
   integer(c_int), parameter :: PARLOPS_BACKWARD = 2
+  integer(c_int), parameter :: PARLOPS_RANDOM_UNIFORM = 0
+  integer(c_int), parameter :: PARLOPS_RANDOM_GAUSSIAN = 1
+  integer(c_int), parameter :: PARLOPS_RANDOM_RADEMACHER = 2
   integer(c_int), parameter :: PARLOPS_OK = 0
   integer(c_int), parameter :: PARLOPS_ERR_NULL_ARGUMENT = 1
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_ARGUMENT = 2
@@ -1109,6 +1112,15 @@ module parlops
       type(parlops_scalar), value :: a
       integer(c_int) :: parlops_vec_fill
     end function parlops_vec_fill
+    function parlops_vec_set_random(v, distribution, seed) &
+        bind(C, name='parlops_vec_set_random')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      integer(c_int32_t), value :: distribution
+      integer(c_int64_t), value :: seed
+      integer(c_int) :: parlops_vec_set_random
+    end function parlops_vec_set_random
     function parlops_vec_scale(v, a) &
         bind(C, name='parlops_vec_scale')
       import

@@ -231,6 +231,9 @@ typedef struct {
   double r2norm;
 } parlops_solve_info;
 
+// The distribution of parlops_vec_set_random's entries.
+typedef int32_t parlops_distribution;
+
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
 
@@ -391,6 +394,15 @@ typedef int32_t parlops_norm;
 
 // Backward differences.
 #define PARLOPS_BACKWARD 2
+
+// Uniform on [0, 1).
+#define PARLOPS_RANDOM_UNIFORM 0
+
+// Standard normal (mean 0, variance 1).
+#define PARLOPS_RANDOM_GAUSSIAN 1
+
+// +1 or -1 with probability 1/2 each.
+#define PARLOPS_RANDOM_RADEMACHER 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -1054,6 +1066,15 @@ parlops_status parlops_vec_copy(const parlops_vec *x, parlops_vec *y);
 
 // Every entry of v = a.
 parlops_status parlops_vec_fill(parlops_vec *v, parlops_scalar a);
+
+// Fill v with seeded random values: PARLOPS_RANDOM_UNIFORM (on [0, 1), PETSc's VecSetRandom),
+// PARLOPS_RANDOM_GAUSSIAN (standard normal) or PARLOPS_RANDOM_RADEMACHER (+1 or -1); complex
+// vectors get independent real and imaginary parts. Each entry depends on the seed and its global
+// index only: a seed gives bitwise the same global vector on any number of ranks with any split.
+// Not collective.
+parlops_status parlops_vec_set_random(parlops_vec *v,
+                                      parlops_distribution distribution,
+                                      uint64_t seed);
 
 // v = a v.
 parlops_status parlops_vec_scale(parlops_vec *v, parlops_scalar a);

@@ -292,6 +292,9 @@ class Layout : public Handle<parlops_layout, parlops_layout_destroy> {
 /// A distributed vector.
 class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
  public:
+  /// Seeded random entries (PARLOPS_RANDOM_UNIFORM, _GAUSSIAN, _RADEMACHER): the same global vector on
+  /// any number of ranks.
+  void set_random(parlops_distribution d, uint64_t seed) { check(parlops_vec_set_random(h_, d, seed)); }
   explicit Vec(parlops_vec *owned) : Handle(owned) {}
   /// Owned, zeroed. [collective]
   Vec(const Layout &l, parlops_dtype t = PARLOPS_F64, parlops_memory m = PARLOPS_MEMORY_HOST) {

@@ -12,11 +12,13 @@ use super::op::{
 };
 use super::solver::*;
 use super::types::*;
+use super::vec::{PARLOPS_RANDOM_GAUSSIAN, PARLOPS_RANDOM_RADEMACHER, PARLOPS_RANDOM_UNIFORM};
 use crate::error::ErrorKind;
 use crate::memory::Location;
 use crate::scalar::DType;
 use crate::solver::{Method, Orthog, PcSide, Reason, Reference, Threshold};
 use crate::vector::Partition;
+use crate::vector::random::Distribution;
 use parlops_reason::*;
 use parlops_status::*;
 
@@ -79,6 +81,9 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_REFERENCE_INITIAL_RESIDUAL = 1,
     PARLOPS_PC_SIDE_DEFAULT = 0,
     PARLOPS_PC_LEFT = 1,
+    PARLOPS_RANDOM_UNIFORM = 0,
+    PARLOPS_RANDOM_GAUSSIAN = 1,
+    PARLOPS_RANDOM_RADEMACHER = 2,
     PARLOPS_LOCAL_ILU0 = 0,
     PARLOPS_LOCAL_IC0 = 1,
     PARLOPS_LOCAL_SSOR = 2,
@@ -193,6 +198,11 @@ fn tables() -> Vec<Table> {
             "PcSide",
             rows(PcSide::ALL, |e| (e.c_name(), e.code())),
             |n| n.starts_with("PARLOPS_PC_"),
+        ),
+        (
+            "Distribution",
+            rows(Distribution::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_RANDOM_"),
         ),
         (
             "Orthog",

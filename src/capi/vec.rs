@@ -4,14 +4,24 @@ use std::ffi::{c_int, c_void};
 
 use super::args::{dtype_arg, memory_arg, scalar_arg};
 use super::handles::{
-    arg, arg_mut, create_agreed, destroy, give, guard, null, out_ok, parlops_layout, parlops_vec,
-    put_opt,
+    arg, arg_mut, create_agreed, destroy, enum_arg, give, guard, null, out_ok, parlops_layout,
+    parlops_vec, put_opt,
 };
 use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
 use crate::error::Result;
 use crate::memory::Location;
 use crate::scalar::{DType, Scalar};
+use crate::vector::random::Distribution;
 use crate::vector::{AnyVec, DistVector, NormKind};
+
+/// The distribution of parlops_vec_set_random's entries.
+pub type parlops_distribution = i32;
+/// Uniform on [0, 1).
+pub const PARLOPS_RANDOM_UNIFORM: parlops_distribution = 0;
+/// Standard normal (mean 0, variance 1).
+pub const PARLOPS_RANDOM_GAUSSIAN: parlops_distribution = 1;
+/// +1 or -1 with probability 1/2 each.
+pub const PARLOPS_RANDOM_RADEMACHER: parlops_distribution = 2;
 use crate::{any_vec, any_vec2, any_vec3};
 
 /// Typed view of a caller's global array of `n` entries; `None` for NULL.
@@ -382,6 +392,30 @@ pub unsafe extern "C" fn parlops_vec_fill(
     guard("parlops_vec_fill", || {
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.fill(a) })?;
+        v.inner.settle()
+    })
+}
+
+/// Fill v with seeded random values: PARLOPS_RANDOM_UNIFORM (on [0, 1), PETSc's VecSetRandom),
+/// PARLOPS_RANDOM_GAUSSIAN (standard normal) or PARLOPS_RANDOM_RADEMACHER (+1 or -1); complex
+/// vectors get independent real and imaginary parts. Each entry depends on the seed and its global
+/// index only: a seed gives bitwise the same global vector on any number of ranks with any split.
+/// Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_set_random(
+    v: *mut parlops_vec,
+    distribution: parlops_distribution,
+    seed: u64,
+) -> parlops_status {
+    guard("parlops_vec_set_random", || {
+        let v = unsafe { arg_mut(v, "v")? };
+        let d = enum_arg(
+            distribution,
+            "distribution",
+            &Distribution::choices(),
+            Distribution::from_code,
+        )?;
+        any_vec!(&mut v.inner, x => x.set_random(d, seed))?;
         v.inner.settle()
     })
 }

@@ -6,6 +6,7 @@ mod any;
 pub mod device;
 mod layout;
 pub mod ops;
+pub mod random;
 mod reduce;
 
 pub use any::AnyVec;

@@ -64,7 +64,11 @@ impl<T: Scalar> DistVector<T> {
             for (k, e) in v.iter_mut().enumerate() {
                 let g = start + k as u64;
                 let re = value(d, s, g, 0);
-                let im = if T::PARTS == 2 { value(d, s, g, 1) } else { 0.0 };
+                let im = if T::PARTS == 2 {
+                    value(d, s, g, 1)
+                } else {
+                    0.0
+                };
                 *e = T::from_parts_lossy(re, im);
             }
         };

@@ -159,6 +159,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_vec_copy(v, big), PARLOPS_ERR_SIZE_MISMATCH, "12");
   EXPECT(parlops_vec_copy(v, bv), size_ > 1 ? PARLOPS_ERR_SIZE_MISMATCH : PARLOPS_ERR_LAYOUT_MISMATCH, "BROADCAST");
   EXPECT(parlops_vec_fill(NULL, PARLOPS_REAL(1)), PARLOPS_ERR_NULL_ARGUMENT, "v");
+  EXPECT(parlops_vec_set_random(NULL, PARLOPS_RANDOM_GAUSSIAN, 1), PARLOPS_ERR_NULL_ARGUMENT, "v");
+  EXPECT(parlops_vec_set_random(v, 3, 1), PARLOPS_ERR_INVALID_ARGUMENT, "distribution");
+  EXPECT(parlops_vec_set_random(v, -1, 1), PARLOPS_ERR_INVALID_ARGUMENT, "distribution");
+  EXPECT(parlops_vec_set_random(v, PARLOPS_RANDOM_RADEMACHER, 99), PARLOPS_OK, NULL);
   parlops_scalar cplx = {1.0, 2.0};
   EXPECT(parlops_vec_fill(v, cplx), PARLOPS_ERR_INVALID_ARGUMENT, "imaginary");
   EXPECT(parlops_vec_scale(NULL, PARLOPS_REAL(1)), PARLOPS_ERR_NULL_ARGUMENT, "v");
