@@ -303,13 +303,7 @@ impl AnySolver {
     /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve
     /// made with `params.compute_eigs`.
     pub fn eigenvalue_estimates(&self) -> Result<(f64, f64)> {
-        if !self.method.arnoldi() && self.method != Method::Cg {
-            crate::bail!(
-                NotSupported,
-                "eigenvalue estimates come from CG and GMRES/FGMRES; {} records none",
-                self.method.name()
-            );
-        }
+        super::eig::supported(self.method)?;
         match &self.typed {
             None => crate::bail!(
                 InvalidArgument,

@@ -65,29 +65,15 @@ impl<T: Scalar> Chebyshev<T> {
             );
         }
         let comm = a.rows().comm().clone();
-        // D^{-1}: zero or non-finite diagonal entries fail on every rank, naming the row
-        let inv = (|| -> Result<(DistVector<T>, DistVector<T>)> {
-            let mut d = DistVector::<T>::new(a.rows().clone())?;
-            crate::error::catch_panic("the operator's diagonal", || a.diagonal(&mut d))?;
-            let start = d.layout().local_start();
-            let mut h = DistVector::<T>::new(a.rows().clone())?;
-            for (i, (v, w)) in d.local_mut().iter_mut().zip(h.local_mut()).enumerate() {
-                if v.is_zero() || !v.abs_f64().is_finite() {
-                    crate::bail!(
-                        InvalidArgument,
-                        "Chebyshev: the diagonal entry of global row {} is {:?}; it must be non-zero and finite",
-                        start + i as i64,
-                        v
-                    );
-                }
-                let (re, im) = v.to_parts();
-                let n = re * re + im * im;
-                *v = T::from_parts_lossy(re / n, -im / n);
-                *w = v.conj();
-            }
-            Ok((d, h))
-        })();
-        let (dinv, dinv_h) = comm.agree(inv)?;
+        // D^{-1} (a zero or non-finite diagonal entry fails on every rank, naming the row) and its
+        // conjugate for the adjoint
+        let dinv = super::inverse_diagonal(a.as_ref(), "Chebyshev")?;
+        let dinv_h = comm.agree((|| {
+            let mut h = dinv.duplicate()?;
+            h.copy_from(&dinv)?;
+            h.local_mut().iter_mut().for_each(|v| *v = v.conj());
+            Ok(h)
+        })())?;
         let dinv = Arc::new(comm.agree(Diagonal::new(&dinv))?);
         let dinv_h = comm.agree(Diagonal::new(&dinv_h))?;
         let (lmin, lmax) = match bounds {

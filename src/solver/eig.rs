@@ -3,6 +3,18 @@
 //! (its eigenvalues estimate those of the preconditioned operator M A), and the Hessenberg matrix of
 //! GMRES's last restart cycle (its singular values estimate those of A M, or M A).
 
+/// Do `m`'s solves record estimates (CG, GMRES, FGMRES)? `NotSupported` otherwise.
+pub(crate) fn supported(m: super::Method) -> crate::error::Result<()> {
+    if !m.arnoldi() && m != super::Method::Cg {
+        crate::bail!(
+            NotSupported,
+            "eigenvalue estimates come from CG and GMRES/FGMRES; {} records none",
+            m.name()
+        );
+    }
+    Ok(())
+}
+
 /// What a solve recorded for the estimates.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EigRecord {

@@ -15,7 +15,7 @@ mod cg_sr;
 mod cgls;
 pub mod chebyshev;
 mod ctx;
-mod eig;
+pub(crate) mod eig;
 mod gmres;
 pub mod inverse;
 mod ista;
@@ -352,13 +352,7 @@ impl<T: Scalar> Solver<T> {
     /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve
     /// made with `params.compute_eigs`.
     pub fn eigenvalue_estimates(&self) -> Result<(f64, f64)> {
-        if !self.method.arnoldi() && self.method != Method::Cg {
-            crate::bail!(
-                NotSupported,
-                "eigenvalue estimates come from CG and GMRES/FGMRES; {} records none",
-                self.method.name()
-            );
-        }
+        eig::supported(self.method)?;
         self.eig
             .extremes()
             .map_err(|e| crate::err!(InvalidArgument, "no eigenvalue estimates: {e}"))
@@ -378,31 +372,7 @@ impl<T: Scalar> Solver<T> {
         {
             return Ok(j.clone());
         }
-        let mut d = DistVector::<T>::new(op.rows().clone());
-        let got = match &mut d {
-            Ok(d) => crate::error::catch_panic("the operator's diagonal", || op.diagonal(d)),
-            Err(e) => Err(e.clone()),
-        };
-        let local = got.and_then(|_| {
-            let d = d.as_mut().map_err(|e| e.clone())?;
-            let start = d.layout().local_start();
-            for (i, v) in d.local_mut().iter_mut().enumerate() {
-                if v.is_zero() || !v.abs_f64().is_finite() {
-                    crate::bail!(
-                        InvalidArgument,
-                        "Jacobi: the diagonal entry of global row {} is {:?}; it must be non-zero and finite",
-                        start + i as i64,
-                        v
-                    );
-                }
-                let (a, b) = v.to_parts();
-                let n = a * a + b * b;
-                *v = T::from_parts_lossy(a / n, -b / n);
-            }
-            Ok(())
-        });
-        op.rows().comm().agree(local)?;
-        let d = d?;
+        let d = inverse_diagonal(op.as_ref(), "Jacobi")?;
         let j = op.rows().comm().agree(Diagonal::new(&d))?;
         let j: Op<T> = Arc::new(j);
         self.jacobi_op = Some((key, j.clone()));
@@ -512,6 +482,35 @@ impl<T: Scalar> Solver<T> {
         x.settle()?;
         Ok(info)
     }
+}
+
+/// D^{-1} of a square operator's diagonal D (Jacobi, Chebyshev). A zero or non-finite diagonal entry
+/// (or an operator without a diagonal, or a failed allocation) fails on every rank, the message
+/// naming `what` and the global row. [collective]
+pub(crate) fn inverse_diagonal<T: Scalar>(
+    op: &dyn LinearOperator<T>,
+    what: &str,
+) -> Result<DistVector<T>> {
+    let local = (|| {
+        let mut d = DistVector::<T>::new(op.rows().clone())?;
+        crate::error::catch_panic("the operator's diagonal", || op.diagonal(&mut d))?;
+        let start = d.layout().local_start();
+        for (i, v) in d.local_mut().iter_mut().enumerate() {
+            if v.is_zero() || !v.abs_f64().is_finite() {
+                crate::bail!(
+                    InvalidArgument,
+                    "{what}: the diagonal entry of global row {} is {:?}; it must be non-zero and finite",
+                    start + i as i64,
+                    v
+                );
+            }
+            let (a, b) = v.to_parts();
+            let n = a * a + b * b;
+            *v = T::from_parts_lossy(a / n, -b / n);
+        }
+        Ok(d)
+    })();
+    op.rows().comm().agree(local)
 }
 
 /// Initial residual r = b - A x (or b with a zero guess, x zeroed). Returns the pending local outcome.
