@@ -548,6 +548,18 @@ fn eigen_estimates(t: &mut Tally, comm: &Arc<Comm>) {
         let mut x = DistVector::<f64>::new(l.clone()).unwrap();
         let info = s.solve(&b, &mut x).unwrap();
         let (lo, hi) = s.eigenvalue_estimates().unwrap();
+        // a converged reason: the true residual meets the rule
+        let mut r = DistVector::<f64>::new(l.clone()).unwrap();
+        a.apply(&x, &mut r).unwrap();
+        r.axpby(1.0, &b, -1.0).unwrap();
+        let (rn, bn) = (
+            r.norm(NormKind::Two).unwrap(),
+            b.norm(NormKind::Two).unwrap(),
+        );
+        t.check(
+            rn <= 1.01e-10 * bn,
+            &format!("{}: the true residual meets the rule", method.name()),
+        );
         if comm.rank() == 0 {
             println!(
                 "{} ({} iterations): estimates [{lo:.6}, {hi:.6}], spectrum [{lmin:.6}, {lmax:.6}]",
@@ -572,7 +584,15 @@ fn eigen_estimates(t: &mut Tally, comm: &Arc<Comm>) {
     s.set_operator(a.clone()).unwrap();
     s.set_jacobi();
     let mut x = DistVector::<f64>::new(l.clone()).unwrap();
-    s.solve(&b, &mut x).unwrap();
+    let info = s.solve(&b, &mut x).unwrap();
+    let mut r = DistVector::<f64>::new(l.clone()).unwrap();
+    a.apply(&x, &mut r).unwrap();
+    r.axpby(1.0, &b, -1.0).unwrap();
+    t.check(
+        info.reason.converged()
+            && r.norm(NormKind::Two).unwrap() <= 1.01e-10 * b.norm(NormKind::Two).unwrap(),
+        "Jacobi-CG: converged, the true residual meets the rule",
+    );
     let (lo, hi) = s.eigenvalue_estimates().unwrap();
     let dd = 4.0 + shift;
     t.check(

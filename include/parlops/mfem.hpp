@@ -233,6 +233,7 @@ class KrylovSolver : public ::mfem::Solver {
   /// by reference, as MFEM keeps its preconditioners: it must outlive the solves.
   void SetPreconditioner(const ::parlops::Op &m) {
     prec_ = nullptr;
+    native_prec_ = true;
     M_.reset();
     solver_.set_preconditioner(&m);
     if (method_ == PARLOPS_METHOD_CG || method_ == PARLOPS_METHOD_CG_SINGLE_REDUCTION ||
@@ -246,6 +247,7 @@ class KrylovSolver : public ::mfem::Solver {
   /// (MFEM's ex1p order) is fine. CG then tests the natural norm sqrt(r^T B r), as mfem::CGSolver does.
   void SetPreconditioner(::mfem::Solver &pr) {
     prec_ = &pr;
+    native_prec_ = false;
     pr.iterative_mode = false;
     solver_.set_preconditioner(nullptr);
     M_.reset();
@@ -312,6 +314,10 @@ class KrylovSolver : public ::mfem::Solver {
   double GetFinalRelNorm() const { return info_.final_residual_norm / info_.initial_residual_norm; }
   /// The reason and norms of the last solve.
   parlops_solve_info GetInfo() const { return info_; }
+  /// The relative tolerance set (parlops only: MFEM keeps it protected).
+  double GetRelTol() const { return rel_tol_; }
+  /// Is a preconditioner set (an mfem::Solver or a parlops operator)? (parlops only)
+  bool HasPreconditioner() const { return prec_ != nullptr || native_prec_; }
   /// The local data pointers parlops used for b and x in the last Mult (they are MFEM's own).
   const void *LastInputPointer() const { return last_b_; }
   const void *LastOutputPointer() const { return last_x_; }
@@ -455,6 +461,7 @@ class KrylovSolver : public ::mfem::Solver {
   mutable ::mfem::Vector *cur_x_ = nullptr;
   mutable ::mfem::Vector r_;
   mutable double norm0_ = 0.0;
+  bool native_prec_ = false;  // a parlops operator is the preconditioner
 };
 
 /// mfem::CGSolver's replacement (as MFEM's, the controller gets (B r, r), and print level 1 prints it).

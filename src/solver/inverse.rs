@@ -70,19 +70,9 @@ impl<T: Scalar> LinearOperator<T> for Inverse<T> {
         &self.cols
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        // the lock is only ever held by this apply: a second one at the same time (another thread)
-        // is refused rather than waited for, on this rank; the solve below agrees it with the others
-        let mut s = match self.solver.try_lock() {
-            Ok(s) => s,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                crate::bail!(
-                    NotSupported,
-                    "{} is already being applied (from another thread)",
-                    self.describe()
-                )
-            }
-        };
+        // held only for this apply: a second apply from another thread waits its turn here (an early
+        // return on one rank would leave the other ranks waiting in the solve)
+        let mut s = self.solver.lock().unwrap_or_else(|p| p.into_inner());
         s.params.nonzero_guess = false;
         let info = s.solve(x, y)?;
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = info;

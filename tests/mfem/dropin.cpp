@@ -52,6 +52,34 @@ static double reldiff(double a, double b) { return std::abs(a - b) / std::max(st
 // with iterative_mode = true, as MFEM's examples do for a nonzero guess) and compare. `setup(s, k)`
 // makes the same calls on both solvers, in the same order: k = 0 for MFEM's, 1 for parlops' (to pick
 // each solver's own preconditioner object).
+// The system of the block being run (set where each is assembled), for the true residual.
+static const mfem::Operator *g_A = nullptr;
+
+// A converged solve's true residual, recomputed: ||B - A X|| against ||B - A X0||. Without a
+// preconditioner the methods test that norm itself, so the stopping rule must hold for it (1% slack
+// for the rounding of the recomputation); with one they test a preconditioned norm, and the true
+// relative residual must stay within 100 times the relative norm the solver reports (and below
+// 1e-4): a NaN, an unconverged or a wrong x fails either.
+static void check_true_residual(const std::string &name, const mfem::Vector &B, const mfem::Vector &X,
+                                const mfem::Vector *x0, double reported_rel, double rtol, bool preconditioned) {
+  mfem::Vector r(B.Size()), r0(B.Size());
+  g_A->Mult(X, r);
+  r.Neg();
+  r += B;
+  if (x0) {
+    g_A->Mult(*x0, r0);
+    r0.Neg();
+    r0 += B;
+  } else {
+    r0 = B;
+  }
+  const double t = r.Norml2() / r0.Norml2();
+  const bool ok = std::isfinite(t) && (preconditioned ? (t <= 100.0 * reported_rel + 1e-14 && t <= 1e-4)
+                                                      : t <= 1.01 * rtol + 1e-14);
+  if (!ok) std::printf("%s: true relative residual %.3e (reported %.3e, rtol %.1e)\n", name.c_str(), t, reported_rel, rtol);
+  check(ok, name + ": the true residual recomputed meets the rule");
+}
+
 template <class MS, class PS, class Setup>
 static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &ps, Setup setup,
                     const mfem::Vector *x0 = nullptr, double final_tol = 1e-12) {
@@ -74,6 +102,7 @@ static void compare(const std::string &name, const mfem::Vector &B, MS &ms, PS &
   std::printf("%-44s iterations mfem %4d parlops %4d; |x1-x2|/|x1| %.1e; final norm mfem %.6e parlops %.6e\n",
               name.c_str(), i1, i2, rel, ms.GetFinalNorm(), ps.GetFinalNorm());
   check(ms.GetConverged() && ps.GetConverged(), name + ": both converged");
+  check_true_residual(name, B, X2, x0, ps.GetFinalRelNorm(), ps.GetRelTol(), ps.HasPreconditioner());
   check(std::abs(i1 - i2) <= 1, name + ": iterations within one");
   check(rel < 1e-10, name + ": solutions within 1e-10");
   double di = reldiff(ms.GetInitialNorm(), ps.GetInitialNorm()), df = reldiff(ms.GetFinalNorm(), ps.GetFinalNorm()),
@@ -178,6 +207,7 @@ int main(int argc, char **argv) {
   {
     mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(n, n, n, mfem::Element::HEXAHEDRON);
     System sys(mesh, order, nullptr);
+    g_A = &sys.A;
     const mfem::SparseMatrix &A = sys.A;
     const mfem::Vector &B = sys.B;
     std::printf("3D Poisson, %d^3 hexahedra, order %d, %d unknowns\n", n, order, A.Height());
@@ -208,12 +238,14 @@ int main(int argc, char **argv) {
       mfem::DSmoother m2[2];
       mfem::CGSolver cg2;
       parlops::mfem::CGSolver pcg2;
+      g_A = &A2;  // the system this case solves
       compare("PCG, DSmoother() set before, operator 2A", B, cg2, pcg2, [&](auto &s, int k) {
         tol(s);
         s.SetPreconditioner(m2[k]);
         if (k == 1) s.SetOperator(A);
         s.SetOperator(A2);
       });
+      g_A = &A;
     }
     {  // a nonzero initial guess (iterative_mode): MFEM tests against the initial residual
       mfem::Vector x0(B.Size());
@@ -318,6 +350,7 @@ int main(int argc, char **argv) {
       std::printf("%-44s iterations mfem %4d parlops %4d (CG alone: 34); |x1-x2|/|x1| %.1e\n", name.c_str(),
                   cg.GetNumIterations(), pcg.GetNumIterations(), rel);
       check(cg.GetConverged() && pcg.GetConverged(), name + ": both converged");
+      check_true_residual(name, B, X2, nullptr, pcg.GetFinalRelNorm(), pcg.GetRelTol(), true);
       check(std::abs(cg.GetNumIterations() - pcg.GetNumIterations()) <= 2, name + ": iterations within two of MFEM's");
       check(rel < 1e-8, name + ": solutions within 1e-8");
     }
@@ -412,6 +445,7 @@ int main(int argc, char **argv) {
         check(dn <= 1e-12 && dr <= 1e-12 && dx <= 1e-12, name + ": the same norms, residuals and iterates");
         check(cg.GetConverged() && pcg.GetConverged() && cg.GetNumIterations() == pcg.GetNumIterations(),
               name + ": converged at the same iteration");
+        if (stop_at < 0) check_true_residual(name, B, X2, nullptr, pcg.GetFinalRelNorm(), pcg.GetRelTol(), true);
       }
     }
   }
@@ -423,6 +457,7 @@ int main(int argc, char **argv) {
     qv(1) = 8.0;
     mfem::VectorConstantCoefficient q(qv);
     System sys(mesh, order, &q);
+    g_A = &sys.A;
     const mfem::SparseMatrix &A = sys.A;
     const mfem::Vector &B = sys.B;
     std::printf("2D convection-diffusion, %d^2 quads, order %d, %d unknowns (nonsymmetric)\n", 2 * n, order,
