@@ -71,6 +71,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_PC_LEFT = 1
   integer(c_int), parameter :: PARLOPS_ORTHOG_CLASSICAL = 0
   integer(c_int), parameter :: PARLOPS_ORTHOG_MODIFIED = 1
+  integer(c_int), parameter :: PARLOPS_SUM_BLOCKED = 0
+  integer(c_int), parameter :: PARLOPS_SUM_SEQUENTIAL = 1
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -856,6 +858,14 @@ module parlops
       integer(c_int32_t), value :: orthog
       integer(c_int) :: parlops_solver_set_orthogonalization
     end function parlops_solver_set_orthogonalization
+    function parlops_solver_set_sum_order(s, order) &
+        bind(C, name='parlops_solver_set_sum_order')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: order
+      integer(c_int) :: parlops_solver_set_sum_order
+    end function parlops_solver_set_sum_order
     function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
         bind(C, name='parlops_solver_set_initial_guess_nonzero')
       import

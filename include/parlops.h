@@ -206,6 +206,9 @@ typedef int32_t parlops_pc_side;
 // How GMRES and FGMRES orthogonalise the Arnoldi basis.
 typedef int32_t parlops_orthog;
 
+// How a solver takes the local sums of its dot products.
+typedef int32_t parlops_sum_order;
+
 // ISTA/FISTA regulariser.
 typedef int32_t parlops_threshold;
 
@@ -328,6 +331,14 @@ typedef int32_t parlops_norm;
 // Modified Gram-Schmidt: one projection and one reduction at a time, k + 1 reductions at the k-th
 // iteration (PETSc's KSPGMRESModifiedGramSchmidtOrthogonalization; MFEM's GMRES and FGMRES).
 #define PARLOPS_ORTHOG_MODIFIED 1
+
+// Eight accumulators over consecutive entries, added in a fixed order (default): fast (no single
+// chain of dependent additions), the same bits for the same partition on every run.
+#define PARLOPS_SUM_BLOCKED 0
+
+// One accumulator in index order: the rounding of sequential dot products, such as MFEM's (the
+// MFEM adapter sets it, so that its solvers match MFEM's bit for bit). Slower on long vectors.
+#define PARLOPS_SUM_SEQUENTIAL 1
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -909,6 +920,12 @@ parlops_status parlops_solver_set_pc_side(parlops_solver *s, parlops_pc_side sid
 // PARLOPS_ORTHOG_MODIFIED (other methods: PARLOPS_ERR_NOT_SUPPORTED). Every rank must set the same
 // (checked at the solve).
 parlops_status parlops_solver_set_orthogonalization(parlops_solver *s, parlops_orthog orthog);
+
+// How the solver takes the local sums of its dot products: PARLOPS_SUM_BLOCKED (default) or
+// PARLOPS_SUM_SEQUENTIAL. Only rounding depends on it: ranks may set different orders (every
+// reduced value is the same on every rank). The fused passes of CG and GMRES (a dot taken in the
+// pass that also updates or multiplies) sum in index order in either setting.
+parlops_status parlops_solver_set_sum_order(parlops_solver *s, parlops_sum_order order);
 
 // Use x's content as the initial guess (default: zero, and x is overwritten).
 parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);

@@ -800,6 +800,7 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_pc_side(parlops_pc_side side) { check(parlops_solver_set_pc_side(h_, side)); }
   /// GMRES/FGMRES: PARLOPS_ORTHOG_CLASSICAL (default) or PARLOPS_ORTHOG_MODIFIED.
   void set_orthogonalization(parlops_orthog o) { check(parlops_solver_set_orthogonalization(h_, o)); }
+  void set_sum_order(parlops_sum_order o) { check(parlops_solver_set_sum_order(h_, o)); }
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }

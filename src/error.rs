@@ -116,7 +116,16 @@ pub fn checked_product(what: &str, factors: &[(&str, i64)]) -> Result<i64> {
 /// Run this rank's local work `f`, turning a panic into an `Internal` error, so that the failure
 /// can be carried into the next collective agreement instead of leaving the other ranks waiting.
 pub fn catch_panic<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    catch_panic_named(|| what.to_string(), f)
+}
+
+/// [`catch_panic`] with the name made only when a panic is caught (for calls made every iteration).
+pub fn catch_panic_named<R>(
+    what: impl FnOnce() -> String,
+    f: impl FnOnce() -> Result<R>,
+) -> Result<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = what();
         let why = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())

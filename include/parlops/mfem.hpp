@@ -153,6 +153,8 @@ class KrylovSolver : public ::mfem::Solver {
       : ::mfem::Solver(0, false), method_(method), comm_(comm), solver_(comm_, method) {
     // MFEM's stopping rule: relative to the initial residual (in the norm the method tests)
     solver_.set_convergence_reference(PARLOPS_REFERENCE_INITIAL_RESIDUAL);
+    // MFEM's dot products sum in index order: the same order gives the same bits
+    solver_.set_sum_order(PARLOPS_SUM_SEQUENTIAL);
   }
 
   using PrintLevel = ::mfem::IterativeSolver::PrintLevel;

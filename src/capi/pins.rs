@@ -16,7 +16,7 @@ use super::vec::{PARLOPS_RANDOM_GAUSSIAN, PARLOPS_RANDOM_RADEMACHER, PARLOPS_RAN
 use crate::error::ErrorKind;
 use crate::memory::Location;
 use crate::scalar::DType;
-use crate::solver::{Method, Orthog, PcSide, Reason, Reference, Threshold};
+use crate::solver::{Method, Orthog, PcSide, Reason, Reference, SumOrder, Threshold};
 use crate::vector::Partition;
 use crate::vector::random::Distribution;
 use parlops_reason::*;
@@ -91,6 +91,8 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_DOF_BLOCKED = 1,
     PARLOPS_ORTHOG_CLASSICAL = 0,
     PARLOPS_ORTHOG_MODIFIED = 1,
+    PARLOPS_SUM_BLOCKED = 0,
+    PARLOPS_SUM_SEQUENTIAL = 1,
     PARLOPS_F32 = 0,
     PARLOPS_F64 = 1,
     PARLOPS_C64 = 2,
@@ -208,6 +210,11 @@ fn tables() -> Vec<Table> {
             "Orthog",
             rows(Orthog::ALL, |e| (e.c_name(), e.code())),
             |n| n.starts_with("PARLOPS_ORTHOG_"),
+        ),
+        (
+            "SumOrder",
+            rows(SumOrder::ALL, |e| (e.c_name(), e.code())),
+            |n| n.starts_with("PARLOPS_SUM_"),
         ),
     ]
 }

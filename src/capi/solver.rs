@@ -10,7 +10,7 @@ use super::handles::{
 use super::types::{parlops_scalar, parlops_status};
 use crate::scalar::Scalar;
 use crate::solver::any::SharedMonitor;
-use crate::solver::{AnySolver, Method, Orthog, PcSide, Reason, Reference, Threshold};
+use crate::solver::{AnySolver, Method, Orthog, PcSide, Reason, Reference, SumOrder, Threshold};
 
 /// Krylov or sparsity method.
 pub type parlops_method = i32;
@@ -84,6 +84,15 @@ pub const PARLOPS_ORTHOG_CLASSICAL: parlops_orthog = 0;
 /// Modified Gram-Schmidt: one projection and one reduction at a time, k + 1 reductions at the k-th
 /// iteration (PETSc's KSPGMRESModifiedGramSchmidtOrthogonalization; MFEM's GMRES and FGMRES).
 pub const PARLOPS_ORTHOG_MODIFIED: parlops_orthog = 1;
+
+/// How a solver takes the local sums of its dot products.
+pub type parlops_sum_order = i32;
+/// Eight accumulators over consecutive entries, added in a fixed order (default): fast (no single
+/// chain of dependent additions), the same bits for the same partition on every run.
+pub const PARLOPS_SUM_BLOCKED: parlops_sum_order = 0;
+/// One accumulator in index order: the rounding of sequential dot products, such as MFEM's (the
+/// MFEM adapter sets it, so that its solvers match MFEM's bit for bit). Slower on long vectors.
+pub const PARLOPS_SUM_SEQUENTIAL: parlops_sum_order = 1;
 
 /// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
 #[repr(C)]
@@ -349,6 +358,23 @@ pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
             );
         }
         s.inner.params.orthog = o;
+        Ok(())
+    })
+}
+
+/// How the solver takes the local sums of its dot products: PARLOPS_SUM_BLOCKED (default) or
+/// PARLOPS_SUM_SEQUENTIAL. Only rounding depends on it: ranks may set different orders (every
+/// reduced value is the same on every rank). The fused passes of CG and GMRES (a dot taken in the
+/// pass that also updates or multiplies) sum in index order in either setting.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_sum_order(
+    s: *mut parlops_solver,
+    order: parlops_sum_order,
+) -> parlops_status {
+    guard("parlops_solver_set_sum_order", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let o = enum_arg(order, "order", &SumOrder::choices(), SumOrder::from_code)?;
+        s.inner.params.sum_order = o;
         Ok(())
     })
 }

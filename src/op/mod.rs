@@ -56,6 +56,12 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
         }
         staged(y, x, |loc| self.handles(loc), |a, b| self.backward(a, b))
     }
+    /// y = A x together with this rank's share of conj(x).y, as (re, im), for operators that can
+    /// form both in one pass over the data (a host CSR matrix with equal row and column layouts:
+    /// CG's q = A p with p.q); `None` when the caller must take the dot itself. [collective]
+    fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
+        self.apply(x, y).map(|_| None)
+    }
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
     /// For downcasting (e.g. to reach a CSR operator's arrays).

@@ -1,11 +1,17 @@
 //! Preconditioned conjugate gradients (Hestenes-Stiefel): two reductions per iteration, p^H A p and
 //! [r^H z, r^H r] together. Stops on the unpreconditioned residual ||r||. Without a preconditioner
-//! z is r itself (no copy, one dot): the vector work is then the 96 bytes per row CG cannot avoid.
+//! z is r itself (no copy, one dot). On host vectors the passes are fused: q = A p with p.q in one
+//! pass where the operator can (a CSR matrix, [`LinearOperator::apply_dot`]), and, without a
+//! preconditioner, x += a p and r -= a q with r.r in another, then p = r + b p: 72 bytes per row of
+//! vector work instead of 96.
+//!
+//! [`LinearOperator::apply_dot`]: crate::op::LinearOperator::apply_dot
 
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
+use crate::comm::ReduceOp;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::{DistVector, dots};
+use crate::vector::{DistVector, dot_partials, dots, fused, sum_partials};
 
 /// Work vectors of x's layout that [`run`] takes.
 pub(crate) const WORK: usize = 4;
@@ -43,10 +49,22 @@ pub(crate) fn run<T: Scalar>(
     p.copy_from(if plain { &*r } else { &*z })?;
     let mut rnorm = r0;
     let mut it = 0;
+    // the fused passes (host vectors; the same on every rank: where vectors live is agreed)
+    let fuse_pq = !x.is_device();
+    let fuse = plain && fuse_pq;
     loop {
         it += 1;
-        let e = ctx.op.apply(p, q);
-        let pq = dots(&ctx.comm, &[(p, q)], e)?[0];
+        let pq = if fuse_pq {
+            let local = match ctx.op.apply_dot(p, q) {
+                Ok(Some((re, im))) => Ok(vec![re, im]),
+                Ok(None) => dot_partials(&[(&*p, &*q)], Ok(())),
+                Err(e) => Err(e),
+            };
+            sum_partials::<T>(&ctx.comm, local, 1)?[0]
+        } else {
+            let e = ctx.op.apply(p, q);
+            dots(&ctx.comm, &[(p, q)], e)?[0]
+        };
         if !re(pq).is_finite() {
             return Ok(info(it, Reason::DivergedNan, r0, rnorm, bnorm));
         }
@@ -62,12 +80,19 @@ pub(crate) fn run<T: Scalar>(
         if let Some(e) = ctx.eig.as_mut() {
             e.cg.push((re(alpha), f64::NAN));
         }
-        x.axpy(alpha, p)?;
-        r.axpy(-alpha, q)?;
-        let d = if plain {
+        let d = if fuse {
+            let local = fused::cg_update(x, alpha, p, r, q).map(|v| vec![v]);
+            let rr = ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0];
+            let rr = T::from_parts_lossy(rr, 0.0);
+            vec![rr, rr]
+        } else if plain {
+            x.axpy(alpha, p)?;
+            r.axpy(-alpha, q)?;
             let rr = dots(&ctx.comm, &[(r, r)], Ok(()))?[0];
             vec![rr, rr]
         } else {
+            x.axpy(alpha, p)?;
+            r.axpy(-alpha, q)?;
             let e = ctx.precond(r, z);
             dots(&ctx.comm, &[(r, z), (r, r)], e)?
         };

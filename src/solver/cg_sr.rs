@@ -1,10 +1,15 @@
 //! Single-reduction preconditioned CG (Chronopoulos and Gear): [r^H u, w^H u, r^H r] in ONE
-//! reduction per iteration, u = M r and w = A u computed before it.
+//! reduction per iteration, u = M r and w = A u computed before it. Without a preconditioner on host
+//! vectors, u is r itself and the iteration makes two passes: the four updates with r^H r
+//! ([`fused::cg_sr_update`]), then w = A r with r^H w ([`LinearOperator::apply_dot`]).
+//!
+//! [`LinearOperator::apply_dot`]: crate::op::LinearOperator::apply_dot
 
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
+use crate::comm::ReduceOp;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::{DistVector, dots};
+use crate::vector::{DistVector, dot_partials, dots, fused};
 
 /// Work vectors of x's layout that [`run`] takes.
 pub(crate) const WORK: usize = 5;
@@ -35,6 +40,8 @@ pub(crate) fn run<T: Scalar>(
     }
     let (mut alpha_old, mut gamma_old) = (T::one(), T::one());
     let mut rnorm = r0;
+    // fused passes: no preconditioner, host vectors (the same on every rank)
+    let fuse = ctx.pc.is_none() && !x.is_device();
     let mut it = 0;
     loop {
         it += 1;
@@ -57,12 +64,28 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it - 1, reason, r0, rnorm, bnorm));
         }
         let alpha = gamma / denom;
-        p.axpby(T::one(), u, beta)?;
-        s.axpby(T::one(), w, beta)?;
-        x.axpy(alpha, p)?;
-        r.axpy(-alpha, s)?;
-        let e = ctx.precond(r, u).and(ctx.op.apply(u, w));
-        let d = dots(&ctx.comm, &[(r, u), (u, w), (r, r)], e)?;
+        let d = if fuse {
+            let rr = fused::cg_sr_update(x, r, p, s, w, alpha, beta);
+            let rw = rr.and_then(|rr| match ctx.op.apply_dot(r, w) {
+                Ok(Some((re, im))) => Ok(vec![rr, 0.0, re, im]),
+                Ok(None) => dot_partials(&[(&*r, &*w)], Ok(())).map(|d| {
+                    let mut v = vec![rr, 0.0];
+                    v.extend(d);
+                    v
+                }),
+                Err(e) => Err(e),
+            });
+            let g = ctx.comm.allreduce_checked(rw, 4, ReduceOp::Sum)?;
+            let rr = T::from_parts_lossy(g[0], 0.0);
+            vec![rr, T::from_parts_lossy(g[2], g[3]), rr]
+        } else {
+            p.axpby(T::one(), u, beta)?;
+            s.axpby(T::one(), w, beta)?;
+            x.axpy(alpha, p)?;
+            r.axpy(-alpha, s)?;
+            let e = ctx.precond(r, u).and(ctx.op.apply(u, w));
+            dots(&ctx.comm, &[(r, u), (u, w), (r, r)], e)?
+        };
         rnorm = root(re(d[if natural { 0 } else { 2 }]));
         if natural && re(d[0]) < 0.0 {
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));

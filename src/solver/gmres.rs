@@ -1,7 +1,9 @@
 //! Restarted GMRES(m) with right (default) or left preconditioning, and flexible GMRES (right; the
 //! preconditioner may change from one iteration to the next: its outputs are kept). Classical
-//! Gram-Schmidt: one reduction for the projections and one for the norm per iteration; complex
-//! Givens rotations. The residual norm tested is ||b - A x|| with right preconditioning (which leaves
+//! Gram-Schmidt (default): one reduction for the projections and one for the norm per iteration,
+//! and on host vectors one pass for all the projections ([`fused::mdot`], PETSc's VecMDot) and one
+//! for the update with the norm ([`fused::maxpy_norm`]), the same bits as one pass per vector;
+//! modified Gram-Schmidt (MFEM's): one reduction per projection. Complex Givens rotations. The residual norm tested is ||b - A x|| with right preconditioning (which leaves
 //! it unchanged) and ||M (b - A x)|| against ||M b|| with left: the Arnoldi estimate during a cycle.
 //! A convergence seen on the estimate is confirmed on the recomputed residual (one operator apply,
 //! one preconditioner apply when left, one reduction); when the latter does not meet the rule, the
@@ -11,9 +13,10 @@
 //! the rule.
 
 use super::{Ctx, Info, Orthog, PcSide, Reason, info, initial_residual, re, root};
+use crate::comm::ReduceOp;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::{DistVector, dots};
+use crate::vector::{DistVector, dots, fused, sum_partials};
 
 pub(crate) fn solve<T: Scalar>(
     ctx: &mut Ctx<T>,
@@ -74,6 +77,8 @@ fn run<T: Scalar>(
     let (basis, rest) = vs.split_at_mut(m + 1);
     let (zs, rest) = rest.split_at_mut(if flexible { m } else { 1 });
     let w = &mut rest[0];
+    // fused multi-vector passes on host vectors (the same on every rank: where vectors live is agreed)
+    let fuse = !x.is_device();
     let d = if left {
         // ||M b|| and M (b - A x0)
         let (b0, b1) = basis.split_at_mut(1);
@@ -114,11 +119,16 @@ fn run<T: Scalar>(
             let e = if left {
                 let e = ctx.op.apply(&basis[k], &mut zs[0]);
                 e.and(ctx.precond(&zs[0], w))
+            } else if ctx.pc.is_none() {
+                // no preconditioner: Z = V, nothing to copy
+                ctx.op.apply(&basis[k], w)
             } else {
                 let e = ctx.precond(&basis[k], &mut zs[zi]);
                 e.and(ctx.op.apply(&zs[zi], w))
             };
             let pending_e = std::mem::replace(&mut pending, Ok(())).and(e);
+            // ||w|| after the projections, when the fused pass took it
+            let mut hn = None;
             if ctx.p.orthog == Orthog::Modified {
                 // one projection at a time, each against the updated w (k + 1 reductions)
                 let mut e = pending_e;
@@ -131,6 +141,15 @@ fn run<T: Scalar>(
                     h[i + k * (m + 1)] = hv;
                     w.axpy(-hv, &basis[i])?;
                 }
+            } else if fuse {
+                // all projections in one pass and one reduction, the update and its norm in one pass
+                let local = pending_e.and_then(|_| fused::mdot(&basis[..=k], w));
+                let proj = sum_partials::<T>(&ctx.comm, local, k + 1)?;
+                h[k * (m + 1)..k * (m + 1) + k + 1].copy_from_slice(&proj);
+                let local = fused::maxpy_norm(w, &proj, &basis[..=k]).map(|v| vec![v]);
+                hn = Some(root(
+                    ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0],
+                ));
             } else {
                 // all projections against A v_k in one reduction
                 let pairs: Vec<(&DistVector<T>, &DistVector<T>)> =
@@ -141,7 +160,10 @@ fn run<T: Scalar>(
                     w.axpy(-*hv, &basis[i])?;
                 }
             }
-            let hn = root(re(dots(&ctx.comm, &[(w, w)], Ok(()))?[0]));
+            let hn = match hn {
+                Some(v) => v,
+                None => root(re(dots(&ctx.comm, &[(w, w)], Ok(()))?[0])),
+            };
             h[k + 1 + k * (m + 1)] = T::real(hn);
             if let Some(e) = ctx.eig.as_mut() {
                 let col: Vec<T> = h[k * (m + 1)..k * (m + 1) + k + 2].to_vec();
@@ -165,7 +187,8 @@ fn run<T: Scalar>(
             total += 1;
             k += 1;
             if hn > 0.0 {
-                basis[k].copy_from(w)?;
+                // the next basis vector is w scaled in place (w's old storage becomes scratch)
+                std::mem::swap(&mut basis[k], w);
                 basis[k].scale(T::real(1.0 / hn))?;
             }
             if r.is_zero() {
@@ -192,7 +215,7 @@ fn run<T: Scalar>(
                 y[j] = y[j] - h[j + i * (m + 1)] * y[i];
             }
         }
-        if flexible {
+        if flexible && ctx.pc.is_some() {
             for (i, yi) in y.iter().enumerate() {
                 x.axpy(*yi, &zs[i])?;
             }

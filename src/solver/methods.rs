@@ -169,6 +169,18 @@ code_table! {
     }
 }
 
+code_table! {
+    /// How a solver's local sums (the dot products of its vectors) are taken.
+    pub enum SumOrder {
+        /// Eight accumulators over consecutive entries, added in a fixed order (default): fast, and
+        /// the same bits for the same partition on every run.
+        Blocked = 0, PARLOPS_SUM_BLOCKED;
+        /// One accumulator in index order: the rounding of sequential dot products (MFEM's; what
+        /// parlops::mfem sets to match MFEM's solvers bit for bit).
+        Sequential = 1, PARLOPS_SUM_SEQUENTIAL;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ mod richardson;
 
 pub use any::AnySolver;
 pub(crate) use ctx::{Ctx, Workspace, square, with_vecs2};
-pub use methods::{Method, Orthog, PcSide, Reason, Reference, Threshold};
+pub use methods::{Method, Orthog, PcSide, Reason, Reference, SumOrder, Threshold};
 
 use std::sync::Arc;
 
@@ -67,6 +67,8 @@ pub struct Params {
     pub compute_eigs: bool,
     /// GMRES/FGMRES: how the Arnoldi basis is orthogonalised.
     pub orthog: Orthog,
+    /// How the local sums of dot products are taken.
+    pub sum_order: SumOrder,
 }
 
 impl Default for Params {
@@ -89,6 +91,7 @@ impl Default for Params {
             pc_side: PcSide::Default,
             compute_eigs: false,
             orthog: Orthog::Classical,
+            sum_order: SumOrder::Blocked,
         }
     }
 }
@@ -117,6 +120,7 @@ impl Params {
             pc_side,
             compute_eigs: _, // only records: ranks may differ
             orthog,
+            sum_order: _, // rounding only: the reductions give every rank the same values
         } = *self;
         vec![
             ("max_iter", max_iter),
@@ -241,19 +245,22 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
         self.0.cols()
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic(&self.0.describe(), || self.0.forward(x, y))
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.forward(x, y))
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic(&self.0.describe(), || self.0.backward(y, x))
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.backward(y, x))
     }
     fn handles(&self, loc: Location) -> bool {
         self.0.handles(loc)
     }
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic(&self.0.describe(), || self.0.apply(x, y))
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply(x, y))
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic(&self.0.describe(), || self.0.apply_adjoint(y, x))
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply_adjoint(y, x))
+    }
+    fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply_dot(x, y))
     }
     fn describe(&self) -> String {
         self.0.describe()
@@ -262,7 +269,7 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
         self.0.as_any()
     }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic(&self.0.describe(), || self.0.diagonal(d))
+        crate::error::catch_panic_named(|| self.0.describe(), || self.0.diagonal(d))
     }
 }
 
@@ -382,6 +389,8 @@ impl<T: Scalar> Solver<T> {
     /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA); x holds the initial guess when
     /// `params.nonzero_guess`. The outcome is in [`Solver::info`]; a diverged solve is not an error. [collective]
     pub fn solve(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
+        let _order =
+            crate::vector::ops::SumOrder::set(self.params.sum_order == SumOrder::Sequential);
         let op = self.op.clone().ok_or_else(|| {
             crate::err!(
                 InvalidArgument,
@@ -581,6 +590,7 @@ mod tests {
         }
         let p = Params {
             keep_history: true,
+            sum_order: SumOrder::Sequential,
             ..Params::default()
         };
         assert_eq!(p.agreement_values(), base);

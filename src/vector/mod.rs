@@ -4,6 +4,7 @@
 
 mod any;
 pub mod device;
+pub mod fused;
 mod layout;
 pub mod ops;
 pub mod random;
@@ -12,7 +13,8 @@ mod reduce;
 pub use any::AnyVec;
 pub use layout::{Layout, Partition, scatter_lens};
 pub use ops::NormKind;
-pub use reduce::{dots, dots_finish, dots_start, reduce_partials, share};
+pub(crate) use reduce::dot_partials;
+pub use reduce::{dots, dots_finish, dots_start, reduce_partials, share, sum_partials};
 
 use std::ptr::NonNull;
 use std::sync::Arc;

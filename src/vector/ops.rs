@@ -180,50 +180,85 @@ fn nan_max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// sum conj(x_i) y_i, as (re, im).
+thread_local! {
+    static SEQUENTIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Are local sums on this thread taken with one accumulator in index order (a solver's
+/// PARLOPS_SUM_SEQUENTIAL, set for the duration of its solve by [`SumOrder`])?
+pub fn sequential_sums() -> bool {
+    SEQUENTIAL.with(|c| c.get())
+}
+
+/// Sets this thread's sum order until dropped (then the previous one comes back).
+pub struct SumOrder(bool);
+
+impl SumOrder {
+    pub fn set(sequential: bool) -> SumOrder {
+        SumOrder(SEQUENTIAL.with(|c| c.replace(sequential)))
+    }
+}
+
+impl Drop for SumOrder {
+    fn drop(&mut self) {
+        SEQUENTIAL.with(|c| c.set(self.0));
+    }
+}
+
+/// Accumulators of the blocked sums.
+const LANES: usize = 8;
+
+/// sum conj(x_i) y_i, as (re, im). Each product is formed in f64 (exact for single-precision
+/// operands, the vector's own rounding for double) and summed in f64, so single-precision dots do
+/// not saturate (a sum kept in f32 stops growing at 2^24 ones).
 ///
-/// Double-precision data: one accumulator, in index order (the rounding MFEM's and PETSc's
-/// sequential dots have, which parlops::mfem's drop-in relies on to match MFEM bit for bit).
-/// Single-precision data (f32, complex64): each product formed in f64 (exact for f32 operands) and
-/// summed in f64 by four independent accumulators over consecutive groups of four entries, then
-/// added in a fixed order: no saturation (a sum kept in f32 stops growing at 2^24 ones), no single
-/// dependency chain, and the same bits for the same local array on every run.
+/// Blocked (default): eight accumulators over consecutive groups of eight entries, added in a fixed
+/// order at the end: no single dependency chain (one chain of adds cannot keep up with memory), the
+/// same bits for the same local array on every run. Sequential ([`SumOrder`]): one accumulator in
+/// index order, the rounding of MFEM's and of textbook sequential dots (what parlops::mfem's drop-in
+/// sets to match MFEM bit for bit).
 pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> (f64, f64) {
-    if T::DTYPE.size() / T::PARTS >= 8 {
-        let mut acc = T::zero();
-        Zip::from(&ArrayView1::from(x))
-            .and(&ArrayView1::from(y))
-            .for_each(|&a, &b| acc += a.conj() * b);
-        return acc.to_parts();
-    }
     let n = x.len().min(y.len());
-    let (mut re, mut im) = ([0.0f64; 4], [0.0f64; 4]);
-    let body = n / 4 * 4;
-    let (xs, ys) = (&x[..body], &y[..body]);
-    if T::PARTS == 1 {
-        for (xc, yc) in xs.chunks_exact(4).zip(ys.chunks_exact(4)) {
-            for k in 0..4 {
-                re[k] += xc[k].to_parts().0 * yc[k].to_parts().0;
-            }
-        }
-    } else {
-        for (xc, yc) in xs.chunks_exact(4).zip(ys.chunks_exact(4)) {
-            for k in 0..4 {
-                let ((ar, ai), (br, bi)) = (xc[k].to_parts(), yc[k].to_parts());
-                re[k] += ar * br + ai * bi;
-                im[k] += ar * bi - ai * br;
-            }
-        }
-    }
-    for (a, b) in x[body..n].iter().zip(&y[body..n]) {
+    let (x, y) = (&x[..n], &y[..n]);
+    let add = |acc: &mut (f64, f64), a: T, b: T| {
         let ((ar, ai), (br, bi)) = (a.to_parts(), b.to_parts());
-        re[0] += ar * br + ai * bi;
-        im[0] += ar * bi - ai * br;
+        if T::PARTS == 1 {
+            acc.0 += ar * br;
+        } else {
+            acc.0 += ar * br + ai * bi;
+            acc.1 += ar * bi - ai * br;
+        }
+    };
+    if sequential_sums() {
+        let mut acc = (0.0, 0.0);
+        for (a, b) in x.iter().zip(y) {
+            add(&mut acc, *a, *b);
+        }
+        return acc;
     }
-    (
-        (re[0] + re[1]) + (re[2] + re[3]),
-        (im[0] + im[1]) + (im[2] + im[3]),
-    )
+    let mut lanes = [(0.0f64, 0.0f64); LANES];
+    let body = n / LANES * LANES;
+    for (xc, yc) in x[..body]
+        .chunks_exact(LANES)
+        .zip(y[..body].chunks_exact(LANES))
+    {
+        for k in 0..LANES {
+            add(&mut lanes[k], xc[k], yc[k]);
+        }
+    }
+    for (a, b) in x[body..].iter().zip(&y[body..]) {
+        add(&mut lanes[0], *a, *b);
+    }
+    // a fixed pairwise order
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            lanes[k].0 += lanes[k + w].0;
+            lanes[k].1 += lanes[k + w].1;
+        }
+    }
+    lanes[0]
 }
 
 pub fn fill<T: Scalar>(y: &mut [T], a: T) {
@@ -289,6 +324,33 @@ mod tests {
         assert_eq!(dot(&x, &x), (5.0, 0.0));
         let (re, im) = dot(&[c64::new(0.0, 1.0)], &[c64::new(1.0, 0.0)]);
         assert_eq!((re, im), (0.0, -1.0));
+    }
+
+    #[test]
+    fn sum_orders() {
+        // blocked and sequential sums agree where no rounding happens, and on a long
+        // ill-conditioned sum each stays within its error bound of the exact value
+        let x: Vec<f64> = (0..1003).map(|i| (i % 7) as f64 - 3.0).collect();
+        let exact: f64 = x.iter().map(|v| v * v).sum();
+        assert_eq!(dot(&x, &x).0, exact);
+        {
+            let _s = SumOrder::set(true);
+            assert!(sequential_sums());
+            assert_eq!(dot(&x, &x).0, exact);
+        }
+        assert!(!sequential_sums(), "the guard restores the order");
+        // 1 + 1e-16 * n: the sequential sum loses every small term, the blocked one fewer
+        let mut y = vec![1e-16f64; 4096];
+        y[0] = 1.0;
+        let ones = vec![1.0f64; 4096];
+        let truth = 1.0 + 4095e-16;
+        let blocked = dot(&y, &ones).0;
+        let seq = {
+            let _s = SumOrder::set(true);
+            dot(&y, &ones).0
+        };
+        assert_eq!(seq, 1.0);
+        assert!((blocked - truth).abs() < (seq - truth).abs());
     }
 
     #[test]

@@ -52,7 +52,22 @@ pub fn share(layout: &Layout, v: f64) -> f64 {
     }
 }
 
-fn dot_partials<T: Scalar>(
+/// Sum per-rank (re, im) partials over the communicator, into scalars: the reduction of [`dots`] for
+/// partials formed by fused kernels on the host. `local` may carry this rank's failure, which every
+/// rank then gets. [collective]
+pub fn sum_partials<T: Scalar>(
+    comm: &crate::comm::Comm,
+    local: Result<Vec<f64>>,
+    n: usize,
+) -> Result<Vec<T>> {
+    let r = comm.allreduce_checked(local, 2 * n, ReduceOp::Sum)?;
+    Ok(r.chunks(2)
+        .map(|c| T::from_parts_lossy(c[0], c[1]))
+        .collect())
+}
+
+/// This rank's shares of the dots of `pairs` (re, im each), or the first failure. [local]
+pub(crate) fn dot_partials<T: Scalar>(
     pairs: &[(&DistVector<T>, &DistVector<T>)],
     pending: Result<()>,
 ) -> Result<Vec<f64>> {

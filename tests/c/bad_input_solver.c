@@ -129,6 +129,9 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_convergence_reference(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
   EXPECT(parlops_solver_set_convergence_reference(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
   EXPECT(parlops_solver_set_convergence_reference(NULL, PARLOPS_REFERENCE_RHS), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_sum_order(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "order");
+  EXPECT(parlops_solver_set_sum_order(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "order");
+  EXPECT(parlops_solver_set_sum_order(NULL, PARLOPS_SUM_SEQUENTIAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_initial_guess_nonzero(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_keep_history(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -184,6 +187,11 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_set_richardson_scale(s, rank_ == 0 ? 0.5 : 1.0), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "Richardson scale");
     EXPECT(parlops_solver_set_richardson_scale(s, 1.0), PARLOPS_OK, NULL);
+    /* the sum order changes rounding only: ranks may differ, and the solve still meets its rule */
+    EXPECT(parlops_solver_set_sum_order(s, rank_ == last ? PARLOPS_SUM_SEQUENTIAL : PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+    expect_converged("sum orders differing between ranks", s, A, b, x, 1e-10, 0);
+    EXPECT(parlops_solver_set_sum_order(s, PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
   }
 
   /* ---- reasons */

@@ -787,6 +787,7 @@ static int do_call(int k) {
     CASE(parlops_solver_set_convergence_reference) st = parlops_solver_set_convergence_reference(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_pc_side) st = parlops_solver_set_pc_side(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_orthogonalization) st = parlops_solver_set_orthogonalization(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_sum_order) st = parlops_solver_set_sum_order(PS(), enum_v(2)); break;
     CASE(parlops_vec_set_random) st = parlops_vec_set_random(PV(), enum_v(3), rnd()); break;
     CASE(parlops_solver_set_compute_eigenvalues) st = parlops_solver_set_compute_eigenvalues(PS(), chance(50)); break;
     CASE(parlops_solver_eigenvalue_estimates) {

@@ -88,6 +88,28 @@ pub struct LocalCsr<T: Scalar> {
     indptr: Idx,
     indices: Idx,
     values: Arr<T>,
+    /// The rows that hold entries, kept when they are under 60% of the rows (PETSc's compressed-row
+    /// rule: an offd block touches only the rows next to another rank's columns): a product then
+    /// visits only them.
+    nz_rows: Option<Vec<usize>>,
+}
+
+/// The rows of a row pointer that hold entries, when they are under 60% of the rows.
+fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
+    let n = p.len().saturating_sub(1);
+    let count = p
+        .windows(2)
+        .filter(|w| w[1].to_i64() > w[0].to_i64())
+        .count();
+    if count * 10 >= n * 6 {
+        return None;
+    }
+    let mut rows = Vec::new();
+    if rows.try_reserve_exact(count).is_err() {
+        return None;
+    }
+    rows.extend((0..n).filter(|&r| p[r + 1].to_i64() > p[r].to_i64()));
+    Some(rows)
 }
 
 fn check_block<I: IndexInt>(
@@ -170,12 +192,17 @@ impl<T: Scalar> LocalCsr<T> {
                 values.as_slice().len()
             );
         }
+        let nz_rows = match &indptr {
+            Idx::I32(p) => nonempty_rows(p.as_slice()),
+            Idx::I64(p) => nonempty_rows(p.as_slice()),
+        };
         Ok(LocalCsr {
             nrows,
             ncols,
             indptr,
             indices,
             values,
+            nz_rows,
         })
     }
 
@@ -187,6 +214,7 @@ impl<T: Scalar> LocalCsr<T> {
             indptr: Idx::I32(Arr::Owned(vec![0; nrows + 1])),
             indices: Idx::I32(Arr::Owned(Vec::new())),
             values: Arr::Owned(Vec::new()),
+            nz_rows: Some(Vec::new()),
         }
     }
 
@@ -235,23 +263,37 @@ impl<T: Scalar> LocalCsr<T> {
 
     /// y = B x (`add`: y += B x).
     pub fn mult(&self, x: &[T], y: &mut [T], add: bool) {
+        self.mult_dot::<false>(x, y, add, &[]);
+    }
+
+    /// y = B x (`add`: y += B x), and, with `DOT`, sum_r conj(w_r) (B x)_r over the block's rows in
+    /// row order (each product formed and summed in f64 parts: in the vector's own rounding for
+    /// double-precision data, exact products for single precision), in the same pass.
+    pub fn mult_dot<const DOT: bool>(
+        &self,
+        x: &[T],
+        y: &mut [T],
+        add: bool,
+        w: &[T],
+    ) -> (f64, f64) {
+        // the one check per call that makes the unchecked loop below sound (with LocalCsr::new's)
+        assert!(
+            x.len() >= self.ncols && y.len() == self.nrows && (!DOT || w.len() == self.nrows),
+            "CSR block {}x{} applied to vectors of {} -> {} entries",
+            self.nrows,
+            self.ncols,
+            x.len(),
+            y.len()
+        );
+        let rows = if add { self.nz_rows.as_deref() } else { None };
+        let v = self.values.as_slice();
         match (&self.indptr, &self.indices) {
-            (Idx::I32(p), Idx::I32(i)) => spmv(
-                p.as_slice(),
-                i.as_slice(),
-                self.values.as_slice(),
-                x,
-                y,
-                add,
-            ),
-            (Idx::I64(p), Idx::I64(i)) => spmv(
-                p.as_slice(),
-                i.as_slice(),
-                self.values.as_slice(),
-                x,
-                y,
-                add,
-            ),
+            (Idx::I32(p), Idx::I32(i)) => {
+                spmv::<T, i32, DOT>(p.as_slice(), i.as_slice(), v, x, y, add, rows, w)
+            }
+            (Idx::I64(p), Idx::I64(i)) => {
+                spmv::<T, i64, DOT>(p.as_slice(), i.as_slice(), v, x, y, add, rows, w)
+            }
             _ => unreachable!("validated at construction"),
         }
     }
@@ -292,19 +334,76 @@ impl<T: Scalar> LocalCsr<T> {
     }
 }
 
-fn spmv<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], x: &[T], y: &mut [T], add: bool) {
-    // Indexing stays checked: wrapped (PARLOPS_WRAP) arrays belong to the caller, and a bounds check
-    // per entry costs nothing measurable next to the memory traffic (see benches/spmv.rs).
-    let mut a = p[0].to_usize();
-    for (r, yr) in y.iter_mut().enumerate() {
-        let b = p[r + 1].to_usize();
+/// One row of B x. SAFETY: `r` < nrows and the arrays passed [`check_block`] (row pointers from 0,
+/// non-decreasing; every column index of the first p[nrows] entries in 0..ncols; at least that many
+/// values), x has ncols entries: every access below is in bounds. Wrapped (PARLOPS_WRAP) arrays are
+/// validated once at construction; their contract is that they do not change afterwards.
+#[inline(always)]
+unsafe fn row_sum<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], x: &[T], r: usize) -> T {
+    unsafe {
+        let (a, b) = (
+            p.get_unchecked(r).to_usize(),
+            p.get_unchecked(r + 1).to_usize(),
+        );
         let mut s = T::zero();
-        for (j, c) in idx[a..b].iter().zip(&v[a..b]) {
-            s += *c * x[j.to_usize()];
+        for k in a..b {
+            s += *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
         }
-        *yr = if add { *yr + s } else { s };
-        a = b;
+        s
     }
+}
+
+/// conj(w) s added to `acc` in f64 parts (see [`LocalCsr::mult_dot`]).
+#[inline(always)]
+fn acc_dot<T: Scalar>(acc: &mut (f64, f64), w: T, s: T) {
+    let ((wr, wi), (sr, si)) = (w.to_parts(), s.to_parts());
+    if T::PARTS == 1 {
+        acc.0 += wr * sr;
+    } else {
+        acc.0 += wr * sr + wi * si;
+        acc.1 += wr * si - wi * sr;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spmv<T: Scalar, I: IndexInt, const DOT: bool>(
+    p: &[I],
+    idx: &[I],
+    v: &[T],
+    x: &[T],
+    y: &mut [T],
+    add: bool,
+    rows: Option<&[usize]>,
+    w: &[T],
+) -> (f64, f64) {
+    let mut acc = (0.0, 0.0);
+    // SAFETY: see row_sum; the caller checked x, y and w against the block's shape, and `rows`
+    // holds row numbers below nrows (nonempty_rows).
+    unsafe {
+        match rows {
+            Some(rows) => {
+                for &r in rows {
+                    let s = row_sum(p, idx, v, x, r);
+                    let yr = y.get_unchecked_mut(r);
+                    *yr += s;
+                    if DOT {
+                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                    }
+                }
+            }
+            None => {
+                for r in 0..y.len() {
+                    let s = row_sum(p, idx, v, x, r);
+                    let yr = y.get_unchecked_mut(r);
+                    *yr = if add { *yr + s } else { s };
+                    if DOT {
+                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                    }
+                }
+            }
+        }
+    }
+    acc
 }
 
 fn spmv_h<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], y: &[T], x: &mut [T]) {
@@ -543,12 +642,17 @@ fn split_rows<T: Scalar, I: IndexInt>(
                 Idx::I64(Arr::Owned(i.iter().map(|&x| x as i64).collect())),
             )
         };
+        let nz_rows = match &ip {
+            Idx::I32(q) => nonempty_rows(q.as_slice()),
+            Idx::I64(q) => nonempty_rows(q.as_slice()),
+        };
         LocalCsr {
             nrows,
             ncols,
             indptr: ip,
             indices: ix,
             values: Arr::Owned(v),
+            nz_rows,
         }
     };
     let ng = ghosts.len();
@@ -557,6 +661,30 @@ fn split_rows<T: Scalar, I: IndexInt>(
         block(op, oi, ov, ng),
         ghosts,
     )
+}
+
+impl<T: Scalar> CsrOp<T> {
+    /// y = A x on the host: the diag product while the ghosts move, then the offd rows; with `DOT`
+    /// (equal row and column layouts) also this rank's conj(x).y, summed in the same passes.
+    fn forward_host<const DOT: bool>(
+        &self,
+        x: &DistVector<T>,
+        y: &mut DistVector<T>,
+    ) -> Result<(f64, f64)> {
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let Bufs { send, ghost } = &mut *b;
+        let mut d = (0.0, 0.0);
+        self.halo.forward(x.local(), send, ghost, || {
+            d = self
+                .diag
+                .mult_dot::<DOT>(x.local(), y.local_mut(), false, x.local());
+            Ok(())
+        })?;
+        let o = self
+            .offd
+            .mult_dot::<DOT>(ghost, y.local_mut(), true, x.local());
+        Ok((d.0 + o.0, d.1 + o.1))
+    }
 }
 
 impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
@@ -570,14 +698,13 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         if y.is_device() {
             return self.forward_device(x, y);
         }
-        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
-        let Bufs { send, ghost } = &mut *b;
-        self.halo.forward(x.local(), send, ghost, || {
-            self.diag.mult(x.local(), y.local_mut(), false);
-            Ok(())
-        })?;
-        self.offd.mult(ghost, y.local_mut(), true);
-        Ok(())
+        self.forward_host::<false>(x, y).map(|_| ())
+    }
+    fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
+        if y.is_device() || x.is_device() || !self.rows.compatible(&self.cols) {
+            return self.apply(x, y).map(|_| None);
+        }
+        self.forward_host::<true>(x, y).map(Some)
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         if x.is_device() {
