@@ -4,8 +4,9 @@
 #   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
-#   make bench [BENCH_N=1000]   CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (not a test)
-#   make bench-petsc            PETSc KSPCG vs parlops CG, same matrix, same run (installs petsc-dev)
+#   make bench                  parlops next to PETSc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot), 1 and 2 ranks:
+#                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
+#   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
@@ -23,6 +24,11 @@ N ?= 400
 NP ?= 2
 BENCH_N ?= 400
 BENCH_ROUNDS ?= 5
+BENCH_K ?= 100
+BENCH_2D ?= 1000
+BENCH_3D ?= 100
+BENCH_CONV ?= 710
+BENCH_NP ?= 1 2
 BENCH_POISSON ?= 40
 BENCH_ELASTICITY ?= 8
 BUILD := $(CURDIR)/build
@@ -42,11 +48,11 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 CARGO_FLAGS := --release --locked
 LIB := target/release/libparlops.so
 
-bench: deps
+bench-spmv: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-petsc bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -120,12 +126,22 @@ demo: stage
 	@cmake --build $(BUILD)/demo >$(BUILD)/demo.build.log || { cat $(BUILD)/demo.build.log; exit 1; }
 	$(MPIEXEC) -n $(NP) $(BUILD)/demo/poisson $(N)
 
-# PETSc KSPCG next to parlops CG on the same Poisson matrix (Debian's PETSc, Open MPI), 1 and 2 ranks.
-bench-petsc: stage
+# parlops next to PETSc (KSPCG, KSPGMRES, KSPFGMRES, MatMult, VecDot) and hypre (PCG) on the same
+# matrices in one interleaved run per rank count (benches/versus.c: problems, method and byte floors
+# in its header), and next to PyLops-MPI's cg (benches/pylops_cg.py, the Python environment of
+# tools/pyenv.sh), then the table and the chart (tools/bench_report.py). Debian's PETSc is installed
+# when missing; hypre comes with make demo. Figures and their history: benches/NOTES.md.
+bench: stage
 	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
-	$(MPICC) -O2 -Iinclude benches/petsc_cg.c $$(pkg-config --cflags --libs PETSc) -L$(STAGE)/lib -lparlops \
-	  -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/petsc_cg
-	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/petsc_cg $(BENCH_N) 3; done
+	$(MPICC) -O2 -Iinclude -I/usr/include/hypre benches/versus.c $$(pkg-config --cflags --libs PETSc) -lHYPRE \
+	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/versus
+	rm -f $(BUILD)/bench.json
+	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
+	  $(MPIEXEC) -n $$np $(BUILD)/versus $(BENCH_ROUNDS) $(BENCH_K) $(BENCH_2D) $(BENCH_3D) $(BENCH_CONV) $(BUILD)/bench.json || exit 1; \
+	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/pylops_cg.py $(BENCH_2D) $(BENCH_ROUNDS) $(BENCH_K) \
+	    $(BUILD)/bench.json || exit 1; \
+	done
+	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks (needs the

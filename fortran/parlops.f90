@@ -670,6 +670,17 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_gradient
     end function parlops_op_gradient
+    function parlops_op_poisson(layout, ndim, dims, dtype, out) &
+        bind(C, name='parlops_op_poisson')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: dims(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_poisson
+    end function parlops_op_poisson
     function parlops_op_fredholm1(comm, dtype, nsl_local, nx, ny, nz, g_local, out) &
         bind(C, name='parlops_op_fredholm1')
       import

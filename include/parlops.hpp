@@ -671,6 +671,13 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
                         weights.size() != nd ? weights.size() : sampling.size(), nd);
     return Op(o);
   }
+  /// The matrix-free Laplacian of a 1-, 2- or 3-D grid (3-, 5- or 7-point, Dirichlet, unit spacing;
+  /// dims slowest first, their product l's length; any split). [collective]
+  [[nodiscard]] static Op poisson(const Layout &l, const std::vector<int64_t> &dims, parlops_dtype t = PARLOPS_F64) {
+    parlops_op *o = nullptr;
+    check(parlops_op_poisson(l.get(), static_cast<int>(dims.size()), dims.data(), t, &o));
+    return Op(o);
+  }
   /// First derivatives along every axis (sampling: one entry per axis); rows: per rank, each axis's
   /// derivative of its slab in turn. [collective]
   [[nodiscard]] static Op gradient(const Layout &l, const std::vector<double> &sampling,

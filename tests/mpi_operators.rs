@@ -19,6 +19,7 @@ use parlops::op::csr::{Arr, CsrOp, Idx, LocalCsr};
 use parlops::op::dense::DenseBlockRow;
 use parlops::op::fredholm::Fredholm1;
 use parlops::op::halo;
+use parlops::op::poisson::Poisson;
 use parlops::op::stencil::{self, Kind};
 use parlops::op::summa::{Summa, tile};
 use parlops::op::{LinearOperator, Op, dottest};
@@ -909,6 +910,193 @@ fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     }
 }
 
+/// The textbook Laplacian of a grid (C order, slowest extent first): 2 d x_i minus each neighbour
+/// inside the grid, written here independently of parlops.
+fn ref_poisson(dims: &[usize], x: &[f64]) -> Vec<f64> {
+    let n: usize = dims.iter().product();
+    let nd = dims.len();
+    let mut strides = vec![1usize; nd];
+    for a in (0..nd.saturating_sub(1)).rev() {
+        strides[a] = strides[a + 1] * dims[a + 1];
+    }
+    (0..n)
+        .map(|g| {
+            let mut v = 2.0 * nd as f64 * x[g];
+            for a in 0..nd {
+                let c = (g / strides[a]) % dims[a];
+                if c > 0 {
+                    v -= x[g - strides[a]];
+                }
+                if c + 1 < dims[a] {
+                    v -= x[g + strides[a]];
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// The matrix-free Poisson operators: against the dense reference (forward, adjoint, dot test),
+/// bitwise against the assembled CSR matrix of the same rows, the fused p.q against a separate dot,
+/// and CG on both: the same iterations and bits. Splits are uneven: an empty rank, ranks holding
+/// less than a grid line or plane.
+fn run_poisson<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_poisson ({})", T::DTYPE.name()));
+    let (r, p) = (comm.rank() as usize, comm.size() as usize);
+    for dims in [
+        vec![9i64],
+        vec![5, 7],
+        vec![2, 11],
+        vec![4, 3, 5],
+        vec![3, 1, 4],
+    ] {
+        let n: i64 = dims.iter().product();
+        let mut lens = parlops::vector::scatter_lens(n, p);
+        if p > 1 {
+            // an empty rank 1, and the last rank's first row moved to rank 0
+            lens[0] += lens[1];
+            lens[1] = 0;
+            let k = lens[p - 1].min(1);
+            lens[p - 1] -= k;
+            lens[0] += k;
+        }
+        let l = Layout::new(comm.clone(), Partition::Scatter, -1, lens[r]).unwrap();
+        let op = Poisson::<T>::new(l.clone(), &dims, Ok(())).unwrap();
+        let sh: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+        let nn = n as usize;
+        let name = format!("Poisson {dims:?}");
+        check_op(t, &name, &op, &dense_ref(nn, nn, &|x| ref_poisson(&sh, x)));
+        // the assembled matrix: this rank's rows in increasing column order
+        let full = dense_ref::<f64>(nn, nn, &|x| ref_poisson(&sh, x));
+        let (s, len) = (l.local_start() as usize, l.local_len() as usize);
+        let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+        for i in s..s + len {
+            for j in 0..nn {
+                let a = full.at(i, j);
+                if a != 0.0 {
+                    ix.push(j as i64);
+                    v.push(T::from_parts_lossy(a, 0.0));
+                }
+            }
+            ip.push(ix.len() as i64);
+        }
+        let csr = CsrOp::<T>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        for (k, xi) in x.local_mut().iter_mut().enumerate() {
+            *xi = val::<T>((s + k) as u64 * 7 + 3);
+        }
+        let (mut y1, mut y2) = (x.duplicate().unwrap(), x.duplicate().unwrap());
+        csr.apply(&x, &mut y1).unwrap();
+        let part = op.apply_dot(&x, &mut y2).unwrap();
+        // one rank: a CSR row sums in column order, as the stencil does (the same bits); more ranks:
+        // CSR adds the other ranks' columns last (within rounding)
+        let scale = y1.norm(parlops::vector::NormKind::Inf).unwrap().max(1.0);
+        let bad = y1
+            .local()
+            .iter()
+            .zip(y2.local())
+            .map(|(a, b)| {
+                if p == 1 && a.to_parts() != b.to_parts() {
+                    f64::INFINITY
+                } else {
+                    (*a - *b).abs_f64() / scale
+                }
+            })
+            .fold(0.0, f64::max);
+        let bad = comm.allreduce_f64(&[bad], ReduceOp::Max).unwrap()[0];
+        t.check(
+            bad <= 4.0 * tol::<T>() * 1e-3,
+            &format!(
+                "{} {name}: the CSR matrix's product (bitwise at 1 rank): {bad:e}",
+                T::DTYPE.name()
+            ),
+        );
+        let pq = part.map(|(re, im)| comm.allreduce_f64(&[re, im], ReduceOp::Sum).unwrap());
+        let want = x.dot(&y1).unwrap().to_parts();
+        let ok = pq.is_some_and(|d| {
+            ((d[0] - want.0).powi(2) + (d[1] - want.1).powi(2)).sqrt()
+                <= tol::<T>() * (want.0.abs() + want.1.abs()).max(1.0)
+        });
+        t.check(
+            ok,
+            &format!(
+                "{} {name}: fused conj(x).Ax equals the separate dot",
+                T::DTYPE.name()
+            ),
+        );
+        // CG on both operators, summing in row order: the same iterations, and at one rank the same
+        // bits
+        let solve = |a: Op<T>| {
+            let mut s = parlops::solver::Solver::<T>::new(parlops::solver::Method::Cg);
+            s.params.sum_order = parlops::solver::SumOrder::Sequential;
+            s.params.rtol = if T::DTYPE.size() / T::PARTS >= 8 {
+                1e-10
+            } else {
+                1e-4
+            };
+            s.set_operator(a).unwrap();
+            let mut b = DistVector::<T>::new(l.clone()).unwrap();
+            b.fill(T::one()).unwrap();
+            let mut x = b.duplicate().unwrap();
+            let info = s.solve(&b, &mut x).unwrap();
+            (info, x)
+        };
+        let (i1, x1) = solve(Arc::new(csr));
+        let (i2, x2) = solve(Arc::new(op));
+        let same = x1
+            .local()
+            .iter()
+            .zip(x2.local())
+            .all(|(a, b)| a.to_parts() == b.to_parts());
+        let all = comm
+            .allreduce_f64(&[if same || p > 1 { 0.0 } else { 1.0 }], ReduceOp::Max)
+            .unwrap()[0];
+        let mut d = x1.duplicate().unwrap();
+        d.waxpy(-T::one(), &x1, &x2).unwrap();
+        let rel = d.norm(parlops::vector::NormKind::Two).unwrap()
+            / x1.norm(parlops::vector::NormKind::Two).unwrap();
+        t.check(
+            i1.reason.converged()
+                && i1.iterations == i2.iterations
+                && i1.reason == i2.reason
+                && all == 0.0
+                && rel <= 1e3 * tol::<T>(),
+            &format!(
+                "{} {name}: CG on the matrix-free and the CSR operator: {} and {} iterations, solutions {rel:e} apart",
+                T::DTYPE.name(),
+                i1.iterations,
+                i2.iterations,
+            ),
+        );
+    }
+    // bad input, refused on every rank
+    let l = Layout::new(comm.clone(), Partition::Scatter, 12, -1).unwrap();
+    for (dims, kind) in [
+        (vec![3i64, 5], ErrorKind::SizeMismatch),
+        (vec![], ErrorKind::InvalidArgument),
+        (vec![1, 2, 2, 3], ErrorKind::InvalidArgument),
+        (vec![12, 0], ErrorKind::InvalidArgument),
+        (vec![-3, -4], ErrorKind::InvalidArgument),
+    ] {
+        let e = Poisson::<T>::new(l.clone(), &dims, Ok(()))
+            .err()
+            .map(|e| e.kind);
+        t.check(e == Some(kind), &format!("Poisson dims {dims:?}: {e:?}"));
+    }
+    let mine = if r == p - 1 {
+        vec![4i64, 3]
+    } else {
+        vec![3, 4]
+    };
+    let e = Poisson::<T>::new(l.clone(), &mine, Ok(()))
+        .err()
+        .map(|e| e.kind);
+    t.check(
+        p == 1 || e.is_some(),
+        &format!("Poisson dims differing between ranks: {e:?}"),
+    );
+}
+
 fn run_errors(t: &mut Tally, comm: &Arc<Comm>) {
     common::case("run_errors");
     let (r, p) = (comm.rank(), comm.size());
@@ -1001,6 +1189,9 @@ fn main() {
     run_stencils::<f64>(&mut t, &comm);
     run_stencils::<c32>(&mut t, &comm);
     run_stencils::<c64>(&mut t, &comm);
+    run_poisson::<f32>(&mut t, &comm);
+    run_poisson::<f64>(&mut t, &comm);
+    run_poisson::<c64>(&mut t, &comm);
     run_errors(&mut t, &comm);
     common::finish("mpi_operators", comm, t)
 }

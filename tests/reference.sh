@@ -7,11 +7,7 @@ PREFIX=$1
 B=$2
 : "${MPIEXEC:=mpiexec.openmpi}"
 venv="$B/pyenv"
-if ! "$venv/bin/python" -c 'import numpy, scipy, mpi4py, pylops, pylops_mpi' 2>/dev/null; then
-  echo "== setting up $venv (numpy, scipy, mpi4py, pylops, pylops-mpi from PyPI)"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q numpy scipy mpi4py pylops pylops-mpi
-fi
+tools/pyenv.sh "$B" >/dev/null
 "$venv/bin/python" -c 'import mpi4py, pylops_mpi, scipy; print("reference versions: mpi4py", mpi4py.__version__, "pylops-mpi", pylops_mpi.__version__, "scipy", scipy.__version__)'
 for n in 1 2 3; do
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/compare.py

@@ -143,6 +143,7 @@ impl<T: Scalar> DistVector<T> {
                 n * std::mem::size_of::<T>()
             )
         })?;
+        crate::memory::advise_huge(&v);
         v.resize(n, T::zero());
         Ok(DistVector {
             layout,

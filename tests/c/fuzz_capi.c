@@ -719,6 +719,13 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
       break;
     }
+    CASE(parlops_op_poisson) {
+      int64_t d[4];
+      for (int i = 0; i < 4; i++) d[i] = chance(80) ? (int64_t)below(9) : size_v();
+      st = parlops_op_poisson(PL(), chance(80) ? 1 + (int)below(3) : int_v(), chance(10) ? NULL : d, dtype_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
+      break;
+    }
     CASE(parlops_op_laplacian) {
       double w[8], s[8];
       for (int i = 0; i < 8; i++) w[i] = chance(90) ? 1.0 : dbl_v(), s[i] = chance(90) ? 1.0 : dbl_v();

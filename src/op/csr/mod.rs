@@ -46,6 +46,8 @@ pub trait IndexInt: Copy + Send + Sync + 'static {
         self.to_i64() as usize
     }
     fn from_usize(v: usize) -> Self;
+    /// An index array of this width.
+    fn idx(a: Arr<Self>) -> Idx;
 }
 impl IndexInt for i32 {
     fn to_i64(self) -> i64 {
@@ -54,6 +56,9 @@ impl IndexInt for i32 {
     fn from_usize(v: usize) -> Self {
         v as i32
     }
+    fn idx(a: Arr<i32>) -> Idx {
+        Idx::I32(a)
+    }
 }
 impl IndexInt for i64 {
     fn to_i64(self) -> i64 {
@@ -61,6 +66,9 @@ impl IndexInt for i64 {
     }
     fn from_usize(v: usize) -> Self {
         v as i64
+    }
+    fn idx(a: Arr<i64>) -> Idx {
+        Idx::I64(a)
     }
 }
 
@@ -482,7 +490,7 @@ impl<T: Scalar> CsrOp<T> {
                     );
                 }
             }
-            Ok(split_rows(&rows, &cols, indptr, indices, values))
+            split_rows(&rows, &cols, indptr, indices, values)
         });
         let (parts, pre) = match split {
             Ok(s) => (Some(s), Ok(())),
@@ -593,74 +601,92 @@ impl<T: Scalar> CsrOp<T> {
     }
 }
 
+/// An empty Vec with room for `n` items (a fallible allocation, advised for huge pages).
+fn room<U>(n: usize, what: &str) -> Result<Vec<U>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        crate::err!(
+            OutOfMemory,
+            "cannot allocate the {what} ({n} entries of {} bytes) on this rank",
+            std::mem::size_of::<U>()
+        )
+    })?;
+    crate::memory::advise_huge(&v);
+    Ok(v)
+}
+
 /// Split rows with global column indices into diag (own columns, local indices), offd (compressed)
-/// and the sorted ghost list.
+/// and the sorted ghost list. Each block's arrays are allocated once, at their final size, with
+/// 32-bit indices when its entries and columns fit.
 fn split_rows<T: Scalar, I: IndexInt>(
     rows: &Layout,
     cols: &Layout,
     indptr: &[I],
     indices: &[I],
     values: &[T],
-) -> (LocalCsr<T>, LocalCsr<T>, Vec<i64>) {
+) -> Result<(LocalCsr<T>, LocalCsr<T>, Vec<i64>)> {
     let (c0, cl) = (cols.local_start(), cols.local_len());
     let own = |j: i64| j >= c0 && j < c0 + cl;
     let nrows = rows.local_len() as usize;
     let nnz = indptr[nrows].to_usize();
-    let mut ghosts: Vec<i64> = indices[..nnz]
-        .iter()
-        .map(|j| j.to_i64())
-        .filter(|&j| !own(j))
-        .collect();
+    let n_own = indices[..nnz].iter().filter(|j| own(j.to_i64())).count();
+    let mut ghosts: Vec<i64> = room(nnz - n_own, "ghost column list")?;
+    ghosts.extend(
+        indices[..nnz]
+            .iter()
+            .map(|j| j.to_i64())
+            .filter(|&j| !own(j)),
+    );
     ghosts.sort_unstable();
     ghosts.dedup();
-    let (mut dp, mut di, mut dv) = (vec![0usize], Vec::new(), Vec::new());
-    let (mut op, mut oi, mut ov) = (vec![0usize], Vec::new(), Vec::new());
-    for r in 0..nrows {
-        for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
-            let j = indices[k].to_i64();
-            if own(j) {
-                di.push((j - c0) as usize);
-                dv.push(values[k]);
-            } else {
-                oi.push(ghosts.binary_search(&j).unwrap_or(0));
-                ov.push(values[k]);
+    // one block: the entries that `pick` keeps, column c mapped by `col`
+    fn block<T: Scalar, I: IndexInt, J: IndexInt>(
+        indptr: &[I],
+        indices: &[I],
+        values: &[T],
+        count: usize,
+        ncols: usize,
+        pick: &dyn Fn(i64) -> Option<usize>,
+    ) -> Result<LocalCsr<T>> {
+        let nrows = indptr.len() - 1;
+        let (mut p, mut i, mut v) = (
+            room::<J>(nrows + 1, "CSR row pointers")?,
+            room::<J>(count, "CSR column indices")?,
+            room::<T>(count, "CSR values")?,
+        );
+        p.push(J::from_usize(0));
+        for r in 0..nrows {
+            for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
+                if let Some(c) = pick(indices[k].to_i64()) {
+                    i.push(J::from_usize(c));
+                    v.push(values[k]);
+                }
             }
+            p.push(J::from_usize(i.len()));
         }
-        dp.push(di.len());
-        op.push(oi.len());
-    }
-    let block = |p: Vec<usize>, i: Vec<usize>, v: Vec<T>, ncols: usize| {
-        let small = p.last().copied().unwrap_or(0) < i32::MAX as usize && ncols < i32::MAX as usize;
-        let (ip, ix) = if small {
-            (
-                Idx::I32(Arr::Owned(p.iter().map(|&x| x as i32).collect())),
-                Idx::I32(Arr::Owned(i.iter().map(|&x| x as i32).collect())),
-            )
-        } else {
-            (
-                Idx::I64(Arr::Owned(p.iter().map(|&x| x as i64).collect())),
-                Idx::I64(Arr::Owned(i.iter().map(|&x| x as i64).collect())),
-            )
-        };
-        let nz_rows = match &ip {
-            Idx::I32(q) => nonempty_rows(q.as_slice()),
-            Idx::I64(q) => nonempty_rows(q.as_slice()),
-        };
-        LocalCsr {
+        let nz_rows = nonempty_rows(&p);
+        Ok(LocalCsr {
             nrows,
             ncols,
-            indptr: ip,
-            indices: ix,
+            indptr: J::idx(Arr::Owned(p)),
+            indices: J::idx(Arr::Owned(i)),
             values: Arr::Owned(v),
             nz_rows,
+        })
+    }
+    let make = |count: usize, ncols: usize, pick: &dyn Fn(i64) -> Option<usize>| {
+        let p = &indptr[..nrows + 1];
+        if count < i32::MAX as usize && ncols < i32::MAX as usize {
+            block::<T, I, i32>(p, indices, values, count, ncols, pick)
+        } else {
+            block::<T, I, i64>(p, indices, values, count, ncols, pick)
         }
     };
-    let ng = ghosts.len();
-    (
-        block(dp, di, dv, cl as usize),
-        block(op, oi, ov, ng),
-        ghosts,
-    )
+    let diag = make(n_own, cl as usize, &|j| own(j).then(|| (j - c0) as usize))?;
+    let offd = make(nnz - n_own, ghosts.len(), &|j| {
+        (!own(j)).then(|| ghosts.binary_search(&j).unwrap_or(0))
+    })?;
+    Ok((diag, offd, ghosts))
 }
 
 impl<T: Scalar> CsrOp<T> {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The Python environment of the reference comparisons and of `make bench` (numpy, scipy, mpi4py,
+# pylops and pylops-mpi from PyPI) under BUILD_DIR/pyenv, made once. Prints its python.
+# Usage: tools/pyenv.sh BUILD_DIR
+set -euo pipefail
+venv="$1/pyenv"
+if ! "$venv/bin/python" -c 'import numpy, scipy, mpi4py, pylops, pylops_mpi' 2>/dev/null; then
+  echo "== setting up $venv (numpy, scipy, mpi4py, pylops, pylops-mpi from PyPI)" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q numpy scipy mpi4py pylops pylops-mpi >&2
+fi
+echo "$venv/bin/python"
