@@ -517,6 +517,18 @@ int main(int argc, char **argv) {
       expect(L.dottest(7) < 1e-12, "laplacian dot test");
       expect(status_of([&] { (void)Op::laplacian(g2, {1.0}, {h0, h1}); }) == PARLOPS_ERR_SIZE_MISMATCH,
              "laplacian with one weight for two axes: SIZE_MISMATCH on every rank");
+      // the matrix-free 5-point Poisson operator on the same grid: applied to ones, 4 minus the
+      // number of neighbours (0 inside, 1 on an edge, 2 in a corner)
+      Op Pm = Op::poisson(g2, {n0, n1});
+      set_by_global<double>(f, [&](int64_t) { return 1.0; });
+      Pm.apply(f, y);
+      expect(local_is<double>(y, [&](int64_t i) {
+               return double((i / n1 == 0) + (i / n1 == n0 - 1) + (i % n1 == 0) + (i % n1 == n1 - 1));
+             }, 1e-14),
+             "poisson: 4 minus the neighbours");
+      expect(Pm.dottest(7) < 1e-12, "poisson dot test");
+      expect(status_of([&] { (void)Op::poisson(g2, {n0, n1 + 1}); }) == PARLOPS_ERR_SIZE_MISMATCH,
+             "poisson with dims that do not make the layout: SIZE_MISMATCH on every rank");
       // gradient of 3 x0 + 2 x1 (edge): per rank [d/dx0 of its slab, d/dx1 of its slab]
       set_by_global<double>(f, [&](int64_t i) { return 3.0 * double(i / n1) * h0 + 2.0 * double(i % n1) * h1; });
       Op Gr = Op::gradient(g2, {h0, h1}, PARLOPS_CENTERED, true);
@@ -740,6 +752,14 @@ int main(int argc, char **argv) {
       A.apply(x, res);
       res.axpy(scalar(-1.0), b);
       expect(info.reason > 0 && res.norm() <= 1e-9 * b.norm(), "empty monitor removed (true residual checked)");
+      // sequential sums (MFEM's order): the same iterations within one, the rule holds on the true residual
+      cg.set_sum_order(PARLOPS_SUM_SEQUENTIAL);
+      parlops_solve_info seq = cg.solve(b, x);
+      A.apply(x, res);
+      res.axpy(scalar(-1.0), b);
+      expect(seq.reason > 0 && res.norm() <= 1e-9 * b.norm() && (seq.iterations > info.iterations ? seq.iterations - info.iterations : info.iterations - seq.iterations) <= 1,
+             "sequential sum order (true residual checked)");
+      cg.set_sum_order(PARLOPS_SUM_BLOCKED);
 
       // ISTA/FISTA with A = I: x = soft(b, eps / 2)
       Op I = Op::identity(l);

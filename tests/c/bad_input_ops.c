@@ -394,7 +394,24 @@ int main(int argc, char **argv) {
     EXPECT(parlops_op_second_derivative(ndl, 0, rank_ == 0 ? 0.0 : 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D),
            PARLOPS_ERR_INVALID_ARGUMENT, NULL);
   }
+  /* the matrix-free Poisson operator */
+  int64_t pgrid[2] = {6, 4}, pbad[2] = {6, 5}, pzero[2] = {24, 0}, pswap[2] = {4, 6};
+  EXPECT(parlops_op_poisson(ndl, 0, pgrid, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "ndim");
+  EXPECT(parlops_op_poisson(ndl, 4, pgrid, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "ndim");
+  EXPECT(parlops_op_poisson(ndl, 2, NULL, PARLOPS_F64, &D), PARLOPS_ERR_NULL_ARGUMENT, "dims");
+  EXPECT(parlops_op_poisson(ndl, 2, pbad, PARLOPS_F64, &D), PARLOPS_ERR_SIZE_MISMATCH, "layout has 24 rows");
+  EXPECT(parlops_op_poisson(ndl, 2, pzero, PARLOPS_F64, &D), PARLOPS_ERR_INVALID_ARGUMENT, "dims[1]");
+  EXPECT(parlops_op_poisson(ndl, 2, pgrid, 12, &D), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  EXPECT(parlops_op_poisson(ndl, 2, pgrid, PARLOPS_F64, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+  EXPECT(parlops_op_poisson(NULL, 2, pgrid, PARLOPS_F64, &D), PARLOPS_ERR_NULL_ARGUMENT, "layout");
+  if (one)
+    EXPECT(parlops_op_poisson(ndl, 2, rank_ == last ? pswap : pgrid, PARLOPS_F64, &D), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+           "Poisson grid extents");
   expect("no stencil on failure", D == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_poisson(ndl, 2, pgrid, PARLOPS_C64, &D), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(D, 5, &err), PARLOPS_OK, NULL);
+  expect("poisson dot test (c64)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_destroy(&D), PARLOPS_OK, NULL);
   double wts[2] = {1.0, 2.0}, dxs[2] = {0.5, 0.25};
   parlops_op *G = NULL;
   EXPECT(parlops_op_laplacian(ndl, wts, dxs, PARLOPS_C128, &D), PARLOPS_OK, NULL);

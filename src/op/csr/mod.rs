@@ -5,10 +5,12 @@
 //! backwards without forming the transpose.
 
 mod device;
+mod kernels;
 
 use std::sync::{Arc, Mutex};
 
 use self::device::DevCsr;
+use self::kernels::{nonempty_rows, spmv, spmv_h};
 use super::LinearOperator;
 use crate::comm::halo::HaloPlan;
 use crate::error::Result;
@@ -100,24 +102,6 @@ pub struct LocalCsr<T: Scalar> {
     /// rule: an offd block touches only the rows next to another rank's columns): a product then
     /// visits only them.
     nz_rows: Option<Vec<usize>>,
-}
-
-/// The rows of a row pointer that hold entries, when they are under 60% of the rows.
-fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
-    let n = p.len().saturating_sub(1);
-    let count = p
-        .windows(2)
-        .filter(|w| w[1].to_i64() > w[0].to_i64())
-        .count();
-    if count * 10 >= n * 6 {
-        return None;
-    }
-    let mut rows = Vec::new();
-    if rows.try_reserve_exact(count).is_err() {
-        return None;
-    }
-    rows.extend((0..n).filter(|&r| p[r + 1].to_i64() > p[r].to_i64()));
-    Some(rows)
 }
 
 fn check_block<I: IndexInt>(
@@ -295,13 +279,33 @@ impl<T: Scalar> LocalCsr<T> {
         );
         let rows = if add { self.nz_rows.as_deref() } else { None };
         let v = self.values.as_slice();
+        // arrays parlops owns cannot change after validation: unchecked inner loop; arrays it
+        // borrows (PARLOPS_WRAP) could, against their contract: checked, so that a corrupted one
+        // panics (caught, and agreed as PARLOPS_ERR_INTERNAL) instead of reading out of bounds
+        let owned = matches!(
+            (&self.indptr, &self.indices, &self.values),
+            (
+                Idx::I32(Arr::Owned(_)),
+                Idx::I32(Arr::Owned(_)),
+                Arr::Owned(_)
+            ) | (
+                Idx::I64(Arr::Owned(_)),
+                Idx::I64(Arr::Owned(_)),
+                Arr::Owned(_)
+            )
+        );
+        macro_rules! go {
+            ($p:expr, $i:expr, $I:ty) => {
+                if owned {
+                    spmv::<T, $I, DOT, false>($p.as_slice(), $i.as_slice(), v, x, y, add, rows, w)
+                } else {
+                    spmv::<T, $I, DOT, true>($p.as_slice(), $i.as_slice(), v, x, y, add, rows, w)
+                }
+            };
+        }
         match (&self.indptr, &self.indices) {
-            (Idx::I32(p), Idx::I32(i)) => {
-                spmv::<T, i32, DOT>(p.as_slice(), i.as_slice(), v, x, y, add, rows, w)
-            }
-            (Idx::I64(p), Idx::I64(i)) => {
-                spmv::<T, i64, DOT>(p.as_slice(), i.as_slice(), v, x, y, add, rows, w)
-            }
+            (Idx::I32(p), Idx::I32(i)) => go!(p, i, i32),
+            (Idx::I64(p), Idx::I64(i)) => go!(p, i, i64),
             _ => unreachable!("validated at construction"),
         }
     }
@@ -338,87 +342,6 @@ impl<T: Scalar> LocalCsr<T> {
                 find(p.as_slice(), i.as_slice(), self.values.as_slice(), r, c)
             }
             _ => unreachable!("validated at construction"),
-        }
-    }
-}
-
-/// One row of B x. SAFETY: `r` < nrows and the arrays passed [`check_block`] (row pointers from 0,
-/// non-decreasing; every column index of the first p[nrows] entries in 0..ncols; at least that many
-/// values), x has ncols entries: every access below is in bounds. Wrapped (PARLOPS_WRAP) arrays are
-/// validated once at construction; their contract is that they do not change afterwards.
-#[inline(always)]
-unsafe fn row_sum<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], x: &[T], r: usize) -> T {
-    unsafe {
-        let (a, b) = (
-            p.get_unchecked(r).to_usize(),
-            p.get_unchecked(r + 1).to_usize(),
-        );
-        let mut s = T::zero();
-        for k in a..b {
-            s += *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
-        }
-        s
-    }
-}
-
-/// conj(w) s added to `acc` in f64 parts (see [`LocalCsr::mult_dot`]).
-#[inline(always)]
-fn acc_dot<T: Scalar>(acc: &mut (f64, f64), w: T, s: T) {
-    let ((wr, wi), (sr, si)) = (w.to_parts(), s.to_parts());
-    if T::PARTS == 1 {
-        acc.0 += wr * sr;
-    } else {
-        acc.0 += wr * sr + wi * si;
-        acc.1 += wr * si - wi * sr;
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn spmv<T: Scalar, I: IndexInt, const DOT: bool>(
-    p: &[I],
-    idx: &[I],
-    v: &[T],
-    x: &[T],
-    y: &mut [T],
-    add: bool,
-    rows: Option<&[usize]>,
-    w: &[T],
-) -> (f64, f64) {
-    let mut acc = (0.0, 0.0);
-    // SAFETY: see row_sum; the caller checked x, y and w against the block's shape, and `rows`
-    // holds row numbers below nrows (nonempty_rows).
-    unsafe {
-        match rows {
-            Some(rows) => {
-                for &r in rows {
-                    let s = row_sum(p, idx, v, x, r);
-                    let yr = y.get_unchecked_mut(r);
-                    *yr += s;
-                    if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(r), s);
-                    }
-                }
-            }
-            None => {
-                for r in 0..y.len() {
-                    let s = row_sum(p, idx, v, x, r);
-                    let yr = y.get_unchecked_mut(r);
-                    *yr = if add { *yr + s } else { s };
-                    if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(r), s);
-                    }
-                }
-            }
-        }
-    }
-    acc
-}
-
-fn spmv_h<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], y: &[T], x: &mut [T]) {
-    for (r, yr) in y.iter().enumerate() {
-        let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
-        for (j, a) in idx[a..b].iter().zip(&v[a..b]) {
-            x[j.to_usize()] += a.conj() * *yr;
         }
     }
 }

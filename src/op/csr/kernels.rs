@@ -1,0 +1,119 @@
+//! The inner loops of the CSR product: y = B x (optionally with the dot of y against another
+//! vector in the same pass, and over the compressed list of non-empty rows), x += B^H y, and the
+//! compressed row list itself.
+
+use super::IndexInt;
+use crate::scalar::Scalar;
+
+/// The rows of a row pointer that hold entries, when they are under 60% of the rows.
+pub(super) fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
+    let n = p.len().saturating_sub(1);
+    let count = p
+        .windows(2)
+        .filter(|w| w[1].to_i64() > w[0].to_i64())
+        .count();
+    if count * 10 >= n * 6 {
+        return None;
+    }
+    let mut rows = Vec::new();
+    if rows.try_reserve_exact(count).is_err() {
+        return None;
+    }
+    rows.extend((0..n).filter(|&r| p[r + 1].to_i64() > p[r].to_i64()));
+    Some(rows)
+}
+
+/// One row of B x, with bounds checks (`CHECKED`) or without. SAFETY (unchecked): `r` < nrows and
+/// the arrays passed [`super::LocalCsr::new`]'s checks and cannot have changed since (parlops owns them: row pointers
+/// from 0, non-decreasing; every column index of the first p[nrows] entries in 0..ncols; at least
+/// that many values), and x has ncols entries: every access below is in bounds.
+#[inline(always)]
+unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
+    p: &[I],
+    idx: &[I],
+    v: &[T],
+    x: &[T],
+    r: usize,
+) -> T {
+    if CHECKED {
+        let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
+        let mut s = T::zero();
+        for (j, c) in idx[a..b].iter().zip(&v[a..b]) {
+            s += *c * x[j.to_usize()];
+        }
+        return s;
+    }
+    unsafe {
+        let (a, b) = (
+            p.get_unchecked(r).to_usize(),
+            p.get_unchecked(r + 1).to_usize(),
+        );
+        let mut s = T::zero();
+        for k in a..b {
+            s += *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
+        }
+        s
+    }
+}
+
+/// conj(w) s added to `acc` in f64 parts (see [`super::LocalCsr::mult_dot`]).
+#[inline(always)]
+fn acc_dot<T: Scalar>(acc: &mut (f64, f64), w: T, s: T) {
+    let ((wr, wi), (sr, si)) = (w.to_parts(), s.to_parts());
+    if T::PARTS == 1 {
+        acc.0 += wr * sr;
+    } else {
+        acc.0 += wr * sr + wi * si;
+        acc.1 += wr * si - wi * sr;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>(
+    p: &[I],
+    idx: &[I],
+    v: &[T],
+    x: &[T],
+    y: &mut [T],
+    add: bool,
+    rows: Option<&[usize]>,
+    w: &[T],
+) -> (f64, f64) {
+    let mut acc = (0.0, 0.0);
+    // SAFETY: see row_sum; the caller checked x, y and w against the block's shape, and `rows`
+    // holds row numbers below nrows (nonempty_rows).
+    unsafe {
+        match rows {
+            Some(rows) => {
+                for &r in rows {
+                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r);
+                    let yr = y.get_unchecked_mut(r);
+                    *yr += s;
+                    if DOT {
+                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                    }
+                }
+            }
+            None => {
+                for r in 0..y.len() {
+                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r);
+                    let yr = y.get_unchecked_mut(r);
+                    *yr = if add { *yr + s } else { s };
+                    if DOT {
+                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                    }
+                }
+            }
+        }
+    }
+    acc
+}
+
+pub(super) fn spmv_h<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], y: &[T], x: &mut [T]) {
+    for (r, yr) in y.iter().enumerate() {
+        let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
+        for (j, a) in idx[a..b].iter().zip(&v[a..b]) {
+            x[j.to_usize()] += a.conj() * *yr;
+        }
+    }
+}
