@@ -28,25 +28,8 @@ jf = sys.argv[4]
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 N = n * n
-lib = C.CDLL(os.environ.get("PARLOPS_LIB", "libparlops.so"))
-P = C.c_void_p
-
-
-def call(name, *args):
-    f = getattr(lib, name)
-    f.restype = C.c_int
-    st = f(*args)
-    if st != 0:
-        msg = lib.parlops_last_error
-        msg.restype = C.c_char_p
-        raise RuntimeError(f"{name}: status {st}: {msg().decode()}")
-
-
-class SolveInfo(C.Structure):
-    _fields_ = [("iterations", C.c_int64), ("reason", C.c_int), ("initial_residual_norm", C.c_double),
-                ("final_residual_norm", C.c_double), ("rhs_norm", C.c_double), ("r1norm", C.c_double),
-                ("r2norm", C.c_double)]
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
+from parlops_ctypes import P, SolveInfo, call, lib  # noqa: E402
 
 # this rank's rows: PyLops-MPI's default split of N (its local_split), whole grid rows not required
 b_da = DistributedArray(global_shape=N, dtype=np.float64)

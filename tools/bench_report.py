@@ -38,12 +38,14 @@ def table(rows, triad):
             f"{triad.get(ranks, first.get('triad_gbs', 0)):.1f} GB/s; medians (min-max) of "
             f"{first['rounds']} interleaved rounds of {first['timed_iterations']} iterations\n"
         )
-        out.append("| solver | iterations to 1e-8 | ms/iteration | vs first | bytes/row floor | x floor |")
+        out.append("| solver | iterations to 1e-8 (kernels: repetitions) | ms/iteration | vs first | bytes/row floor | x floor |")
         out.append("|---|---|---|---|---|---|")
         for r in rs:
+            fl = r["floor_bytes_per_row"]
+            floor = f"{fl:.0f} | {r['x_floor']:.2f}" if fl > 0 else "- | -"
             out.append(
                 f"| {r['solver']} | {r['iterations']} | {r['ms_per_it']:.3f} ({r['ms_min']:.3f}-{r['ms_max']:.3f}) "
-                f"| {r['vs_first']:.2f} | {r['floor_bytes_per_row']:.0f} | {r['x_floor']:.2f} |"
+                f"| {r['vs_first']:.2f} | {floor} |"
             )
     return "\n".join(out) + "\n"
 

@@ -19,7 +19,7 @@ use super::LinearOperator;
 use crate::comm::halo::HaloPlan;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::ops::sequential_sums;
+use crate::vector::ops::{add_dot as add, combine_lanes, sequential_sums};
 use crate::vector::{DistVector, Layout};
 
 struct Bufs<T> {
@@ -277,15 +277,7 @@ impl<T: Scalar> Poisson<T> {
             }
             g = b;
         }
-        let mut k = 8;
-        while k > 1 {
-            k /= 2;
-            for i in 0..k {
-                lanes[i].0 += lanes[i + k].0;
-                lanes[i].1 += lanes[i + k].1;
-            }
-        }
-        lanes[0]
+        combine_lanes(lanes)
     }
 
     #[allow(clippy::needless_range_loop)]
@@ -329,18 +321,6 @@ impl<T: Scalar> LinearOperator<T> for Poisson<T> {
     }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
         d.fill(T::real(2.0 * self.ndim as f64))
-    }
-}
-
-/// conj(a) b added to `acc` in f64 parts.
-#[inline(always)]
-fn add<T: Scalar>(acc: &mut (f64, f64), a: T, b: T) {
-    let ((ar, ai), (br, bi)) = (a.to_parts(), b.to_parts());
-    if T::PARTS == 1 {
-        acc.0 += ar * br;
-    } else {
-        acc.0 += ar * br + ai * bi;
-        acc.1 += ar * bi - ai * br;
     }
 }
 

@@ -8,6 +8,7 @@
 //! for double-precision data a sum |r_i|^2 has the bits of [`super::ops::dot`] of r with itself, and
 //! the solvers' tests (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
 
+use super::ops::add_dot as acc_dot;
 use super::{DistVector, device, share};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -22,18 +23,6 @@ fn check<T: Scalar>(base: &DistVector<T>, others: &[(&DistVector<T>, &str)]) -> 
 
 fn device_dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>> {
     device::dots(pairs, &|i, v| share(pairs[i].0.layout(), v))
-}
-
-/// conj(a) b added to `acc` in f64 parts.
-#[inline(always)]
-fn acc_dot<T: Scalar>(acc: &mut (f64, f64), a: T, b: T) {
-    let ((ar, ai), (br, bi)) = (a.to_parts(), b.to_parts());
-    if T::PARTS == 1 {
-        acc.0 += ar * br;
-    } else {
-        acc.0 += ar * br + ai * bi;
-        acc.1 += ar * bi - ai * br;
-    }
 }
 
 /// CG: x += a p, r -= a q; returns the share of ||r||^2 (new r). 48 bytes per double entry instead

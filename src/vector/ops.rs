@@ -235,9 +235,10 @@ pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> (f64, f64) {
     dot_blocked(x, y)
 }
 
-/// conj(a) b added to `acc` in f64 parts.
+/// conj(a) b added to `acc` in f64 parts: the one accumulation step of every dot product (here,
+/// in the fused passes and in the operators that return a dot with their product).
 #[inline(always)]
-fn add_dot<T: Scalar>(acc: &mut (f64, f64), a: T, b: T) {
+pub fn add_dot<T: Scalar>(acc: &mut (f64, f64), a: T, b: T) {
     let ((ar, ai), (br, bi)) = (a.to_parts(), b.to_parts());
     if T::PARTS == 1 {
         acc.0 += ar * br;
@@ -273,7 +274,11 @@ fn dot_blocked<T: Scalar>(x: &[T], y: &[T]) -> (f64, f64) {
     for (a, b) in x[body..].iter().zip(&y[body..]) {
         add(&mut lanes[0], *a, *b);
     }
-    // a fixed pairwise order
+    combine_lanes(lanes)
+}
+
+/// The eight lanes of a blocked sum added in a fixed pairwise order.
+pub fn combine_lanes(mut lanes: [(f64, f64); LANES]) -> (f64, f64) {
     let mut w = LANES;
     while w > 1 {
         w /= 2;

@@ -20,10 +20,11 @@ from mpi4py import MPI
 import pylops
 import pylops_mpi
 
-lib = C.CDLL(os.environ.get("PARLOPS_LIB", "libparlops.so"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parlops_ctypes import P, SolveInfo, call, lib  # noqa: E402
+
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
-P = C.c_void_p
 passed = failed = 0
 
 
@@ -34,22 +35,6 @@ def check(ok, what):
     else:
         failed += 1
         print(f"rank {rank}: FAILED: {what}", flush=True)
-
-
-def call(name, *args):
-    f = getattr(lib, name)
-    f.restype = C.c_int
-    st = f(*args)
-    if st != 0:
-        msg = lib.parlops_last_error
-        msg.restype = C.c_char_p
-        raise RuntimeError(f"{name}: status {st}: {msg().decode()}")
-
-
-class SolveInfo(C.Structure):
-    _fields_ = [("iterations", C.c_int64), ("reason", C.c_int), ("initial_residual_norm", C.c_double),
-                ("final_residual_norm", C.c_double), ("rhs_norm", C.c_double), ("r1norm", C.c_double),
-                ("r2norm", C.c_double)]
 
 
 def pcomm(c):

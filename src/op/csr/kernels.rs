@@ -4,6 +4,7 @@
 
 use super::IndexInt;
 use crate::scalar::Scalar;
+use crate::vector::ops::add_dot as acc_dot;
 
 /// The rows of a row pointer that hold entries, when they are under 60% of the rows.
 pub(super) fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
@@ -53,18 +54,6 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
             s += *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
         }
         s
-    }
-}
-
-/// conj(w) s added to `acc` in f64 parts (see [`super::LocalCsr::mult_dot`]).
-#[inline(always)]
-fn acc_dot<T: Scalar>(acc: &mut (f64, f64), w: T, s: T) {
-    let ((wr, wi), (sr, si)) = (w.to_parts(), s.to_parts());
-    if T::PARTS == 1 {
-        acc.0 += wr * sr;
-    } else {
-        acc.0 += wr * sr + wi * si;
-        acc.1 += wr * si - wi * sr;
     }
 }
 
