@@ -89,6 +89,7 @@ parlops_op_second_derivative   out:handle_out
 parlops_op_laplacian           weights:in_array sampling:in_array out:handle_out
 parlops_op_gradient            sampling:in_array out:handle_out
 parlops_op_poisson             dims:in_array out:handle_out
+parlops_solver_set_null_space  vecs:handle_array_in
 parlops_op_fredholm1           out:handle_out
 parlops_halo_block             dims:in_array proc_grid:in_array start:out_array shape:out_array
 parlops_op_halo                dims:in_array proc_grid:in_array halo:in_array out:handle_out

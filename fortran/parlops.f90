@@ -877,6 +877,16 @@ module parlops
       integer(c_int32_t), value :: order
       integer(c_int) :: parlops_solver_set_sum_order
     end function parlops_solver_set_sum_order
+    function parlops_solver_set_null_space(s, has_constant, n, vecs) &
+        bind(C, name='parlops_solver_set_null_space')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: has_constant
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: vecs(*)
+      integer(c_int) :: parlops_solver_set_null_space
+    end function parlops_solver_set_null_space
     function parlops_solver_set_initial_guess_nonzero(s, nonzero) &
         bind(C, name='parlops_solver_set_initial_guess_nonzero')
       import

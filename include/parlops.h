@@ -947,6 +947,20 @@ parlops_status parlops_solver_set_orthogonalization(parlops_solver *s, parlops_o
 // pass that also updates or multiplies) sum in index order in either setting.
 parlops_status parlops_solver_set_sum_order(parlops_solver *s, parlops_sum_order order);
 
+// The operator's null space, removed by every solve (PETSc's MatSetNullSpace, MFEM's OrthoSolver):
+// the constant vector when `has_constant`, and the `n` vectors of `vecs` (any basis of the rest;
+// copied now, so they may be destroyed). A solve then works on b with the null space removed,
+// removes it from the initial guess and from every preconditioner output, and returns the solution
+// orthogonal to it (zero mean for the constant): the stopping rule applies to the projected b. At
+// the solve, the vectors are orthonormalised (a zero or dependent vector is
+// PARLOPS_ERR_INVALID_ARGUMENT naming it, on every rank) and must fit the operator's columns and
+// dtype. `has_constant` false and `n` 0 remove the null space. Every rank must set the same
+// (checked at the solve). Least-squares methods: PARLOPS_ERR_NOT_SUPPORTED.
+parlops_status parlops_solver_set_null_space(parlops_solver *s,
+                                             bool has_constant,
+                                             int n,
+                                             const parlops_vec *const *vecs);
+
 // Use x's content as the initial guess (default: zero, and x is overwritten).
 parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool nonzero);
 

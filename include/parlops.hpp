@@ -807,6 +807,13 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_pc_side(parlops_pc_side side) { check(parlops_solver_set_pc_side(h_, side)); }
   /// GMRES/FGMRES: PARLOPS_ORTHOG_CLASSICAL (default) or PARLOPS_ORTHOG_MODIFIED.
   void set_orthogonalization(parlops_orthog o) { check(parlops_solver_set_orthogonalization(h_, o)); }
+  /// The operator's null space, removed by every solve: the constant (has_constant) and `vecs`
+  /// (copied now); the solution is the one orthogonal to it.
+  void set_null_space(bool has_constant, const std::vector<const Vec *> &vecs = {}) {
+    std::vector<const parlops_vec *> h;
+    for (const Vec *v : vecs) h.push_back(v ? v->get() : nullptr);
+    check(parlops_solver_set_null_space(h_, has_constant, static_cast<int>(h.size()), h.data()));
+  }
   void set_sum_order(parlops_sum_order o) { check(parlops_solver_set_sum_order(h_, o)); }
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }

@@ -1190,8 +1190,206 @@ fn run_richardson<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
+/// x = A^-1 b by Gaussian elimination with partial pivoting (n x n, row-major), for references.
+fn dense_solve(mut a: Vec<f64>, mut b: Vec<f64>, n: usize) -> Vec<f64> {
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
+            .unwrap_or(k);
+        for j in 0..n {
+            a.swap(k * n + j, p * n + j);
+        }
+        b.swap(k, p);
+        for i in k + 1..n {
+            let f = a[i * n + k] / a[k * n + k];
+            for j in k..n {
+                a[i * n + j] -= f * a[k * n + j];
+            }
+            b[i] -= f * b[k];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for i in (0..n).rev() {
+        let s: f64 = (i + 1..n).map(|j| a[i * n + j] * x[j]).sum();
+        x[i] = (b[i] - s) / a[i * n + i];
+    }
+    x
+}
+
+/// A pure-Neumann Poisson problem (the 5-point Laplacian with each diagonal the number of
+/// neighbours: singular, the constants its null space) with a right-hand side of nonzero mean:
+/// with the constant null space removed, CG, Jacobi-CG and GMRES converge to the zero-mean solution
+/// of A x = P b (P removes the mean), checked against a dense solve of (A + 1 1^T / N) x = P b and on
+/// the true residual of the projected system; an explicit constant vector does the same; a dependent
+/// basis fails on every rank; without the null space CG does not report convergence.
+fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_null_space ({})", T::DTYPE.name()));
+    let (r, p) = (comm.rank() as usize, comm.size() as usize);
+    let n = 9i64;
+    let nn = (n * n) as usize;
+    let mut lens = parlops::vector::scatter_lens(n * n, p);
+    if p > 2 {
+        lens[0] += lens[1];
+        lens[1] = 0;
+    }
+    let l = Layout::new(comm.clone(), Partition::Scatter, -1, lens[r]).unwrap();
+    let (st, len) = (l.local_start() as usize, l.local_len() as usize);
+    // the matrix, globally (for the reference) and this rank's rows
+    let mut dense = vec![0.0f64; nn * nn];
+    for g in 0..nn {
+        let (i, j) = (g as i64 / n, g as i64 % n);
+        for (ok, c) in [
+            (i > 0, g as i64 - n),
+            (j > 0, g as i64 - 1),
+            (j < n - 1, g as i64 + 1),
+            (i < n - 1, g as i64 + n),
+        ] {
+            if ok {
+                dense[g * nn + c as usize] = -1.0;
+                dense[g * nn + g] += 1.0;
+            }
+        }
+    }
+    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for g in st..st + len {
+        for c in 0..nn {
+            if dense[g * nn + c] != 0.0 {
+                ix.push(c as i64);
+                v.push(T::from_parts_lossy(dense[g * nn + c], 0.0));
+            }
+        }
+        ip.push(ix.len() as i64);
+    }
+    let a: Op<T> =
+        Arc::new(CsrOp::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap());
+    let bg: Vec<f64> = (0..nn).map(|g| (g as f64 * 0.7).sin() + 0.5).collect();
+    let mean = bg.iter().sum::<f64>() / nn as f64;
+    let pb: Vec<f64> = bg.iter().map(|v| v - mean).collect();
+    let mut reg = dense.clone();
+    reg.iter_mut().for_each(|v| *v += 1.0 / nn as f64);
+    let want = dense_solve(reg, pb.clone(), nn);
+    let mut b = DistVector::<T>::new(l.clone()).unwrap();
+    for (k, bi) in b.local_mut().iter_mut().enumerate() {
+        *bi = T::from_parts_lossy(bg[st + k], 0.0);
+    }
+    let single = T::DTYPE.size() / T::PARTS < 8;
+    let rtol = if single { 1e-5 } else { 1e-10 };
+    let mut ones = DistVector::<T>::new(l.clone()).unwrap();
+    ones.fill(T::one()).unwrap();
+    let cases: [(&str, Method, bool, bool); 4] = [
+        ("CG, constant", Method::Cg, false, true),
+        ("Jacobi-CG, constant", Method::Cg, true, true),
+        ("GMRES, constant", Method::Gmres, false, true),
+        ("CG, the ones vector given", Method::Cg, false, false),
+    ];
+    for (name, m, jacobi, constant) in cases {
+        let mut s = Solver::<T>::new(m);
+        s.params.rtol = rtol;
+        s.params.max_iter = 500;
+        s.set_operator(a.clone()).unwrap();
+        if jacobi {
+            s.set_jacobi();
+        }
+        let given = if constant {
+            vec![]
+        } else {
+            vec![{
+                let mut o = ones.duplicate().unwrap();
+                o.copy_from(&ones).unwrap();
+                o
+            }]
+        };
+        s.set_null_space(Some((constant, given))).unwrap();
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        let mut xg = vec![T::zero(); nn];
+        x.gather(-1, Some(&mut xg), Ok(())).unwrap();
+        let xr: Vec<f64> = xg.iter().map(|v| v.to_parts().0).collect();
+        let xmean = xr.iter().sum::<f64>() / nn as f64;
+        let xmax = xr.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = xr
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+            / xmax;
+        // the rule on the projected system: ||P b - A x|| <= rtol ||P b||
+        let res: f64 = (0..nn)
+            .map(|i| {
+                let ax: f64 = (0..nn).map(|j| dense[i * nn + j] * xr[j]).sum();
+                (pb[i] - ax).powi(2)
+            })
+            .sum::<f64>()
+            .sqrt();
+        let pbn = pb.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let tol = if single { 1e-3 } else { 1e-7 };
+        if comm.rank() == 0 && T::DTYPE == parlops::DType::F64 {
+            println!(
+                "null space, {name}: {:?} in {} iterations; mean {xmean:.1e}, error to the dense solution {err:.1e}, projected residual {res:.1e} (rule {:.1e})",
+                info.reason,
+                info.iterations,
+                rtol * pbn
+            );
+        }
+        t.check(
+            info.reason.converged()
+                && xmean.abs() <= (if single { 1e-5 } else { 1e-12 }) * xmax
+                && err <= tol
+                && res <= 1.01 * rtol * pbn + (if single { 1e-4 } else { 1e-12 }) * xmax,
+            &format!(
+                "{} null space, {name}: {:?} in {} iterations, mean {xmean:e}, error {err:e}, projected residual {:e} of {:e}",
+                T::DTYPE.name(),
+                info.reason,
+                info.iterations,
+                res,
+                rtol * pbn
+            ),
+        );
+    }
+    // a dependent basis: the constant twice
+    let mut s = Solver::<T>::new(Method::Cg);
+    s.set_operator(a.clone()).unwrap();
+    s.set_null_space(Some((
+        true,
+        vec![{
+            let mut o = ones.duplicate().unwrap();
+            o.copy_from(&ones).unwrap();
+            o
+        }],
+    )))
+    .unwrap();
+    let mut x = DistVector::<T>::new(l.clone()).unwrap();
+    let e = s.solve(&b, &mut x).err();
+    t.check(
+        e.as_ref().is_some_and(|e| {
+            e.kind == parlops::ErrorKind::InvalidArgument && e.msg.contains("span")
+        }),
+        &format!(
+            "{} null space with a dependent vector: {e:?}",
+            T::DTYPE.name()
+        ),
+    );
+    // without it, the singular inconsistent system must not be reported as converged
+    let mut s = Solver::<T>::new(Method::Cg);
+    s.params.rtol = rtol;
+    s.params.max_iter = 300;
+    s.set_operator(a.clone()).unwrap();
+    let info = s.solve(&b, &mut x).unwrap();
+    t.check(
+        !info.reason.converged(),
+        &format!(
+            "{} no null space: not converged ({:?})",
+            T::DTYPE.name(),
+            info.reason
+        ),
+    );
+}
+
 fn main() {
     let (comm, mut t) = common::start();
+    run_null_space::<f64>(&mut t, &comm);
+    run_null_space::<c64>(&mut t, &comm);
+    run_null_space::<f32>(&mut t, &comm);
     run_richardson::<f64>(&mut t, &comm);
     run_richardson::<c64>(&mut t, &comm);
     run_richardson::<f32>(&mut t, &comm);

@@ -384,6 +384,40 @@ pub unsafe extern "C" fn parlops_solver_set_sum_order(
     })
 }
 
+/// The operator's null space, removed by every solve (PETSc's MatSetNullSpace, MFEM's OrthoSolver):
+/// the constant vector when `has_constant`, and the `n` vectors of `vecs` (any basis of the rest;
+/// copied now, so they may be destroyed). A solve then works on b with the null space removed,
+/// removes it from the initial guess and from every preconditioner output, and returns the solution
+/// orthogonal to it (zero mean for the constant): the stopping rule applies to the projected b. At
+/// the solve, the vectors are orthonormalised (a zero or dependent vector is
+/// PARLOPS_ERR_INVALID_ARGUMENT naming it, on every rank) and must fit the operator's columns and
+/// dtype. `has_constant` false and `n` 0 remove the null space. Every rank must set the same
+/// (checked at the solve). Least-squares methods: PARLOPS_ERR_NOT_SUPPORTED.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_null_space(
+    s: *mut parlops_solver,
+    has_constant: bool,
+    n: c_int,
+    vecs: *const *const parlops_vec,
+) -> parlops_status {
+    guard("parlops_solver_set_null_space", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if n < 0 {
+            crate::bail!(InvalidArgument, "argument 'n' is {n}; it must be >= 0");
+        }
+        if n > 0 && vecs.is_null() {
+            crate::bail!(NullArgument, "argument 'vecs' is NULL with n = {n}");
+        }
+        let vs = (0..n as usize)
+            .map(|i| {
+                let p = unsafe { *vecs.add(i) };
+                Ok(&unsafe { arg(p, &format!("vecs[{i}]"))? }.inner)
+            })
+            .collect::<crate::error::Result<Vec<_>>>()?;
+        s.inner.set_null_space(has_constant, &vs)
+    })
+}
+
 /// Use x's content as the initial guess (default: zero, and x is overwritten).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(

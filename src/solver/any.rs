@@ -10,7 +10,7 @@ use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::{AnyOp, Op};
 use crate::scalar::{DType, Scalar, c32, c64};
-use crate::vector::AnyVec;
+use crate::vector::{AnyVec, DistVector};
 
 /// A monitor shared by the run-time typed solver and the typed one it makes: (iteration, residual
 /// norm) -> true to stop the solve.
@@ -48,6 +48,10 @@ pub struct AnySolver {
     monitor: Option<SharedMonitor>,
     typed: Option<Typed>,
     info: Info,
+    /// The null space: (the constant vector, copies of the other vectors), and how many times it
+    /// was set (the typed solver copies it when this changes).
+    null_space: Option<(bool, Vec<AnyVec>)>,
+    null_space_gen: u64,
 }
 
 impl AnySolver {
@@ -63,7 +67,60 @@ impl AnySolver {
             monitor: None,
             typed: None,
             info: Info::default(),
+            null_space: None,
+            null_space_gen: 0,
         }
+    }
+
+    /// The operator's null space to remove (see [`Solver::set_null_space`]): the constant vector
+    /// with `constant`, and copies of `vecs` (taken now). No constant and no vectors remove it.
+    pub fn set_null_space(&mut self, constant: bool, vecs: &[&AnyVec]) -> Result<()> {
+        if (constant || !vecs.is_empty()) && self.method.least_squares() {
+            crate::bail!(
+                NotSupported,
+                "a null space is for square solves; {} solves least squares",
+                self.method.name()
+            );
+        }
+        for (i, v) in vecs.iter().enumerate() {
+            if !Arc::ptr_eq(&self.comm, v.layout().comm()) {
+                crate::bail!(
+                    LayoutMismatch,
+                    "vecs[{i}] lives on another communicator than the solver"
+                );
+            }
+        }
+        let copies = vecs
+            .iter()
+            .map(|v| v.clone_values())
+            .collect::<Result<Vec<_>>>()?;
+        self.null_space = (constant || !copies.is_empty()).then_some((constant, copies));
+        self.null_space_gen += 1;
+        Ok(())
+    }
+
+    /// Typed copies of the null space, for a solver of element type `T`.
+    fn typed_null_space<T: Scalar>(&self) -> Result<Option<(bool, Vec<DistVector<T>>)>> {
+        let Some((c, vs)) = &self.null_space else {
+            return Ok(None);
+        };
+        let typed = vs
+            .iter()
+            .map(|v| {
+                let t = v.typed::<T>().ok_or_else(|| {
+                    crate::err!(
+                        DTypeMismatch,
+                        "a null-space vector is {}, the operator {}",
+                        v.dtype().name(),
+                        T::DTYPE.name()
+                    )
+                })?;
+                let mut d = t.duplicate()?;
+                d.copy_from(t)?;
+                Ok(d)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some((*c, typed)))
     }
 
     pub fn method(&self) -> Method {
@@ -132,6 +189,14 @@ impl AnySolver {
             ("monitor set", self.monitor.is_some() as i64),
             ("Jacobi set", self.jacobi as i64),
             ("preconditioner set", self.pc.is_some() as i64),
+            (
+                "null space: constant",
+                self.null_space.as_ref().is_some_and(|n| n.0) as i64,
+            ),
+            (
+                "null space: vectors",
+                self.null_space.as_ref().map_or(0, |n| n.1.len()) as i64,
+            ),
         ];
         v.extend(self.params.agreement_values());
         v
@@ -157,6 +222,20 @@ impl AnySolver {
                     "argument '{n}' is {} but the operator is {}",
                     v.dtype().name(),
                     op.dtype().name()
+                );
+            }
+        }
+        for (i, v) in self.null_space.iter().flat_map(|n| n.1.iter()).enumerate() {
+            if v.dtype() != op.dtype() || !v.layout().compatible(op.cols()) {
+                crate::bail!(
+                    SizeMismatch,
+                    "null-space vector {i} is {} of global length {} (split {:?}); the operator's columns are {} of {} (split {:?})",
+                    v.dtype().name(),
+                    v.layout().global_len(),
+                    v.layout().local_lens(),
+                    op.dtype().name(),
+                    op.cols().global_len(),
+                    op.cols().local_lens()
                 );
             }
         }
@@ -235,6 +314,17 @@ impl AnySolver {
         {
             self.typed = Some(<Typed as Pick<T>>::wrap(Solver::new(self.method)));
         }
+        // the null space, copied to the typed solver when it was set since the last solve
+        let current = self
+            .typed
+            .as_mut()
+            .and_then(<Typed as Pick<T>>::pick)
+            .map(|s| s.null_space_gen);
+        let ns_update = if current != Some(self.null_space_gen) {
+            Some(self.typed_null_space::<T>()?)
+        } else {
+            None
+        };
         let solver = self
             .typed
             .as_mut()
@@ -249,6 +339,10 @@ impl AnySolver {
             solver.set_preconditioner(pc);
         }
         solver.set_monitor(monitor);
+        if let Some(ns) = ns_update {
+            solver.set_null_space(ns)?;
+            solver.null_space_gen = self.null_space_gen;
+        }
         let b = b
             .typed::<T>()
             .ok_or_else(|| crate::err!(Internal, "b dtype"))?;
@@ -274,6 +368,7 @@ impl AnySolver {
         } else if let Some(p) = &self.pc {
             s.set_preconditioner(Some(typed(p, "preconditioner")?));
         }
+        s.set_null_space(self.typed_null_space::<T>()?)?;
         Ok(s)
     }
 

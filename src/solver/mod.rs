@@ -22,6 +22,7 @@ mod ista;
 mod lsqr;
 mod methods;
 mod minres;
+mod nullspace;
 pub mod power;
 mod richardson;
 
@@ -286,6 +287,10 @@ pub struct Solver<T: Scalar> {
     eig: eig::EigRecord,
     info: Info,
     ws: Workspace<T>,
+    /// A null space to remove: (the constant vector, other vectors) ([`Solver::set_null_space`]).
+    null_space: Option<(bool, Vec<DistVector<T>>)>,
+    /// Which setting of the run-time typed solver `null_space` was copied from.
+    pub(crate) null_space_gen: u64,
 }
 
 impl<T: Scalar> Solver<T> {
@@ -302,7 +307,26 @@ impl<T: Scalar> Solver<T> {
             eig: eig::EigRecord::default(),
             info: Info::default(),
             ws: Workspace::new(),
+            null_space: None,
+            null_space_gen: 0,
         }
+    }
+
+    /// A null space of the operator to remove (PETSc's MatSetNullSpace): the constant vector (with
+    /// `constant`) and `vecs` (any basis; orthonormalised at each solve, a dependent vector is an
+    /// error then). The solve removes it from b, the initial guess, every preconditioner output and
+    /// the solution, which is then the one orthogonal to it. `None` removes the null space.
+    /// Least-squares methods: NotSupported.
+    pub fn set_null_space(&mut self, ns: Option<(bool, Vec<DistVector<T>>)>) -> Result<()> {
+        if ns.is_some() && self.method.least_squares() {
+            crate::bail!(
+                NotSupported,
+                "a null space is for square solves; {} solves least squares",
+                self.method.name()
+            );
+        }
+        self.null_space = ns.filter(|(c, v)| *c || !v.is_empty());
+        Ok(())
     }
 
     pub fn set_operator(&mut self, op: Op<T>) -> Result<()> {
@@ -443,8 +467,22 @@ impl<T: Scalar> Solver<T> {
             .get("PARLOPS_MONITOR")
             .is_some_and(|v| v != "0");
         let method = self.method;
+        let ns = match &self.null_space {
+            Some((c, vs)) => Some(nullspace::basis(op.cols(), x.location(), *c, vs)?),
+            None => None,
+        };
+        let proj = match (&pc, &ns) {
+            (Some(m), Some(bs)) => Some(nullspace::Projected {
+                inner: m.as_ref(),
+                basis: bs,
+            }),
+            _ => None,
+        };
         let gop = Guarded(op.as_ref());
-        let gpc = pc.as_deref().map(Guarded);
+        let gpc = match &proj {
+            Some(p) => Some(Guarded(p as &dyn LinearOperator<T>)),
+            None => pc.as_deref().map(Guarded),
+        };
         let mut ctx = Ctx {
             op: &gop,
             pc: gpc.as_ref().map(|g| g as &dyn LinearOperator<T>),
@@ -470,7 +508,10 @@ impl<T: Scalar> Solver<T> {
                 op.cols().global_len()
             );
         }
-        let mut info = method.run(&mut ctx, b, x)?;
+        let mut info = match &ns {
+            Some(bs) => nullspace::solve(&mut ctx, bs, b, x, |c, b, x| method.run(c, b, x))?,
+            None => method.run(&mut ctx, b, x)?,
+        };
         // the last safeguard: a converged reason needs a finite reported residual and a finite x on
         // every rank (one reduction). The methods decide this themselves; this catches what one misses.
         if info.reason.converged()

@@ -132,6 +132,20 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_sum_order(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "order");
   EXPECT(parlops_solver_set_sum_order(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "order");
   EXPECT(parlops_solver_set_sum_order(NULL, PARLOPS_SUM_SEQUENTIAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_null_space(NULL, true, 0, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_null_space(s, true, -1, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "'n'");
+  EXPECT(parlops_solver_set_null_space(s, false, 2, NULL), PARLOPS_ERR_NULL_ARGUMENT, "vecs");
+  {
+    const parlops_vec *nv[2] = {b, NULL};
+    EXPECT(parlops_solver_set_null_space(s, false, 2, nv), PARLOPS_ERR_NULL_ARGUMENT, "vecs[1]");
+  }
+  EXPECT(parlops_solver_set_null_space(s, false, 0, NULL), PARLOPS_OK, NULL);
+  {
+    parlops_solver *ls = NULL;
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CGLS, &ls), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_null_space(ls, true, 0, NULL), PARLOPS_ERR_NOT_SUPPORTED, "least squares");
+    EXPECT(parlops_solver_destroy(&ls), PARLOPS_OK, NULL);
+  }
   EXPECT(parlops_solver_set_initial_guess_nonzero(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_keep_history(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -192,6 +206,10 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
     expect_converged("sum orders differing between ranks", s, A, b, x, 1e-10, 0);
     EXPECT(parlops_solver_set_sum_order(s, PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
+    /* a null space set on one rank only: every rank refuses the solve */
+    EXPECT(parlops_solver_set_null_space(s, rank_ == last, 0, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "null space");
+    EXPECT(parlops_solver_set_null_space(s, false, 0, NULL), PARLOPS_OK, NULL);
   }
 
   /* ---- reasons */

@@ -795,6 +795,14 @@ static int do_call(int k) {
     CASE(parlops_solver_set_pc_side) st = parlops_solver_set_pc_side(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_orthogonalization) st = parlops_solver_set_orthogonalization(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_sum_order) st = parlops_solver_set_sum_order(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_null_space) {
+      /* as many handles as n says (a negative n reads none) */
+      int k = chance(90) ? (int)below(4) : -1 - (int)below(5);
+      const parlops_vec *nv[3] = {NULL, NULL, NULL};
+      for (int i = 0; i < k; i++) nv[i] = PV();
+      st = parlops_solver_set_null_space(PS(), chance(50), k, chance(5) ? NULL : nv);
+      break;
+    }
     CASE(parlops_vec_set_random) st = parlops_vec_set_random(PV(), enum_v(3), rnd()); break;
     CASE(parlops_solver_set_compute_eigenvalues) st = parlops_solver_set_compute_eigenvalues(PS(), chance(50)); break;
     CASE(parlops_solver_eigenvalue_estimates) {
