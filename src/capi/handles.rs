@@ -219,6 +219,31 @@ pub(crate) unsafe fn arg<'a, T: Handle>(p: *const T, name: &str) -> Result<&'a T
     Ok(unsafe { &*p })
 }
 
+/// Borrow the `n` handles of a caller's array (each checked as [`arg`], named `name[i]`); `n_name`
+/// names the count in messages.
+pub(crate) unsafe fn arg_array<'a, T: Handle>(
+    n: std::ffi::c_int,
+    p: *const *const T,
+    n_name: &str,
+    name: &str,
+) -> Result<Vec<&'a T>> {
+    if n < 0 {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{n_name}' is {n}; it must be >= 0"
+        );
+    }
+    if n > 0 && p.is_null() {
+        crate::bail!(
+            NullArgument,
+            "argument '{name}' is NULL with {n_name} = {n}"
+        );
+    }
+    (0..n as usize)
+        .map(|i| unsafe { arg(*p.add(i), &format!("{name}[{i}]")) })
+        .collect()
+}
+
 /// Borrow a handle mutably (checked as [`arg`]).
 pub(crate) unsafe fn arg_mut<'a, T: Handle>(p: *mut T, name: &str) -> Result<&'a mut T> {
     check(p.cast_const(), name)?;

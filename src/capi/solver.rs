@@ -4,8 +4,8 @@ use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use super::handles::{
-    arg, arg_mut, destroy, enum_arg, give, guard, opt_arg, out_ok, parlops_comm, parlops_op,
-    parlops_vec, put_opt,
+    arg, arg_array, arg_mut, destroy, enum_arg, give, guard, opt_arg, out_ok, parlops_comm,
+    parlops_op, parlops_vec, put_opt,
 };
 use super::types::{parlops_scalar, parlops_status};
 use crate::scalar::Scalar;
@@ -402,18 +402,10 @@ pub unsafe extern "C" fn parlops_solver_set_null_space(
 ) -> parlops_status {
     guard("parlops_solver_set_null_space", || {
         let s = unsafe { arg_mut(s, "s")? };
-        if n < 0 {
-            crate::bail!(InvalidArgument, "argument 'n' is {n}; it must be >= 0");
-        }
-        if n > 0 && vecs.is_null() {
-            crate::bail!(NullArgument, "argument 'vecs' is NULL with n = {n}");
-        }
-        let vs = (0..n as usize)
-            .map(|i| {
-                let p = unsafe { *vecs.add(i) };
-                Ok(&unsafe { arg(p, &format!("vecs[{i}]"))? }.inner)
-            })
-            .collect::<crate::error::Result<Vec<_>>>()?;
+        let vs: Vec<_> = unsafe { arg_array(n, vecs, "n", "vecs")? }
+            .into_iter()
+            .map(|v| &v.inner)
+            .collect();
         s.inner.set_null_space(has_constant, &vs)
     })
 }

@@ -226,14 +226,20 @@ impl AnySolver {
             }
         }
         for (i, v) in self.null_space.iter().flat_map(|n| n.1.iter()).enumerate() {
-            if v.dtype() != op.dtype() || !v.layout().compatible(op.cols()) {
+            if v.dtype() != op.dtype() {
+                crate::bail!(
+                    DTypeMismatch,
+                    "null-space vector {i} is {} but the operator is {}",
+                    v.dtype().name(),
+                    op.dtype().name()
+                );
+            }
+            if !v.layout().compatible(op.cols()) {
                 crate::bail!(
                     SizeMismatch,
-                    "null-space vector {i} is {} of global length {} (split {:?}); the operator's columns are {} of {} (split {:?})",
-                    v.dtype().name(),
+                    "null-space vector {i} has global length {} (split {:?}); the operator's columns have {} (split {:?})",
                     v.layout().global_len(),
                     v.layout().local_lens(),
-                    op.dtype().name(),
                     op.cols().global_len(),
                     op.cols().local_lens()
                 );

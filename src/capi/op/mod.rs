@@ -51,7 +51,7 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 use super::args::dtype_arg;
-use super::handles::{arg, create_agreed, null, parlops_layout, parlops_op};
+use super::handles::{arg, arg_array, create_agreed, parlops_layout, parlops_op};
 use super::types::parlops_dtype;
 use crate::comm::Comm;
 use crate::error::Result;
@@ -107,19 +107,10 @@ fn create_op(
 /// This rank's `n` operators for a block constructor, each of `dtype`.
 fn local_ops(n: c_int, ops: *const *const parlops_op, dtype: parlops_dtype) -> Result<Vec<AnyOp>> {
     let d = dtype_arg(dtype)?;
-    if n < 0 {
-        crate::bail!(
-            InvalidArgument,
-            "argument 'n_local' is {n}; it must be >= 0"
-        );
-    }
-    if n > 0 && ops.is_null() {
-        return Err(null("local_ops"));
-    }
-    (0..n as usize)
-        .map(|i| {
-            let p = unsafe { *ops.add(i) };
-            let h = unsafe { arg(p, &format!("local_ops[{i}]"))? };
+    unsafe { arg_array(n, ops, "n_local", "local_ops")? }
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| {
             if h.inner.dtype() != d {
                 crate::bail!(
                     DTypeMismatch,
