@@ -43,6 +43,9 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
+  integer(c_int), parameter :: PARLOPS_MONITOR_CONTINUE = 0
+  integer(c_int), parameter :: PARLOPS_MONITOR_STOP = 1
+  integer(c_int), parameter :: PARLOPS_MONITOR_CONVERGED = 2
   integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
@@ -322,6 +325,15 @@ module parlops
       integer(c_size_t), intent(out) :: needed
       integer(c_int) :: parlops_config_report
     end function parlops_config_report
+    function parlops_solver_set_monitor_iterate(s, f, ctx) &
+        bind(C, name='parlops_solver_set_monitor_iterate')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_funptr), value :: f
+      type(c_ptr), value :: ctx
+      integer(c_int) :: parlops_solver_set_monitor_iterate
+    end function parlops_solver_set_monitor_iterate
     function parlops_op_apply(a, x, y) &
         bind(C, name='parlops_op_apply')
       import

@@ -92,7 +92,8 @@ typedef enum {
   PARLOPS_CONVERGED_RTOL = 2,
   // ||r|| <= atol
   PARLOPS_CONVERGED_ATOL = 3,
-  // Stopped as converged by the method itself.
+  // The caller's rule: every rank's iterate monitor returned PARLOPS_MONITOR_CONVERGED
+  // (parlops_solver_set_monitor_iterate), with a finite residual norm and solution.
   PARLOPS_CONVERGED_USER = 4,
   // No solve yet.
   PARLOPS_ITERATING = 0,
@@ -128,6 +129,19 @@ typedef struct parlops_vec parlops_vec;
 
 // How a vector's entries are placed on ranks.
 typedef int32_t parlops_partition;
+
+// Iterate monitor: called on every rank at every convergence test with the iteration, the residual
+// norm the method tests, the current iterate `x` and its residual `r` = b - A x (least squares: of
+// A's row layout), and returns a parlops_monitor_action. `x` and `r` are copies lent for the call
+// (valid until it returns; read them with parlops_vec_copy_to_host, parlops_vec_norm,
+// parlops_vec_dot, ...: collective calls are allowed, every rank is in the callback at once; do not
+// destroy them). GMRES and FGMRES form the iterate of the current cycle for it; with a null space
+// they are those of the projected system.
+typedef int (*parlops_monitor_iterate_fn)(void *ctx,
+                                          int64_t iteration,
+                                          double residual_norm,
+                                          const parlops_vec *x,
+                                          const parlops_vec *r);
 
 // A scalar crossing the ABI: `im` must be 0 for real dtypes.
 typedef struct {
@@ -239,6 +253,21 @@ typedef int32_t parlops_distribution;
 
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
+
+// What an iterate monitor returns.
+typedef int32_t parlops_monitor_action;
+
+// Go on.
+#define PARLOPS_MONITOR_CONTINUE 0
+
+// Stop now: PARLOPS_DIVERGED_USER (any rank asking stops every rank). Any value other than the
+// three named ones stops too.
+#define PARLOPS_MONITOR_STOP 1
+
+// The caller's own stopping rule holds: PARLOPS_CONVERGED_USER when every rank returns it (a rank
+// that returns PARLOPS_MONITOR_CONTINUE keeps the solve going), unless the residual norm or the
+// solution is not finite (PARLOPS_DIVERGED_NAN).
+#define PARLOPS_MONITOR_CONVERGED 2
 
 // ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
 #define PARLOPS_LOCAL_ILU0 0
@@ -543,6 +572,14 @@ parlops_status parlops_config_report(const parlops_comm *comm,
                                      char *buf,
                                      size_t len,
                                      size_t *needed);
+
+// Set the iterate monitor (NULL removes it; it may be set beside parlops_solver_set_monitor's).
+// Each convergence test then also copies x, applies the operator once for r and agrees on the
+// monitors' answers (one small reduction). Every rank must set one or none. Not kept by
+// parlops_op_create_inverse.
+parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
+                                                  parlops_monitor_iterate_fn f,
+                                                  void *ctx);
 
 // y = A x. `x` must have the operator's column layout and `y` its row layout, and they must be
 // different vectors. A failure on any rank (including a user callback's) fails on every rank. [collective]

@@ -840,6 +840,25 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     check(parlops_solver_set_monitor(h_, monitor_call, m.get()));
     monitor_ = std::move(m);
   }
+  /// C iterate monitor (null removes it): f sees the iterate x and its residual b - A x and returns a
+  /// parlops_monitor_action.
+  void set_monitor_iterate(parlops_monitor_iterate_fn f, void *ctx) {
+    check(parlops_solver_set_monitor_iterate(h_, f, ctx));
+    iterate_monitor_.reset();
+  }
+  /// Iterate monitor f(iteration, residual_norm, x, r) on every rank, kept by the solver: x and r are
+  /// lent for the call (read them with the C functions); return PARLOPS_MONITOR_CONTINUE, _STOP or
+  /// _CONVERGED (throwing stops the solve); an empty f removes it.
+  using IterateMonitor = std::function<parlops_monitor_action(int64_t, double, const parlops_vec *, const parlops_vec *)>;
+  void set_monitor_iterate(IterateMonitor f) {
+    if (!f) {
+      set_monitor_iterate(nullptr, nullptr);
+      return;
+    }
+    auto m = std::make_unique<IterateMonitor>(std::move(f));
+    check(parlops_solver_set_monitor_iterate(h_, iterate_call, m.get()));
+    iterate_monitor_ = std::move(m);
+  }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// Record what eigenvalue_estimates() needs in the next solves.
   void set_compute_eigenvalues(bool c) { check(parlops_solver_set_compute_eigenvalues(h_, c)); }
@@ -882,7 +901,15 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
       return 1;
     }
   }
+  static int iterate_call(void *ctx, int64_t it, double r, const parlops_vec *x, const parlops_vec *res) noexcept {
+    try {
+      return (*static_cast<IterateMonitor *>(ctx))(it, r, x, res);
+    } catch (...) {
+      return PARLOPS_MONITOR_STOP;
+    }
+  }
   std::unique_ptr<std::function<bool(int64_t, double)>> monitor_;
+  std::unique_ptr<IterateMonitor> iterate_monitor_;
 };
 
 }  // namespace parlops

@@ -748,6 +748,24 @@ int main(int argc, char **argv) {
       info = cg.solve(b, x);
       expect(info.reason == PARLOPS_DIVERGED_USER && info.iterations <= 3, "monitor returning true stops the solve");
       cg.set_monitor(std::function<bool(int64_t, double)>{});
+      // the iterate monitor: r is b - A x of the x it sees; a convergence declared from iteration 4
+      double worst = 0.0;
+      cg.set_monitor_iterate([&](int64_t it, double rn, const parlops_vec *xv, const parlops_vec *rv) {
+        double nr = 0.0;
+        if (parlops_vec_norm(rv, PARLOPS_NORM_2, 0.0, &nr) != PARLOPS_OK) return PARLOPS_MONITOR_STOP;
+        (void)xv;
+        worst = std::max(worst, std::abs(nr - rn));
+        return it >= 4 ? PARLOPS_MONITOR_CONVERGED : PARLOPS_MONITOR_CONTINUE;
+      });
+      info = cg.solve(b, x);
+      expect(info.reason == PARLOPS_CONVERGED_USER && info.iterations == 4 && worst <= 1e-8 * b.norm(),
+             "std::function iterate monitor: sees r, declares convergence");
+      cg.set_monitor_iterate([](int64_t, double, const parlops_vec *, const parlops_vec *) -> parlops_monitor_action {
+        throw std::runtime_error("monitor failure");
+      });
+      info = cg.solve(b, x);
+      expect(info.reason == PARLOPS_DIVERGED_USER && info.iterations == 0, "a throwing iterate monitor stops the solve");
+      cg.set_monitor_iterate(Solver::IterateMonitor{});
       info = cg.solve(b, x);
       A.apply(x, res);
       res.axpy(scalar(-1.0), b);

@@ -5,7 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
-use common::Tally;
+use common::{Tally, dense, gathered, gauss};
 
 use std::sync::Arc;
 
@@ -13,75 +13,13 @@ use parlops::comm::Comm;
 use parlops::op::basic::{Diagonal, Zero};
 use parlops::op::csr::CsrOp;
 use parlops::op::dense::DenseBlockRow;
-use parlops::op::{LinearOperator, Op, random_fill};
+use parlops::op::{Op, random_fill};
 use parlops::solver::{Method, Reason, Reference, Solver, Threshold};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{Scalar, c32, c64};
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
-}
-
-/// Global dense matrix of an operator (via unit vectors).
-fn dense<T: Scalar>(op: &dyn LinearOperator<T>) -> Vec<Vec<T>> {
-    let (m, n) = (
-        op.rows().global_len() as usize,
-        op.cols().global_len() as usize,
-    );
-    let mut a = vec![vec![T::zero(); n]; m];
-    let mut x = DistVector::<T>::new(op.cols().clone()).unwrap();
-    let mut y = DistVector::<T>::new(op.rows().clone()).unwrap();
-    let mut col = vec![T::zero(); m];
-    for j in 0..n {
-        x.fill(T::zero()).unwrap();
-        let s = op.cols().local_start() as usize;
-        if j >= s && j < s + x.local().len() {
-            x.local_mut()[j - s] = T::one();
-        }
-        op.apply(&x, &mut y).unwrap();
-        y.gather(-1, Some(&mut col), Ok(())).unwrap();
-        for i in 0..m {
-            a[i][j] = col[i];
-        }
-    }
-    a
-}
-
-/// Solve the square system by Gaussian elimination with partial pivoting (in the type's precision
-/// promoted through f64 parts).
-fn gauss<T: Scalar>(mut a: Vec<Vec<T>>, mut b: Vec<T>) -> Vec<T> {
-    let n = b.len();
-    for k in 0..n {
-        let piv = (k..n)
-            .max_by(|&i, &j| a[i][k].abs_f64().partial_cmp(&a[j][k].abs_f64()).unwrap())
-            .unwrap();
-        a.swap(k, piv);
-        b.swap(k, piv);
-        for i in k + 1..n {
-            let f = a[i][k] / a[k][k];
-            for j in k..n {
-                let v = a[k][j];
-                a[i][j] = a[i][j] - f * v;
-            }
-            let bk = b[k];
-            b[i] = b[i] - f * bk;
-        }
-    }
-    let mut x = vec![T::zero(); n];
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for j in i + 1..n {
-            s = s - a[i][j] * x[j];
-        }
-        x[i] = s / a[i][i];
-    }
-    x
-}
-
-fn gathered<T: Scalar>(v: &DistVector<T>) -> Vec<T> {
-    let mut out = vec![T::zero(); v.layout().global_len() as usize];
-    v.gather(-1, Some(&mut out), Ok(())).unwrap();
-    out
 }
 
 fn rel_err<T: Scalar>(a: &[T], b: &[T]) -> f64 {

@@ -279,6 +279,26 @@ pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
     unsafe { *out = p };
 }
 
+/// Lend an object to C for the length of a callback (recorded as a live handle); take it back with
+/// [`reclaim`].
+pub(crate) fn lend<T: Handle>(v: T) -> *mut T {
+    let p = Box::into_raw(Box::new(v));
+    registry().live.insert(p as usize, T::KIND);
+    p
+}
+
+/// Take back what [`lend`] gave; `None` when the callback destroyed it (then `p` is not touched).
+pub(crate) unsafe fn reclaim<T: Handle>(p: *mut T) -> Option<T> {
+    {
+        let mut reg = registry();
+        if reg.live.get(&(p as usize)) != Some(&T::KIND) {
+            return None;
+        }
+        reg.live.remove(&(p as usize));
+    }
+    Some(*unsafe { Box::from_raw(p) })
+}
+
 /// The one construction idiom of the collective constructors (operators, vectors):
 /// 1. this rank's argument checks (`pre`, and the output pointer) and the values every rank must pass
 ///    alike (`same`, e.g. the dtype code; a difference fails with `InconsistentAcrossRanks` naming

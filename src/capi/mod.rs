@@ -8,6 +8,7 @@ mod comm;
 mod handles;
 mod layout;
 mod misc;
+mod monitor;
 mod op;
 #[cfg(test)]
 mod pins;
@@ -19,6 +20,7 @@ pub use comm::*;
 pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;
+pub use monitor::*;
 pub use op::*;
 pub use solver::*;
 pub use types::*;

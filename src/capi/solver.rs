@@ -107,7 +107,8 @@ pub enum parlops_reason {
     PARLOPS_CONVERGED_RTOL = 2,
     /// ||r|| <= atol
     PARLOPS_CONVERGED_ATOL = 3,
-    /// Stopped as converged by the method itself.
+    /// The caller's rule: every rank's iterate monitor returned PARLOPS_MONITOR_CONVERGED
+    /// (parlops_solver_set_monitor_iterate), with a finite residual norm and solution.
     PARLOPS_CONVERGED_USER = 4,
     /// No solve yet.
     PARLOPS_ITERATING = 0,
@@ -171,7 +172,7 @@ pub type parlops_monitor_fn =
 
 /// A solver (opaque).
 pub struct parlops_solver {
-    inner: AnySolver,
+    pub(super) inner: AnySolver,
 }
 
 impl super::handles::Handle for parlops_solver {

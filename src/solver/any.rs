@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{Info, Method, MonitorFn, Params, Solver};
+use super::{Info, IterateMonitor, Method, MonitorFn, Params, Solver};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::{AnyOp, Op};
@@ -46,6 +46,7 @@ pub struct AnySolver {
     pc: Option<AnyOp>,
     jacobi: bool,
     monitor: Option<SharedMonitor>,
+    watch: Option<IterateMonitor>,
     typed: Option<Typed>,
     info: Info,
     /// The null space: (the constant vector, copies of the other vectors), and how many times it
@@ -65,6 +66,7 @@ impl AnySolver {
             pc: None,
             jacobi: false,
             monitor: None,
+            watch: None,
             typed: None,
             info: Info::default(),
             null_space: None,
@@ -181,12 +183,18 @@ impl AnySolver {
         self.monitor = m;
     }
 
+    /// A monitor that sees the iterate and its residual ([`Solver::set_iterate_monitor`]).
+    pub fn set_iterate_monitor(&mut self, m: Option<IterateMonitor>) {
+        self.watch = m;
+    }
+
     /// Everything that steers the iteration and must be the same on every rank: the method, every
     /// setting of [`Params::agreement_values`], and whether a monitor, Jacobi or a preconditioner is set.
     pub fn agreement_values(&self) -> Vec<(&'static str, i64)> {
         let mut v = vec![
             ("method", self.method.code() as i64),
             ("monitor set", self.monitor.is_some() as i64),
+            ("iterate monitor set", self.watch.is_some() as i64),
             ("Jacobi set", self.jacobi as i64),
             ("preconditioner set", self.pc.is_some() as i64),
             (
@@ -345,6 +353,7 @@ impl AnySolver {
             solver.set_preconditioner(pc);
         }
         solver.set_monitor(monitor);
+        solver.set_iterate_monitor(self.watch.clone());
         if let Some(ns) = ns_update {
             solver.set_null_space(ns)?;
             solver.null_space_gen = self.null_space_gen;

@@ -23,7 +23,7 @@ pub(crate) fn run<T: Scalar>(
     let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
     let bnorm = re(d[0]).sqrt();
     let r0 = root(re(d[1]));
-    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+    if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     let mut rho = d[1];
@@ -63,7 +63,7 @@ pub(crate) fn run<T: Scalar>(
             // ctx.check's, which agrees since the same rule holds)
             x.axpy(alpha, phat)?;
             let reason = ctx
-                .check(it, snorm, bnorm)?
+                .check(it, snorm, bnorm, b, x)?
                 .unwrap_or(Reason::DivergedBreakdown);
             return Ok(info(it, reason, r0, snorm, bnorm));
         }
@@ -80,7 +80,7 @@ pub(crate) fn run<T: Scalar>(
         r.axpy(-omega, t)?;
         let d = dots(&ctx.comm, &[(r, r), (rhat, r)], Ok(()))?;
         rnorm = root(re(d[0]));
-        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+        if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
         if omega.is_zero() {

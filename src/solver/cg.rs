@@ -43,7 +43,7 @@ pub(crate) fn run<T: Scalar>(
         // r^H M r < 0 or b^H M b < 0: the preconditioner is not positive definite
         return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
-    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+    if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     p.copy_from(if plain { &*r } else { &*z })?;
@@ -100,7 +100,7 @@ pub(crate) fn run<T: Scalar>(
         if natural && re(d[0]) < 0.0 {
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
-        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+        if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
         if re(d[0]) < 0.0 {

@@ -116,7 +116,7 @@ pub(crate) fn run<T: Scalar>(
             ctx.comm.agree(pending)?;
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
-        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+        if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
             // an apply that failed in the overlap must still be reported on every rank
             ctx.comm.agree(pending)?;
             return Ok(info(it, reason, r0, rnorm, bnorm));

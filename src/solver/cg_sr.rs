@@ -35,7 +35,7 @@ pub(crate) fn run<T: Scalar>(
     if natural && (re(gamma) < 0.0 || bnorm < 0.0) {
         return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
-    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+    if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     let (mut alpha_old, mut gamma_old) = (T::one(), T::one());
@@ -90,7 +90,7 @@ pub(crate) fn run<T: Scalar>(
         if natural && re(d[0]) < 0.0 {
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
-        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+        if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
         if re(d[0]) < 0.0 {

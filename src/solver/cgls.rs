@@ -86,7 +86,7 @@ fn run<T: Scalar>(
     if !bnorm.is_finite() {
         return finish(ctx, x, s, 0, Reason::DivergedNan, r0);
     }
-    if let Some(reason) = ctx.check(0, r0, ahb)? {
+    if let Some(reason) = ctx.check(0, r0, ahb, b, x)? {
         return finish(ctx, x, s, 0, reason, r0);
     }
     let mut it = 0;
@@ -115,7 +115,7 @@ fn run<T: Scalar>(
         r.axpy(-d2, x)?;
         let kn = re(dots(&ctx.comm, &[(r, r)], e)?[0]);
         let rn = root(kn);
-        if let Some(reason) = ctx.check(it, rn, ahb)? {
+        if let Some(reason) = ctx.check(it, rn, ahb, b, x)? {
             return finish(ctx, x, s, it, reason, rn);
         }
         let beta = T::real(kn / k);

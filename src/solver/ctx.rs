@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use super::{Info, MonitorFn, Params, Reason, Reference, sci};
+use super::{Info, IterateMonitor, MonitorAction, MonitorFn, Params, Reason, Reference, sci};
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
 use crate::memory::Location;
 use crate::op::LinearOperator;
 use crate::scalar::Scalar;
-use crate::vector::{DistVector, Layout};
+use crate::vector::{AnyVec, DistVector, Layout};
 
 /// Work vectors kept by a solver between solves.
 pub(crate) struct Workspace<T: Scalar> {
@@ -89,6 +89,8 @@ pub(crate) struct Ctx<'a, T: Scalar> {
     pub comm: Arc<Comm>,
     pub ws: &'a mut Workspace<T>,
     pub(super) monitor: Option<&'a mut MonitorFn>,
+    /// The monitor that sees x and r, and the solver's copies handed to it.
+    pub(super) watch: Option<(&'a IterateMonitor, &'a mut Option<[AnyVec; 2]>)>,
     pub(super) history: &'a mut Vec<f64>,
     /// What the eigenvalue estimates need, when asked for (`params.compute_eigs`).
     pub(super) eig: Option<&'a mut super::eig::EigRecord>,
@@ -123,13 +125,75 @@ impl<T: Scalar> Ctx<'_, T> {
         rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
     }
 
+    /// Is a monitor that sees the iterate set (GMRES forms its iterate only then)?
+    pub fn watching(&self) -> bool {
+        self.watch.is_some()
+    }
+
+    /// The iterate monitor's view of iterate `x` of the system with right-hand side `b`: copies of x
+    /// and of b - A x, and what the monitor asks for. The outer error is every rank's (a failed
+    /// allocation of the copies); the inner one is this rank's, to be agreed. [collective]
+    fn observe(
+        &mut self,
+        it: i64,
+        rnorm: f64,
+        b: &DistVector<T>,
+        x: &DistVector<T>,
+    ) -> Result<Result<MonitorAction>> {
+        let op = self.op;
+        let Some((f, views)) = self.watch.as_mut() else {
+            return Ok(Ok(MonitorAction::Continue));
+        };
+        let fits = views.as_ref().is_some_and(|[xv, rv]| {
+            xv.dtype() == T::DTYPE
+                && xv.location() == x.location()
+                && xv.layout().compatible(x.layout())
+                && rv.layout().compatible(b.layout())
+        });
+        if !fits {
+            **views = None;
+            let v = AnyVec::new(x.layout().clone(), T::DTYPE, x.location())
+                .and_then(|xv| Ok([xv, AnyVec::new(b.layout().clone(), T::DTYPE, x.location())?]));
+            **views = Some(self.comm.agree(v)?);
+        }
+        let Some([mut xv, mut rv]) = views.take() else {
+            crate::bail!(Internal, "the monitor's vectors");
+        };
+        let (Some(xt), Some(rt)) = (xv.typed_mut::<T>(), rv.typed_mut::<T>()) else {
+            crate::bail!(Internal, "the monitor's vectors' dtype");
+        };
+        // the product is collective: made whatever happened to the copy on this rank
+        let e = xt.copy_from(x);
+        let e = e.and(op.apply(x, rt));
+        let e = e.and(rt.axpby(T::one(), b, -T::one()));
+        let e = e.and(xt.settle()).and(rt.settle());
+        if let Err(e) = e {
+            **views = Some([xv, rv]);
+            return Ok(Err(e));
+        }
+        let f = *f;
+        let out = crate::error::catch_panic("the iterate monitor", || Ok(f(it, rnorm, [xv, rv])));
+        Ok(out.map(|(action, back)| {
+            **views = back;
+            action
+        }))
+    }
+
     /// The convergence test at iteration `it` with residual norm `rnorm`, against `bnorm` (or, with
-    /// [`Reference::InitialResidual`], against the `rnorm` of the first test of the solve): the one
+    /// [`Reference::InitialResidual`], against the `rnorm` of the first test of the solve), for the
+    /// iterate `x` of the system with right-hand side `b` (what an iterate monitor sees): the one
     /// place where a method decides convergence (rnorm <= max(rtol ref, atol)); a non-finite
     /// `rnorm` or `bnorm` is [`Reason::DivergedNan`]. Both are reduced values, so every rank decides
-    /// alike. Calls the monitor (a user stop request is agreed across ranks), records the history, prints
-    /// with PARLOPS_MONITOR=1.
-    pub fn check(&mut self, it: i64, rnorm: f64, bnorm: f64) -> Result<Option<Reason>> {
+    /// alike. Calls the monitors (their requests are agreed across ranks in one reduction), records
+    /// the history, prints with PARLOPS_MONITOR=1.
+    pub fn check(
+        &mut self,
+        it: i64,
+        rnorm: f64,
+        bnorm: f64,
+        b: &DistVector<T>,
+        x: &DistVector<T>,
+    ) -> Result<Option<Reason>> {
         if self.first.is_none() {
             self.first = Some(rnorm);
         }
@@ -140,16 +204,38 @@ impl<T: Scalar> Ctx<'_, T> {
         if self.print && self.comm.rank() == 0 {
             println!("{it:4} KSP {} Residual norm {}", self.name, sci(rnorm));
         }
-        if let Some(m) = self.monitor.as_mut() {
-            let stop = if m(it, rnorm) { 1.0 } else { 0.0 };
-            let any = self.comm.allreduce_f64(&[stop], ReduceOp::Max)?;
+        let mut user_converged = false;
+        if self.monitor.is_some() || self.watch.is_some() {
+            let watched = self.observe(it, rnorm, b, x)?;
+            // a monitor that kept its vectors (or panicked) on one rank: all ranks make new ones
+            let lost = self.watch.as_ref().is_some_and(|(_, v)| v.is_none());
+            let local = watched.map(|action| {
+                let stop = self.monitor.as_mut().is_some_and(|m| m(it, rnorm));
+                vec![
+                    (stop || action == MonitorAction::Stop) as i32 as f64,
+                    // every rank must declare convergence: the maximum of "not converged"
+                    (action != MonitorAction::Converged) as i32 as f64,
+                    lost as i32 as f64,
+                ]
+            });
+            let any = self.comm.allreduce_checked(local, 3, ReduceOp::Max);
+            if any.as_ref().map_or(true, |a| a[2] > 0.0)
+                && let Some((_, views)) = self.watch.as_mut()
+            {
+                **views = None;
+            }
+            let any = any?;
             if any[0] > 0.0 {
                 return Ok(Some(Reason::DivergedUser));
             }
+            user_converged = self.watch.is_some() && any[1] == 0.0;
         }
         // NaN or Inf in the residual or the reference norm is a divergence, never a convergence
         if !rnorm.is_finite() || !bnorm.is_finite() {
             return Ok(Some(Reason::DivergedNan));
+        }
+        if user_converged {
+            return Ok(Some(Reason::ConvergedUser));
         }
         if self.holds(rnorm, bnorm) {
             return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {

@@ -93,7 +93,7 @@ fn run<T: Scalar>(
     let bnorm = root(re(d[0]));
     let mut beta = root(re(d[1]));
     let r0 = beta;
-    if let Some(reason) = ctx.check(0, beta, bnorm)? {
+    if let Some(reason) = ctx.check(0, beta, bnorm, b, x)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     let mut h = vec![T::zero(); (m + 1) * m]; // column-major: h[i + j*(m+1)]
@@ -196,7 +196,23 @@ fn run<T: Scalar>(
                 k -= 1;
                 break;
             }
-            if let Some(reason) = ctx.check(total, resid, bnorm)? {
+            let reason = if ctx.watching() {
+                // the iterate of the cycle, for the monitor that sees it (w and, when it is
+                // scratch, zs[0] are free here)
+                let y = triangular(&h, &g, k, m);
+                let mut xt = ctx.ws.take(1, x.layout())?;
+                let e = xt[0].copy_from(x);
+                let e = e.and(add_update(
+                    ctx, &mut xt[0], &y, basis, zs, w, flexible, left,
+                ));
+                let e = ctx.comm.agree(e);
+                let out = e.and_then(|_| ctx.check(total, resid, bnorm, b, &xt[0]));
+                ctx.ws.put(xt);
+                out?
+            } else {
+                ctx.check(total, resid, bnorm, b, x)?
+            };
+            if let Some(reason) = reason {
                 stop = Some(reason);
                 break;
             }
@@ -207,33 +223,8 @@ fn run<T: Scalar>(
                 break;
             }
         }
-        // x += Z y with H y = g (upper triangular k x k), solved column by column
-        let mut y = g[..k].to_vec();
-        for i in (0..k).rev() {
-            y[i] = y[i] / h[i + i * (m + 1)];
-            for j in (0..i).rev() {
-                y[j] = y[j] - h[j + i * (m + 1)] * y[i];
-            }
-        }
-        if flexible && ctx.pc.is_some() {
-            for (i, yi) in y.iter().enumerate() {
-                x.axpy(*yi, &zs[i])?;
-            }
-        } else if left || ctx.pc.is_none() {
-            // x += V y
-            for (i, yi) in y.iter().enumerate() {
-                x.axpy(*yi, &basis[i])?;
-            }
-        } else {
-            // x += M (V y)
-            w.fill(T::zero())?;
-            for (i, yi) in y.iter().enumerate() {
-                w.axpy(*yi, &basis[i])?;
-            }
-            let e = ctx.precond(w, &mut zs[0]);
-            pending = e;
-            x.axpy(T::one(), &zs[0])?;
-        }
+        let y = triangular(&h, &g, k, m);
+        pending = add_update(ctx, x, &y, basis, zs, w, flexible, left);
         if let Some(reason) = stop
             && !reason.converged()
         {
@@ -278,5 +269,52 @@ fn run<T: Scalar>(
             return Ok(info(total, Reason::DivergedMaxIter, r0, beta, bnorm));
         }
         // the estimate was ahead of the true residual: go on from the latter
+    }
+}
+
+/// y with H y = g: the leading k x k upper triangle of the rotated Hessenberg matrix `h` (column-major,
+/// m + 1 rows), solved column by column.
+fn triangular<T: Scalar>(h: &[T], g: &[T], k: usize, m: usize) -> Vec<T> {
+    let mut y = g[..k].to_vec();
+    for i in (0..k).rev() {
+        y[i] = y[i] / h[i + i * (m + 1)];
+        for j in (0..i).rev() {
+            y[j] = y[j] - h[j + i * (m + 1)] * y[i];
+        }
+    }
+    y
+}
+
+/// x += Z y (flexible), x += V y (left or no preconditioner) or x += M (V y) (right; `w` and `zs[0]`
+/// are scratch then). Returns the preconditioner's error, for the next reduction.
+#[allow(clippy::too_many_arguments)]
+fn add_update<T: Scalar>(
+    ctx: &Ctx<T>,
+    x: &mut DistVector<T>,
+    y: &[T],
+    basis: &[DistVector<T>],
+    zs: &mut [DistVector<T>],
+    w: &mut DistVector<T>,
+    flexible: bool,
+    left: bool,
+) -> Result<()> {
+    if flexible && ctx.pc.is_some() {
+        for (i, yi) in y.iter().enumerate() {
+            x.axpy(*yi, &zs[i])?;
+        }
+        Ok(())
+    } else if left || ctx.pc.is_none() {
+        for (i, yi) in y.iter().enumerate() {
+            x.axpy(*yi, &basis[i])?;
+        }
+        Ok(())
+    } else {
+        w.fill(T::zero())?;
+        for (i, yi) in y.iter().enumerate() {
+            w.axpy(*yi, &basis[i])?;
+        }
+        let e = ctx.precond(w, &mut zs[0]);
+        x.axpy(T::one(), &zs[0])?;
+        e
     }
 }

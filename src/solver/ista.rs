@@ -133,7 +133,7 @@ fn run<T: Scalar>(
         if it == 1 {
             upd0 = upd;
         }
-        if let Some(reason) = ctx.check(it, upd, 1.0)? {
+        if let Some(reason) = ctx.check(it, upd, 1.0, b, x)? {
             return lsq_info(ctx, b, x, res, it, reason, upd0, upd, bnorm);
         }
     }

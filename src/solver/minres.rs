@@ -40,7 +40,7 @@ pub(crate) fn run<T: Scalar>(
     }
     let beta1 = ry.sqrt();
     let (mut beta, mut eta) = (beta1, beta1);
-    if let Some(reason) = ctx.check(0, eta, bnorm)? {
+    if let Some(reason) = ctx.check(0, eta, bnorm, b, x)? {
         return Ok(info(0, reason, beta1, eta, bnorm));
     }
     let (mut gamma0, mut gamma1, mut sigma0, mut sigma1) = (1.0f64, 1.0f64, 0.0f64, 0.0f64);
@@ -117,7 +117,7 @@ pub(crate) fn run<T: Scalar>(
         sigma0 = sigma1;
         sigma1 = beta / rho1;
         eta *= -sigma1;
-        if let Some(reason) = ctx.check(it, eta.abs(), bnorm)? {
+        if let Some(reason) = ctx.check(it, eta.abs(), bnorm, b, x)? {
             return Ok(info(it, reason, beta1, eta.abs(), bnorm));
         }
         if beta == 0.0 {

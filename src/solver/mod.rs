@@ -173,6 +173,31 @@ impl Default for Info {
 /// Monitor: (iteration, residual norm) -> true to stop the solve.
 pub type MonitorFn = Box<dyn FnMut(i64, f64) -> bool + Send>;
 
+/// What a monitor that sees the iterate asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MonitorAction {
+    /// Go on.
+    Continue,
+    /// Stop now ([`Reason::DivergedUser`] when any rank asks).
+    Stop,
+    /// The caller's own rule holds ([`Reason::ConvergedUser`] when every rank says so, unless the
+    /// residual norm is not finite).
+    Converged,
+}
+
+/// A monitor that sees the iterate: (iteration, the method's residual norm, [x, b - A x]) -> (what
+/// to do, the two vectors handed back). The vectors are the solver's copies, in x's memory; handed
+/// back, they are reused at the next call (a monitor that keeps them gets new ones).
+pub type IterateMonitor = Arc<
+    dyn Fn(
+            i64,
+            f64,
+            [crate::vector::AnyVec; 2],
+        ) -> (MonitorAction, Option<[crate::vector::AnyVec; 2]>)
+        + Send
+        + Sync,
+>;
+
 /// C's %.12e: 1.234567890123e+00.
 pub(crate) fn sci(v: f64) -> String {
     if !v.is_finite() || v == 0.0 {
@@ -283,6 +308,9 @@ pub struct Solver<T: Scalar> {
     jacobi: bool,
     jacobi_op: Option<(usize, Op<T>)>,
     monitor: Option<MonitorFn>,
+    /// A monitor that sees x and r, and the copies of x and r it is handed.
+    watch: Option<IterateMonitor>,
+    views: Option<[crate::vector::AnyVec; 2]>,
     history: Vec<f64>,
     eig: eig::EigRecord,
     info: Info,
@@ -303,6 +331,8 @@ impl<T: Scalar> Solver<T> {
             jacobi: false,
             jacobi_op: None,
             monitor: None,
+            watch: None,
+            views: None,
             history: Vec::new(),
             eig: eig::EigRecord::default(),
             info: Info::default(),
@@ -372,6 +402,13 @@ impl<T: Scalar> Solver<T> {
 
     pub fn set_monitor(&mut self, m: Option<MonitorFn>) {
         self.monitor = m;
+    }
+
+    /// A monitor that sees the iterate and its residual b - A x at every convergence test (one more
+    /// operator application and two vector copies per iteration; GMRES and FGMRES also form the
+    /// iterate of the cycle); `None` removes it.
+    pub fn set_iterate_monitor(&mut self, m: Option<IterateMonitor>) {
+        self.watch = m;
     }
 
     pub fn info(&self) -> Info {
@@ -490,6 +527,7 @@ impl<T: Scalar> Solver<T> {
             comm: op.rows().comm().clone(),
             ws: &mut self.ws,
             monitor: self.monitor.as_mut(),
+            watch: self.watch.as_ref().map(|w| (w, &mut self.views)),
             history: &mut self.history,
             eig: if self.params.compute_eigs {
                 Some(&mut self.eig)

@@ -33,7 +33,7 @@ pub(crate) fn run<T: Scalar>(
     let d = dots(&ctx.comm, &[(bb, bb), (rr, rr)], e)?;
     let bnorm = root(re(d[0]));
     let r0 = root(re(d[1]));
-    if let Some(reason) = ctx.check(0, r0, bnorm)? {
+    if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     let omega = T::real(ctx.p.scale);
@@ -47,7 +47,7 @@ pub(crate) fn run<T: Scalar>(
         let e = if plain { e } else { e.and(ctx.precond(r, z)) };
         let t = if plain { &*r } else { &*z };
         let rnorm = root(re(dots(&ctx.comm, &[(t, t)], e)?[0]));
-        if let Some(reason) = ctx.check(it, rnorm, bnorm)? {
+        if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
     }

@@ -29,6 +29,21 @@ static int monitor(void *ctx, int64_t it, double rnorm) {
   return rank_ == stop_rank && it >= 2;
 }
 
+/* iterate monitor: checks that r = b - A x has the norm the method tests (CG: the true residual) to
+   1e-8 ||b||, and declares convergence on every rank from iteration `conv_at` on (stop_rank stops) */
+static int conv_at = -1, iterate_calls = 0, iterate_bad = 0;
+static double iterate_bnorm = 1.0;
+static int monitor_iterate(void *ctx, int64_t it, double rnorm, const parlops_vec *x, const parlops_vec *r) {
+  (void)ctx;
+  double nr = -1, nx = -1;
+  iterate_calls++;
+  if (parlops_vec_norm(r, PARLOPS_NORM_2, 0.0, &nr) != PARLOPS_OK || parlops_vec_norm(x, PARLOPS_NORM_2, 0.0, &nx) != PARLOPS_OK ||
+      fabs(nr - rnorm) > 1e-8 * iterate_bnorm || !(nx >= 0))
+    iterate_bad++;
+  if (rank_ == stop_rank && it >= 2) return PARLOPS_MONITOR_STOP;
+  return conv_at >= 0 && it >= conv_at ? PARLOPS_MONITOR_CONVERGED : PARLOPS_MONITOR_CONTINUE;
+}
+
 static void expect_reason(const char *name, parlops_solver *s, parlops_reason want) {
   parlops_solve_info info;
   parlops_status st = parlops_solver_info(s, &info);
@@ -149,6 +164,8 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_initial_guess_nonzero(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_keep_history(NULL, true), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_monitor_iterate(NULL, monitor_iterate, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_monitor_iterate((parlops_solver *)b, monitor_iterate, NULL), PARLOPS_ERR_INVALID_HANDLE, "'s'");
   EXPECT(parlops_solver_set_jacobi(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -195,6 +212,9 @@ int main(int argc, char **argv) {
     if (rank_ == last) EXPECT(parlops_solver_set_monitor(s, monitor, NULL), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
     EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
+    if (rank_ == 0) EXPECT(parlops_solver_set_monitor_iterate(s, monitor_iterate, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "iterate monitor");
+    EXPECT(parlops_solver_set_monitor_iterate(s, NULL, NULL), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_set_convergence_reference(s, rank_ == last ? PARLOPS_REFERENCE_INITIAL_RESIDUAL : PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
     EXPECT(parlops_solver_set_convergence_reference(s, PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
@@ -240,6 +260,24 @@ int main(int argc, char **argv) {
   expect("history of 3 norms", hlen == 3 && hist != NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_solver_history(s, NULL, &hlen), PARLOPS_ERR_NULL_ARGUMENT, "norms");
   EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
+  /* the iterate monitor: x and r lent to C (norms read inside), a stop on one rank, then the
+     caller's rule declared on every rank from iteration 3 */
+  EXPECT(parlops_vec_norm(b, PARLOPS_NORM_2, 0.0, &iterate_bnorm), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_monitor_iterate(s, monitor_iterate, NULL), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("iterate monitor stop on one rank", s, PARLOPS_DIVERGED_USER);
+  stop_rank = -1;
+  conv_at = 3;
+  EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+  expect_reason("iterate monitor declares convergence", s, PARLOPS_CONVERGED_USER);
+  {
+    parlops_solve_info iv;
+    EXPECT(parlops_solver_info(s, &iv), PARLOPS_OK, NULL);
+    expect("iterate monitor: 3 iterations, x and r read each time",
+           iv.iterations == 3 && iterate_calls == 3 + 4 && iterate_bad == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  }
+  conv_at = -1;
+  EXPECT(parlops_solver_set_monitor_iterate(s, NULL, NULL), PARLOPS_OK, NULL);
   /* Jacobi on a zero diagonal: every rank gets the error */
   EXPECT(parlops_solver_set_operator(s, Az), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_jacobi(s), PARLOPS_OK, NULL);

@@ -313,6 +313,18 @@ static int monitor(void *ctx, int64_t it, double r) {
   return it >= 60 || chance(2);
 }
 
+/* iterate monitor: reads the lent vectors (a collective norm: every rank is in the callback), and
+ * answers continue, stop, converged or an unnamed value (a stop); stops by iteration 60 */
+static int monitor_iterate(void *ctx, int64_t it, double r, const parlops_vec *x, const parlops_vec *res) {
+  (void)ctx;
+  (void)r;
+  double nx = 0, nr = 0;
+  if (parlops_vec_norm(x, PARLOPS_NORM_2, 0.0, &nx) != PARLOPS_OK || parlops_vec_norm(res, PARLOPS_NORM_2, 0.0, &nr) != PARLOPS_OK)
+    ctx_errors++;
+  if (it >= 60 || chance(2)) return PARLOPS_MONITOR_STOP;
+  return chance(5) ? PARLOPS_MONITOR_CONVERGED : (chance(2) ? 7 : PARLOPS_MONITOR_CONTINUE);
+}
+
 /* ---- CSR arrays for `rows` (this rank's rows) x `cols` (global columns), sometimes corrupted */
 typedef struct {
   void *ptr, *idx, *val;
@@ -820,6 +832,10 @@ static int do_call(int k) {
       parlops_solver *s = PS();
       int valid = s != NULL && !bad_handle;
       st = parlops_solver_set_monitor(s, valid || chance(50) ? monitor : NULL, NULL);
+      break;
+    }
+    CASE(parlops_solver_set_monitor_iterate) {
+      st = parlops_solver_set_monitor_iterate(PS(), chance(50) ? monitor_iterate : NULL, NULL);
       break;
     }
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;

@@ -1,11 +1,15 @@
 //! Shared by the multi-rank test programs (harness = false, run under mpiexec).
 #![allow(dead_code)]
+#![allow(clippy::needless_range_loop)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use parlops::Scalar;
 use parlops::comm::{Comm, ReduceOp};
+use parlops::op::LinearOperator;
+use parlops::vector::DistVector;
 
 /// The per-case watchdog: the case being run, the last check that finished, and when the last
 /// progress was made. A case that makes no progress for PARLOPS_TEST_CASE_TIMEOUT seconds
@@ -115,4 +119,66 @@ pub fn finish(name: &str, comm: Arc<Comm>, t: Tally) -> ! {
     drop(comm);
     parlops::comm::finalize().unwrap();
     std::process::exit(if failed { 1 } else { 0 })
+}
+
+/// Global dense matrix of an operator (via unit vectors).
+pub fn dense<T: Scalar>(op: &dyn LinearOperator<T>) -> Vec<Vec<T>> {
+    let (m, n) = (
+        op.rows().global_len() as usize,
+        op.cols().global_len() as usize,
+    );
+    let mut a = vec![vec![T::zero(); n]; m];
+    let mut x = DistVector::<T>::new(op.cols().clone()).unwrap();
+    let mut y = DistVector::<T>::new(op.rows().clone()).unwrap();
+    let mut col = vec![T::zero(); m];
+    for j in 0..n {
+        x.fill(T::zero()).unwrap();
+        let s = op.cols().local_start() as usize;
+        if j >= s && j < s + x.local().len() {
+            x.local_mut()[j - s] = T::one();
+        }
+        op.apply(&x, &mut y).unwrap();
+        y.gather(-1, Some(&mut col), Ok(())).unwrap();
+        for i in 0..m {
+            a[i][j] = col[i];
+        }
+    }
+    a
+}
+
+/// Solve the square system by Gaussian elimination with partial pivoting (in the type's precision
+/// promoted through f64 parts).
+pub fn gauss<T: Scalar>(mut a: Vec<Vec<T>>, mut b: Vec<T>) -> Vec<T> {
+    let n = b.len();
+    for k in 0..n {
+        let piv = (k..n)
+            .max_by(|&i, &j| a[i][k].abs_f64().partial_cmp(&a[j][k].abs_f64()).unwrap())
+            .unwrap();
+        a.swap(k, piv);
+        b.swap(k, piv);
+        for i in k + 1..n {
+            let f = a[i][k] / a[k][k];
+            for j in k..n {
+                let v = a[k][j];
+                a[i][j] = a[i][j] - f * v;
+            }
+            let bk = b[k];
+            b[i] = b[i] - f * bk;
+        }
+    }
+    let mut x = vec![T::zero(); n];
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for j in i + 1..n {
+            s = s - a[i][j] * x[j];
+        }
+        x[i] = s / a[i][i];
+    }
+    x
+}
+
+pub fn gathered<T: Scalar>(v: &DistVector<T>) -> Vec<T> {
+    let mut out = vec![T::zero(); v.layout().global_len() as usize];
+    v.gather(-1, Some(&mut out), Ok(())).unwrap();
+    out
 }

@@ -1,0 +1,74 @@
+//! The monitor that sees the iterate: the C callback type, its return values and the setter.
+
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+use super::handles::{arg_mut, guard, lend, parlops_vec, reclaim};
+use super::solver::parlops_solver;
+use super::types::parlops_status;
+use crate::solver::{IterateMonitor, MonitorAction};
+
+/// What an iterate monitor returns.
+pub type parlops_monitor_action = i32;
+/// Go on.
+pub const PARLOPS_MONITOR_CONTINUE: parlops_monitor_action = 0;
+/// Stop now: PARLOPS_DIVERGED_USER (any rank asking stops every rank). Any value other than the
+/// three named ones stops too.
+pub const PARLOPS_MONITOR_STOP: parlops_monitor_action = 1;
+/// The caller's own stopping rule holds: PARLOPS_CONVERGED_USER when every rank returns it (a rank
+/// that returns PARLOPS_MONITOR_CONTINUE keeps the solve going), unless the residual norm or the
+/// solution is not finite (PARLOPS_DIVERGED_NAN).
+pub const PARLOPS_MONITOR_CONVERGED: parlops_monitor_action = 2;
+
+/// Iterate monitor: called on every rank at every convergence test with the iteration, the residual
+/// norm the method tests, the current iterate `x` and its residual `r` = b - A x (least squares: of
+/// A's row layout), and returns a parlops_monitor_action. `x` and `r` are copies lent for the call
+/// (valid until it returns; read them with parlops_vec_copy_to_host, parlops_vec_norm,
+/// parlops_vec_dot, ...: collective calls are allowed, every rank is in the callback at once; do not
+/// destroy them). GMRES and FGMRES form the iterate of the current cycle for it; with a null space
+/// they are those of the projected system.
+pub type parlops_monitor_iterate_fn = Option<
+    unsafe extern "C" fn(
+        ctx: *mut c_void,
+        iteration: i64,
+        residual_norm: f64,
+        x: *const parlops_vec,
+        r: *const parlops_vec,
+    ) -> c_int,
+>;
+
+/// Set the iterate monitor (NULL removes it; it may be set beside parlops_solver_set_monitor's).
+/// Each convergence test then also copies x, applies the operator once for r and agrees on the
+/// monitors' answers (one small reduction). Every rank must set one or none. Not kept by
+/// parlops_op_create_inverse.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_monitor_iterate(
+    s: *mut parlops_solver,
+    f: parlops_monitor_iterate_fn,
+    ctx: *mut c_void,
+) -> parlops_status {
+    guard("parlops_solver_set_monitor_iterate", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        let ctx = ctx as usize;
+        s.inner.set_iterate_monitor(f.map(|f| {
+            Arc::new(
+                move |it: i64, rnorm: f64, [x, r]: [crate::vector::AnyVec; 2]| {
+                    let xh = lend(parlops_vec { inner: x });
+                    let rh = lend(parlops_vec { inner: r });
+                    let code = unsafe { f(ctx as *mut c_void, it, rnorm, xh, rh) };
+                    let back = match unsafe { (reclaim(xh), reclaim(rh)) } {
+                        (Some(x), Some(r)) => Some([x.inner, r.inner]),
+                        _ => None,
+                    };
+                    let action = match code {
+                        PARLOPS_MONITOR_CONTINUE => MonitorAction::Continue,
+                        PARLOPS_MONITOR_CONVERGED => MonitorAction::Converged,
+                        _ => MonitorAction::Stop,
+                    };
+                    (action, back)
+                },
+            ) as IterateMonitor
+        }));
+        Ok(())
+    })
+}

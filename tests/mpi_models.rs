@@ -1,0 +1,425 @@
+//! Multi-rank tests of the solver building blocks that PyLops-MPI and hIPPYlib users rely on: the
+//! monitor that sees the iterate and its residual, and trust-region (Steihaug) CG. Run with
+//! `mpiexec -n P` (P = 1..4; `make test` does), uneven splits, against dense references computed
+//! here. Prints `N passed, M failed` on rank 0.
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
+
+mod common;
+use common::{Tally, dense, gathered, gauss};
+
+use std::sync::{Arc, Mutex};
+
+use parlops::comm::Comm;
+use parlops::op::Op;
+use parlops::op::csr::CsrOp;
+use parlops::solver::{IterateMonitor, Method, MonitorAction, PcSide, Reason, Solver};
+use parlops::vector::{AnyVec, DistVector, Layout, Partition};
+use parlops::{Scalar, c64};
+
+fn single<T: Scalar>() -> bool {
+    matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
+}
+
+/// Uneven lengths of `n` entries over the ranks: rank 0 takes rank 1's share at 3 ranks and more.
+fn uneven(comm: &Arc<Comm>, n: i64) -> Arc<Layout> {
+    let p = comm.size() as usize;
+    let mut lens = parlops::vector::scatter_lens(n, p);
+    if p > 2 {
+        lens[0] += lens[1];
+        lens[1] = 0;
+    }
+    Layout::new(
+        comm.clone(),
+        Partition::Scatter,
+        -1,
+        lens[comm.rank() as usize],
+    )
+    .unwrap()
+}
+
+/// Rows of the n x n grid operator with diagonal `d` and neighbours (west, east, south, north)
+/// `nb`; rows from n^2 on are the identity (a tall `rows` layout gives a least-squares problem).
+fn grid<T: Scalar>(rows: &Arc<Layout>, cols: &Arc<Layout>, n: i64, d: f64, nb: [f64; 4]) -> Op<T> {
+    let nn = n * n;
+    let (st, len) = (rows.local_start(), rows.local_len());
+    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for g in st..st + len {
+        if g >= nn {
+            ix.push(g - nn);
+            v.push(T::one());
+        } else {
+            let (i, j) = (g / n, g % n);
+            for (ok, c, w) in [
+                (i > 0, g - n, nb[2]),
+                (j > 0, g - 1, nb[0]),
+                (true, g, d),
+                (j < n - 1, g + 1, nb[1]),
+                (i < n - 1, g + n, nb[3]),
+            ] {
+                if ok {
+                    ix.push(c);
+                    v.push(T::from_parts_lossy(w, 0.0));
+                }
+            }
+        }
+        ip.push(ix.len() as i64);
+    }
+    Arc::new(CsrOp::from_local_rows(rows.clone(), cols.clone(), &ip, &ix, &v, Ok(())).unwrap())
+}
+
+fn norm<T: Scalar>(v: &[T]) -> f64 {
+    v.iter().map(|a| a.abs2_f64()).sum::<f64>().sqrt()
+}
+
+fn matvec<T: Scalar>(a: &[Vec<T>], x: &[T]) -> Vec<T> {
+    a.iter()
+        .map(|row| row.iter().zip(x).fold(T::zero(), |s, (p, q)| s + *p * *q))
+        .collect()
+}
+
+fn adj_matvec<T: Scalar>(a: &[Vec<T>], y: &[T]) -> Vec<T> {
+    let mut out = vec![T::zero(); a[0].len()];
+    for (row, yi) in a.iter().zip(y) {
+        for (o, aij) in out.iter_mut().zip(row) {
+            *o += aij.conj() * *yi;
+        }
+    }
+    out
+}
+
+fn sub<T: Scalar>(a: &[T], b: &[T]) -> Vec<T> {
+    a.iter().zip(b).map(|(p, q)| *p - *q).collect()
+}
+
+/// What the monitor saw at one call: (iteration, residual norm, x, r), gathered on every rank.
+type Seen<T> = Arc<Mutex<Vec<(i64, f64, Vec<T>, Vec<T>)>>>;
+
+/// A monitor that records what it sees and answers with `act(iteration, x)`.
+fn recorder<T: Scalar>(
+    seen: &Seen<T>,
+    act: impl Fn(i64, &[T]) -> MonitorAction + Send + Sync + 'static,
+) -> IterateMonitor {
+    let seen = seen.clone();
+    Arc::new(move |it: i64, rn: f64, [xv, rv]: [AnyVec; 2]| {
+        let xg = gathered(xv.typed::<T>().unwrap());
+        let rg = gathered(rv.typed::<T>().unwrap());
+        let a = act(it, &xg);
+        seen.lock().unwrap().push((it, rn, xg, rg));
+        (a, Some([xv, rv]))
+    })
+}
+
+/// The right-hand side sin(0.7 g) + 0.5 (times 1 + 0.3i for complex types), on `l`.
+fn rhs<T: Scalar>(l: &Arc<Layout>) -> DistVector<T> {
+    let mut b = DistVector::<T>::new(l.clone()).unwrap();
+    let st = l.local_start();
+    let z = T::from_parts_lossy(1.0, if T::PARTS == 2 { 0.3 } else { 0.0 });
+    for (k, bi) in b.local_mut().iter_mut().enumerate() {
+        *bi = T::from_parts_lossy(((st + k as i64) as f64 * 0.7).sin() + 0.5, 0.0) * z;
+    }
+    b
+}
+
+/// Every method with a monitor that sees x and r: r is b - A x of the x it is handed (checked
+/// against the dense product), the norm the method tests is ||r|| where the method tests the true
+/// residual, the last iterate seen is the solution returned, and each converged solve meets its
+/// rule on the recomputed residual.
+fn run_monitor<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_monitor ({})", T::DTYPE.name()));
+    let n = 7i64;
+    let nn = n * n;
+    let l = uneven(comm, nn);
+    let tall_rows = uneven(comm, 2 * nn);
+    let spd = grid::<T>(&l, &l, n, 4.5, [-1.0; 4]);
+    let nonsym = grid::<T>(&l, &l, n, 4.5, [-1.4, -0.6, -1.2, -0.8]);
+    let tall = grid::<T>(&tall_rows, &l, n, 4.5, [-1.0; 4]);
+    let rtol = if single::<T>() { 1e-5 } else { 1e-10 };
+    let tol = if single::<T>() { 2e-5 } else { 1e-12 };
+    // (name, method, operator, Jacobi, left, ||r|| is what the method tests)
+    let cases: Vec<(&str, Method, &Op<T>, bool, bool, bool)> = vec![
+        ("CG", Method::Cg, &spd, false, false, true),
+        ("Jacobi-CG", Method::Cg, &spd, true, false, true),
+        (
+            "CG (single reduction)",
+            Method::CgSingleReduction,
+            &spd,
+            false,
+            false,
+            true,
+        ),
+        (
+            "CG (pipelined)",
+            Method::CgPipelined,
+            &spd,
+            false,
+            false,
+            true,
+        ),
+        ("MINRES", Method::Minres, &spd, false, false, true),
+        ("GMRES", Method::Gmres, &nonsym, false, false, true),
+        (
+            "Jacobi-GMRES (right)",
+            Method::Gmres,
+            &nonsym,
+            true,
+            false,
+            true,
+        ),
+        (
+            "Jacobi-GMRES (left)",
+            Method::Gmres,
+            &nonsym,
+            true,
+            true,
+            false,
+        ),
+        ("Jacobi-FGMRES", Method::Fgmres, &nonsym, true, false, true),
+        ("BiCGStab", Method::Bicgstab, &nonsym, false, false, true),
+        (
+            "Jacobi-Richardson",
+            Method::Richardson,
+            &spd,
+            true,
+            false,
+            false,
+        ),
+        ("CGLS", Method::Cgls, &tall, false, false, false),
+        ("LSQR", Method::Lsqr, &tall, false, false, false),
+    ];
+    for (name, m, op, jacobi, left, true_norm) in cases {
+        let ad = dense(op.as_ref());
+        let b = rhs::<T>(op.rows());
+        let bg = gathered(&b);
+        let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+        let mut s = Solver::<T>::new(m);
+        s.params.rtol = rtol;
+        s.params.max_iter = 400;
+        s.params.restart = 6; // several GMRES cycles
+        s.set_operator((*op).clone()).unwrap();
+        if jacobi {
+            s.set_jacobi();
+        }
+        if left {
+            s.params.pc_side = PcSide::Left;
+        }
+        s.set_iterate_monitor(Some(recorder(&seen, |_, _| MonitorAction::Continue)));
+        let mut x = DistVector::<T>::new(op.cols().clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        let xg = gathered(&x);
+        let seen = seen.lock().unwrap();
+        t.check(
+            info.reason.converged(),
+            &format!(
+                "{name}: converged with an iterate monitor ({:?})",
+                info.reason
+            ),
+        );
+        let scale = norm(&bg) + 10.0 * norm(&xg);
+        let mut worst_r: f64 = 0.0;
+        let mut worst_norm: f64 = 0.0;
+        for (_, rn, sx, sr) in seen.iter() {
+            let want = sub(&bg, &matvec(&ad, sx));
+            worst_r = worst_r.max(norm(&sub(sr, &want)) / scale);
+            worst_norm = worst_norm.max((norm(sr) - rn).abs() / norm(&bg));
+        }
+        t.check(
+            seen.len() >= 2 && worst_r <= tol,
+            &format!(
+                "{name}: r = b - A x for the x handed over at each of {} calls (worst {worst_r:.2e})",
+                seen.len()
+            ),
+        );
+        if true_norm {
+            let lim = if single::<T>() { 1e-4 } else { 1e-8 };
+            t.check(
+                worst_norm <= lim,
+                &format!("{name}: the tested norm is ||b - A x|| of the x handed over (worst {worst_norm:.2e})"),
+            );
+        }
+        let last = seen.last().unwrap();
+        t.check(
+            last.0 == info.iterations && norm(&sub(&last.2, &xg)) <= tol * norm(&xg).max(1e-300),
+            &format!(
+                "{name}: the last iterate seen (iteration {}) is the solution of iteration {}",
+                last.0, info.iterations
+            ),
+        );
+        // the converged rule on the recomputed residual
+        let r = sub(&bg, &matvec(&ad, &xg));
+        let ok = if m.least_squares() {
+            let g = adj_matvec(&ad, &r);
+            norm(&g) <= 1.01 * rtol * norm(&adj_matvec(&ad, &bg)) + tol * 100.0 * scale
+        } else if left || (m == Method::Richardson) {
+            norm(&r) <= 100.0 * rtol * norm(&bg)
+        } else {
+            norm(&r) <= 1.01 * rtol * norm(&bg) + tol * scale
+        };
+        t.check(
+            ok,
+            &format!("{name}: the stopping rule holds for the true residual"),
+        );
+    }
+}
+
+/// The monitor's answers: convergence declared by every rank (the caller's rule, checked on the
+/// answer), by one rank only (ignored), a stop on one rank, a panic on one rank (an error on every
+/// rank, the solver usable after), NaN (never a convergence), and both monitors at once.
+fn run_monitor_actions<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_monitor_actions ({})", T::DTYPE.name()));
+    let (rank, size) = (comm.rank(), comm.size());
+    let n = 8i64;
+    let l = uneven(comm, n * n);
+    let a = grid::<T>(&l, &l, n, 4.0, [-1.0; 4]);
+    let ad = dense(a.as_ref());
+    let b = rhs::<T>(&l);
+    let bg = gathered(&b);
+    let xstar = gauss(ad.clone(), bg.clone());
+    let rtol = if single::<T>() { 1e-6 } else { 1e-13 };
+    let solve = |s: &mut Solver<T>| {
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let r = s.solve(&b, &mut x);
+        (r, gathered(&x))
+    };
+    let mut plain = Solver::<T>::new(Method::Cg);
+    plain.params.rtol = rtol;
+    plain.set_operator(a.clone()).unwrap();
+    let (r, _) = solve(&mut plain);
+    let full = r.unwrap().iterations;
+
+    // every rank declares convergence once the error is below 1e-3 of ||x*||
+    let close = {
+        let xs = xstar.clone();
+        move |_: i64, x: &[T]| {
+            if norm(&sub(x, &xs)) <= 1e-3 * norm(&xs) {
+                MonitorAction::Converged
+            } else {
+                MonitorAction::Continue
+            }
+        }
+    };
+    let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+    let mut s = Solver::<T>::new(Method::Cg);
+    s.params.rtol = rtol;
+    s.set_operator(a.clone()).unwrap();
+    s.set_iterate_monitor(Some(recorder(&seen, close.clone())));
+    let (r, xg) = solve(&mut s);
+    let info = r.unwrap();
+    let err = norm(&sub(&xg, &xstar)) / norm(&xstar);
+    t.check(
+        info.reason == Reason::ConvergedUser && err <= 1e-3 && info.iterations < full,
+        &format!(
+            "CG stopped by the monitor's rule: {:?} after {} of {full} iterations, error {err:.2e}",
+            info.reason, info.iterations
+        ),
+    );
+
+    // one rank declaring convergence is not enough: the solve goes on to its own rule
+    if size > 1 {
+        let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+        s.set_iterate_monitor(Some(recorder(&seen, move |it, x| {
+            if rank == 0 {
+                close(it, x)
+            } else {
+                MonitorAction::Continue
+            }
+        })));
+        let (r, _) = solve(&mut s);
+        let info = r.unwrap();
+        t.check(
+            info.reason == Reason::ConvergedRtol && info.iterations == full,
+            &format!(
+                "convergence declared by rank 0 only is not a convergence: {:?} after {} iterations",
+                info.reason, info.iterations
+            ),
+        );
+    }
+
+    // a stop on the last rank at iteration 3 stops every rank there
+    let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+    s.set_iterate_monitor(Some(recorder(&seen, move |it, _| {
+        if rank == size - 1 && it == 3 {
+            MonitorAction::Stop
+        } else {
+            MonitorAction::Continue
+        }
+    })));
+    let (r, _) = solve(&mut s);
+    let info = r.unwrap();
+    t.check(
+        info.reason == Reason::DivergedUser && info.iterations == 3,
+        &format!(
+            "a stop asked by the last rank: {:?} at iteration {}",
+            info.reason, info.iterations
+        ),
+    );
+
+    // a panic on the last rank: an error on every rank, naming the monitor; the solver still works
+    let panicky: IterateMonitor = Arc::new(move |it: i64, _: f64, v: [AnyVec; 2]| {
+        if rank == size - 1 && it == 2 {
+            panic!("monitor panics on purpose");
+        }
+        (MonitorAction::Continue, Some(v))
+    });
+    s.set_iterate_monitor(Some(panicky));
+    let (r, _) = solve(&mut s);
+    let msg = r.err().map(|e| e.msg).unwrap_or_default();
+    t.check(
+        msg.contains("iterate monitor"),
+        &format!("a panicking monitor fails the solve on every rank: '{msg}'"),
+    );
+    s.set_iterate_monitor(Some(recorder(&seen, |_, _| MonitorAction::Continue)));
+    let (r, _) = solve(&mut s);
+    t.check(
+        r.is_ok_and(|i| i.reason.converged() && i.iterations == full),
+        "the solver works again after a monitor failed",
+    );
+
+    // NaN in b: never a convergence, whatever the monitor says
+    let mut bn = b.duplicate().unwrap();
+    bn.copy_from(&b).unwrap();
+    if rank == size - 1
+        && let Some(v) = bn.local_mut().last_mut()
+    {
+        *v = T::from_parts_lossy(f64::NAN, 0.0);
+    }
+    s.set_iterate_monitor(Some(recorder(&seen, |_, _| MonitorAction::Converged)));
+    let mut x = DistVector::<T>::new(l.clone()).unwrap();
+    let info = s.solve(&bn, &mut x).unwrap();
+    t.check(
+        info.reason == Reason::DivergedNan,
+        &format!(
+            "NaN with a monitor declaring convergence: {:?}",
+            info.reason
+        ),
+    );
+
+    // both monitors: the norm-only one sees the same iterations
+    let count = Arc::new(Mutex::new(0i64));
+    let c2 = count.clone();
+    s.set_monitor(Some(Box::new(move |_, _| {
+        *c2.lock().unwrap() += 1;
+        false
+    })));
+    let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+    s.set_iterate_monitor(Some(recorder(&seen, |_, _| MonitorAction::Continue)));
+    let (r, _) = solve(&mut s);
+    let info = r.unwrap();
+    let calls = seen.lock().unwrap().len() as i64;
+    t.check(
+        info.iterations == full && *count.lock().unwrap() == calls && calls == full + 1,
+        &format!(
+            "both monitors together: {calls} calls, {} iterations",
+            info.iterations
+        ),
+    );
+}
+
+fn main() {
+    let (comm, mut t) = common::start();
+    run_monitor::<f64>(&mut t, &comm);
+    run_monitor::<c64>(&mut t, &comm);
+    run_monitor::<f32>(&mut t, &comm);
+    run_monitor_actions::<f64>(&mut t, &comm);
+    run_monitor_actions::<c64>(&mut t, &comm);
+    common::finish("mpi_models", comm, t)
+}
