@@ -43,9 +43,6 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
-  integer(c_int), parameter :: PARLOPS_MONITOR_CONTINUE = 0
-  integer(c_int), parameter :: PARLOPS_MONITOR_STOP = 1
-  integer(c_int), parameter :: PARLOPS_MONITOR_CONVERGED = 2
   integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
@@ -76,6 +73,9 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ORTHOG_MODIFIED = 1
   integer(c_int), parameter :: PARLOPS_SUM_BLOCKED = 0
   integer(c_int), parameter :: PARLOPS_SUM_SEQUENTIAL = 1
+  integer(c_int), parameter :: PARLOPS_MONITOR_CONTINUE = 0
+  integer(c_int), parameter :: PARLOPS_MONITOR_STOP = 1
+  integer(c_int), parameter :: PARLOPS_MONITOR_CONVERGED = 2
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -122,6 +122,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
   integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
+  integer(c_int), parameter :: PARLOPS_CONVERGED_NEG_CURVE = 5
+  integer(c_int), parameter :: PARLOPS_CONVERGED_STEP_LENGTH = 6
   integer(c_int), parameter :: PARLOPS_ITERATING = 0
   integer(c_int), parameter :: PARLOPS_DIVERGED_MAX_ITER = -3
   integer(c_int), parameter :: PARLOPS_DIVERGED_DTOL = -4
@@ -325,15 +327,6 @@ module parlops
       integer(c_size_t), intent(out) :: needed
       integer(c_int) :: parlops_config_report
     end function parlops_config_report
-    function parlops_solver_set_monitor_iterate(s, f, ctx) &
-        bind(C, name='parlops_solver_set_monitor_iterate')
-      import
-      implicit none
-      type(c_ptr), value :: s
-      type(c_funptr), value :: f
-      type(c_ptr), value :: ctx
-      integer(c_int) :: parlops_solver_set_monitor_iterate
-    end function parlops_solver_set_monitor_iterate
     function parlops_op_apply(a, x, y) &
         bind(C, name='parlops_op_apply')
       import
@@ -1029,6 +1022,23 @@ module parlops
       integer(c_int64_t), intent(out) :: iterations
       integer(c_int) :: parlops_op_power_iteration
     end function parlops_op_power_iteration
+    function parlops_solver_set_monitor_iterate(s, f, ctx) &
+        bind(C, name='parlops_solver_set_monitor_iterate')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_funptr), value :: f
+      type(c_ptr), value :: ctx
+      integer(c_int) :: parlops_solver_set_monitor_iterate
+    end function parlops_solver_set_monitor_iterate
+    function parlops_solver_set_trust_region(s, radius) &
+        bind(C, name='parlops_solver_set_trust_region')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), value :: radius
+      integer(c_int) :: parlops_solver_set_trust_region
+    end function parlops_solver_set_trust_region
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

@@ -95,6 +95,11 @@ typedef enum {
   // The caller's rule: every rank's iterate monitor returned PARLOPS_MONITOR_CONVERGED
   // (parlops_solver_set_monitor_iterate), with a finite residual norm and solution.
   PARLOPS_CONVERGED_USER = 4,
+  // Trust-region CG (parlops_solver_set_trust_region) met negative curvature, p^H A p <= 0, and
+  // stopped on the boundary along p: the step a trust-region Newton method takes, not a solution.
+  PARLOPS_CONVERGED_NEG_CURVE = 5,
+  // Trust-region CG stopped on the boundary of the region (the next step would have left it).
+  PARLOPS_CONVERGED_STEP_LENGTH = 6,
   // No solve yet.
   PARLOPS_ITERATING = 0,
   // max_iter reached.
@@ -129,19 +134,6 @@ typedef struct parlops_vec parlops_vec;
 
 // How a vector's entries are placed on ranks.
 typedef int32_t parlops_partition;
-
-// Iterate monitor: called on every rank at every convergence test with the iteration, the residual
-// norm the method tests, the current iterate `x` and its residual `r` = b - A x (least squares: of
-// A's row layout), and returns a parlops_monitor_action. `x` and `r` are copies lent for the call
-// (valid until it returns; read them with parlops_vec_copy_to_host, parlops_vec_norm,
-// parlops_vec_dot, ...: collective calls are allowed, every rank is in the callback at once; do not
-// destroy them). GMRES and FGMRES form the iterate of the current cycle for it; with a null space
-// they are those of the projected system.
-typedef int (*parlops_monitor_iterate_fn)(void *ctx,
-                                          int64_t iteration,
-                                          double residual_norm,
-                                          const parlops_vec *x,
-                                          const parlops_vec *r);
 
 // A scalar crossing the ABI: `im` must be 0 for real dtypes.
 typedef struct {
@@ -248,6 +240,19 @@ typedef struct {
   double r2norm;
 } parlops_solve_info;
 
+// Iterate monitor: called on every rank at every convergence test with the iteration, the residual
+// norm the method tests, the current iterate `x` and its residual `r` = b - A x (least squares: of
+// A's row layout), and returns a parlops_monitor_action. `x` and `r` are copies lent for the call
+// (valid until it returns; read them with parlops_vec_copy_to_host, parlops_vec_norm,
+// parlops_vec_dot, ...: collective calls are allowed, every rank is in the callback at once; do not
+// destroy them). GMRES and FGMRES form the iterate of the current cycle for it; with a null space
+// they are those of the projected system.
+typedef int (*parlops_monitor_iterate_fn)(void *ctx,
+                                          int64_t iteration,
+                                          double residual_norm,
+                                          const parlops_vec *x,
+                                          const parlops_vec *r);
+
 // The distribution of parlops_vec_set_random's entries.
 typedef int32_t parlops_distribution;
 
@@ -256,18 +261,6 @@ typedef int32_t parlops_norm;
 
 // What an iterate monitor returns.
 typedef int32_t parlops_monitor_action;
-
-// Go on.
-#define PARLOPS_MONITOR_CONTINUE 0
-
-// Stop now: PARLOPS_DIVERGED_USER (any rank asking stops every rank). Any value other than the
-// three named ones stops too.
-#define PARLOPS_MONITOR_STOP 1
-
-// The caller's own stopping rule holds: PARLOPS_CONVERGED_USER when every rank returns it (a rank
-// that returns PARLOPS_MONITOR_CONTINUE keeps the solve going), unless the residual norm or the
-// solution is not finite (PARLOPS_DIVERGED_NAN).
-#define PARLOPS_MONITOR_CONVERGED 2
 
 // ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
 #define PARLOPS_LOCAL_ILU0 0
@@ -373,6 +366,18 @@ typedef int32_t parlops_monitor_action;
 // One accumulator in index order: the rounding of sequential dot products, such as MFEM's (the
 // MFEM adapter sets it, so that its solvers match MFEM's bit for bit). Slower on long vectors.
 #define PARLOPS_SUM_SEQUENTIAL 1
+
+// Go on.
+#define PARLOPS_MONITOR_CONTINUE 0
+
+// Stop now: PARLOPS_DIVERGED_USER (any rank asking stops every rank). Any value other than the
+// three named ones stops too.
+#define PARLOPS_MONITOR_STOP 1
+
+// The caller's own stopping rule holds: PARLOPS_CONVERGED_USER when every rank returns it (a rank
+// that returns PARLOPS_MONITOR_CONTINUE keeps the solve going), unless the residual norm or the
+// solution is not finite (PARLOPS_DIVERGED_NAN).
+#define PARLOPS_MONITOR_CONVERGED 2
 
 // 32-bit real.
 #define PARLOPS_F32 0
@@ -572,14 +577,6 @@ parlops_status parlops_config_report(const parlops_comm *comm,
                                      char *buf,
                                      size_t len,
                                      size_t *needed);
-
-// Set the iterate monitor (NULL removes it; it may be set beside parlops_solver_set_monitor's).
-// Each convergence test then also copies x, applies the operator once for r and agrees on the
-// monitors' answers (one small reduction). Every rank must set one or none. Not kept by
-// parlops_op_create_inverse.
-parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
-                                                  parlops_monitor_iterate_fn f,
-                                                  void *ctx);
 
 // y = A x. `x` must have the operator's column layout and `y` its row layout, and they must be
 // different vectors. A failure on any rank (including a user callback's) fails on every rank. [collective]
@@ -1079,6 +1076,27 @@ parlops_status parlops_op_power_iteration(const parlops_op *a,
                                           uint64_t seed,
                                           parlops_scalar *eigenvalue,
                                           int64_t *iterations);
+
+// Set the iterate monitor (NULL removes it; it may be set beside parlops_solver_set_monitor's).
+// Each convergence test then also copies x, applies the operator once for r and agrees on the
+// monitors' answers (one small reduction). Every rank must set one or none. Not kept by
+// parlops_op_create_inverse.
+parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
+                                                  parlops_monitor_iterate_fn f,
+                                                  void *ctx);
+
+// Trust-region CG (Steihaug-Toint; PETSc's KSPSTCG, hIPPYlib's CGSolverSteihaug) for the inner solve
+// of a Newton-CG method: with `radius` > 0, CG from a zero guess stops on the boundary of the region
+// ||x||_P <= radius when a step would leave it (PARLOPS_CONVERGED_STEP_LENGTH) or when it meets
+// negative curvature, p^H A p <= 0 (PARLOPS_CONVERGED_NEG_CURVE: the boundary point along p), instead
+// of failing; otherwise it stops as CG does. P is the inverse of the preconditioner (the norm
+// hIPPYlib's trust region takes when its preconditioner is the inverse of its norm matrix), the
+// Euclidean norm without one; tracked by recurrences, at no extra cost. 0 turns it off. For
+// PARLOPS_METHOD_CG only (PARLOPS_ERR_NOT_SUPPORTED otherwise); a solve with a nonzero initial guess
+// fails (PARLOPS_ERR_INVALID_ARGUMENT); parlops_op_create_inverse refuses it. hIPPYlib tests
+// sqrt(r^H M r) against its initial value: parlops_solver_set_norm_type(PARLOPS_NORM_TYPE_NATURAL).
+parlops_status parlops_solver_set_trust_region(parlops_solver *s,
+                                               double radius);
 
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,

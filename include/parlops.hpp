@@ -859,6 +859,9 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     check(parlops_solver_set_monitor_iterate(h_, iterate_call, m.get()));
     iterate_monitor_ = std::move(m);
   }
+  /// Trust-region CG (Steihaug-Toint): stop on the boundary ||x||_P = radius (PARLOPS_CONVERGED_STEP_LENGTH)
+  /// or there along a direction of negative curvature (PARLOPS_CONVERGED_NEG_CURVE); 0 turns it off.
+  void set_trust_region(double radius) { check(parlops_solver_set_trust_region(h_, radius)); }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// Record what eigenvalue_estimates() needs in the next solves.
   void set_compute_eigenvalues(bool c) { check(parlops_solver_set_compute_eigenvalues(h_, c)); }

@@ -766,6 +766,11 @@ int main(int argc, char **argv) {
       info = cg.solve(b, x);
       expect(info.reason == PARLOPS_DIVERGED_USER && info.iterations == 0, "a throwing iterate monitor stops the solve");
       cg.set_monitor_iterate(Solver::IterateMonitor{});
+      cg.set_trust_region(0.25);
+      info = cg.solve(b, x);
+      expect(info.reason == PARLOPS_CONVERGED_STEP_LENGTH && std::abs(x.norm() - 0.25) <= 1e-12,
+             "trust-region CG stops on the boundary");
+      cg.set_trust_region(0.0);
       info = cg.solve(b, x);
       A.apply(x, res);
       res.axpy(scalar(-1.0), b);

@@ -414,6 +414,197 @@ fn run_monitor_actions<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
+/// Steihaug-Toint CG in one process on the dense matrix, with the norm ||v||_P^2 = v^H P v taken
+/// explicitly (`pdiag`: the diagonal of P; the preconditioner is its inverse): the iterates after
+/// each step, the reason and the last iterate.
+fn steihaug_dense<T: Scalar>(
+    a: &[Vec<T>],
+    b: &[T],
+    pdiag: &[f64],
+    radius: f64,
+    rtol: f64,
+) -> (Vec<Vec<T>>, Reason, Vec<T>) {
+    let n = b.len();
+    let pn = |u: &[T], v: &[T]| -> f64 {
+        (0..n)
+            .map(|i| (u[i].conj() * v[i]).to_parts().0 * pdiag[i])
+            .sum()
+    };
+    let minv = |r: &[T]| -> Vec<T> {
+        r.iter()
+            .zip(pdiag)
+            .map(|(v, d)| *v * T::from_parts_lossy(1.0 / d, 0.0))
+            .collect::<Vec<T>>()
+    };
+    let dotr = |u: &[T], v: &[T]| -> f64 {
+        u.iter()
+            .zip(v)
+            .map(|(p, q)| (p.conj() * *q).to_parts().0)
+            .sum()
+    };
+    let boundary = |x: &[T], p: &[T]| -> f64 {
+        let (aa, bb, cc) = (pn(p, p), pn(x, p), pn(x, x) - radius * radius);
+        (-bb + (bb * bb - aa * cc).sqrt()) / aa
+    };
+    let axpy = |x: &mut Vec<T>, t: f64, p: &[T]| {
+        for (xi, pi) in x.iter_mut().zip(p) {
+            *xi += T::from_parts_lossy(t, 0.0) * *pi;
+        }
+    };
+    let mut x = vec![T::zero(); n];
+    let mut r = b.to_vec();
+    let mut z = minv(&r);
+    let mut p = z.clone();
+    let mut rz = dotr(&r, &z);
+    let bn = norm(b);
+    let mut xs = vec![x.clone()];
+    for _ in 0..10 * n {
+        let q = matvec(a, &p);
+        let pq = dotr(&p, &q);
+        if pq <= 0.0 {
+            let t = boundary(&x, &p);
+            axpy(&mut x, t, &p);
+            return (xs, Reason::ConvergedNegCurve, x);
+        }
+        let alpha = rz / pq;
+        let mut trial = x.clone();
+        axpy(&mut trial, alpha, &p);
+        if pn(&trial, &trial) >= radius * radius {
+            let t = boundary(&x, &p);
+            axpy(&mut x, t, &p);
+            return (xs, Reason::ConvergedStepLength, x);
+        }
+        x = trial;
+        axpy(&mut r, -alpha, &q);
+        xs.push(x.clone());
+        if norm(&r) <= rtol * bn {
+            return (xs, Reason::ConvergedRtol, x);
+        }
+        z = minv(&r);
+        let rz2 = dotr(&r, &z);
+        let beta = rz2 / rz;
+        rz = rz2;
+        for (pi, zi) in p.iter_mut().zip(&z) {
+            *pi = *zi + T::from_parts_lossy(beta, 0.0) * *pi;
+        }
+    }
+    (xs, Reason::DivergedMaxIter, x)
+}
+
+/// Trust-region CG against [`steihaug_dense`] iterate by iterate: negative curvature on an
+/// indefinite matrix, the boundary reached on an SPD one (Euclidean norm, and the Jacobi norm
+/// ||x||_D with a Jacobi preconditioner), and a large radius that changes nothing.
+fn run_steihaug<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_steihaug ({})", T::DTYPE.name()));
+    let n = 7i64;
+    let l = uneven(comm, n * n);
+    let indef = grid::<T>(&l, &l, n, 1.5, [-1.0; 4]);
+    let spd = grid::<T>(&l, &l, n, 4.5, [-1.1, -0.9, -1.0, -1.0]);
+    let b = rhs::<T>(&l);
+    let bg = gathered(&b);
+    let rtol = 1e-10;
+    // (name, operator, Jacobi, radius, reason wanted)
+    let cases: Vec<(&str, &Op<T>, bool, f64, Reason)> = vec![
+        ("indefinite", &indef, false, 1e3, Reason::ConvergedNegCurve),
+        (
+            "indefinite, Jacobi",
+            &indef,
+            true,
+            1e3,
+            Reason::ConvergedNegCurve,
+        ),
+        (
+            "SPD, radius 0.6",
+            &spd,
+            false,
+            0.6,
+            Reason::ConvergedStepLength,
+        ),
+        (
+            "SPD, Jacobi, radius 1.5",
+            &spd,
+            true,
+            1.5,
+            Reason::ConvergedStepLength,
+        ),
+        ("SPD, radius 1e3", &spd, false, 1e3, Reason::ConvergedRtol),
+    ];
+    for (name, op, jacobi, radius, want) in cases {
+        let ad = dense(op.as_ref());
+        let pdiag: Vec<f64> = (0..ad.len())
+            .map(|i| if jacobi { ad[i][i].to_parts().0 } else { 1.0 })
+            .collect();
+        let (xs, reason, xref) = steihaug_dense(&ad, &bg, &pdiag, radius, rtol);
+        let seen: Seen<T> = Arc::new(Mutex::new(Vec::new()));
+        let mut s = Solver::<T>::new(Method::Cg);
+        s.params.rtol = rtol;
+        s.params.trust_radius = radius;
+        s.set_operator((*op).clone()).unwrap();
+        if jacobi {
+            s.set_jacobi();
+        }
+        s.set_iterate_monitor(Some(recorder(&seen, |_, _| MonitorAction::Continue)));
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        let xg = gathered(&x);
+        let seen = seen.lock().unwrap();
+        let mut worst: f64 = 0.0;
+        for (k, (_, _, sx, _)) in seen.iter().enumerate() {
+            if let Some(want_x) = xs.get(k) {
+                worst = worst.max(norm(&sub(sx, want_x)) / norm(&xref));
+            } else {
+                worst = f64::INFINITY;
+            }
+        }
+        let pnorm = (0..xg.len())
+            .map(|i| xg[i].abs2_f64() * pdiag[i])
+            .sum::<f64>()
+            .sqrt();
+        t.check(
+            info.reason == want && reason == want && seen.len() == xs.len() && worst <= 1e-10,
+            &format!(
+                "Steihaug CG, {name}: {:?} (serial {reason:?}), {} iterates seen against {} serial, worst {worst:.1e}",
+                info.reason,
+                seen.len(),
+                xs.len()
+            ),
+        );
+        let err = norm(&sub(&xg, &xref)) / norm(&xref);
+        t.check(
+            err <= 1e-10
+                && info.iterations as usize + 1
+                    == xs.len() + (reason != Reason::ConvergedRtol) as usize,
+            &format!(
+                "Steihaug CG, {name}: the final point is the serial one ({err:.1e}), {} iterations",
+                info.iterations
+            ),
+        );
+        if want == Reason::ConvergedRtol {
+            let r = sub(&bg, &matvec(&ad, &xg));
+            t.check(
+                norm(&r) <= 1.01 * rtol * norm(&bg) + 1e-13 * norm(&xg),
+                &format!("Steihaug CG, {name}: the true residual meets the rule"),
+            );
+        } else {
+            t.check(
+                (pnorm - radius).abs() <= 1e-10 * radius,
+                &format!("Steihaug CG, {name}: ||x||_P = {pnorm:.15} on the boundary {radius}"),
+            );
+        }
+    }
+    // a nonzero initial guess is refused on every rank
+    let mut s = Solver::<T>::new(Method::Cg);
+    s.params.trust_radius = 1.0;
+    s.params.nonzero_guess = true;
+    s.set_operator(spd.clone()).unwrap();
+    let mut x = DistVector::<T>::new(l.clone()).unwrap();
+    let e = s.solve(&b, &mut x).err().map(|e| e.msg).unwrap_or_default();
+    t.check(
+        e.contains("initial guess"),
+        &format!("trust region with a nonzero guess: '{e}'"),
+    );
+}
+
 fn main() {
     let (comm, mut t) = common::start();
     run_monitor::<f64>(&mut t, &comm);
@@ -421,5 +612,7 @@ fn main() {
     run_monitor::<f32>(&mut t, &comm);
     run_monitor_actions::<f64>(&mut t, &comm);
     run_monitor_actions::<c64>(&mut t, &comm);
+    run_steihaug::<f64>(&mut t, &comm);
+    run_steihaug::<c64>(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }

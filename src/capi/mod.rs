@@ -8,11 +8,11 @@ mod comm;
 mod handles;
 mod layout;
 mod misc;
-mod monitor;
 mod op;
 #[cfg(test)]
 mod pins;
 mod solver;
+mod solver_opts;
 mod types;
 mod vec;
 
@@ -20,8 +20,8 @@ pub use comm::*;
 pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;
-pub use monitor::*;
 pub use op::*;
 pub use solver::*;
+pub use solver_opts::*;
 pub use types::*;
 pub use vec::*;

@@ -110,6 +110,11 @@ pub enum parlops_reason {
     /// The caller's rule: every rank's iterate monitor returned PARLOPS_MONITOR_CONVERGED
     /// (parlops_solver_set_monitor_iterate), with a finite residual norm and solution.
     PARLOPS_CONVERGED_USER = 4,
+    /// Trust-region CG (parlops_solver_set_trust_region) met negative curvature, p^H A p <= 0, and
+    /// stopped on the boundary along p: the step a trust-region Newton method takes, not a solution.
+    PARLOPS_CONVERGED_NEG_CURVE = 5,
+    /// Trust-region CG stopped on the boundary of the region (the next step would have left it).
+    PARLOPS_CONVERGED_STEP_LENGTH = 6,
     /// No solve yet.
     PARLOPS_ITERATING = 0,
     /// max_iter reached.
@@ -135,6 +140,8 @@ impl From<Reason> for parlops_reason {
             Reason::ConvergedRtol => PARLOPS_CONVERGED_RTOL,
             Reason::ConvergedAtol => PARLOPS_CONVERGED_ATOL,
             Reason::ConvergedUser => PARLOPS_CONVERGED_USER,
+            Reason::ConvergedNegCurve => PARLOPS_CONVERGED_NEG_CURVE,
+            Reason::ConvergedStepLength => PARLOPS_CONVERGED_STEP_LENGTH,
             Reason::DivergedMaxIter => PARLOPS_DIVERGED_MAX_ITER,
             Reason::DivergedDtol => PARLOPS_DIVERGED_DTOL,
             Reason::DivergedBreakdown => PARLOPS_DIVERGED_BREAKDOWN,

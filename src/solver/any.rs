@@ -375,6 +375,13 @@ impl AnySolver {
             o.typed::<T>()
                 .ok_or_else(|| crate::err!(DTypeMismatch, "the {what} is not {}", T::DTYPE.name()))
         };
+        if self.params.trust_radius > 0.0 {
+            crate::bail!(
+                NotSupported,
+                "an inverse solves to its tolerance: a trust-region solver (radius {}) stops short of it",
+                self.params.trust_radius
+            );
+        }
         let mut s = Solver::new(self.method);
         s.params = self.params.clone();
         s.set_operator(typed(self.require_operator()?, "operator")?)?;

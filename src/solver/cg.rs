@@ -7,6 +7,7 @@
 //!
 //! [`LinearOperator::apply_dot`]: crate::op::LinearOperator::apply_dot
 
+use super::trust::TrustRegion;
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::comm::ReduceOp;
 use crate::error::Result;
@@ -23,6 +24,13 @@ pub(crate) fn run<T: Scalar>(
     v: &mut [DistVector<T>],
 ) -> Result<Info> {
     let [r, z, p, q] = v else { unreachable!() };
+    if ctx.p.trust_radius > 0.0 && ctx.p.nonzero_guess {
+        crate::bail!(
+            InvalidArgument,
+            "a trust region (radius {}) starts from x = 0: the initial guess must be zero",
+            ctx.p.trust_radius
+        );
+    }
     let plain = ctx.pc.is_none();
     let e = initial_residual(ctx, b, x, r);
     let e = if plain { e } else { e.and(ctx.precond(r, z)) };
@@ -47,6 +55,7 @@ pub(crate) fn run<T: Scalar>(
         return Ok(info(0, reason, r0, r0, bnorm));
     }
     p.copy_from(if plain { &*r } else { &*z })?;
+    let mut tr = (ctx.p.trust_radius > 0.0).then(|| TrustRegion::new(ctx.p.trust_radius, re(rz)));
     let mut rnorm = r0;
     let mut it = 0;
     // the fused passes (host vectors; the same on every rank: where vectors live is agreed)
@@ -69,6 +78,11 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it, Reason::DivergedNan, r0, rnorm, bnorm));
         }
         if re(pq) <= 0.0 {
+            if let Some(tau) = tr.as_ref().and_then(|t| t.to_boundary()) {
+                // negative curvature: the boundary point along p (the model decreases there)
+                x.axpy(T::real(tau), p)?;
+                return Ok(info(it, Reason::ConvergedNegCurve, r0, rnorm, bnorm));
+            }
             let reason = if re(pq) < 0.0 {
                 Reason::DivergedIndefinite
             } else {
@@ -77,6 +91,18 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it - 1, reason, r0, rnorm, bnorm));
         }
         let alpha = rz / pq;
+        if let Some(t) = &tr
+            && t.leaves(re(alpha))
+        {
+            // the step leaves the region: stop on its boundary
+            return Ok(match t.to_boundary() {
+                Some(tau) => {
+                    x.axpy(T::real(tau), p)?;
+                    info(it, Reason::ConvergedStepLength, r0, rnorm, bnorm)
+                }
+                None => info(it - 1, Reason::DivergedBreakdown, r0, rnorm, bnorm),
+            });
+        }
         if let Some(e) = ctx.eig.as_mut() {
             e.cg.push((re(alpha), f64::NAN));
         }
@@ -108,6 +134,9 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
         let beta = d[0] / rz;
+        if let Some(t) = tr.as_mut() {
+            t.advance(re(alpha), re(beta), re(d[0]));
+        }
         if let Some(e) = ctx.eig.as_mut()
             && let Some(last) = e.cg.last_mut()
         {

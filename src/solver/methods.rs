@@ -112,6 +112,8 @@ code_table! {
         ConvergedRtol = 2, PARLOPS_CONVERGED_RTOL;
         ConvergedAtol = 3, PARLOPS_CONVERGED_ATOL;
         ConvergedUser = 4, PARLOPS_CONVERGED_USER;
+        ConvergedNegCurve = 5, PARLOPS_CONVERGED_NEG_CURVE;
+        ConvergedStepLength = 6, PARLOPS_CONVERGED_STEP_LENGTH;
         DivergedMaxIter = -3, PARLOPS_DIVERGED_MAX_ITER;
         DivergedDtol = -4, PARLOPS_DIVERGED_DTOL;
         DivergedBreakdown = -5, PARLOPS_DIVERGED_BREAKDOWN;

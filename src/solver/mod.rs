@@ -25,6 +25,7 @@ mod minres;
 mod nullspace;
 pub mod power;
 mod richardson;
+mod trust;
 
 pub use any::AnySolver;
 pub(crate) use ctx::{Ctx, Workspace, square, with_vecs2};
@@ -70,6 +71,9 @@ pub struct Params {
     pub orthog: Orthog,
     /// How the local sums of dot products are taken.
     pub sum_order: SumOrder,
+    /// CG: the trust-region radius (Steihaug-Toint; 0: none) in the norm of the inverse of the
+    /// preconditioner (the Euclidean norm without one).
+    pub trust_radius: f64,
 }
 
 impl Default for Params {
@@ -93,6 +97,7 @@ impl Default for Params {
             compute_eigs: false,
             orthog: Orthog::Classical,
             sum_order: SumOrder::Blocked,
+            trust_radius: 0.0,
         }
     }
 }
@@ -122,6 +127,7 @@ impl Params {
             compute_eigs: _, // only records: ranks may differ
             orthog,
             sum_order: _, // rounding only: the reductions give every rank the same values
+            trust_radius,
         } = *self;
         vec![
             ("max_iter", max_iter),
@@ -139,6 +145,7 @@ impl Params {
             ("Richardson scale", scale.to_bits() as i64),
             ("preconditioner side", pc_side.code() as i64),
             ("orthogonalization", orthog.code() as i64),
+            ("trust-region radius", trust_radius.to_bits() as i64),
         ]
     }
 }

@@ -166,6 +166,17 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_monitor(NULL, monitor, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor_iterate(NULL, monitor_iterate, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_monitor_iterate((parlops_solver *)b, monitor_iterate, NULL), PARLOPS_ERR_INVALID_HANDLE, "'s'");
+  EXPECT(parlops_solver_set_trust_region(NULL, 1.0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_trust_region(s, -1.0), PARLOPS_ERR_INVALID_ARGUMENT, "radius");
+  EXPECT(parlops_solver_set_trust_region(s, 0.0 / 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "radius");
+  EXPECT(parlops_solver_set_trust_region(s, 1.0 / 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "radius");
+  {
+    parlops_solver *g = NULL;
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_MINRES, &g), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_trust_region(g, 1.0), PARLOPS_ERR_NOT_SUPPORTED, "PARLOPS_METHOD_CG");
+    EXPECT(parlops_solver_set_trust_region(g, 0.0), PARLOPS_OK, NULL);
+    parlops_solver_destroy(&g);
+  }
   EXPECT(parlops_solver_set_jacobi(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -215,6 +226,9 @@ int main(int argc, char **argv) {
     if (rank_ == 0) EXPECT(parlops_solver_set_monitor_iterate(s, monitor_iterate, NULL), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "iterate monitor");
     EXPECT(parlops_solver_set_monitor_iterate(s, NULL, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_trust_region(s, rank_ == last ? 2.0 : 0.0), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "trust-region radius");
+    EXPECT(parlops_solver_set_trust_region(s, 0.0), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_set_convergence_reference(s, rank_ == last ? PARLOPS_REFERENCE_INITIAL_RESIDUAL : PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "differ");
     EXPECT(parlops_solver_set_convergence_reference(s, PARLOPS_REFERENCE_RHS), PARLOPS_OK, NULL);
@@ -278,6 +292,22 @@ int main(int argc, char **argv) {
   }
   conv_at = -1;
   EXPECT(parlops_solver_set_monitor_iterate(s, NULL, NULL), PARLOPS_OK, NULL);
+  /* trust region: the boundary point (its norm is the radius), a nonzero guess refused on every
+     rank, no inverse operator */
+  {
+    double xn = 0.0;
+    parlops_op *inv = NULL;
+    EXPECT(parlops_solver_set_trust_region(s, 0.25), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+    expect_reason("trust region: stopped on the boundary", s, PARLOPS_CONVERGED_STEP_LENGTH);
+    EXPECT(parlops_vec_norm(x, PARLOPS_NORM_2, 0.0, &xn), PARLOPS_OK, NULL);
+    expect("trust region: ||x|| = radius", fabs(xn - 0.25) <= 1e-12 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_inverse(s, false, &inv), PARLOPS_ERR_NOT_SUPPORTED, "trust-region");
+    EXPECT(parlops_solver_set_initial_guess_nonzero(s, true), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INVALID_ARGUMENT, "initial guess");
+    EXPECT(parlops_solver_set_initial_guess_nonzero(s, false), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_trust_region(s, 0.0), PARLOPS_OK, NULL);
+  }
   /* Jacobi on a zero diagonal: every rank gets the error */
   EXPECT(parlops_solver_set_operator(s, Az), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_jacobi(s), PARLOPS_OK, NULL);

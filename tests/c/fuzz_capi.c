@@ -838,6 +838,7 @@ static int do_call(int k) {
       st = parlops_solver_set_monitor_iterate(PS(), chance(50) ? monitor_iterate : NULL, NULL);
       break;
     }
+    CASE(parlops_solver_set_trust_region) st = parlops_solver_set_trust_region(PS(), chance(30) ? 0.0 : dbl_v()); break;
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;
     CASE(parlops_solver_solve) {
       parlops_solver *sv = pool[SOLVER][below(POOL)];

@@ -1,4 +1,5 @@
-//! The monitor that sees the iterate: the C callback type, its return values and the setter.
+//! Solver settings for inexact-Newton and inverse-problem codes (hIPPYlib's, PyLops-MPI's): the
+//! monitor that sees the iterate (callback type, return values, setter) and the trust region.
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
@@ -6,6 +7,7 @@ use std::sync::Arc;
 use super::handles::{arg_mut, guard, lend, parlops_vec, reclaim};
 use super::solver::parlops_solver;
 use super::types::parlops_status;
+use crate::solver::Method;
 use crate::solver::{IterateMonitor, MonitorAction};
 
 /// What an iterate monitor returns.
@@ -69,6 +71,41 @@ pub unsafe extern "C" fn parlops_solver_set_monitor_iterate(
                 },
             ) as IterateMonitor
         }));
+        Ok(())
+    })
+}
+
+/// Trust-region CG (Steihaug-Toint; PETSc's KSPSTCG, hIPPYlib's CGSolverSteihaug) for the inner solve
+/// of a Newton-CG method: with `radius` > 0, CG from a zero guess stops on the boundary of the region
+/// ||x||_P <= radius when a step would leave it (PARLOPS_CONVERGED_STEP_LENGTH) or when it meets
+/// negative curvature, p^H A p <= 0 (PARLOPS_CONVERGED_NEG_CURVE: the boundary point along p), instead
+/// of failing; otherwise it stops as CG does. P is the inverse of the preconditioner (the norm
+/// hIPPYlib's trust region takes when its preconditioner is the inverse of its norm matrix), the
+/// Euclidean norm without one; tracked by recurrences, at no extra cost. 0 turns it off. For
+/// PARLOPS_METHOD_CG only (PARLOPS_ERR_NOT_SUPPORTED otherwise); a solve with a nonzero initial guess
+/// fails (PARLOPS_ERR_INVALID_ARGUMENT); parlops_op_create_inverse refuses it. hIPPYlib tests
+/// sqrt(r^H M r) against its initial value: parlops_solver_set_norm_type(PARLOPS_NORM_TYPE_NATURAL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_trust_region(
+    s: *mut parlops_solver,
+    radius: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_trust_region", || {
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(radius >= 0.0 && radius.is_finite()) {
+            crate::bail!(
+                InvalidArgument,
+                "radius must be finite and >= 0 (0: no trust region); got {radius}"
+            );
+        }
+        if radius > 0.0 && s.inner.method() != Method::Cg {
+            crate::bail!(
+                NotSupported,
+                "a trust region is for PARLOPS_METHOD_CG; this solver runs {}",
+                s.inner.method().name()
+            );
+        }
+        s.inner.params.trust_radius = radius;
         Ok(())
     })
 }
