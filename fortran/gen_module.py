@@ -31,6 +31,7 @@ C_ONLY = {
 #   handle_out           a new handle, by reference       (parlops_X **)
 #   handle_inout         a handle that is read and reset  (parlops_X **: the destroy functions)
 #   handle_array_in      an array of handles              (const parlops_X *const *)
+#   handle_array         an array of handles written to   (parlops_X *const *)
 #   ptr_out              an address written by the call   (void **, const void **, const double **)
 #   address              any pointer passed as a c_ptr by value (c_null_ptr from Fortran)
 PARAMS = """
@@ -90,6 +91,12 @@ parlops_op_laplacian           weights:in_array sampling:in_array out:handle_out
 parlops_op_gradient            sampling:in_array out:handle_out
 parlops_op_poisson             dims:in_array out:handle_out
 parlops_solver_set_null_space  vecs:handle_array_in
+parlops_vec_block_dot          x:handle_array_in y:handle_array_in out:out_array
+parlops_vec_maxpy              a:in_array x:handle_array_in
+parlops_vec_orthonormalize     v:handle_array r:out_array
+parlops_eig_randomized         omega:handle_array_in eigenvalues:out_array u:handle_array
+parlops_eig_lanczos            eigenvalues:out_array residuals:out_array vecs:handle_array steps:out
+parlops_op_low_rank            u:handle_array_in d:in_array out:handle_out
 parlops_op_fredholm1           out:handle_out
 parlops_halo_block             dims:in_array proc_grid:in_array start:out_array shape:out_array
 parlops_op_halo                dims:in_array proc_grid:in_array halo:in_array out:handle_out
@@ -181,6 +188,8 @@ def by_table(func, name, ctype, base, ptr, kind):
     elif kind in ("handle_out", "handle_inout") and ptr == 2 and base in HANDLES and not const:
         decl = "type(c_ptr), intent(out)" if kind == "handle_out" else "type(c_ptr), intent(inout)"
     elif kind == "handle_array_in" and ptr == 2 and base in HANDLES and const:
+        decl = f"type(c_ptr), intent(in) :: {name}(*)"
+    elif kind == "handle_array" and ptr == 2 and base in HANDLES and not const:
         decl = f"type(c_ptr), intent(in) :: {name}(*)"
     elif kind == "ptr_out" and ptr == 2 and base in ("void", "double"):
         decl = "type(c_ptr), intent(out)"

@@ -43,6 +43,10 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
+  integer(c_int), parameter :: PARLOPS_RANDOMIZED_DOUBLE_PASS = 0
+  integer(c_int), parameter :: PARLOPS_RANDOMIZED_SINGLE_PASS = 1
+  integer(c_int), parameter :: PARLOPS_EIG_LARGEST = 0
+  integer(c_int), parameter :: PARLOPS_EIG_SMALLEST = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
@@ -195,6 +199,80 @@ module parlops
       integer(c_int64_t), intent(out) :: count
       integer(c_int) :: parlops_comm_reduction_count
     end function parlops_comm_reduction_count
+    function parlops_vec_block_dot(nx, x, ny, y, out) &
+        bind(C, name='parlops_vec_block_dot')
+      import
+      implicit none
+      integer(c_int), value :: nx
+      type(c_ptr), intent(in) :: x(*)
+      integer(c_int), value :: ny
+      type(c_ptr), intent(in) :: y(*)
+      type(parlops_scalar), intent(out) :: out(*)
+      integer(c_int) :: parlops_vec_block_dot
+    end function parlops_vec_block_dot
+    function parlops_vec_maxpy(y, n, a, x) &
+        bind(C, name='parlops_vec_maxpy')
+      import
+      implicit none
+      type(c_ptr), value :: y
+      integer(c_int), value :: n
+      type(parlops_scalar), intent(in) :: a(*)
+      type(c_ptr), intent(in) :: x(*)
+      integer(c_int) :: parlops_vec_maxpy
+    end function parlops_vec_maxpy
+    function parlops_vec_orthonormalize(n, v, b, r) &
+        bind(C, name='parlops_vec_orthonormalize')
+      import
+      implicit none
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: v(*)
+      type(c_ptr), value :: b
+      type(parlops_scalar), intent(out) :: r(*)
+      integer(c_int) :: parlops_vec_orthonormalize
+    end function parlops_vec_orthonormalize
+    function parlops_eig_randomized(a, b, binv, n_omega, omega, power, pass, k, eigenvalues, u) &
+        bind(C, name='parlops_eig_randomized')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), value :: binv
+      integer(c_int), value :: n_omega
+      type(c_ptr), intent(in) :: omega(*)
+      integer(c_int), value :: power
+      integer(c_int32_t), value :: pass
+      integer(c_int), value :: k
+      real(c_double), intent(out) :: eigenvalues(*)
+      type(c_ptr), intent(in) :: u(*)
+      integer(c_int) :: parlops_eig_randomized
+    end function parlops_eig_randomized
+    function parlops_eig_lanczos(a, v0, max_steps, tol, n_ev, which, eigenvalues, residuals, vecs, &
+        steps) &
+        bind(C, name='parlops_eig_lanczos')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: v0
+      integer(c_int64_t), value :: max_steps
+      real(c_double), value :: tol
+      integer(c_int), value :: n_ev
+      integer(c_int32_t), value :: which
+      real(c_double), intent(out) :: eigenvalues(*)
+      real(c_double), intent(out) :: residuals(*)
+      type(c_ptr), intent(in) :: vecs(*)
+      integer(c_int64_t), intent(out) :: steps
+      integer(c_int) :: parlops_eig_lanczos
+    end function parlops_eig_lanczos
+    function parlops_op_low_rank(k, u, d, out) &
+        bind(C, name='parlops_op_low_rank')
+      import
+      implicit none
+      integer(c_int), value :: k
+      type(c_ptr), intent(in) :: u(*)
+      real(c_double), intent(in) :: d(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_low_rank
+    end function parlops_op_low_rank
     function parlops_layout_create(comm, partition, global_len, local_len, out) &
         bind(C, name='parlops_layout_create')
       import

@@ -132,14 +132,20 @@ typedef struct parlops_solver parlops_solver;
 // A distributed vector (opaque).
 typedef struct parlops_vec parlops_vec;
 
-// How a vector's entries are placed on ranks.
-typedef int32_t parlops_partition;
-
 // A scalar crossing the ABI: `im` must be 0 for real dtypes.
 typedef struct {
   double re;
   double im;
 } parlops_scalar;
+
+// Which randomized eigensolver.
+typedef int32_t parlops_randomized_pass;
+
+// Which end of the spectrum Lanczos looks for.
+typedef int32_t parlops_eig_which;
+
+// How a vector's entries are placed on ranks.
+typedef int32_t parlops_partition;
 
 // Element type: one of `PARLOPS_F32`, `PARLOPS_F64`, `PARLOPS_C64` (complex float), `PARLOPS_C128` (complex double).
 typedef int32_t parlops_dtype;
@@ -261,6 +267,20 @@ typedef int32_t parlops_norm;
 
 // What an iterate monitor returns.
 typedef int32_t parlops_monitor_action;
+
+// hIPPYlib's doublePass (doublePassG for a pencil): T = Q^H A Q, one more product with A per
+// vector; the more accurate.
+#define PARLOPS_RANDOMIZED_DOUBLE_PASS 0
+
+// hIPPYlib's singlePass (singlePassG): T from the products already made (A applied `power` times
+// per vector, no more), for operators that are expensive to apply.
+#define PARLOPS_RANDOMIZED_SINGLE_PASS 1
+
+// The largest eigenvalues (returned in descending order).
+#define PARLOPS_EIG_LARGEST 0
+
+// The smallest eigenvalues (returned in ascending order).
+#define PARLOPS_EIG_SMALLEST 1
 
 // ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
 #define PARLOPS_LOCAL_ILU0 0
@@ -494,6 +514,83 @@ parlops_status parlops_comm_destroy(parlops_comm **comm);
 
 // Number of global reductions performed so far on this communicator (for tests and tuning).
 parlops_status parlops_comm_reduction_count(const parlops_comm *comm, uint64_t *count);
+
+// out[i*ny + j] = x_i^H y_j for every pair, in one reduction (PETSc's VecMDot for many y): nx*ny
+// entries. All vectors share a layout, memory and dtype; every rank passes the same nx and ny.
+// [collective]
+parlops_status parlops_vec_block_dot(int nx,
+                                     const parlops_vec *const *x,
+                                     int ny,
+                                     const parlops_vec *const *y,
+                                     parlops_scalar *out);
+
+// y += sum_k a[k] x[k] in one pass over y (entries updated in the order of x; PETSc's VecMAXPY).
+// y must not be one of the x. Not collective.
+parlops_status parlops_vec_maxpy(parlops_vec *y,
+                                 int n,
+                                 const parlops_scalar *a,
+                                 const parlops_vec *const *x);
+
+// Orthonormalise v[0..n) in place, in order, by classical Gram-Schmidt twice (CGS2), in the inner
+// product u^H B v when `b` is not NULL (B Hermitian positive definite, square on the vectors'
+// layout; hIPPYlib's Borthogonalize): V_in = V_out R with R upper triangular, written row-major to
+// `r` (n*n entries) unless NULL. A vector that loses all but 1e-10 of its norm (1e-4 in single
+// precision) to the projections, or u^H B u <= 0, fails on every rank naming it (the vectors are
+// then partly changed). [collective]
+parlops_status parlops_vec_orthonormalize(int n,
+                                          parlops_vec *const *v,
+                                          const parlops_op *b,
+                                          parlops_scalar *r);
+
+// hIPPYlib's randomized eigensolvers: the `k` leading eigenvalues of the Hermitian operator `a`
+// (descending, signed) and eigenvectors U (written to u[0..k), vectors of a's layout; U^H U = I),
+// or, with `b` and `binv` (B Hermitian positive definite and an operator applying B^-1, e.g. a
+// parlops_op_create_inverse or an AMG solve), of the pencil A u = lambda B u (U^H B U = I), from the
+// n_omega >= k random vectors `omega` (k plus an oversampling of about 10; parlops_vec_set_random
+// makes them, the same for any number of ranks; not modified), with `power` >= 1 products with A (or
+// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
+// PARLOPS_RANDOMIZED_DOUBLE_PASS or _SINGLE_PASS. Dense work on (k+p)^2 values is repeated on every
+// rank. [collective]
+parlops_status parlops_eig_randomized(const parlops_op *a,
+                                      const parlops_op *b,
+                                      const parlops_op *binv,
+                                      int n_omega,
+                                      const parlops_vec *const *omega,
+                                      int power,
+                                      parlops_randomized_pass pass,
+                                      int k,
+                                      double *eigenvalues,
+                                      parlops_vec *const *u);
+
+// Lanczos with full re-orthogonalisation for the `n_ev` extreme eigenvalues of the Hermitian
+// operator `a` (`which`: PARLOPS_EIG_LARGEST, descending, or PARLOPS_EIG_SMALLEST, ascending) from
+// the start vector `v0` (any nonzero vector; a random one), in at most `max_steps` products with A
+// (n_ev <= max_steps <= the global size; every basis vector is kept). Stops once every wanted
+// residual ||A v - theta v|| is at most `tol` times the largest |theta| (the eigenvalue errors are
+// then about tol^2 relative for separated eigenvalues). Writes `eigenvalues` (n_ev), `residuals`
+// (n_ev, or NULL), `vecs` (NULL, or n_ev vectors of a's layout: the Ritz vectors) and `steps` (or
+// NULL). Not converged in max_steps: PARLOPS_ERR_NOT_CONVERGED, nothing written, the message
+// giving the Ritz values and residuals reached. One start vector sees each eigenspace once: an eigenvalue of multiplicity m > 1
+// is found once (use the randomized eigensolver, a block method, for clusters). [collective]
+parlops_status parlops_eig_lanczos(const parlops_op *a,
+                                   const parlops_vec *v0,
+                                   int64_t max_steps,
+                                   double tol,
+                                   int n_ev,
+                                   parlops_eig_which which,
+                                   double *eigenvalues,
+                                   double *residuals,
+                                   parlops_vec *const *vecs,
+                                   int64_t *steps);
+
+// The low-rank Hermitian operator U diag(d) U^H (hIPPYlib's LowRankOperator; with the output of
+// parlops_eig_randomized, the low-rank part of a Laplace-approximation Hessian): `k` >= 1 vectors
+// of one layout (copied) and `k` finite weights. An apply costs one reduction (all k dots) and one
+// pass. [collective]
+parlops_status parlops_op_low_rank(int k,
+                                   const parlops_vec *const *u,
+                                   const double *d,
+                                   parlops_op **out);
 
 // Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
 // or `PARLOPS_DECIDE` (-1) to let the partition decide (scatter: the first `global_len % P` ranks get

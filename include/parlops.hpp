@@ -915,6 +915,83 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   std::unique_ptr<IterateMonitor> iterate_monitor_;
 };
 
+namespace detail {
+template <class V>
+inline std::vector<V> raw(const std::vector<const Vec *> &v) {
+  std::vector<V> h;
+  for (const Vec *x : v) h.push_back(x ? x->get() : nullptr);
+  return h;
+}
+inline std::vector<parlops_vec *> raw_mut(const std::vector<Vec *> &v) {
+  std::vector<parlops_vec *> h;
+  for (Vec *x : v) h.push_back(x ? x->get() : nullptr);
+  return h;
+}
+}  // namespace detail
+
+/// x_i^H y_j for every pair in one reduction, row-major (x.size() rows of y.size()). [collective]
+[[nodiscard]] inline std::vector<parlops_scalar> block_dot(const std::vector<const Vec *> &x,
+                                                           const std::vector<const Vec *> &y) {
+  std::vector<parlops_scalar> out(x.size() * y.size());
+  auto hx = detail::raw<const parlops_vec *>(x), hy = detail::raw<const parlops_vec *>(y);
+  check(parlops_vec_block_dot(static_cast<int>(hx.size()), hx.data(), static_cast<int>(hy.size()), hy.data(),
+                              out.data()));
+  return out;
+}
+
+/// y += sum_k a[k] x[k] in one pass (y must not be one of x).
+inline void maxpy(Vec &y, const std::vector<parlops_scalar> &a, const std::vector<const Vec *> &x) {
+  if (a.size() != x.size()) throw Error(PARLOPS_ERR_SIZE_MISMATCH, "maxpy: a and x differ in length");
+  auto hx = detail::raw<const parlops_vec *>(x);
+  check(parlops_vec_maxpy(y.get(), static_cast<int>(hx.size()), a.data(), hx.data()));
+}
+
+/// Orthonormalise v in place (CGS2; in the B inner product when b is given); returns R (row-major,
+/// V_in = V_out R). [collective]
+inline std::vector<parlops_scalar> orthonormalize(const std::vector<Vec *> &v, const Op *b = nullptr) {
+  std::vector<parlops_scalar> r(v.size() * v.size());
+  auto h = detail::raw_mut(v);
+  check(parlops_vec_orthonormalize(static_cast<int>(h.size()), h.data(), b ? b->get() : nullptr, r.data()));
+  return r;
+}
+
+/// The u.size() leading eigenvalues of A (or of the pencil A u = lambda B u with b and binv given)
+/// from the random vectors omega, eigenvectors written to u (hIPPYlib's randomized eigensolvers). [collective]
+inline std::vector<double> eig_randomized(const Op &a, const std::vector<const Vec *> &omega,
+                                          const std::vector<Vec *> &u, int power = 1,
+                                          parlops_randomized_pass pass = PARLOPS_RANDOMIZED_DOUBLE_PASS,
+                                          const Op *b = nullptr, const Op *binv = nullptr) {
+  std::vector<double> vals(u.size());
+  auto ho = detail::raw<const parlops_vec *>(omega);
+  auto hu = detail::raw_mut(u);
+  check(parlops_eig_randomized(a.get(), b ? b->get() : nullptr, binv ? binv->get() : nullptr,
+                               static_cast<int>(ho.size()), ho.data(), power, pass, static_cast<int>(hu.size()),
+                               vals.data(), hu.data()));
+  return vals;
+}
+
+/// Lanczos: n_ev extreme eigenvalues of the Hermitian A from v0; Ritz vectors into `vecs` (empty or
+/// n_ev vectors). Throws PARLOPS_ERR_NOT_CONVERGED when max_steps do not suffice. [collective]
+inline std::vector<double> eig_lanczos(const Op &a, const Vec &v0, int n_ev, parlops_eig_which which,
+                                       int64_t max_steps, double tol, const std::vector<Vec *> &vecs = {},
+                                       std::vector<double> *residuals = nullptr, int64_t *steps = nullptr) {
+  std::vector<double> vals(static_cast<std::size_t>(n_ev > 0 ? n_ev : 0)), res(vals.size());
+  auto hv = detail::raw_mut(vecs);
+  check(parlops_eig_lanczos(a.get(), v0.get(), max_steps, tol, n_ev, which, vals.data(), res.data(),
+                            vecs.empty() ? nullptr : hv.data(), steps));
+  if (residuals) *residuals = res;
+  return vals;
+}
+
+/// U diag(d) U^H (copies of u). [collective]
+[[nodiscard]] inline Op low_rank(const std::vector<const Vec *> &u, const std::vector<double> &d) {
+  if (u.size() != d.size()) throw Error(PARLOPS_ERR_SIZE_MISMATCH, "low_rank: u and d differ in length");
+  auto hu = detail::raw<const parlops_vec *>(u);
+  parlops_op *o = nullptr;
+  check(parlops_op_low_rank(static_cast<int>(hu.size()), hu.data(), d.data(), &o));
+  return Op(o);
+}
+
 }  // namespace parlops
 
 #endif  // PARLOPS_HPP

@@ -18,6 +18,7 @@ pub mod capi;
 mod codes;
 pub mod comm;
 pub mod config;
+pub mod eigen;
 pub mod error;
 pub mod gpu;
 pub mod hypre;

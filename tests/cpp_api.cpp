@@ -722,6 +722,49 @@ int main(int argc, char **argv) {
       expect(status_of([&] { T.apply_adjoint(y, x); }) != PARLOPS_OK, "no adjoint given: the adjoint fails");
     });
 
+    section("multi-vectors and eigensolvers", [&] {
+      // the 1-D Laplacian's eigenvalues: 2 - 2 cos(k pi / (n + 1))
+      const double pi = std::acos(-1.0);
+      auto exact = [&](int64_t k) { return 2.0 - 2.0 * std::cos(static_cast<double>(k) * pi / static_cast<double>(n + 1)); };
+      Vec v0(l), u0(l), u1(l);
+      v0.set_random(PARLOPS_RANDOM_UNIFORM, 3);
+      std::vector<double> res;
+      int64_t steps = 0;
+      std::vector<double> top = parlops::eig_lanczos(A, v0, 2, PARLOPS_EIG_LARGEST, n, 1e-10, {&u0, &u1}, &res, &steps);
+      expect(close(top[0], exact(n), 1e-8) && close(top[1], exact(n - 1), 1e-8) && steps <= n,
+             "Lanczos: the two largest eigenvalues of the 1-D Laplacian");
+      auto g = parlops::block_dot({&u0, &u1}, {&u0, &u1});
+      expect(close(g[0].re, 1.0, 1e-10) && std::abs(g[1].re) < 1e-10 && close(g[3].re, 1.0, 1e-10),
+             "block_dot: the Ritz vectors are orthonormal");
+      // U diag(theta) U^H u0 = theta_0 u0
+      Op L = parlops::low_rank({&u0, &u1}, top);
+      Vec y(l), d(l);
+      L.apply(u0, y);
+      d.copy_from(u0);
+      d.scale(scalar(-top[0]));
+      parlops::maxpy(d, {scalar(1.0)}, {&y});
+      expect(d.norm() <= 1e-10 * top[0], "low_rank and maxpy: L u0 = theta_0 u0");
+      // randomized, from as many random vectors as unknowns: the exact leading pair
+      std::vector<Vec> om;
+      for (int64_t j = 0; j < n; ++j) {
+        om.emplace_back(l);
+        om.back().set_random(PARLOPS_RANDOM_GAUSSIAN, static_cast<uint64_t>(100 + j));
+      }
+      std::vector<const Vec *> omp;
+      for (const Vec &v : om) omp.push_back(&v);
+      Vec w0(l), w1(l);
+      std::vector<double> rv = parlops::eig_randomized(A, omp, {&w0, &w1});
+      expect(close(rv[0], exact(n), 1e-10) && close(rv[1], exact(n - 1), 1e-10), "randomized eigensolver (full range): exact");
+      Vec a0(l), a1(l);
+      a0.set_random(PARLOPS_RANDOM_GAUSSIAN, 5);
+      a1.set_random(PARLOPS_RANDOM_GAUSSIAN, 6);
+      auto r = parlops::orthonormalize({&a0, &a1});
+      auto q = parlops::block_dot({&a0, &a1}, {&a0, &a1});
+      expect(close(q[0].re, 1.0, 1e-12) && std::abs(q[1].re) < 1e-12 && r[2].re == 0.0, "orthonormalize: Q^H Q = I, R upper");
+      expect(status_of([&] { (void)parlops::orthonormalize({&a0, &a0}); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+             "orthonormalize: the same vector twice is refused");
+    });
+
     section("solvers", [&] {
       // CG on the Laplacian with a C++ monitor and history; true residual checked
       Solver cg(comm, PARLOPS_METHOD_CG);

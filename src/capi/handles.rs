@@ -244,6 +244,34 @@ pub(crate) unsafe fn arg_array<'a, T: Handle>(
         .collect()
 }
 
+/// Borrow an array of `n` distinct handles mutably (each checked as [`arg_mut`]; the same handle
+/// twice is an error naming both positions).
+pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
+    n: std::ffi::c_int,
+    p: *const *mut T,
+    n_name: &str,
+    name: &str,
+) -> Result<Vec<&'a mut T>> {
+    let ptrs: Vec<*mut T> = {
+        let shared = unsafe { arg_array(n, p.cast::<*const T>(), n_name, name)? };
+        shared.iter().map(|r| (*r as *const T).cast_mut()).collect()
+    };
+    for (i, a) in ptrs.iter().enumerate() {
+        if let Some(j) = ptrs[..i].iter().position(|b| b == a) {
+            crate::bail!(
+                InvalidArgument,
+                "{name}[{j}] and {name}[{i}] are the same handle: each output must be its own"
+            );
+        }
+    }
+    Ok(ptrs.into_iter().map(|q| unsafe { &mut *q }).collect())
+}
+
+/// Does the handle at `p` appear in `list`? (For outputs that must not alias inputs.)
+pub(crate) fn same_handle<T>(p: *const T, list: &[*const T]) -> Option<usize> {
+    list.iter().position(|q| *q == p)
+}
+
 /// Borrow a handle mutably (checked as [`arg`]).
 pub(crate) unsafe fn arg_mut<'a, T: Handle>(p: *mut T, name: &str) -> Result<&'a mut T> {
     check(p.cast_const(), name)?;

@@ -5,6 +5,7 @@
 
 mod args;
 mod comm;
+mod eigen;
 mod handles;
 mod layout;
 mod misc;
@@ -17,6 +18,7 @@ mod types;
 mod vec;
 
 pub use comm::*;
+pub use eigen::*;
 pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;

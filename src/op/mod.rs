@@ -16,6 +16,7 @@ pub mod csr;
 pub mod dense;
 pub mod fredholm;
 pub mod halo;
+pub mod lowrank;
 pub mod poisson;
 pub mod stencil;
 pub mod summa;

@@ -8,6 +8,8 @@
 //! for double-precision data a sum |r_i|^2 has the bits of [`super::ops::dot`] of r with itself, and
 //! the solvers' tests (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
 
+use std::borrow::Borrow;
+
 use super::ops::add_dot as acc_dot;
 use super::{DistVector, device, share};
 use crate::error::Result;
@@ -172,16 +174,19 @@ const BLOCK: usize = 16384;
 /// GMRES' projections (PETSc's VecMDot): the shares of conj(v_i).w for every v_i of `basis`, as
 /// (re, im) pairs, in one pass over w. Each sum runs in index order (the bits of sequential dots),
 /// eight of them interleaved.
-pub fn mdot<T: Scalar>(basis: &[DistVector<T>], w: &DistVector<T>) -> Result<Vec<f64>> {
-    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v, "v")).collect();
+pub fn mdot<T: Scalar, V: Borrow<DistVector<T>>>(
+    basis: &[V],
+    w: &DistVector<T>,
+) -> Result<Vec<f64>> {
+    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
     check(w, &named)?;
     if w.is_device() {
-        let pairs: Vec<_> = basis.iter().map(|v| (v, w)).collect();
+        let pairs: Vec<_> = basis.iter().map(|v| (v.borrow(), w)).collect();
         return device_dots(&pairs);
     }
     let wl = w.local();
     let mut acc = vec![(0.0f64, 0.0f64); basis.len()];
-    let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
+    let vs: Vec<&[T]> = basis.iter().map(|v| v.borrow().local()).collect();
     for a in (0..wl.len()).step_by(BLOCK) {
         let b = (a + BLOCK).min(wl.len());
         let wb = &wl[a..b];
@@ -230,12 +235,12 @@ pub fn mdot<T: Scalar>(basis: &[DistVector<T>], w: &DistVector<T>) -> Result<Vec
 /// GMRES' update (PETSc's VecMAXPY and VecNorm in one pass): w -= sum_i h_i v_i, subtracting in
 /// the order of `basis` for every entry (the bits of successive axpys), returning the share of the
 /// new ||w||^2.
-pub fn maxpy_norm<T: Scalar>(
+pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
     w: &mut DistVector<T>,
     h: &[T],
-    basis: &[DistVector<T>],
+    basis: &[V],
 ) -> Result<f64> {
-    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v, "v")).collect();
+    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
     check(w, &named)?;
     if h.len() != basis.len() {
         crate::bail!(
@@ -247,11 +252,11 @@ pub fn maxpy_norm<T: Scalar>(
     }
     if w.is_device() {
         for (hi, v) in h.iter().zip(basis) {
-            w.axpy(-*hi, v)?;
+            w.axpy(-*hi, v.borrow())?;
         }
         return Ok(device_dots(&[(w, w)])?[0]);
     }
-    let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
+    let vs: Vec<&[T]> = basis.iter().map(|v| v.borrow().local()).collect();
     let wl = w.local_mut();
     let mut acc = 0.0f64;
     for a in (0..wl.len()).step_by(BLOCK) {

@@ -6,6 +6,7 @@ mod any;
 pub mod device;
 pub mod fused;
 mod layout;
+pub mod multi;
 pub mod ops;
 pub mod random;
 mod reduce;

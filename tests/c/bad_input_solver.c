@@ -246,6 +246,84 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_set_null_space(s, false, 0, NULL), PARLOPS_OK, NULL);
   }
 
+  /* ---- multi-vectors, eigensolvers, low-rank operators: bad input on every rank and on one rank */
+  {
+    parlops_vec *v1 = NULL, *v2 = NULL, *u0 = NULL;
+    EXPECT(parlops_vec_duplicate(b, &v1), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_duplicate(b, &v2), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_duplicate(b, &u0), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_set_random(v1, PARLOPS_RANDOM_GAUSSIAN, 1), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_set_random(v2, PARLOPS_RANDOM_GAUSSIAN, 2), PARLOPS_OK, NULL);
+    const parlops_vec *xs[2] = {b, v1}, *bad_dt[2] = {b, bf}, *bad_len[2] = {b, b2};
+    parlops_scalar g[4], a2[2] = {PARLOPS_REAL(1), PARLOPS_REAL(2)};
+    EXPECT(parlops_vec_block_dot(-1, xs, 2, xs, g), PARLOPS_ERR_INVALID_ARGUMENT, "nx");
+    EXPECT(parlops_vec_block_dot(2, xs, 2, xs, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_vec_block_dot(2, bad_dt, 1, xs, g), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
+    EXPECT(parlops_vec_block_dot(2, bad_len, 1, xs, g), PARLOPS_ERR_SIZE_MISMATCH, "global length 13");
+    if (one) EXPECT(parlops_vec_block_dot(rank_ == last ? 1 : 2, xs, 2, xs, g), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nx");
+    EXPECT(parlops_vec_block_dot(2, xs, 2, xs, g), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_maxpy(v1, 2, a2, xs), PARLOPS_ERR_INVALID_ARGUMENT, "also x[1]");
+    EXPECT(parlops_vec_maxpy(v2, 2, NULL, xs), PARLOPS_ERR_NULL_ARGUMENT, "'a'");
+    parlops_scalar ai[1] = {{1.0, 1.0}};
+    EXPECT(parlops_vec_maxpy(v2, 1, ai, xs), PARLOPS_ERR_INVALID_ARGUMENT, "imaginary");
+    EXPECT(parlops_vec_maxpy(v2, 2, a2, bad_dt), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
+    parlops_vec *same[2] = {v1, v1}, *pair[2] = {v1, v2};
+    EXPECT(parlops_vec_orthonormalize(2, same, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "same handle");
+    EXPECT(parlops_vec_orthonormalize(2, pair, R, NULL), PARLOPS_ERR_SIZE_MISMATCH, "square");
+    if (one) EXPECT(parlops_vec_orthonormalize(rank_ == 0 ? 1 : 2, pair, NULL, NULL), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, NULL);
+    EXPECT(parlops_vec_copy(v1, v2), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_orthonormalize(2, pair, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "vector 1 depends");
+    EXPECT(parlops_vec_set_random(v2, PARLOPS_RANDOM_GAUSSIAN, 2), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_orthonormalize(2, pair, A, g), PARLOPS_OK, NULL);
+    /* randomized eigensolver */
+    const parlops_vec *om[2] = {v1, v2};
+    parlops_vec *us[1] = {u0}, *us_alias[1] = {v1};
+    double ev[2] = {-7.0, -7.0}, res[2];
+    parlops_vec *us2[2] = {u0, x};
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 1, om, 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 2, ev, us2), PARLOPS_ERR_INVALID_ARGUMENT, "k = 2");
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, ev, us_alias), PARLOPS_ERR_INVALID_ARGUMENT, "also omega[0]");
+    EXPECT(parlops_eig_randomized(A, A, NULL, 2, om, 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, ev, us), PARLOPS_ERR_INVALID_ARGUMENT, "both");
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, 1, 7, 1, ev, us), PARLOPS_ERR_INVALID_ARGUMENT, "pass");
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, 0, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, ev, us), PARLOPS_ERR_INVALID_ARGUMENT, "power");
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, NULL, us), PARLOPS_ERR_NULL_ARGUMENT, "eigenvalues");
+    EXPECT(parlops_eig_randomized(R, NULL, NULL, 2, om, 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, ev, us), PARLOPS_ERR_SIZE_MISMATCH, "square");
+    if (one) EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, rank_ == last ? 2 : 1, PARLOPS_RANDOMIZED_DOUBLE_PASS, 1, ev, us), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "power");
+    expect("randomized: eigenvalues untouched after failures", ev[0] == -7.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_eig_randomized(A, NULL, NULL, 2, om, 2, PARLOPS_RANDOMIZED_SINGLE_PASS, 1, ev, us), PARLOPS_OK, NULL);
+    expect("randomized: a Rayleigh quotient within the spectrum (0.5, 4.5)", ev[0] > 0.5 && ev[0] < 4.5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* Lanczos */
+    parlops_vec *lv[1] = {v1};
+    EXPECT(parlops_eig_lanczos(A, v1, 10, 0.0, 1, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "tol");
+    EXPECT(parlops_eig_lanczos(A, v1, 10, 1e-8, 1, 5, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "which");
+    EXPECT(parlops_eig_lanczos(A, v1, 21, 1e-8, 1, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "max_steps");
+    EXPECT(parlops_eig_lanczos(A, v1, 10, 1e-8, 1, PARLOPS_EIG_LARGEST, ev, NULL, lv, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "also v0");
+    EXPECT(parlops_eig_lanczos(A, b2, 10, 1e-8, 1, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+    if (one) EXPECT(parlops_eig_lanczos(A, v1, 10, 1e-8, rank_ == 0 ? 2 : 1, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "n_ev");
+    ev[0] = -7.0;
+    EXPECT(parlops_eig_lanczos(A, v2, 3, 1e-12, 1, PARLOPS_EIG_LARGEST, ev, res, NULL, NULL), PARLOPS_ERR_NOT_CONVERGED, "did not converge");
+    expect("Lanczos: nothing written when not converged", ev[0] == -7.0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    int64_t steps = 0;
+    EXPECT(parlops_eig_lanczos(A, v2, 20, 1e-10, 1, PARLOPS_EIG_LARGEST, ev, res, lv, &steps), PARLOPS_OK, NULL);
+    /* the largest eigenvalue of tridiag(-1, 2.5, -1) of size 20: 2.5 + 2 cos(pi / 21) */
+    expect("Lanczos: the largest eigenvalue", fabs(ev[0] - (2.5 + 2.0 * cos(3.14159265358979323846 / 21.0))) < 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* low-rank operator */
+    parlops_op *L = NULL;
+    const parlops_vec *lu[1] = {v1};
+    double dn[1] = {NAN}, d1[1] = {2.0};
+    EXPECT(parlops_op_low_rank(1, lu, dn, &L), PARLOPS_ERR_INVALID_ARGUMENT, "d[0]");
+    EXPECT(parlops_op_low_rank(0, lu, d1, &L), PARLOPS_ERR_INVALID_ARGUMENT, "k is 0");
+    EXPECT(parlops_op_low_rank(1, lu, NULL, &L), PARLOPS_ERR_NULL_ARGUMENT, "'d'");
+    EXPECT(parlops_op_low_rank(1, lu, d1, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_op_low_rank(1, lu, d1, &L), PARLOPS_OK, NULL);
+    double rel = 1.0;
+    EXPECT(parlops_op_dottest(L, 3, &rel), PARLOPS_OK, NULL);
+    expect("low-rank operator: the dot test", rel < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    parlops_op_destroy(&L);
+    parlops_vec_destroy(&v1);
+    parlops_vec_destroy(&v2);
+    parlops_vec_destroy(&u0);
+  }
+
   /* ---- reasons */
   EXPECT(parlops_solver_set_operator(s, Ai), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);

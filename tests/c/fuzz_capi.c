@@ -815,6 +815,64 @@ static int do_call(int k) {
       st = parlops_solver_set_null_space(PS(), chance(50), k, chance(5) ? NULL : nv);
       break;
     }
+    CASE(parlops_vec_block_dot) {
+      int nx = chance(90) ? (int)below(3) : -1, ny = chance(90) ? (int)below(3) : -1;
+      const parlops_vec *xs[2] = {NULL, NULL}, *ys[2] = {NULL, NULL};
+      for (int i = 0; i < nx; i++) xs[i] = PV();
+      for (int i = 0; i < ny; i++) ys[i] = PV();
+      st = parlops_vec_block_dot(nx, chance(5) ? NULL : xs, ny, chance(5) ? NULL : ys,
+                                 chance(5) ? NULL : out_reg(outbuf, 4 * 16));
+      break;
+    }
+    CASE(parlops_vec_maxpy) {
+      int k = chance(90) ? (int)below(3) : -1;
+      const parlops_vec *xs[2] = {NULL, NULL};
+      parlops_scalar a[2] = {scal_v(), scal_v()};
+      for (int i = 0; i < k; i++) xs[i] = PV();
+      st = parlops_vec_maxpy(PV(), k, chance(5) ? NULL : a, chance(5) ? NULL : xs);
+      break;
+    }
+    CASE(parlops_vec_orthonormalize) {
+      int k = chance(90) ? (int)below(3) : -1;
+      parlops_vec *vs[2] = {NULL, NULL};
+      for (int i = 0; i < k; i++) vs[i] = PV();
+      st = parlops_vec_orthonormalize(k, chance(5) ? NULL : vs, chance(50) ? NULL : PO(),
+                                      chance(30) ? NULL : (parlops_scalar *)out_reg(outbuf, 4 * 16));
+      break;
+    }
+    CASE(parlops_eig_randomized) {
+      int no = chance(90) ? 1 + (int)below(3) : -1, k = chance(90) ? (int)below(3) : -1;
+      const parlops_vec *om[3] = {NULL, NULL, NULL};
+      parlops_vec *us[2] = {NULL, NULL};
+      for (int i = 0; i < no; i++) om[i] = PV();
+      for (int i = 0; i < k; i++) us[i] = PV();
+      int pencil = chance(30);
+      st = parlops_eig_randomized(PO(), pencil ? PO() : NULL, pencil || chance(5) ? PO() : NULL, no, chance(5) ? NULL : om,
+                                  (int)below(3), enum_v(2), k, chance(5) ? NULL : (double *)out_reg(outbuf, 2 * 8),
+                                  chance(5) ? NULL : us);
+      break;
+    }
+    CASE(parlops_eig_lanczos) {
+      /* Ritz vectors half of the time: handles are picked only when passed */
+      int k = chance(90) ? (int)below(3) : -1, with_vecs = chance(50);
+      parlops_vec *vs[2] = {NULL, NULL};
+      for (int i = 0; i < k && with_vecs; i++) vs[i] = PV();
+      double res[2];
+      int64_t steps = 0;
+      st = parlops_eig_lanczos(PO(), PV(), chance(90) ? (int64_t)below(12) : size_v(), chance(80) ? 1e-8 : dbl_v(), k,
+                               enum_v(2), chance(5) ? NULL : (double *)out_reg(outbuf, 2 * 8), chance(50) ? res : NULL,
+                               with_vecs ? vs : NULL, chance(50) ? &steps : NULL);
+      break;
+    }
+    CASE(parlops_op_low_rank) {
+      int k = chance(90) ? (int)below(3) : -1;
+      const parlops_vec *us[2] = {NULL, NULL};
+      double d[2] = {dbl_v(), dbl_v()};
+      for (int i = 0; i < k; i++) us[i] = PV();
+      st = parlops_op_low_rank(k, chance(5) ? NULL : us, chance(5) ? NULL : d, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
+      break;
+    }
     CASE(parlops_vec_set_random) st = parlops_vec_set_random(PV(), enum_v(3), rnd()); break;
     CASE(parlops_solver_set_compute_eigenvalues) st = parlops_solver_set_compute_eigenvalues(PS(), chance(50)); break;
     CASE(parlops_solver_eigenvalue_estimates) {

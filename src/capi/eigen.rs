@@ -1,0 +1,488 @@
+//! Multi-vector operations, the randomized eigensolvers, Lanczos and the low-rank operator.
+
+use std::ffi::c_int;
+
+use super::args::with_dtype;
+use super::handles::{
+    arg, arg_array, arg_array_mut, give, guard, opt_arg, out_ok, parlops_op, parlops_vec,
+    same_handle,
+};
+use super::types::{parlops_scalar, parlops_status};
+use crate::comm::Comm;
+use crate::eigen::lanczos::{Which, lanczos};
+use crate::eigen::orth::{Dependent, orthonormalize};
+use crate::eigen::randomized::{Pass, randomized};
+use crate::error::{Error, Result};
+use crate::op::{IntoAnyOp, Op};
+use crate::scalar::Scalar;
+use crate::vector::DistVector;
+use crate::vector::multi::{block_dot, maxpy};
+
+/// Which randomized eigensolver.
+pub type parlops_randomized_pass = i32;
+/// hIPPYlib's doublePass (doublePassG for a pencil): T = Q^H A Q, one more product with A per
+/// vector; the more accurate.
+pub const PARLOPS_RANDOMIZED_DOUBLE_PASS: parlops_randomized_pass = 0;
+/// hIPPYlib's singlePass (singlePassG): T from the products already made (A applied `power` times
+/// per vector, no more), for operators that are expensive to apply.
+pub const PARLOPS_RANDOMIZED_SINGLE_PASS: parlops_randomized_pass = 1;
+
+/// Which end of the spectrum Lanczos looks for.
+pub type parlops_eig_which = i32;
+/// The largest eigenvalues (returned in descending order).
+pub const PARLOPS_EIG_LARGEST: parlops_eig_which = 0;
+/// The smallest eigenvalues (returned in ascending order).
+pub const PARLOPS_EIG_SMALLEST: parlops_eig_which = 1;
+
+fn comm_of(v: &parlops_vec) -> std::sync::Arc<Comm> {
+    v.inner.layout().comm().clone()
+}
+
+/// The local check's outcome agreed with the values every rank must pass alike; the local error
+/// (when there is one) kept as this rank's message. [collective]
+fn agree_parsed<P>(comm: &Comm, parsed: Result<P>, what: &str, same: &[i64]) -> Result<P> {
+    let pre = match &parsed {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::new(e.kind, e.msg.clone())),
+    };
+    comm.agree_same(pre, what, same)?;
+    parsed
+}
+
+/// Typed views of vectors that must all have `dtype`, each named in the error.
+fn typed<'a, T: Scalar>(vs: &[&'a parlops_vec], name: &str) -> Result<Vec<&'a DistVector<T>>> {
+    vs.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.inner.typed::<T>().ok_or_else(|| {
+                crate::err!(
+                    DTypeMismatch,
+                    "{name}[{i}] is {}; expected {}",
+                    v.inner.dtype().name(),
+                    T::DTYPE.name()
+                )
+            })
+        })
+        .collect()
+}
+
+fn typed_mut<'a, T: Scalar>(
+    vs: Vec<&'a mut parlops_vec>,
+    name: &str,
+) -> Result<Vec<&'a mut DistVector<T>>> {
+    vs.into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let d = v.inner.dtype();
+            v.inner.typed_mut::<T>().ok_or_else(|| {
+                crate::err!(
+                    DTypeMismatch,
+                    "{name}[{i}] is {}; expected {}",
+                    d.name(),
+                    T::DTYPE.name()
+                )
+            })
+        })
+        .collect()
+}
+
+fn op_typed<T: Scalar>(o: &parlops_op, name: &str) -> Result<Op<T>> {
+    o.inner.typed::<T>().ok_or_else(|| {
+        crate::err!(
+            DTypeMismatch,
+            "{name} is {}; expected {}",
+            o.inner.dtype().name(),
+            T::DTYPE.name()
+        )
+    })
+}
+
+fn put_scalars<T: Scalar>(out: *mut parlops_scalar, v: &[T]) {
+    for (i, x) in v.iter().enumerate() {
+        let (re, im) = x.to_parts();
+        unsafe { *out.add(i) = parlops_scalar { re, im } };
+    }
+}
+
+/// out[i*ny + j] = x_i^H y_j for every pair, in one reduction (PETSc's VecMDot for many y): nx*ny
+/// entries. All vectors share a layout, memory and dtype; every rank passes the same nx and ny.
+/// [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_block_dot(
+    nx: c_int,
+    x: *const *const parlops_vec,
+    ny: c_int,
+    y: *const *const parlops_vec,
+    out: *mut parlops_scalar,
+) -> parlops_status {
+    guard("parlops_vec_block_dot", || {
+        let xs = unsafe { arg_array(nx, x, "nx", "x")? };
+        let ys = unsafe { arg_array(ny, y, "ny", "y")? };
+        let Some(first) = xs.first().or(ys.first()) else {
+            return Ok(());
+        };
+        let comm = comm_of(first);
+        let dtype = first.inner.dtype();
+        with_dtype!(dtype, T => {
+            let parsed = (|| {
+                if nx > 0 && ny > 0 && out.is_null() {
+                    return Err(super::handles::null("out"));
+                }
+                let tx = typed::<T>(&xs, "x")?;
+                let ty = typed::<T>(&ys, "y")?;
+                let l = first.inner.layout();
+                for (i, v) in tx.iter().chain(ty.iter()).enumerate() {
+                    v.layout().check_compatible(l, &format!("vector {i} of x then y"), "the first")?;
+                    let f = tx.first().or(ty.first()).copied().ok_or_else(|| crate::err!(Internal, "no vector"))?;
+                    f.check_location(v, &format!("vector {i} of x then y"), "the first")?;
+                }
+                Ok((tx, ty))
+            })();
+            let same = [nx as i64, ny as i64, dtype as i64];
+            let (tx, ty) = agree_parsed(&comm, parsed, "nx, ny and the dtype", &same)?;
+            let v = block_dot::<T>(&tx, &ty, Ok(()))?;
+            put_scalars(out, &v);
+            Ok(())
+        })
+    })
+}
+
+/// y += sum_k a[k] x[k] in one pass over y (entries updated in the order of x; PETSc's VecMAXPY).
+/// y must not be one of the x. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_maxpy(
+    y: *mut parlops_vec,
+    n: c_int,
+    a: *const parlops_scalar,
+    x: *const *const parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_maxpy", || {
+        let xs = unsafe { arg_array(n, x, "n", "x")? };
+        if let Some(i) = same_handle(
+            y.cast_const(),
+            &xs.iter()
+                .map(|v| *v as *const parlops_vec)
+                .collect::<Vec<_>>(),
+        ) {
+            crate::bail!(
+                InvalidArgument,
+                "y is also x[{i}]: the output must not be an input"
+            );
+        }
+        let yv = unsafe { super::handles::arg_mut(y, "y")? };
+        let coef: &[parlops_scalar] =
+            unsafe { super::args::array_arg(a.cast(), n.max(0) as usize, "a")? };
+        let dtype = yv.inner.dtype();
+        with_dtype!(dtype, T => {
+            let tx = typed::<T>(&xs, "x")?;
+            let c: Vec<T> = coef
+                .iter()
+                .enumerate()
+                .map(|(i, s)| T::from_parts(s.re, s.im, &format!("a[{i}]")))
+                .collect::<Result<_>>()?;
+            let ty = yv.inner.typed_mut::<T>().ok_or_else(|| crate::err!(Internal, "y dtype"))?;
+            maxpy(ty, &c, &tx)
+        })
+    })
+}
+
+/// Orthonormalise v[0..n) in place, in order, by classical Gram-Schmidt twice (CGS2), in the inner
+/// product u^H B v when `b` is not NULL (B Hermitian positive definite, square on the vectors'
+/// layout; hIPPYlib's Borthogonalize): V_in = V_out R with R upper triangular, written row-major to
+/// `r` (n*n entries) unless NULL. A vector that loses all but 1e-10 of its norm (1e-4 in single
+/// precision) to the projections, or u^H B u <= 0, fails on every rank naming it (the vectors are
+/// then partly changed). [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_orthonormalize(
+    n: c_int,
+    v: *const *mut parlops_vec,
+    b: *const parlops_op,
+    r: *mut parlops_scalar,
+) -> parlops_status {
+    guard("parlops_vec_orthonormalize", || {
+        let vs = unsafe { arg_array_mut(n, v, "n", "v")? };
+        let Some(first) = vs.first() else {
+            // nothing to do, but a bad b is still an error
+            unsafe { opt_arg(b, "b")? };
+            return Ok(());
+        };
+        let comm = comm_of(first);
+        let dtype = first.inner.dtype();
+        let bop = unsafe { opt_arg(b, "b") };
+        let has_b = matches!(bop, Ok(Some(_)));
+        with_dtype!(dtype, T => {
+            let parsed = (|| {
+                let bt = match bop? {
+                    Some(o) => Some(op_typed::<T>(o, "b")?),
+                    None => None,
+                };
+                let tv = typed_mut::<T>(vs, "v")?;
+                let l = tv[0].layout().clone();
+                for (i, x) in tv.iter().enumerate() {
+                    x.layout().check_compatible(&l, &format!("v[{i}]"), "v[0]")?;
+                    tv[0].check_location(x, &format!("v[{i}]"), "v[0]")?;
+                }
+                if let Some(o) = &bt {
+                    crate::eigen::check_square(o.as_ref(), &l, "b")?;
+                }
+                Ok((tv, bt))
+            })();
+            let (mut tv, bt) = agree_parsed(&comm, parsed, "n, the dtype and whether b is given", &[n as i64, dtype as i64, has_b as i64])?;
+            let rr = orthonormalize::<T>(&mut tv, bt.as_deref(), Dependent::Fail)?;
+            if !r.is_null() {
+                put_scalars(r, &rr);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// hIPPYlib's randomized eigensolvers: the `k` leading eigenvalues of the Hermitian operator `a`
+/// (descending, signed) and eigenvectors U (written to u[0..k), vectors of a's layout; U^H U = I),
+/// or, with `b` and `binv` (B Hermitian positive definite and an operator applying B^-1, e.g. a
+/// parlops_op_create_inverse or an AMG solve), of the pencil A u = lambda B u (U^H B U = I), from the
+/// n_omega >= k random vectors `omega` (k plus an oversampling of about 10; parlops_vec_set_random
+/// makes them, the same for any number of ranks; not modified), with `power` >= 1 products with A (or
+/// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
+/// PARLOPS_RANDOMIZED_DOUBLE_PASS or _SINGLE_PASS. Dense work on (k+p)^2 values is repeated on every
+/// rank. [collective]
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn parlops_eig_randomized(
+    a: *const parlops_op,
+    b: *const parlops_op,
+    binv: *const parlops_op,
+    n_omega: c_int,
+    omega: *const *const parlops_vec,
+    power: c_int,
+    pass: parlops_randomized_pass,
+    k: c_int,
+    eigenvalues: *mut f64,
+    u: *const *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_eig_randomized", || {
+        let a = unsafe { arg(a, "a")? };
+        let comm = a.inner.rows().comm().clone();
+        let dtype = a.inner.dtype();
+        let parsed = (|| {
+            let bo = unsafe { opt_arg(b, "b")? };
+            let bi = unsafe { opt_arg(binv, "binv")? };
+            if bo.is_some() != bi.is_some() {
+                crate::bail!(
+                    InvalidArgument,
+                    "give both b and binv (a pencil) or neither"
+                );
+            }
+            let om = unsafe { arg_array(n_omega, omega, "n_omega", "omega")? };
+            let us = unsafe { arg_array_mut(k, u, "k", "u")? };
+            let om_ptrs: Vec<*const parlops_vec> =
+                om.iter().map(|v| *v as *const parlops_vec).collect();
+            for (j, uj) in us.iter().enumerate() {
+                if let Some(i) = same_handle(&**uj as *const parlops_vec, &om_ptrs) {
+                    crate::bail!(
+                        InvalidArgument,
+                        "u[{j}] is also omega[{i}]: the outputs must not be inputs"
+                    );
+                }
+            }
+            out_ok(eigenvalues, "eigenvalues")?;
+            let pass = match pass {
+                PARLOPS_RANDOMIZED_DOUBLE_PASS => Pass::Double,
+                PARLOPS_RANDOMIZED_SINGLE_PASS => Pass::Single,
+                _ => crate::bail!(
+                    InvalidArgument,
+                    "pass is {pass}; expected PARLOPS_RANDOMIZED_DOUBLE_PASS = 0 or PARLOPS_RANDOMIZED_SINGLE_PASS = 1"
+                ),
+            };
+            if power < 1 {
+                crate::bail!(InvalidArgument, "power is {power}; it must be >= 1");
+            }
+            Ok((bo.zip(bi), om, us, pass))
+        })();
+        let same = [
+            n_omega as i64,
+            k as i64,
+            power as i64,
+            pass as i64,
+            dtype as i64,
+        ];
+        let (pencil, om, us, pass) = agree_parsed(
+            &comm,
+            parsed,
+            "n_omega, k, power, pass and the dtype",
+            &same,
+        )?;
+        with_dtype!(dtype, T => {
+            let parsed = (|| {
+                let at = op_typed::<T>(a, "a")?;
+                let pt = match pencil {
+                    Some((bo, bi)) => Some((op_typed::<T>(bo, "b")?, op_typed::<T>(bi, "binv")?)),
+                    None => None,
+                };
+                Ok((at, pt, typed::<T>(&om, "omega")?, typed_mut::<T>(us, "u")?))
+            })();
+            let has = [pencil_flag(&parsed)];
+            let (at, pt, om, mut us) = agree_parsed(&comm, parsed, "whether b and binv are given", &has)?;
+            let pr = pt.as_ref().map(|(x, y)| (x.as_ref() as &dyn crate::op::LinearOperator<T>, y.as_ref() as &dyn crate::op::LinearOperator<T>));
+            let vals = randomized::<T>(at.as_ref(), pr, &om, power as usize, pass, &mut us)?;
+            for (i, v) in vals.iter().enumerate() {
+                unsafe { *eigenvalues.add(i) = *v };
+            }
+            Ok(())
+        })
+    })
+}
+
+type Parsed<'a, T> = (
+    Op<T>,
+    Option<(Op<T>, Op<T>)>,
+    Vec<&'a DistVector<T>>,
+    Vec<&'a mut DistVector<T>>,
+);
+
+fn pencil_flag<T: Scalar>(p: &Result<Parsed<'_, T>>) -> i64 {
+    p.as_ref().map_or(-1, |x| x.1.is_some() as i64)
+}
+
+/// Lanczos with full re-orthogonalisation for the `n_ev` extreme eigenvalues of the Hermitian
+/// operator `a` (`which`: PARLOPS_EIG_LARGEST, descending, or PARLOPS_EIG_SMALLEST, ascending) from
+/// the start vector `v0` (any nonzero vector; a random one), in at most `max_steps` products with A
+/// (n_ev <= max_steps <= the global size; every basis vector is kept). Stops once every wanted
+/// residual ||A v - theta v|| is at most `tol` times the largest |theta| (the eigenvalue errors are
+/// then about tol^2 relative for separated eigenvalues). Writes `eigenvalues` (n_ev), `residuals`
+/// (n_ev, or NULL), `vecs` (NULL, or n_ev vectors of a's layout: the Ritz vectors) and `steps` (or
+/// NULL). Not converged in max_steps: PARLOPS_ERR_NOT_CONVERGED, nothing written, the message
+/// giving the Ritz values and residuals reached. One start vector sees each eigenspace once: an eigenvalue of multiplicity m > 1
+/// is found once (use the randomized eigensolver, a block method, for clusters). [collective]
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn parlops_eig_lanczos(
+    a: *const parlops_op,
+    v0: *const parlops_vec,
+    max_steps: i64,
+    tol: f64,
+    n_ev: c_int,
+    which: parlops_eig_which,
+    eigenvalues: *mut f64,
+    residuals: *mut f64,
+    vecs: *const *mut parlops_vec,
+    steps: *mut i64,
+) -> parlops_status {
+    guard("parlops_eig_lanczos", || {
+        let a = unsafe { arg(a, "a")? };
+        let comm = a.inner.rows().comm().clone();
+        let dtype = a.inner.dtype();
+        let parsed = (|| {
+            let v = unsafe { arg(v0, "v0")? };
+            let vs = if vecs.is_null() {
+                Vec::new()
+            } else {
+                unsafe { arg_array_mut(n_ev, vecs, "n_ev", "vecs")? }
+            };
+            if let Some(j) = vs.iter().position(|x| std::ptr::eq(&**x, v)) {
+                crate::bail!(
+                    InvalidArgument,
+                    "vecs[{j}] is also v0: the outputs must not be inputs"
+                );
+            }
+            out_ok(eigenvalues, "eigenvalues")?;
+            let which = match which {
+                PARLOPS_EIG_LARGEST => Which::Largest,
+                PARLOPS_EIG_SMALLEST => Which::Smallest,
+                _ => crate::bail!(
+                    InvalidArgument,
+                    "which is {which}; expected PARLOPS_EIG_LARGEST = 0 or PARLOPS_EIG_SMALLEST = 1"
+                ),
+            };
+            if n_ev < 1 {
+                crate::bail!(InvalidArgument, "n_ev is {n_ev}; it must be >= 1");
+            }
+            if max_steps < 1 {
+                crate::bail!(InvalidArgument, "max_steps is {max_steps}; it must be >= 1");
+            }
+            Ok((v, vs, which))
+        })();
+        let same = [
+            max_steps,
+            tol.to_bits() as i64,
+            n_ev as i64,
+            which as i64,
+            vecs.is_null() as i64,
+            dtype as i64,
+        ];
+        let (v, vs, which) = agree_parsed(
+            &comm,
+            parsed,
+            "max_steps, tol, n_ev, which, whether vecs is given and the dtype",
+            &same,
+        )?;
+        with_dtype!(dtype, T => {
+            let parsed = (|| {
+                let at = op_typed::<T>(a, "a")?;
+                let vt = typed::<T>(&[v], "v0")?[0];
+                Ok((at, vt, typed_mut::<T>(vs, "vecs")?))
+            })();
+            let (at, vt, mut vs) = agree_parsed(&comm, parsed, "the dtypes", &[])?;
+            let r = lanczos::<T>(at.as_ref(), vt, max_steps as usize, tol, n_ev as usize, which, &mut vs)?;
+            if !r.converged {
+                crate::bail!(
+                    NotConverged,
+                    "Lanczos did not converge in {} steps: Ritz values {:?} with residuals {:?} (tol {tol} times the largest |value|)",
+                    r.steps,
+                    r.values,
+                    r.residuals
+                );
+            }
+            for (i, (val, res)) in r.values.iter().zip(&r.residuals).enumerate() {
+                unsafe { *eigenvalues.add(i) = *val };
+                if !residuals.is_null() {
+                    unsafe { *residuals.add(i) = *res };
+                }
+            }
+            if !steps.is_null() {
+                unsafe { *steps = r.steps as i64 };
+            }
+            Ok(())
+        })
+    })
+}
+
+/// The low-rank Hermitian operator U diag(d) U^H (hIPPYlib's LowRankOperator; with the output of
+/// parlops_eig_randomized, the low-rank part of a Laplace-approximation Hessian): `k` >= 1 vectors
+/// of one layout (copied) and `k` finite weights. An apply costs one reduction (all k dots) and one
+/// pass. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_low_rank(
+    k: c_int,
+    u: *const *const parlops_vec,
+    d: *const f64,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_low_rank", || {
+        let us = unsafe { arg_array(k, u, "k", "u")? };
+        let Some(first) = us.first() else {
+            crate::bail!(
+                InvalidArgument,
+                "k is 0: a low-rank operator needs at least one vector"
+            );
+        };
+        let comm = comm_of(first);
+        let dtype = first.inner.dtype();
+        let parsed = (|| {
+            out_ok(out, "out")?;
+            if d.is_null() {
+                return Err(super::handles::null("d"));
+            }
+            Ok(unsafe { super::args::array_arg::<f64>(d.cast(), k as usize, "d")? }.to_vec())
+        })();
+        let w = agree_parsed(&comm, parsed, "k and the dtype", &[k as i64, dtype as i64])?;
+        let op = with_dtype!(dtype, T => {
+            let made = typed::<T>(&us, "u").and_then(|tu| crate::op::lowrank::LowRank::<T>::new(&tu, &w));
+            let made = comm.agree(made)?;
+            let o: Op<T> = std::sync::Arc::new(made);
+            o.into_any()
+        });
+        give(out, super::op::wrap(op));
+        Ok(())
+    })
+}

@@ -1,0 +1,47 @@
+//! Multi-vectors as slices of vectors (PETSc's VecMDot/VecMAXPY, SLEPc's BV, hIPPYlib's
+//! MultiVector): every pair's dot product in one reduction and `y += sum_k a_k x_k` in one pass
+//! (orthonormalisation, which may take an operator, is `eigen::orth`).
+
+use super::{DistVector, fused, sum_partials};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// x_i^H y_j for every pair, in ONE reduction: row-major, `nx` rows of `ny` (one pass over the x's
+/// per y). Vectors must share a layout and memory. [collective]
+pub fn block_dot<T: Scalar>(
+    xs: &[&DistVector<T>],
+    ys: &[&DistVector<T>],
+    pre: Result<()>,
+) -> Result<Vec<T>> {
+    let (nx, ny) = (xs.len(), ys.len());
+    let Some(first) = xs.first().or(ys.first()) else {
+        return Ok(Vec::new());
+    };
+    let comm = first.layout().comm().clone();
+    let local = pre.and_then(|_| {
+        let mut parts = Vec::new();
+        parts
+            .try_reserve_exact(2 * nx * ny)
+            .map_err(|_| crate::err!(OutOfMemory, "{nx} x {ny} dot products"))?;
+        parts.resize(2 * nx * ny, 0.0);
+        for (j, y) in ys.iter().enumerate() {
+            let col = fused::mdot(xs, y)?;
+            for i in 0..nx {
+                parts[2 * (i * ny + j)] = col[2 * i];
+                parts[2 * (i * ny + j) + 1] = col[2 * i + 1];
+            }
+        }
+        Ok(parts)
+    });
+    if nx * ny == 0 {
+        comm.agree(local)?;
+        return Ok(Vec::new());
+    }
+    sum_partials::<T>(&comm, local, nx * ny)
+}
+
+/// y += sum_k a_k x_k in one pass (entry by entry in the order of `xs`). Not collective.
+pub fn maxpy<T: Scalar>(y: &mut DistVector<T>, a: &[T], xs: &[&DistVector<T>]) -> Result<()> {
+    let neg: Vec<T> = a.iter().map(|v| -*v).collect();
+    fused::maxpy_norm(y, &neg, xs).map(|_| ())
+}
