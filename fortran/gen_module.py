@@ -97,6 +97,9 @@ parlops_vec_orthonormalize     v:handle_array r:out_array
 parlops_eig_randomized         omega:handle_array_in eigenvalues:out_array u:handle_array
 parlops_eig_lanczos            eigenvalues:out_array residuals:out_array vecs:handle_array steps:out
 parlops_op_low_rank            u:handle_array_in d:in_array out:handle_out
+parlops_layout_stack           parts:handle_array_in out:handle_out
+parlops_op_block               blocks:handle_array_in out:handle_out
+parlops_op_block_lower_triangular diag:handle_array_in out:handle_out
 parlops_op_fredholm1           out:handle_out
 parlops_halo_block             dims:in_array proc_grid:in_array start:out_array shape:out_array
 parlops_op_halo                dims:in_array proc_grid:in_array halo:in_array out:handle_out

@@ -816,6 +816,28 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_stacked_block_diag
     end function parlops_op_stacked_block_diag
+    function parlops_op_block(comm, dtype, m, n, blocks, out) &
+        bind(C, name='parlops_op_block')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: m
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: blocks(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_block
+    end function parlops_op_block
+    function parlops_op_block_lower_triangular(a, n, diag, out) &
+        bind(C, name='parlops_op_block_lower_triangular')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: diag(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_block_lower_triangular
+    end function parlops_op_block_lower_triangular
     function parlops_summa_tile(n, grid, index, start, len) &
         bind(C, name='parlops_summa_tile')
       import
@@ -1117,6 +1139,33 @@ module parlops
       real(c_double), value :: radius
       integer(c_int) :: parlops_solver_set_trust_region
     end function parlops_solver_set_trust_region
+    function parlops_layout_stack(n, parts, out) &
+        bind(C, name='parlops_layout_stack')
+      import
+      implicit none
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: parts(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_layout_stack
+    end function parlops_layout_stack
+    function parlops_vec_stack_get(v, i, part) &
+        bind(C, name='parlops_vec_stack_get')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      integer(c_int), value :: i
+      type(c_ptr), value :: part
+      integer(c_int) :: parlops_vec_stack_get
+    end function parlops_vec_stack_get
+    function parlops_vec_stack_set(v, i, part) &
+        bind(C, name='parlops_vec_stack_set')
+      import
+      implicit none
+      type(c_ptr), value :: v
+      integer(c_int), value :: i
+      type(c_ptr), value :: part
+      integer(c_int) :: parlops_vec_stack_set
+    end function parlops_vec_stack_set
     function parlops_vec_create(layout, dtype, memory, out) &
         bind(C, name='parlops_vec_create')
       import

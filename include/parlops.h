@@ -962,6 +962,31 @@ parlops_status parlops_op_stacked_block_diag(const parlops_comm *comm,
                                              const parlops_op *const *ops,
                                              parlops_op **out);
 
+// The general block operator (MFEM's BlockOperator; PyLops-MPI's MPIStackedVStack,
+// MPIStackedHStack and MPIStackedBlockDiag are its one-column, one-row and diagonal cases): `m` x
+// `n` distributed operators on `comm`, row-major in `blocks`, NULL for a zero block. Every block
+// row and every block column needs at least one operator; the operators of a block row share their
+// rows, those of a block column their columns. Its rows and columns are stacked layouts
+// (parlops_layout_stack) of those parts: get them with parlops_op_layouts or
+// parlops_op_create_vecs, and move parts in and out with parlops_vec_stack_get/_set. The adjoint
+// is the block adjoint; the diagonal is the blocks' diagonals (zero for a NULL diagonal block), so
+// parlops_solver_set_jacobi works on it. Every rank passes the same pattern. [collective]
+parlops_status parlops_op_block(const parlops_comm *comm,
+                                parlops_dtype dtype,
+                                int m,
+                                int n,
+                                const parlops_op *const *blocks,
+                                parlops_op **out);
+
+// MFEM's BlockLowerTriangularPreconditioner: x_i = M_i (b_i - sum_{j<i} A_ij x_j), from a square
+// block operator `a` (parlops_op_block) and `n` preconditioners M_i (square on part i: a Jacobi
+// diagonal, an AMG, a parlops_op_create_inverse). The block-diagonal preconditioner is
+// parlops_op_block with only diagonal blocks. No adjoint. [collective]
+parlops_status parlops_op_block_lower_triangular(const parlops_op *a,
+                                                 int n,
+                                                 const parlops_op *const *diag,
+                                                 parlops_op **out);
+
 // Tile `index` of an extent `n` split over `grid` process rows or columns as the SUMMA operator
 // splits it: [index*b, min((index+1)*b, n)) with b = ceil(n / grid). Not collective.
 parlops_status parlops_summa_tile(int64_t n, int grid, int index, int64_t *start, int64_t *len);
@@ -1194,6 +1219,24 @@ parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
 // sqrt(r^H M r) against its initial value: parlops_solver_set_norm_type(PARLOPS_NORM_TYPE_NATURAL).
 parlops_status parlops_solver_set_trust_region(parlops_solver *s,
                                                double radius);
+
+// The layout of stacked vectors made of `n` split layouts of one communicator: on every rank its
+// part of parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A
+// vector of it is an ordinary vector: every vector operation covers all parts (a dot product or a
+// norm in one reduction), and every solver accepts it. parlops_op_block's rows and columns are
+// stacked layouts. Every rank passes the same number of parts. [collective]
+parlops_status parlops_layout_stack(int n,
+                                    const parlops_layout *const *parts,
+                                    parlops_layout **out);
+
+// Copy part `i` of the stacked vector `v` into `part` (a vector of that part's layout, the same
+// dtype, host memory). Not collective.
+parlops_status parlops_vec_stack_get(const parlops_vec *v, int i, parlops_vec *part);
+
+// Copy `part` (a vector of part i's layout) into part `i` of the stacked vector `v`. Not collective.
+parlops_status parlops_vec_stack_set(parlops_vec *v,
+                                     int i,
+                                     const parlops_vec *part);
 
 // Create a zeroed vector owned by parlops. [collective]: ranks must pass the same dtype and memory.
 parlops_status parlops_vec_create(const parlops_layout *layout,

@@ -983,6 +983,39 @@ inline std::vector<double> eig_lanczos(const Op &a, const Vec &v0, int n_ev, par
   return vals;
 }
 
+/// The layout of stacked vectors made of `parts` (each rank: its part of parts[0], then of parts[1], ...). [collective]
+[[nodiscard]] inline Layout stack(const std::vector<const Layout *> &parts) {
+  std::vector<const parlops_layout *> h;
+  for (const Layout *l : parts) h.push_back(l ? l->get() : nullptr);
+  parlops_layout *out = nullptr;
+  check(parlops_layout_stack(static_cast<int>(h.size()), h.data(), &out));
+  return Layout(out);
+}
+/// Copy part i of the stacked vector v into `part` / `part` into part i of v (host memory).
+inline void stack_get(const Vec &v, int i, Vec &part) { check(parlops_vec_stack_get(v.get(), i, part.get())); }
+inline void stack_set(Vec &v, int i, const Vec &part) { check(parlops_vec_stack_set(v.get(), i, part.get())); }
+
+/// The m x n block operator of distributed operators, row-major, nullptr for a zero block
+/// (MFEM's BlockOperator). [collective]
+[[nodiscard]] inline Op block(const Comm &c, int m, int n, const std::vector<const Op *> &blocks,
+                              parlops_dtype t = PARLOPS_F64) {
+  std::vector<const parlops_op *> h;
+  for (const Op *o : blocks) h.push_back(o ? o->get() : nullptr);
+  if (h.size() != static_cast<std::size_t>(m) * static_cast<std::size_t>(n))
+    throw Error(PARLOPS_ERR_SIZE_MISMATCH, "block: blocks must hold m * n entries");
+  parlops_op *o = nullptr;
+  check(parlops_op_block(c.get(), t, m, n, h.data(), &o));
+  return Op(o);
+}
+/// MFEM's BlockLowerTriangularPreconditioner on the square block operator a. [collective]
+[[nodiscard]] inline Op block_lower_triangular(const Op &a, const std::vector<const Op *> &diag) {
+  std::vector<const parlops_op *> h;
+  for (const Op *o : diag) h.push_back(o ? o->get() : nullptr);
+  parlops_op *o = nullptr;
+  check(parlops_op_block_lower_triangular(a.get(), static_cast<int>(h.size()), h.data(), &o));
+  return Op(o);
+}
+
 /// U diag(d) U^H (copies of u). [collective]
 [[nodiscard]] inline Op low_rank(const std::vector<const Vec *> &u, const std::vector<double> &d) {
   if (u.size() != d.size()) throw Error(PARLOPS_ERR_SIZE_MISMATCH, "low_rank: u and d differ in length");

@@ -765,6 +765,38 @@ int main(int argc, char **argv) {
              "orthonormalize: the same vector twice is refused");
     });
 
+    section("stacked vectors and block operators", [&] {
+      // [A; I] stacked: y = [A x; x]; the parts come back with stack_get
+      Op I = Op::identity(l);
+      Op K = parlops::block(comm, 2, 1, {&A, &I});
+      Layout s = parlops::stack({&l, &l});
+      Vec x(l), y(s), p0(l), p1(l);
+      set_by_global<double>(x, g_of);
+      K.apply(x, y);
+      parlops::stack_get(y, 0, p0);
+      parlops::stack_get(y, 1, p1);
+      Vec ax(l);
+      A.apply(x, ax);
+      p0.axpy(scalar(-1.0), ax);
+      p1.axpy(scalar(-1.0), x);
+      expect(p0.norm() == 0.0 && p1.norm() == 0.0, "block [A; I]: the parts are A x and x");
+      parlops::stack_set(y, 1, ax);
+      parlops::stack_get(y, 1, p1);
+      p1.axpy(scalar(-1.0), ax);
+      expect(p1.norm() == 0.0 && y.norm() > 0.0, "stack_set then stack_get");
+      // block lower-triangular on [A 0; I A] with identity diagonal preconditioners: x = [b0; b1 - b0]
+      Op L2 = parlops::block(comm, 2, 2, {&A, nullptr, &I, &A});
+      Op T = parlops::block_lower_triangular(L2, {&I, &I});
+      Vec b(s), z(s), z1(l), b0(l);
+      b.fill(scalar(1.0));
+      T.apply(b, z);
+      parlops::stack_get(z, 1, z1);
+      expect(z1.norm() == 0.0, "block lower-triangular: x_1 = b_1 - I x_0 = 0");
+      expect(status_of([&] { (void)parlops::block(comm, 1, 2, {nullptr, nullptr}); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+             "a block row without an operator is refused");
+      (void)b0;
+    });
+
     section("solvers", [&] {
       // CG on the Laplacian with a C++ monitor and history; true residual checked
       Solver cg(comm, PARLOPS_METHOD_CG);

@@ -14,6 +14,7 @@ mod op;
 mod pins;
 mod solver;
 mod solver_opts;
+mod stack;
 mod types;
 mod vec;
 
@@ -25,5 +26,6 @@ pub use misc::*;
 pub use op::*;
 pub use solver::*;
 pub use solver_opts::*;
+pub use stack::*;
 pub use types::*;
 pub use vec::*;

@@ -10,6 +10,7 @@ pub mod apply;
 pub mod basic;
 pub mod bjacobi;
 pub mod block;
+pub mod blockop;
 pub mod callback;
 pub mod compose;
 pub mod csr;

@@ -40,6 +40,8 @@ pub struct Layout {
     global_len: i64,
     local_lens: Vec<i64>,
     offsets: Vec<i64>,
+    /// A stacked layout's parts ([`Layout::stack`]); empty otherwise.
+    parts: Vec<Arc<Layout>>,
 }
 
 impl std::fmt::Debug for Layout {
@@ -162,7 +164,48 @@ impl Layout {
             global_len,
             local_lens,
             offsets,
+            parts: Vec::new(),
         }))
+    }
+
+    /// The layout of stacked vectors (PyLops-MPI's StackedDistributedArray, MFEM's BlockVector):
+    /// split layouts of one communicator, each rank holding its part of the first, then of the second,
+    /// ... (so the stacked global order is rank by rank). Vectors of it are ordinary vectors: every
+    /// vector operation covers all parts, a dot product or norm in one reduction. [collective]
+    pub fn stack(comm: &Arc<Comm>, parts: &[Arc<Layout>]) -> Result<Arc<Layout>> {
+        let local = (|| {
+            if parts.is_empty() {
+                crate::bail!(InvalidArgument, "a stacked layout needs at least one part");
+            }
+            for (i, p) in parts.iter().enumerate() {
+                if !Arc::ptr_eq(p.comm(), comm) {
+                    crate::bail!(LayoutMismatch, "part {i} lives on another communicator");
+                }
+                if p.partition.is_replicated() {
+                    crate::bail!(
+                        NotSupported,
+                        "part {i} is replicated; stacked parts must be split (scatter) layouts"
+                    );
+                }
+            }
+            Ok(parts.iter().map(|p| p.local_len()).sum::<i64>())
+        })();
+        let len = comm.agree(local)?;
+        let base = Layout::new(comm.clone(), Partition::Scatter, -1, len)?;
+        Ok(Arc::new(Layout {
+            comm: base.comm.clone(),
+            shape: base.shape.clone(),
+            partition: base.partition,
+            global_len: base.global_len,
+            local_lens: base.local_lens.clone(),
+            offsets: base.offsets.clone(),
+            parts: parts.to_vec(),
+        }))
+    }
+
+    /// The parts of a stacked layout (empty for any other).
+    pub fn parts(&self) -> &[Arc<Layout>] {
+        &self.parts
     }
 
     /// An N-D array distributed along `axis` (PyLops-MPI's `global_shape` and `axis`; axis 0 only,

@@ -873,6 +873,33 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
       break;
     }
+    CASE(parlops_layout_stack) {
+      int k = chance(90) ? (int)below(3) : -1;
+      const parlops_layout *ls[2] = {NULL, NULL};
+      for (int i = 0; i < k; i++) ls[i] = PL();
+      st = parlops_layout_stack(k, chance(5) ? NULL : ls, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(LAYOUT, h1, 1);
+      break;
+    }
+    CASE(parlops_vec_stack_get) st = parlops_vec_stack_get(PV(), int_v(), PV()); break;
+    CASE(parlops_vec_stack_set) st = parlops_vec_stack_set(PV(), int_v(), PV()); break;
+    CASE(parlops_op_block) {
+      int m = chance(90) ? 1 + (int)below(2) : int_v(), n = chance(90) ? 1 + (int)below(2) : int_v();
+      const parlops_op *bs[4] = {NULL, NULL, NULL, NULL};
+      int fits = m >= 1 && n >= 1 && (long long)m * n <= 4; /* else a NULL array (m * n may overflow int) */
+      for (int i = 0; fits && i < m * n; i++) bs[i] = chance(30) ? NULL : PO();
+      st = parlops_op_block(PC(), dtype_v(), m, n, fits ? bs : NULL, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
+      break;
+    }
+    CASE(parlops_op_block_lower_triangular) {
+      int k = chance(90) ? (int)below(3) : -1;
+      const parlops_op *ds[2] = {NULL, NULL};
+      for (int i = 0; i < k; i++) ds[i] = PO();
+      st = parlops_op_block_lower_triangular(PO(), k, chance(5) ? NULL : ds, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
+      break;
+    }
     CASE(parlops_vec_set_random) st = parlops_vec_set_random(PV(), enum_v(3), rnd()); break;
     CASE(parlops_solver_set_compute_eigenvalues) st = parlops_solver_set_compute_eigenvalues(PS(), chance(50)); break;
     CASE(parlops_solver_eigenvalue_estimates) {

@@ -1,13 +1,17 @@
-//! The distributed block diagonal of distributed operators (PyLops-MPI's MPIStackedBlockDiag). Its
-//! own file (not `block`) so that its function keeps its place in the generated header.
+//! Block operators of distributed operators: the block diagonal (PyLops-MPI's MPIStackedBlockDiag),
+//! the general block operator (MFEM's BlockOperator) and the block lower-triangular preconditioner.
+//! Their own file (not `block`) so that their functions keep their place in the generated header.
 
 use std::ffi::c_int;
 
 use super::super::args::with_dtype;
-use super::super::handles::{arg, guard, parlops_comm, parlops_op};
+use super::super::handles::{arg, arg_array, guard, opt_arg, parlops_comm, parlops_op};
 use super::super::types::{parlops_dtype, parlops_status};
 use super::{create_op, local_ops, op_of, typed_list};
+use crate::error::Result;
+use crate::op::AnyOp;
 use crate::op::block::BlockDiag;
+use crate::op::blockop::{BlockLower, BlockOp};
 
 /// diag(A_1, ..., A_n) of distributed operators on `comm` (PyLops-MPI's MPIStackedBlockDiag): every
 /// rank passes the same n operators; the stacked vectors hold, on each rank, its part of x_1, then
@@ -27,6 +31,126 @@ pub unsafe extern "C" fn parlops_op_stacked_block_diag(
         create_op(c, dtype, out, pre, |d| {
             let list = list?;
             with_dtype!(d, T => BlockDiag::<T>::stacked(c, typed_list::<T>(&list)?).map(op_of::<T>))
+        })
+    })
+}
+
+/// This rank's operators of an optional list (NULL entries allowed), each checked to be `dtype`.
+fn optional_ops(
+    count: usize,
+    ops: *const *const parlops_op,
+    name: &str,
+    dtype: crate::scalar::DType,
+) -> Result<Vec<Option<AnyOp>>> {
+    if count > 0 && ops.is_null() {
+        return Err(super::super::handles::null(name));
+    }
+    (0..count)
+        .map(|k| {
+            let h = unsafe { opt_arg(*ops.add(k), &format!("{name}[{k}]"))? };
+            match h {
+                None => Ok(None),
+                Some(o) if o.inner.dtype() == dtype => Ok(Some(o.inner.clone())),
+                Some(o) => crate::bail!(
+                    DTypeMismatch,
+                    "{name}[{k}] is {}; the operator's dtype is {}",
+                    o.inner.dtype().name(),
+                    dtype.name()
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The general block operator (MFEM's BlockOperator; PyLops-MPI's MPIStackedVStack,
+/// MPIStackedHStack and MPIStackedBlockDiag are its one-column, one-row and diagonal cases): `m` x
+/// `n` distributed operators on `comm`, row-major in `blocks`, NULL for a zero block. Every block
+/// row and every block column needs at least one operator; the operators of a block row share their
+/// rows, those of a block column their columns. Its rows and columns are stacked layouts
+/// (parlops_layout_stack) of those parts: get them with parlops_op_layouts or
+/// parlops_op_create_vecs, and move parts in and out with parlops_vec_stack_get/_set. The adjoint
+/// is the block adjoint; the diagonal is the blocks' diagonals (zero for a NULL diagonal block), so
+/// parlops_solver_set_jacobi works on it. Every rank passes the same pattern. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_block(
+    comm: *const parlops_comm,
+    dtype: parlops_dtype,
+    m: c_int,
+    n: c_int,
+    blocks: *const *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_block", || {
+        let c = &unsafe { arg(comm, "comm")? }.inner;
+        let list = (|| {
+            if m < 1 || n < 1 {
+                crate::bail!(
+                    InvalidArgument,
+                    "m = {m}, n = {n}: a block operator needs m, n >= 1"
+                );
+            }
+            let count = (m as usize)
+                .checked_mul(n as usize)
+                .ok_or_else(|| crate::err!(InvalidArgument, "m * n overflows"))?;
+            optional_ops(
+                count,
+                blocks,
+                "blocks",
+                super::super::args::dtype_arg(dtype)?,
+            )
+        })();
+        let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
+        create_op(c, dtype, out, pre, |d| {
+            let list = list?;
+            with_dtype!(d, T => {
+                let typed: Vec<Option<crate::op::Op<T>>> = list
+                    .iter()
+                    .map(|o| o.as_ref().map(|a| a.typed::<T>().ok_or_else(|| crate::err!(Internal, "block dtype"))).transpose())
+                    .collect::<Result<_>>()?;
+                BlockOp::<T>::new(c, m as usize, n as usize, typed).map(op_of::<T>)
+            })
+        })
+    })
+}
+
+/// MFEM's BlockLowerTriangularPreconditioner: x_i = M_i (b_i - sum_{j<i} A_ij x_j), from a square
+/// block operator `a` (parlops_op_block) and `n` preconditioners M_i (square on part i: a Jacobi
+/// diagonal, an AMG, a parlops_op_create_inverse). The block-diagonal preconditioner is
+/// parlops_op_block with only diagonal blocks. No adjoint. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_block_lower_triangular(
+    a: *const parlops_op,
+    n: c_int,
+    diag: *const *const parlops_op,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_block_lower_triangular", || {
+        let a = unsafe { arg(a, "a")? };
+        let comm = a.inner.rows().comm().clone();
+        let dtype = a.inner.dtype();
+        let list = unsafe { arg_array(n, diag, "n", "diag") }.and_then(|v| {
+            v.iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    if o.inner.dtype() != dtype {
+                        crate::bail!(
+                            DTypeMismatch,
+                            "diag[{i}] is {}; a is {}",
+                            o.inner.dtype().name(),
+                            dtype.name()
+                        );
+                    }
+                    Ok(o.inner.clone())
+                })
+                .collect::<Result<Vec<AnyOp>>>()
+        });
+        let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
+        create_op(&comm, dtype as parlops_dtype, out, pre, |d| {
+            let list = list?;
+            with_dtype!(d, T => {
+                let at = a.inner.typed::<T>().ok_or_else(|| crate::err!(Internal, "dtype"))?;
+                BlockLower::<T>::new(at, typed_list::<T>(&list)?).map(op_of::<T>)
+            })
         })
     })
 }

@@ -1,0 +1,121 @@
+//! Stacked layouts (PyLops-MPI's StackedDistributedArray, MFEM's BlockVector) and the parts of their
+//! vectors.
+
+use std::ffi::c_int;
+
+use super::handles::{arg, arg_array, arg_mut, give, guard, out_ok, parlops_layout, parlops_vec};
+use super::types::parlops_status;
+use crate::error::Result;
+use crate::vector::Layout;
+
+/// The layout of stacked vectors made of `n` split layouts of one communicator: on every rank its
+/// part of parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A
+/// vector of it is an ordinary vector: every vector operation covers all parts (a dot product or a
+/// norm in one reduction), and every solver accepts it. parlops_op_block's rows and columns are
+/// stacked layouts. Every rank passes the same number of parts. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_layout_stack(
+    n: c_int,
+    parts: *const *const parlops_layout,
+    out: *mut *mut parlops_layout,
+) -> parlops_status {
+    guard("parlops_layout_stack", || {
+        let ps = unsafe { arg_array(n, parts, "n", "parts")? };
+        let Some(first) = ps.first() else {
+            crate::bail!(
+                InvalidArgument,
+                "n is 0: a stacked layout needs at least one part"
+            );
+        };
+        let comm = first.inner.comm().clone();
+        let list: Vec<_> = ps.iter().map(|p| p.inner.clone()).collect();
+        comm.agree_same(out_ok(out, "out"), "the number of parts", &[n as i64])?;
+        let l = Layout::stack(&comm, &list)?;
+        give(out, parlops_layout { inner: l });
+        Ok(())
+    })
+}
+
+/// This rank's entries of part `i` of the stacked vector `v`: (offset, length), after checking
+/// that `part` is a vector of that part's layout and of v's dtype, both in host memory.
+fn part_range(v: &parlops_vec, i: c_int, part: &parlops_vec) -> Result<(usize, usize)> {
+    let parts = v.inner.layout().parts();
+    if parts.is_empty() {
+        crate::bail!(
+            InvalidArgument,
+            "v is not a stacked vector (its layout is not from parlops_layout_stack)"
+        );
+    }
+    if i < 0 || i as usize >= parts.len() {
+        crate::bail!(
+            InvalidArgument,
+            "i is {i}; the stacked layout has {} parts",
+            parts.len()
+        );
+    }
+    let p = &parts[i as usize];
+    part.inner
+        .layout()
+        .check_compatible(p, "part", &format!("part {i} of v"))?;
+    if part.inner.dtype() != v.inner.dtype() {
+        crate::bail!(
+            DTypeMismatch,
+            "part is {}; v is {}",
+            part.inner.dtype().name(),
+            v.inner.dtype().name()
+        );
+    }
+    if v.inner.location() != crate::memory::Location::Host
+        || part.inner.location() != crate::memory::Location::Host
+    {
+        crate::bail!(
+            NotSupported,
+            "stacked parts are copied in host memory; a vector is in device memory"
+        );
+    }
+    let off: i64 = parts[..i as usize].iter().map(|q| q.local_len()).sum();
+    Ok((off as usize, p.local_len() as usize))
+}
+
+/// Copy part `i` of the stacked vector `v` into `part` (a vector of that part's layout, the same
+/// dtype, host memory). Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_stack_get(
+    v: *const parlops_vec,
+    i: c_int,
+    part: *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_stack_get", || {
+        if std::ptr::eq(v, part) {
+            crate::bail!(InvalidArgument, "part is v itself");
+        }
+        let v = unsafe { arg(v, "v")? };
+        let part = unsafe { arg_mut(part, "part")? };
+        let (off, len) = part_range(v, i, part)?;
+        crate::any_vec2!(&v.inner, &mut part.inner, (a, b) => {
+            b.local_mut().copy_from_slice(&a.local()[off..off + len]);
+            Ok(())
+        })
+    })
+}
+
+/// Copy `part` (a vector of part i's layout) into part `i` of the stacked vector `v`. Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_vec_stack_set(
+    v: *mut parlops_vec,
+    i: c_int,
+    part: *const parlops_vec,
+) -> parlops_status {
+    guard("parlops_vec_stack_set", || {
+        if std::ptr::eq(v, part) {
+            crate::bail!(InvalidArgument, "part is v itself");
+        }
+        let part = unsafe { arg(part, "part")? };
+        let v = unsafe { arg_mut(v, "v")? };
+        let (off, len) = part_range(v, i, part)?;
+        crate::any_vec2!(&mut v.inner, &part.inner, (a, b) => {
+            a.local_mut()[off..off + len].copy_from_slice(b.local());
+            Ok(())
+        })
+    })
+}
