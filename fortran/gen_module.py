@@ -109,6 +109,7 @@ parlops_op_create_dense_summa  out:handle_out
 parlops_solver_create          out:handle_out
 parlops_solver_info            info:out
 parlops_solver_history         norms:ptr_out len:out
+parlops_solver_residual_history norms:ptr_out len:out
 parlops_solver_destroy         s:handle_inout
 parlops_op_power_iteration     eigenvalue:out iterations:out
 parlops_vec_create             out:handle_out

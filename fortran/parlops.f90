@@ -1103,6 +1103,15 @@ module parlops
       integer(c_int64_t), intent(out) :: len
       integer(c_int) :: parlops_solver_history
     end function parlops_solver_history
+    function parlops_solver_residual_history(s, norms, len) &
+        bind(C, name='parlops_solver_residual_history')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), intent(out) :: norms
+      integer(c_int64_t), intent(out) :: len
+      integer(c_int) :: parlops_solver_residual_history
+    end function parlops_solver_residual_history
     function parlops_solver_destroy(s) &
         bind(C, name='parlops_solver_destroy')
       import

@@ -240,7 +240,11 @@ typedef struct {
   double final_residual_norm;
   // ||b||.
   double rhs_norm;
-  // Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x||; other methods: the final residual norm.
+  // Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x|| (recomputed from x); other methods: the
+  // final residual norm. Not PyLops-MPI's cgls `r1norm`, which is its stopping quantity, the
+  // squared normal-equation residual ||A^H (b - A x) - damp^2 x||^2: that is final_residual_norm^2
+  // here (CGLS tests ||A^H (b - A x) - damp^2 x|| against rtol ||A^H b||); PyLops-MPI's `cost`
+  // history is parlops_solver_residual_history.
   double r1norm;
   // Least squares: sqrt(||b - A x||^2 + damp^2 ||x||^2); other methods: the final residual norm.
   double r2norm;
@@ -941,9 +945,14 @@ parlops_status parlops_halo_block(int ndim,
 // Halo (ghost cells) over a Cartesian process grid (PyLops-MPI's MPIHalo): the input is split by
 // blocks (parlops_halo_block; the vector holds this rank's block row-major), the output holds this
 // rank's block padded by `halo` cells per side with its neighbours' values (zeros outside the array).
-// `halo` has 1 value (trimmed at the global boundary, as PyLops-MPI does), ndim values (both sides)
-// or 2*ndim values (minus, plus per axis). The adjoint adds ghost values back to their owners (the
-// true transpose). [collective]
+// `halo` has 1 value (the same on every side, trimmed to 0 at the global boundary), ndim values
+// (both sides of each axis) or 2*ndim values (minus, plus per axis); with ndim or 2*ndim values the
+// ghost cells at the global boundary stay, zero-padded. PyLops-MPI's MPIHalo `halo` maps as: an int
+// h -> n_halo = 1, {h}; a tuple (h,) -> n_halo = 2*ndim, every value h (not {h}: PyLops-MPI does not
+// trim a tuple); a tuple of ndim values -> n_halo = ndim (for ndim = 1, give {h, h}); a tuple of
+// 2*ndim values -> as it is. So dims (12,) with halo (2,) on 3 ranks is {2, 2}: 8 values per rank,
+// the first and last two zeros. The adjoint adds ghost values back to their owners (the true
+// transpose; PyLops-MPI's rmatvec drops them). [collective]
 parlops_status parlops_op_halo(const parlops_comm *comm,
                                parlops_dtype dtype,
                                int ndim,
@@ -1184,6 +1193,15 @@ parlops_status parlops_solver_info(const parlops_solver *s, parlops_solve_info *
 // Residual norms of the last solve, one per iteration from 0 (with parlops_solver_keep_history):
 // `*norms` points into the solver (valid until its next solve or destroy), `*len` entries.
 parlops_status parlops_solver_history(const parlops_solver *s, const double **norms, int64_t *len);
+
+// Least squares (CGLS, LSQR): ||b - A x|| of every iteration from 0, PyLops-MPI's cgls `cost`
+// (LSQR: its estimate sqrt(||b - A x||^2 + damp^2 ||x||^2)); kept with parlops_solver_keep_history
+// (CGLS adds ||b - A x|| to a reduction it makes anyway); empty for other methods, whose
+// parlops_solver_history is already their residual norm. `*norms` points into the solver (valid
+// until its next solve or destroy), `*len` entries.
+parlops_status parlops_solver_residual_history(const parlops_solver *s,
+                                               const double **norms,
+                                               int64_t *len);
 
 // Release the solver and set `*s` to NULL (NULL `*s` is a no-op; a destroyed or foreign `*s` is
 // PARLOPS_ERR_INVALID_HANDLE and is left as it is).

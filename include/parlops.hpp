@@ -895,6 +895,13 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     check(parlops_solver_history(h_, &p, &n));
     return std::vector<double>(p, p + n);
   }
+  /// Least squares: ||b - A x|| of every iteration (PyLops-MPI's cgls `cost`), with keep_history.
+  [[nodiscard]] std::vector<double> residual_history() const {
+    const double *p = nullptr;
+    int64_t n = 0;
+    check(parlops_solver_residual_history(h_, &p, &n));
+    return std::vector<double>(p, p + n);
+  }
 
  private:
   static int monitor_call(void *ctx, int64_t it, double r) noexcept {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py) at 1, 2 and 3 ranks, in a
+# Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py) at 1, 2, 3 and 4 ranks, in a
 # virtual environment under build/ holding numpy, scipy, mpi4py, pylops and pylops-mpi from PyPI.
 # Usage: tests/reference.sh PREFIX BUILD_DIR
 set -euo pipefail
@@ -9,6 +9,6 @@ B=$2
 venv="$B/pyenv"
 tools/pyenv.sh "$B" >/dev/null
 "$venv/bin/python" -c 'import mpi4py, pylops_mpi, scipy; print("reference versions: mpi4py", mpi4py.__version__, "pylops-mpi", pylops_mpi.__version__, "scipy", scipy.__version__)'
-for n in 1 2 3; do
+for n in 1 2 3 4; do
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/compare.py
 done

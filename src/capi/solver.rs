@@ -166,7 +166,11 @@ pub struct parlops_solve_info {
     pub final_residual_norm: f64,
     /// ||b||.
     pub rhs_norm: f64,
-    /// Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x||; other methods: the final residual norm.
+    /// Least squares (CGLS, LSQR, ISTA, FISTA): ||b - A x|| (recomputed from x); other methods: the
+    /// final residual norm. Not PyLops-MPI's cgls `r1norm`, which is its stopping quantity, the
+    /// squared normal-equation residual ||A^H (b - A x) - damp^2 x||^2: that is final_residual_norm^2
+    /// here (CGLS tests ||A^H (b - A x) - damp^2 x|| against rtol ||A^H b||); PyLops-MPI's `cost`
+    /// history is parlops_solver_residual_history.
     pub r1norm: f64,
     /// Least squares: sqrt(||b - A x||^2 + damp^2 ||x||^2); other methods: the final residual norm.
     pub r2norm: f64,
@@ -694,6 +698,30 @@ pub unsafe extern "C" fn parlops_solver_history(
         out_ok(norms, "norms")?;
         out_ok(len, "len")?;
         let h = s.inner.history();
+        unsafe {
+            *norms = h.as_ptr();
+            *len = h.len() as i64;
+        }
+        Ok(())
+    })
+}
+
+/// Least squares (CGLS, LSQR): ||b - A x|| of every iteration from 0, PyLops-MPI's cgls `cost`
+/// (LSQR: its estimate sqrt(||b - A x||^2 + damp^2 ||x||^2)); kept with parlops_solver_keep_history
+/// (CGLS adds ||b - A x|| to a reduction it makes anyway); empty for other methods, whose
+/// parlops_solver_history is already their residual norm. `*norms` points into the solver (valid
+/// until its next solve or destroy), `*len` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_residual_history(
+    s: *const parlops_solver,
+    norms: *mut *const f64,
+    len: *mut i64,
+) -> parlops_status {
+    guard("parlops_solver_residual_history", || {
+        let s = unsafe { arg(s, "s")? };
+        out_ok(norms, "norms")?;
+        out_ok(len, "len")?;
+        let h = s.inner.residual_history();
         unsafe {
             *norms = h.as_ptr();
             *len = h.len() as i64;

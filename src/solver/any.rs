@@ -437,6 +437,14 @@ impl AnySolver {
             Some(t) => any_solver!(t, s => s.history()),
         }
     }
+
+    /// ||b - A x|| per iteration of the last least-squares solve ([`Solver::residual_history`]).
+    pub fn residual_history(&self) -> &[f64] {
+        match &self.typed {
+            None => &[],
+            Some(t) => any_solver!(t, s => s.residual_history()),
+        }
+    }
 }
 
 /// The typed solver of element type `T` inside a [`Typed`], and back.

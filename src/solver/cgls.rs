@@ -75,7 +75,8 @@ fn run<T: Scalar>(
     };
     c.copy_from(r)?;
     let e = e.and(ctx.op.apply(c, q));
-    let d = dots(&ctx.comm, &[(b, b), (r, r)], e)?;
+    let d = dots(&ctx.comm, &[(b, b), (r, r), (s, s)], e)?;
+    ctx.record_residual(root(re(d[2])));
     let bnorm = re(d[0]).sqrt();
     let mut k = re(d[1]);
     let r0 = root(k);
@@ -113,7 +114,14 @@ fn run<T: Scalar>(
         s.axpy(-a, q)?;
         let e = ctx.op.apply_adjoint(s, r);
         r.axpy(-d2, x)?;
-        let kn = re(dots(&ctx.comm, &[(r, r)], e)?[0]);
+        // ||s|| = ||b - A x|| joins the same reduction when the history is kept
+        let kn = if ctx.p.keep_history {
+            let d = dots(&ctx.comm, &[(r, r), (s, s)], e)?;
+            ctx.record_residual(root(re(d[1])));
+            re(d[0])
+        } else {
+            re(dots(&ctx.comm, &[(r, r)], e)?[0])
+        };
         let rn = root(kn);
         if let Some(reason) = ctx.check(it, rn, ahb, b, x)? {
             return finish(ctx, x, s, it, reason, rn);

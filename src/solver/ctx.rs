@@ -92,6 +92,8 @@ pub(crate) struct Ctx<'a, T: Scalar> {
     /// The monitor that sees x and r, and the solver's copies handed to it.
     pub(super) watch: Option<(&'a IterateMonitor, &'a mut Option<[AnyVec; 2]>)>,
     pub(super) history: &'a mut Vec<f64>,
+    /// Least squares: ||b - A x|| per iteration ([`Ctx::record_residual`]).
+    pub(super) residuals: &'a mut Vec<f64>,
     /// What the eigenvalue estimates need, when asked for (`params.compute_eigs`).
     pub(super) eig: Option<&'a mut super::eig::EigRecord>,
     pub(super) print: bool,
@@ -123,6 +125,13 @@ impl<T: Scalar> Ctx<'_, T> {
     pub fn holds(&self, rnorm: f64, bnorm: f64) -> bool {
         let r = self.reference(bnorm);
         rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
+    }
+
+    /// Record ||b - A x|| of this iteration (least squares, with `keep_history`).
+    pub fn record_residual(&mut self, v: f64) {
+        if self.p.keep_history {
+            self.residuals.push(v);
+        }
     }
 
     /// Is a monitor that sees the iterate set (GMRES forms its iterate only then)?

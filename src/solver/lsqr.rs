@@ -55,6 +55,7 @@ fn run<T: Scalar>(
     if !bnorm.is_finite() {
         return finish(ctx, x, u, 0, Reason::DivergedNan, r0);
     }
+    ctx.record_residual(phibar);
     if let Some(reason) = ctx.check(0, r0, ahb, b, x)? {
         return finish(ctx, x, u, 0, reason, r0);
     }
@@ -99,6 +100,7 @@ fn run<T: Scalar>(
         let _ = sn1;
         // ||A^H r - damp^2 x|| estimate
         let normar = alfa * tau.abs();
+        ctx.record_residual(phibar);
         if let Some(reason) = ctx.check(it, normar, ahb, b, x)? {
             return finish(ctx, x, u, it, reason, normar);
         }

@@ -319,6 +319,8 @@ pub struct Solver<T: Scalar> {
     watch: Option<IterateMonitor>,
     views: Option<[crate::vector::AnyVec; 2]>,
     history: Vec<f64>,
+    /// Least squares: ||b - A x|| per iteration (PyLops-MPI's `cost`), with `keep_history`.
+    residual_history: Vec<f64>,
     eig: eig::EigRecord,
     info: Info,
     ws: Workspace<T>,
@@ -341,6 +343,7 @@ impl<T: Scalar> Solver<T> {
             watch: None,
             views: None,
             history: Vec::new(),
+            residual_history: Vec::new(),
             eig: eig::EigRecord::default(),
             info: Info::default(),
             ws: Workspace::new(),
@@ -424,6 +427,11 @@ impl<T: Scalar> Solver<T> {
     pub fn history(&self) -> &[f64] {
         &self.history
     }
+    /// Least squares (CGLS, LSQR): ||b - A x|| of every iteration from 0 (LSQR: its estimate
+    /// sqrt(||b - A x||^2 + damp^2 ||x||^2)), with `params.keep_history`; empty for other methods.
+    pub fn residual_history(&self) -> &[f64] {
+        &self.residual_history
+    }
     /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve
     /// made with `params.compute_eigs`.
     pub fn eigenvalue_estimates(&self) -> Result<(f64, f64)> {
@@ -506,6 +514,7 @@ impl<T: Scalar> Solver<T> {
             );
         }
         self.history.clear();
+        self.residual_history.clear();
         self.eig.clear();
         let print = crate::config::env()
             .get("PARLOPS_MONITOR")
@@ -536,6 +545,7 @@ impl<T: Scalar> Solver<T> {
             monitor: self.monitor.as_mut(),
             watch: self.watch.as_ref().map(|w| (w, &mut self.views)),
             history: &mut self.history,
+            residuals: &mut self.residual_history,
             eig: if self.params.compute_eigs {
                 Some(&mut self.eig)
             } else {

@@ -392,6 +392,10 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_history(s, &hist, &hlen), PARLOPS_OK, NULL);
   expect("history of 3 norms", hlen == 3 && hist != NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_solver_history(s, NULL, &hlen), PARLOPS_ERR_NULL_ARGUMENT, "norms");
+  EXPECT(parlops_solver_residual_history(s, NULL, &hlen), PARLOPS_ERR_NULL_ARGUMENT, "norms");
+  EXPECT(parlops_solver_residual_history(NULL, &hist, &hlen), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_residual_history(s, &hist, &hlen), PARLOPS_OK, NULL);
+  expect("no residual history for CG", hlen == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_monitor(s, NULL, NULL), PARLOPS_OK, NULL);
   /* the iterate monitor: x and r lent to C (norms read inside), a stop on one rank, then the
      caller's rule declared on every rank from iteration 3 */

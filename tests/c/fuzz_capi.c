@@ -977,6 +977,7 @@ static int do_call(int k) {
     }
     CASE(parlops_solver_info) st = parlops_solver_info(PS(), OUT(info)); break;
     CASE(parlops_solver_history) st = parlops_solver_history(PS(), OUT(cdp), OUT(i64a)); break;
+    CASE(parlops_solver_residual_history) st = parlops_solver_residual_history(PS(), OUT(cdp), OUT(i64a)); break;
   default:
     return -1;
   }

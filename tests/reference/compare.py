@@ -5,6 +5,8 @@
 - CG and CGLS (with damping) against PyLops-MPI's cg and cgls on the same operators (a block
   diagonal of per-rank dense SPD blocks; a vertical stack of per-rank dense blocks): solutions to
   1e-10 relative, and CGLS's r1norm = ||y - A x||.
+- Damped CGLS after 15 iterations against the same recurrence in extended precision (and PyLops-MPI
+  against it); MPIHalo's halo forms against parlops_op_halo as the header maps them.
 parlops is called through its C API (ctypes on libparlops.so), on mpi4py's communicator.
 Prints "reference: N passed, M failed" on rank 0 and exits non-zero on a failure.
 """
@@ -62,18 +64,25 @@ def gather_all(v, n):
     return out
 
 
-def solve(method, op, b, x, rtol, max_iter, damp=0.0):
+def solve(method, op, b, x, rtol, max_iter, damp=0.0, history=False):
     s = P()
     call("parlops_solver_create", world, C.c_int32(method), C.byref(s))
     call("parlops_solver_set_operator", s, op)
     call("parlops_solver_set_tolerances", s, C.c_double(rtol), C.c_double(0.0), C.c_double(1e10), C.c_int64(max_iter))
     if damp:
         call("parlops_solver_set_damping", s, C.c_double(damp))
+    if history:
+        call("parlops_solver_keep_history", s, C.c_bool(True))
     call("parlops_solver_solve", s, b, x)
     info = SolveInfo()
     call("parlops_solver_info", s, C.byref(info))
+    hist = None
+    if history:
+        p, n = C.POINTER(C.c_double)(), C.c_int64()
+        call("parlops_solver_residual_history", s, C.byref(p), C.byref(n))
+        hist = np.array([p[i] for i in range(n.value)])
     call("parlops_solver_destroy", C.byref(s))
-    return info
+    return (info, hist) if history else info
 
 
 world = pcomm(comm)
@@ -180,6 +189,92 @@ xn = np.linalg.solve(Bfull.T @ Bfull + damp ** 2 * np.eye(ncol), Bfull.T @ yfull
 check(np.linalg.norm(xvl - xn) / np.linalg.norm(xn) < 1e-10, "CGLS vs the damped normal equations")
 if rank == 0:
     print(f"CGLS (damp {damp}) on a {Vop.shape[0]}x{ncol} stack: |x - x_pylops_mpi|/|x| = {err:.1e}, r1norm {info.r1norm:.6e}")
+
+# ---- 4. damped CGLS after 15 iterations against the same recurrence in extended precision
+# (numpy's longdouble: 64-bit significands on x86-64), and PyLops-MPI's cgls against it: which side
+# keeps the accuracy. A 60-column problem with singular values from 1 to 30, so that 15 iterations
+# are still far from convergence (iterates past convergence only carry rounding noise).
+ncol2, damp2, nit = 60, 0.7, 15
+mr2 = 40 + 7 * rank
+rng2 = np.random.default_rng(100 + rank)
+U2 = rng2.standard_normal((mr2, ncol2))
+B2 = U2 * np.linspace(1.0, 30.0, ncol2)[None, :] / np.sqrt(mr2 * size)
+y2 = np.cos(np.arange(mr2) * 0.3 + rank)
+Bf = np.vstack(comm.allgather(B2)).astype(np.longdouble)
+yf = np.concatenate(comm.allgather(y2)).astype(np.longdouble)
+d2 = np.longdouble(damp2) ** 2
+xe = np.zeros(ncol2, dtype=np.longdouble)
+se = yf.copy()
+re_ = Bf.T @ se - d2 * xe
+ce = re_.copy()
+qe = Bf @ ce
+ke = re_ @ re_
+for _ in range(nit):
+    a = ke / (qe @ qe + d2 * (ce @ ce))
+    xe += a * ce
+    se -= a * qe
+    re_ = Bf.T @ se - d2 * xe
+    kn = re_ @ re_
+    ce = re_ + (kn / ke) * ce
+    qe = Bf @ ce
+    ke = kn
+xe64 = np.array(xe, dtype=float)
+V2 = pylops_mpi.MPIVStack(ops=[pylops.MatrixMult(B2)])
+yv2 = pylops_mpi.DistributedArray(global_shape=V2.shape[0], local_shapes=comm.allgather((mr2,)))
+yv2[:] = y2
+x02 = pylops_mpi.DistributedArray(global_shape=ncol2, partition=pylops_mpi.Partition.BROADCAST)
+x02[:] = 0.0
+res2 = pylops_mpi.optimization.basic.cgls(V2, yv2, x02, niter=nit, damp=damp2, tol=0.0)
+xp2 = res2[0].asarray()
+vb2 = (P * 1)(local_dense(B2))
+VS2 = P()
+call("parlops_op_vstack", world, C.c_int32(1), C.c_int(1), vb2, C.byref(VS2))
+lr2 = layout(world, 0, V2.shape[0], mr2)
+lc2 = layout(world, 1, ncol2)
+y2l, x2l = np.array(y2), np.zeros(ncol2)
+info2, cost = solve(CGLS, VS2, vec_from(lr2, y2l), vec_from(lc2, x2l), 1e-300, nit, damp2, history=True)
+cost_m = np.asarray(res2[5])
+check(len(cost) == len(cost_m) and np.max(np.abs(cost - cost_m) / cost_m) < 1e-12,
+      f"CGLS residual history = PyLops-MPI's cost ({len(cost)} and {len(cost_m)} entries)")
+check(abs(info2.final_residual_norm ** 2 - res2[3]) < 1e-8 * res2[3],
+      f"PyLops-MPI's r1norm {res2[3]:.6e} is parlops' final_residual_norm^2 {info2.final_residual_norm ** 2:.6e}")
+err_p = np.linalg.norm(x2l - xe64) / np.linalg.norm(xe64)
+err_m = np.linalg.norm(xp2 - xe64) / np.linalg.norm(xe64)
+check(info2.iterations == nit and err_p < 1e-11,
+      f"damped CGLS after {nit} iterations against extended precision: {err_p:.1e} ({info2.iterations} iterations)")
+if rank == 0:
+    print(f"damped CGLS (damp {damp2}), {nit} iterations, {V2.shape[0]}x{ncol2}: parlops {err_p:.1e}, "
+          f"PyLops-MPI {err_m:.1e} from the extended-precision recurrence")
+
+# ---- 5. MPIHalo's halo forms: an int h is parlops' one value (trimmed at the global boundary), a
+# tuple (h,) is 2*ndim values h (zero-padded), as the header maps them; forward outputs equal
+for form, hal, pl in [("int 2", 2, [2]), ("tuple (2,)", (2,), [2, 2]), ("tuple (1, 3)", (1, 3), None)]:
+    if pl is None:
+        # unequal minus/plus widths on a split axis: PyLops-MPI refuses them unless on one rank
+        if size > 1:
+            continue
+        pl = [1, 3]
+    H = getattr(pylops_mpi, "MPIHalo", None) or pylops_mpi.basicoperators.MPIHalo
+    H = H(dims=(12,), halo=hal, comm=comm)
+    st, sh = (C.c_int64 * 1)(), (C.c_int64 * 1)()
+    call("parlops_halo_block", C.c_int(1), (C.c_int64 * 1)(12), None, C.c_int(size), C.c_int(rank), st, sh)
+    xh = pylops_mpi.DistributedArray(global_shape=12, local_shapes=comm.allgather((int(sh[0]),)))
+    xh[:] = np.arange(st[0], st[0] + sh[0], dtype=float) + 1.0
+    yp = (H @ xh).local_array
+    Hh = P()
+    call("parlops_op_halo", world, C.c_int32(1), C.c_int(1), (C.c_int64 * 1)(12), None, C.c_int(len(pl)),
+         (C.c_int64 * len(pl))(*pl), C.byref(Hh))
+    rl, cl = P(), P()
+    call("parlops_op_layouts", Hh, C.byref(rl), C.byref(cl))
+    yl = np.zeros(len(yp))
+    nloc = C.c_int64()
+    st0 = C.c_int64()
+    call("parlops_layout_local_range", rl, C.byref(st0), C.byref(nloc))
+    ok_len = nloc.value == len(yp)
+    if ok_len:
+        xl = np.array(xh.local_array, dtype=float)
+        call("parlops_op_apply", Hh, vec_from(cl, xl), vec_from(rl, yl))
+    check(ok_len and np.array_equal(yl, np.asarray(yp)), f"halo {form}: parlops {list(pl)} gives MPIHalo's output ({yl} vs {yp})")
 
 tot = comm.allreduce(np.array([passed, failed]))
 if rank == 0:

@@ -48,9 +48,14 @@ pub unsafe extern "C" fn parlops_halo_block(
 /// Halo (ghost cells) over a Cartesian process grid (PyLops-MPI's MPIHalo): the input is split by
 /// blocks (parlops_halo_block; the vector holds this rank's block row-major), the output holds this
 /// rank's block padded by `halo` cells per side with its neighbours' values (zeros outside the array).
-/// `halo` has 1 value (trimmed at the global boundary, as PyLops-MPI does), ndim values (both sides)
-/// or 2*ndim values (minus, plus per axis). The adjoint adds ghost values back to their owners (the
-/// true transpose). [collective]
+/// `halo` has 1 value (the same on every side, trimmed to 0 at the global boundary), ndim values
+/// (both sides of each axis) or 2*ndim values (minus, plus per axis); with ndim or 2*ndim values the
+/// ghost cells at the global boundary stay, zero-padded. PyLops-MPI's MPIHalo `halo` maps as: an int
+/// h -> n_halo = 1, {h}; a tuple (h,) -> n_halo = 2*ndim, every value h (not {h}: PyLops-MPI does not
+/// trim a tuple); a tuple of ndim values -> n_halo = ndim (for ndim = 1, give {h, h}); a tuple of
+/// 2*ndim values -> as it is. So dims (12,) with halo (2,) on 3 ranks is {2, 2}: 8 values per rank,
+/// the first and last two zeros. The adjoint adds ghost values back to their owners (the true
+/// transpose; PyLops-MPI's rmatvec drops them). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_halo(
     comm: *const parlops_comm,
