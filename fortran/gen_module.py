@@ -122,6 +122,9 @@ parlops_vec_dtype              dtype:out
 parlops_vec_memory             memory:out
 parlops_vec_dot                out:out
 parlops_vec_norm               out:out
+parlops_comm_split             out:handle_out
+parlops_vec_dot_groups         out:out
+parlops_vec_norm_groups        out:out
 parlops_vec_redistribute       out:handle_out
 parlops_vec_destroy            v:handle_inout
 """

@@ -273,6 +273,36 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_low_rank
     end function parlops_op_low_rank
+    function parlops_comm_split(comm, group, out) &
+        bind(C, name='parlops_comm_split')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int), value :: group
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_comm_split
+    end function parlops_comm_split
+    function parlops_vec_dot_groups(comm, x, y, out) &
+        bind(C, name='parlops_vec_dot_groups')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      type(parlops_scalar), intent(out) :: out
+      integer(c_int) :: parlops_vec_dot_groups
+    end function parlops_vec_dot_groups
+    function parlops_vec_norm_groups(comm, v, kind, p, out) &
+        bind(C, name='parlops_vec_norm_groups')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: v
+      integer(c_int32_t), value :: kind
+      real(c_double), value :: p
+      real(c_double), intent(out) :: out
+      integer(c_int) :: parlops_vec_norm_groups
+    end function parlops_vec_norm_groups
     function parlops_layout_create(comm, partition, global_len, local_len, out) &
         bind(C, name='parlops_layout_create')
       import

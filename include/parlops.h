@@ -144,6 +144,9 @@ typedef int32_t parlops_randomized_pass;
 // Which end of the spectrum Lanczos looks for.
 typedef int32_t parlops_eig_which;
 
+// Which norm `parlops_vec_norm` computes.
+typedef int32_t parlops_norm;
+
 // How a vector's entries are placed on ranks.
 typedef int32_t parlops_partition;
 
@@ -265,9 +268,6 @@ typedef int (*parlops_monitor_iterate_fn)(void *ctx,
 
 // The distribution of parlops_vec_set_random's entries.
 typedef int32_t parlops_distribution;
-
-// Which norm `parlops_vec_norm` computes.
-typedef int32_t parlops_norm;
 
 // What an iterate monitor returns.
 typedef int32_t parlops_monitor_action;
@@ -595,6 +595,34 @@ parlops_status parlops_op_low_rank(int k,
                                    const parlops_vec *const *u,
                                    const double *d,
                                    parlops_op **out);
+
+// Rank groups, PyLops-MPI's `mask`: the ranks of `comm` that pass the same `group` (>= 0; this
+// rank's mask value) form one communicator, returned on each of them, ranks ordered as in `comm`.
+// A layout and vectors on it are what PyLops-MPI's DistributedArray with a mask is: each group holds
+// a full copy of the global vector, split over the group's ranks, and every vector operation,
+// operator and solver works within the group (a dot product or norm reduces over the group only,
+// and gives each group its own value). parlops_vec_dot_groups and parlops_vec_norm_groups take them
+// across all groups instead (over `comm`). [collective]
+parlops_status parlops_comm_split(const parlops_comm *comm,
+                                  int group,
+                                  parlops_comm **out);
+
+// *out = the sum over all rank groups of each group's x^H y (x and y of one layout on the group's
+// communicator from parlops_comm_split of `comm`; split vectors): the dot product of all groups'
+// vectors stacked. Every rank of `comm` calls it. [collective over comm]
+parlops_status parlops_vec_dot_groups(const parlops_comm *comm,
+                                      const parlops_vec *x,
+                                      const parlops_vec *y,
+                                      parlops_scalar *out);
+
+// *out = the norm of all rank groups' vectors stacked (`kind` and `p` as parlops_vec_norm; v a split
+// vector on a group's communicator from parlops_comm_split of `comm`). Every rank of `comm` calls
+// it. [collective over comm]
+parlops_status parlops_vec_norm_groups(const parlops_comm *comm,
+                                       const parlops_vec *v,
+                                       parlops_norm kind,
+                                       double p,
+                                       double *out);
 
 // Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
 // or `PARLOPS_DECIDE` (-1) to let the partition decide (scatter: the first `global_len % P` ranks get

@@ -990,6 +990,25 @@ inline std::vector<double> eig_lanczos(const Op &a, const Vec &v0, int n_ev, par
   return vals;
 }
 
+/// Rank groups (PyLops-MPI's mask): the ranks of c passing the same group form the returned
+/// communicator; vectors on it reduce within the group. [collective]
+[[nodiscard]] inline Comm split(const Comm &c, int group) {
+  parlops_comm *out = nullptr;
+  check(parlops_comm_split(c.get(), group, &out));
+  return Comm(out);
+}
+/// x^H y and norms of all groups' vectors stacked (every rank of c calls). [collective over c]
+[[nodiscard]] inline parlops_scalar dot_groups(const Comm &c, const Vec &x, const Vec &y) {
+  parlops_scalar s{};
+  check(parlops_vec_dot_groups(c.get(), x.get(), y.get(), &s));
+  return s;
+}
+[[nodiscard]] inline double norm_groups(const Comm &c, const Vec &v, parlops_norm kind = PARLOPS_NORM_2, double p = 0.0) {
+  double n = 0.0;
+  check(parlops_vec_norm_groups(c.get(), v.get(), kind, p, &n));
+  return n;
+}
+
 /// The layout of stacked vectors made of `parts` (each rank: its part of parts[0], then of parts[1], ...). [collective]
 [[nodiscard]] inline Layout stack(const std::vector<const Layout *> &parts) {
   std::vector<const parlops_layout *> h;

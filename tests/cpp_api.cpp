@@ -765,6 +765,18 @@ int main(int argc, char **argv) {
              "orthonormalize: the same vector twice is refused");
     });
 
+    section("rank groups", [&] {
+      // groups by rank parity; each holds a vector of 6 ones split over its ranks
+      Comm g = parlops::split(comm, comm.rank() % 2);
+      Layout gl(g, 6);
+      Vec one(gl);
+      one.fill(scalar(1.0));
+      const int groups = comm.size() > 1 ? 2 : 1;
+      expect(close(one.norm(), std::sqrt(6.0)) && close(parlops::norm_groups(comm, one), std::sqrt(6.0 * groups)) &&
+                 close(parlops::dot_groups(comm, one, one).re, 6.0 * groups),
+             "rank groups: norms within a group and across groups");
+    });
+
     section("stacked vectors and block operators", [&] {
       // [A; I] stacked: y = [A x; x]; the parts come back with stack_get
       Op I = Op::identity(l);

@@ -496,6 +496,73 @@ fn run_saddle<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let _ = dense(k.as_ref());
 }
 
+/// Rank groups (PyLops-MPI's mask): ranks split by rank % 2, each group holding a full vector of its
+/// own length split over its ranks; dot products and norms within a group equal the group's dense
+/// values, and across groups the values of all groups' vectors stacked.
+fn run_groups<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_groups ({})", T::DTYPE.name()));
+    let (rank, size) = (comm.rank(), comm.size());
+    let group = rank % 2;
+    let sub = Arc::new(comm.split(group, rank).unwrap());
+    let groups = size.min(2);
+    let len = |g: i32| 10 + 3 * g as i64;
+    let l = uneven(&sub, len(group));
+    let fill = |g: i32, seed: usize| -> DistVector<T> {
+        let mut v = DistVector::<T>::new(l.clone()).unwrap();
+        let st = l.local_start() as usize;
+        for (k, e) in v.local_mut().iter_mut().enumerate() {
+            *e = val::<T>(seed + 10 * g as usize, st + k);
+        }
+        v
+    };
+    let (x, y) = (fill(group, 1), fill(group, 2));
+    let full = |g: i32, seed: usize| -> Vec<T> {
+        (0..len(g) as usize)
+            .map(|i| val::<T>(seed + 10 * g as usize, i))
+            .collect()
+    };
+    let dotd = |a: &[T], b: &[T]| {
+        a.iter()
+            .zip(b)
+            .fold(T::zero(), |s, (p, q)| s + p.conj() * *q)
+    };
+    let tl = tol::<T>();
+    // within the group
+    let (xg, yg) = (full(group, 1), full(group, 2));
+    let d = x.dot(&y).unwrap();
+    let want = dotd(&xg, &yg);
+    t.check(
+        (d - want).abs_f64() <= tl * nrm(&xg) * nrm(&yg),
+        &format!("group {group}: its dot product is its own vector's"),
+    );
+    let n2 = x.norm(NormKind::Two).unwrap();
+    let ninf = x.norm(NormKind::Inf).unwrap();
+    let winf = xg.iter().map(|v| v.abs_f64()).fold(0.0, f64::max);
+    t.check(
+        (n2 - nrm(&xg)).abs() <= tl * nrm(&xg) && ninf == winf,
+        &format!("group {group}: its norms are its own vector's"),
+    );
+    // across groups: all groups' vectors stacked
+    let (mut all_x, mut all_y) = (Vec::new(), Vec::new());
+    for g in 0..groups {
+        all_x.extend(full(g, 1));
+        all_y.extend(full(g, 2));
+    }
+    let d = x.dot_across(comm, &y).unwrap();
+    let want = dotd(&all_x, &all_y);
+    t.check(
+        (d - want).abs_f64() <= tl * nrm(&all_x) * nrm(&all_y),
+        &format!("across {groups} groups: the dot product of the stacked vectors"),
+    );
+    let n2 = x.norm_across(comm, Ok(NormKind::Two)).unwrap();
+    let n1 = x.norm_across(comm, Ok(NormKind::One)).unwrap();
+    let w1: f64 = all_x.iter().map(|v| v.abs_f64()).sum();
+    t.check(
+        (n2 - nrm(&all_x)).abs() <= tl * nrm(&all_x) && (n1 - w1).abs() <= tl * w1,
+        &format!("across {groups} groups: the 2- and 1-norms of the stacked vectors"),
+    );
+}
+
 fn main() {
     let (comm, mut t) = common::start();
     run_stacked::<f64>(&mut t, &comm);
@@ -506,5 +573,8 @@ fn main() {
     run_regularised(&mut t, &comm);
     run_saddle::<f64>(&mut t, &comm);
     run_saddle::<c64>(&mut t, &comm);
+    run_groups::<f64>(&mut t, &comm);
+    run_groups::<c64>(&mut t, &comm);
+    run_groups::<f32>(&mut t, &comm);
     common::finish("mpi_blocks", comm, t)
 }

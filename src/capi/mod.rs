@@ -6,6 +6,7 @@
 mod args;
 mod comm;
 mod eigen;
+mod groups;
 mod handles;
 mod layout;
 mod misc;
@@ -20,6 +21,7 @@ mod vec;
 
 pub use comm::*;
 pub use eigen::*;
+pub use groups::*;
 pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use layout::*;
 pub use misc::*;

@@ -165,6 +165,30 @@ impl AnyVec {
         Ok((r[0], r[1]))
     }
 
+    /// conj(x) . y summed over `parent`, whose rank groups hold x and y
+    /// ([`DistVector::dot_across`]); a local error (`pre`, dtype, layout) fails on every rank of
+    /// `parent`. [collective over `parent`]
+    pub fn dot_across(
+        parent: &crate::comm::Comm,
+        x: &AnyVec,
+        y: &AnyVec,
+        pre: Result<()>,
+    ) -> Result<(f64, f64)> {
+        match pre.and_then(|_| any_vec2!(x, y, (_a, _b) => Ok(()))) {
+            // the same dtype: the typed reduction carries any other local error
+            Ok(_) => any_vec2!(x, y, (a, b) => a.dot_across(parent, b).map(|v| v.to_parts())),
+            Err(e) => {
+                parent.allreduce_checked(Err(e), 2, ReduceOp::Sum)?;
+                crate::bail!(Internal, "a failed reduction returned")
+            }
+        }
+    }
+
+    /// See [`DistVector::norm_across`]. [collective over `parent`]
+    pub fn norm_across(&self, parent: &crate::comm::Comm, kind: Result<NormKind>) -> Result<f64> {
+        any_vec!(self, v => v.norm_across(parent, kind))
+    }
+
     /// See [`DistVector::norm_checked`]. [collective]
     pub fn norm(&self, kind: Result<NormKind>) -> Result<f64> {
         any_vec!(self, v => v.norm_checked(kind))

@@ -2,7 +2,7 @@
 //! started and finished later) and norms, combined according to each layout's replication.
 
 use super::{DistVector, Layout, NormKind, Partition, device, ops};
-use crate::comm::ReduceOp;
+use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -161,6 +161,43 @@ impl<T: Scalar> DistVector<T> {
     /// is scaled as BLAS nrm2 does: each rank sends (its largest |entry|, its sum of squares relative
     /// to it) in the same single allgather, so entries of 1e200 or 1e-200 give the right norm. [collective]
     pub fn norm_checked(&self, kind: Result<NormKind>) -> Result<f64> {
+        self.norm_over(self.layout.comm(), kind)
+    }
+
+    /// conj(self) . y summed over `parent`, whose rank groups (PyLops-MPI's mask) each hold a
+    /// vector: the dot product of all the groups' vectors stacked. [collective over `parent`]
+    pub fn dot_across(&self, parent: &Comm, y: &Self) -> Result<T> {
+        let local = self.dot_partial(y).and_then(|v| {
+            if self.layout.partition().is_replicated() {
+                crate::bail!(
+                    NotSupported,
+                    "a dot product across rank groups needs split (scatter) vectors"
+                );
+            }
+            Ok(v)
+        });
+        let r = parent.allreduce_checked(local, 2, ReduceOp::Sum)?;
+        Ok(T::from_parts_lossy(r[0], r[1]))
+    }
+
+    /// The norm over `parent` of the vectors of its rank groups (PyLops-MPI's mask: `parent` split
+    /// into groups, each holding a vector): the norm of all the groups' vectors stacked. [collective over `parent`]
+    pub fn norm_across(&self, parent: &Comm, kind: Result<NormKind>) -> Result<f64> {
+        let kind = kind.and_then(|k| {
+            if self.layout.partition().is_replicated() {
+                crate::bail!(
+                    NotSupported,
+                    "a norm across rank groups needs split (scatter) vectors"
+                );
+            }
+            Ok(k)
+        });
+        self.norm_over(parent, kind)
+    }
+
+    /// [`DistVector::norm_checked`] with the partials gathered over `comm` (the vector's, or a
+    /// parent of it). [collective over `comm`]
+    fn norm_over(&self, comm: &Comm, kind: Result<NormKind>) -> Result<f64> {
         // (value, ssq relative to value for the 2-norm, reduction)
         let partial = kind.clone().and_then(|k| match k {
             NormKind::Two => if self.is_device() {
@@ -176,7 +213,6 @@ impl<T: Scalar> DistVector<T> {
             }
             .map(|(v, op)| (v, 0.0, op)),
         });
-        let comm = self.layout.comm();
         let partition = self.layout.partition();
         if partition == Partition::UnsafeBroadcast {
             let (v, q, _) = partial?;

@@ -873,6 +873,13 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
       break;
     }
+    CASE(parlops_comm_split) {
+      st = parlops_comm_split(PC(), chance(90) ? (int)below(3) : int_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(COMM, h1, 1);
+      break;
+    }
+    CASE(parlops_vec_dot_groups) st = parlops_vec_dot_groups(PC(), PV(), PV(), OUT(sc)); break;
+    CASE(parlops_vec_norm_groups) st = parlops_vec_norm_groups(PC(), PV(), enum_v(6), dbl_v(), OUT(d1)); break;
     CASE(parlops_layout_stack) {
       int k = chance(90) ? (int)below(3) : -1;
       const parlops_layout *ls[2] = {NULL, NULL};
