@@ -806,6 +806,33 @@ int main(int argc, char **argv) {
       expect(z1.norm() == 0.0, "block lower-triangular: x_1 = b_1 - I x_0 = 0");
       expect(status_of([&] { (void)parlops::block(comm, 1, 2, {nullptr, nullptr}); }) == PARLOPS_ERR_INVALID_ARGUMENT,
              "a block row without an operator is refused");
+      // regularised least squares [A; I] x = [1; 0] by CGLS: the normal equations hold for the answer
+      Solver ls(comm, PARLOPS_METHOD_CGLS);
+      ls.set_operator(K);
+      ls.set_tolerances(1e-12);
+      Vec rhs(s), xl(l), kx(s), g(l), khb(l);
+      Vec ones(l);
+      ones.fill(scalar(1.0));
+      parlops::stack_set(rhs, 0, ones);
+      parlops_solve_info li = ls.solve(rhs, xl);
+      K.apply(xl, kx);
+      kx.axpy(scalar(-1.0), rhs);
+      K.apply_adjoint(kx, g);
+      K.apply_adjoint(rhs, khb);
+      expect(li.reason > 0 && g.norm() <= 1e-10 * khb.norm(), "CGLS on the block operator [A; I]: the normal equations hold");
+      // a saddle point [A I; I 0] by MINRES with a block-diagonal preconditioner: the true residual
+      Op Sd = parlops::block(comm, 2, 2, {&A, &I, &I, nullptr});
+      Op P2 = parlops::block(comm, 2, 2, {&I, nullptr, nullptr, &I});
+      Solver mr(comm, PARLOPS_METHOD_MINRES);
+      mr.set_operator(Sd);
+      mr.set_preconditioner(&P2);
+      mr.set_tolerances(1e-10);
+      Vec sb(s), sx(s), sr(s);
+      sb.fill(scalar(1.0));
+      parlops_solve_info mi = mr.solve(sb, sx);
+      Sd.apply(sx, sr);
+      sr.axpy(scalar(-1.0), sb);
+      expect(mi.reason > 0 && sr.norm() <= 1.01e-10 * sb.norm() + 1e-13, "MINRES on the saddle point [A I; I 0]: true residual");
       (void)b0;
     });
 

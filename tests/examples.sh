@@ -87,6 +87,13 @@ done
 for m in cg-sr cg-pipe; do run 2 "$B/examples/poisson" 48 $m | grep -E '^(Poisson|iterations)'; done
 tail -4 "$B/poisson2.out"
 
+echo "== Fortran: Lanczos, orthonormalisation, a block operator by CGLS, rank groups (fortran/examples/eigen.f90), 1 and 3 ranks"
+for n in 1 3; do
+  run $n "$B/examples/eigen_f" 20 >"$B/eigen_f$n.out"
+  grep -q "^rank groups: $((n > 1 ? 2 : 1)) groups" "$B/eigen_f$n.out" || { cat "$B/eigen_f$n.out"; echo "eigen_f did not finish at $n ranks"; exit 1; }
+done
+cat "$B/eigen_f3.out"
+
 echo "== device Poisson (c_examples/poisson_gpu.c): host vs device CG where a GPU is present, else a clean skip"
 for n in 1 2; do run $n "$B/examples/poisson_gpu" 48 | tail -1; done
 run 1 "$B/examples/poisson_gpu" 48 nccl | tail -1

@@ -192,6 +192,32 @@ fn run_stacked<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let got: Vec<T> = parts_of(&z).into_iter().flatten().collect();
     let want: Vec<T> = want.iter().map(|v| *v * a).collect();
     t.check(diff(&got, &want) <= tl, "stacked scale");
+    // axpby, waxpy, conj, copy, fill, the 0- and p-norms: part by part
+    let b2 = T::from_parts_lossy(-1.5, 0.0);
+    let mut u = stacked(&s, &ys.iter().collect::<Vec<_>>());
+    u.axpby(a, &x, b2).unwrap();
+    let want: Vec<T> = xg.iter().zip(&yg).map(|(p, q)| a * *p + b2 * *q).collect();
+    let got: Vec<T> = parts_of(&u).into_iter().flatten().collect();
+    t.check(diff(&got, &want) <= tl, "stacked axpby");
+    let yy = stacked(&s, &ys.iter().collect::<Vec<_>>());
+    u.waxpy(a, &x, &yy).unwrap();
+    let want: Vec<T> = xg.iter().zip(&yg).map(|(p, q)| a * *p + *q).collect();
+    let got: Vec<T> = parts_of(&u).into_iter().flatten().collect();
+    t.check(diff(&got, &want) <= tl, "stacked waxpy");
+    u.copy_from(&x).unwrap();
+    u.conj().unwrap();
+    let want: Vec<T> = xg.iter().map(|p| p.conj()).collect();
+    let got: Vec<T> = parts_of(&u).into_iter().flatten().collect();
+    t.check(diff(&got, &want) <= tl, "stacked copy and conj");
+    u.fill(T::zero()).unwrap();
+    let nz = x.norm(NormKind::Zero).unwrap();
+    let wz = xg.iter().filter(|v| v.abs_f64() != 0.0).count() as f64;
+    let p3 = x.norm(NormKind::P(3.0)).unwrap();
+    let w3 = xg.iter().map(|v| v.abs_f64().powi(3)).sum::<f64>().cbrt();
+    t.check(
+        u.norm(NormKind::Two).unwrap() == 0.0 && nz == wz && (p3 - w3).abs() <= tl * w3,
+        "stacked fill, 0-norm and 3-norm",
+    );
 }
 
 /// A 3 x 3 block operator with zero blocks against the dense blocks, and its adjoint (dot test).

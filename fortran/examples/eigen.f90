@@ -1,0 +1,102 @@
+! Building blocks of inverse-problem codes from Fortran (parlops' hIPPYlib and PyLops-MPI entry
+! points): the largest eigenvalue of the 2D Laplacian by Lanczos, against its closed form; two random
+! vectors orthonormalised and their Gram matrix in one reduction; the block operator [A; I] solved by
+! CGLS with its residual history (PyLops-MPI's cost); norms within and across rank groups (a mask).
+! Run: mpiexec -n 3 ./eigen_f [n]
+program eigen
+  use mpi
+  use, intrinsic :: iso_c_binding
+  use parlops
+  use laplacian_demo
+  implicit none
+  integer :: ierr
+  integer(c_int64_t) :: n, big_n, steps, hlen
+  integer(c_int) :: rank, nranks, ngroups
+  type(c_ptr) :: comm, layout, a, id, k, v0, x, b, s, gcomm, glayout, gv, hist
+  type(c_ptr) :: ritz(1), vs(2), ops(2)
+  real(c_double) :: ev(1), res(1), exact, gn, pi
+  real(c_double), pointer :: h(:)
+  type(parlops_scalar) :: g(4), r(4)
+  type(parlops_solve_info) :: info
+  character(len=32) :: arg
+
+  call MPI_Init(ierr)
+  n = 30
+  if (command_argument_count() > 0) then
+    call get_command_argument(1, arg)
+    read (arg, *) n
+  end if
+  big_n = n * n
+  pi = acos(-1.0d0)
+  call check(parlops_comm_create_f(MPI_COMM_WORLD, comm))
+  call check(parlops_comm_rank(comm, rank))
+  call check(parlops_comm_size(comm, nranks))
+  call check(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, big_n, int(PARLOPS_DECIDE, c_int64_t), layout))
+  call assemble_laplacian(layout, n, a)
+
+  ! Lanczos: the largest eigenvalue is 4 + 4 cos(pi / (n + 1)), simple
+  call check(parlops_op_create_vecs(a, v0, ritz(1)))
+  call check(parlops_vec_set_random(v0, PARLOPS_RANDOM_UNIFORM, 11_c_int64_t))
+  call check(parlops_eig_lanczos(a, v0, min(200_c_int64_t, big_n), 1.0d-10, 1_c_int, PARLOPS_EIG_LARGEST, ev, res, &
+                                 ritz, steps))
+  exact = 4.0d0 + 4.0d0 * cos(pi / real(n + 1, c_double))
+  if (rank == 0) write (*, '(a, i0, a, es10.2)') 'Lanczos: largest eigenvalue in ', steps, ' steps, relative error ', &
+    abs(ev(1) - exact) / exact
+  if (abs(ev(1) - exact) > 1.0d-8 * exact) error stop 'Lanczos: wrong eigenvalue'
+
+  ! two random vectors orthonormalised: their Gram matrix (one reduction) is the identity
+  call check(parlops_vec_duplicate(v0, vs(1)))
+  call check(parlops_vec_duplicate(v0, vs(2)))
+  call check(parlops_vec_set_random(vs(1), PARLOPS_RANDOM_GAUSSIAN, 1_c_int64_t))
+  call check(parlops_vec_set_random(vs(2), PARLOPS_RANDOM_GAUSSIAN, 2_c_int64_t))
+  call check(parlops_vec_orthonormalize(2_c_int, vs, c_null_ptr, r))
+  call check(parlops_vec_block_dot(2_c_int, vs, 2_c_int, vs, g))
+  if (abs(g(1)%re - 1.0d0) > 1.0d-12 .or. abs(g(2)%re) > 1.0d-12 .or. abs(g(4)%re - 1.0d0) > 1.0d-12) &
+    error stop 'orthonormalize: the Gram matrix is not the identity'
+  if (rank == 0) write (*, '(a)') 'orthonormalize: Q^H Q = I'
+
+  ! [A; I] x = [1; 0] by CGLS, with the history of ||b - A x||
+  call check(parlops_op_identity(layout, PARLOPS_F64, id))
+  ops = [a, id]
+  call check(parlops_op_block(comm, PARLOPS_F64, 2_c_int, 1_c_int, ops, k))
+  call check(parlops_op_create_vecs(k, x, b))
+  call check(parlops_vec_fill(b, parlops_scalar(1.0d0, 0.0d0)))
+  call check(parlops_solver_create(comm, PARLOPS_METHOD_CGLS, s))
+  call check(parlops_solver_set_operator(s, k))
+  call check(parlops_solver_set_tolerances(s, 1.0d-10, 0.0d0, 1.0d5, 1000_c_int64_t))
+  call check(parlops_solver_keep_history(s, .true._c_bool))
+  call check(parlops_solver_solve(s, b, x))
+  call check(parlops_solver_info(s, info))
+  call check(parlops_solver_residual_history(s, hist, hlen))
+  call c_f_pointer(hist, h, [hlen])
+  if (info%reason <= 0 .or. hlen /= info%iterations + 1) error stop 'CGLS on [A; I]: no convergence or history'
+  if (rank == 0) write (*, '(a, i0, a, es10.2, a, es10.2)') 'CGLS on [A; I]: ', info%iterations, &
+    ' iterations, ||b - A x|| from ', h(1), ' to ', h(hlen)
+
+  ! rank groups by parity, each holding 10 ones: norms within a group and across groups
+  ngroups = min(nranks, 2_c_int)
+  call check(parlops_comm_split(comm, mod(rank, 2_c_int), gcomm))
+  call check(parlops_layout_create(gcomm, PARLOPS_PARTITION_SCATTER, 10_c_int64_t, int(PARLOPS_DECIDE, c_int64_t), glayout))
+  call check(parlops_vec_create(glayout, PARLOPS_F64, PARLOPS_MEMORY_HOST, gv))
+  call check(parlops_vec_fill(gv, parlops_scalar(1.0d0, 0.0d0)))
+  call check(parlops_vec_norm_groups(comm, gv, PARLOPS_NORM_1, 0.0d0, gn))
+  if (abs(gn - 10.0d0 * ngroups) > 1.0d-12) error stop 'rank groups: wrong norm across groups'
+  if (rank == 0) write (*, '(a, i0, a)') 'rank groups: ', ngroups, ' groups'
+
+  call check(parlops_vec_destroy(gv))
+  call check(parlops_layout_destroy(glayout))
+  call check(parlops_comm_destroy(gcomm))
+  call check(parlops_solver_destroy(s))
+  call check(parlops_vec_destroy(x))
+  call check(parlops_vec_destroy(b))
+  call check(parlops_op_destroy(k))
+  call check(parlops_op_destroy(id))
+  call check(parlops_vec_destroy(vs(1)))
+  call check(parlops_vec_destroy(vs(2)))
+  call check(parlops_vec_destroy(v0))
+  call check(parlops_vec_destroy(ritz(1)))
+  call check(parlops_op_destroy(a))
+  call check(parlops_layout_destroy(layout))
+  call check(parlops_comm_destroy(comm))
+  call MPI_Finalize(ierr)
+end program eigen
