@@ -5,7 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
-use common::{Tally, dense, gathered, gauss};
+use common::{Tally, dense, gathered, gauss, uneven};
 
 use std::sync::Arc;
 
@@ -14,26 +14,8 @@ use parlops::op::blockop::{BlockLower, BlockOp};
 use parlops::op::dense::DenseBlockRow;
 use parlops::op::{LinearOperator, Op};
 use parlops::solver::{Method, Solver};
-use parlops::vector::{DistVector, Layout, NormKind, Partition};
+use parlops::vector::{DistVector, Layout, NormKind};
 use parlops::{Scalar, c64};
-
-/// `n` entries split unevenly: rank 0 takes rank 1's share at 3 ranks and more, and the last rank
-/// one more when it can.
-fn uneven(comm: &Arc<Comm>, n: i64) -> Arc<Layout> {
-    let p = comm.size() as usize;
-    let mut lens = parlops::vector::scatter_lens(n, p);
-    if p > 2 {
-        lens[0] += lens[1];
-        lens[1] = 0;
-    }
-    Layout::new(
-        comm.clone(),
-        Partition::Scatter,
-        -1,
-        lens[comm.rank() as usize],
-    )
-    .unwrap()
-}
 
 fn val<T: Scalar>(seed: usize, g: usize) -> T {
     let x = (g as f64 + 1.0) * (seed as f64 + 0.7);

@@ -5,7 +5,7 @@
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
 mod common;
-use common::{Tally, dense, gathered, gauss};
+use common::{Tally, dense, gathered, gauss, uneven};
 
 use std::sync::{Arc, Mutex};
 
@@ -13,28 +13,11 @@ use parlops::comm::Comm;
 use parlops::op::Op;
 use parlops::op::csr::CsrOp;
 use parlops::solver::{IterateMonitor, Method, MonitorAction, PcSide, Reason, Solver};
-use parlops::vector::{AnyVec, DistVector, Layout, Partition};
+use parlops::vector::{AnyVec, DistVector, Layout};
 use parlops::{Scalar, c64};
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
-}
-
-/// Uneven lengths of `n` entries over the ranks: rank 0 takes rank 1's share at 3 ranks and more.
-fn uneven(comm: &Arc<Comm>, n: i64) -> Arc<Layout> {
-    let p = comm.size() as usize;
-    let mut lens = parlops::vector::scatter_lens(n, p);
-    if p > 2 {
-        lens[0] += lens[1];
-        lens[1] = 0;
-    }
-    Layout::new(
-        comm.clone(),
-        Partition::Scatter,
-        -1,
-        lens[comm.rank() as usize],
-    )
-    .unwrap()
 }
 
 /// Rows of the n x n grid operator with diagonal `d` and neighbours (west, east, south, north)

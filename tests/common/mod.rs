@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use parlops::Scalar;
 use parlops::comm::{Comm, ReduceOp};
 use parlops::op::LinearOperator;
-use parlops::vector::DistVector;
+use parlops::vector::{DistVector, Layout, Partition};
 
 /// The per-case watchdog: the case being run, the last check that finished, and when the last
 /// progress was made. A case that makes no progress for PARLOPS_TEST_CASE_TIMEOUT seconds
@@ -181,4 +181,22 @@ pub fn gathered<T: Scalar>(v: &DistVector<T>) -> Vec<T> {
     let mut out = vec![T::zero(); v.layout().global_len() as usize];
     v.gather(-1, Some(&mut out), Ok(())).unwrap();
     out
+}
+
+/// `n` entries split unevenly over the ranks of `comm`: rank 0 takes rank 1's share at 3 ranks and
+/// more (so rank 1 holds nothing).
+pub fn uneven(comm: &Arc<Comm>, n: i64) -> Arc<Layout> {
+    let p = comm.size() as usize;
+    let mut lens = parlops::vector::scatter_lens(n, p);
+    if p > 2 {
+        lens[0] += lens[1];
+        lens[1] = 0;
+    }
+    Layout::new(
+        comm.clone(),
+        Partition::Scatter,
+        -1,
+        lens[comm.rank() as usize],
+    )
+    .unwrap()
 }
