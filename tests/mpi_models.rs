@@ -1,5 +1,7 @@
 //! Multi-rank tests of the solver building blocks that PyLops-MPI and hIPPYlib users rely on: the
-//! monitor that sees the iterate and its residual, and trust-region (Steihaug) CG. Run with
+//! monitor that sees the iterate and its residual, trust-region (Steihaug) CG, multi-vector
+//! operations and orthonormalisation, the randomized eigensolvers, Lanczos and the low-rank
+//! operator. Run with
 //! `mpiexec -n P` (P = 1..4; `make test` does), uneven splits, against dense references computed
 //! here. Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]

@@ -244,8 +244,10 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
 /// n_omega >= k random vectors `omega` (k plus an oversampling of about 10; parlops_vec_set_random
 /// makes them, the same for any number of ranks; not modified), with `power` >= 1 products with A (or
 /// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
-/// PARLOPS_RANDOMIZED_DOUBLE_PASS or _SINGLE_PASS. Dense work on (k+p)^2 values is repeated on every
-/// rank. [collective]
+/// PARLOPS_RANDOMIZED_DOUBLE_PASS (T = Q^H A Q: the leading eigenvalues to about the square of
+/// the first one left out) or _SINGLE_PASS (no product after the basis: to about the first one left
+/// out, for operators too expensive to apply again). The dense work, n_omega^2 values and about
+/// 10 n_omega^3 flops by Jacobi rotations, is repeated on every rank. [collective]
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn parlops_eig_randomized(

@@ -5,17 +5,27 @@
 use crate::error::Result;
 use crate::scalar::Scalar;
 
+/// An n x m matrix of `fill`, allocated fallibly (sizes come from the caller).
+pub(crate) fn matrix<T: Clone>(n: usize, m: usize, fill: T, what: &str) -> Result<Vec<T>> {
+    let len = n
+        .checked_mul(m)
+        .ok_or_else(|| crate::err!(OutOfMemory, "{what}: {n} x {m} entries overflow"))?;
+    let mut v = Vec::new();
+    crate::error::try_reserve(&mut v, len, what)?;
+    v.resize(len, fill);
+    Ok(v)
+}
+
 /// Eigenvalues (descending) and eigenvectors (columns of the row-major n x n result, in the same
 /// order) of the Hermitian matrix `h` (its Hermitian part is used), by cyclic Jacobi rotations,
 /// each making one off-diagonal entry zero: accurate to a few eps of ||h|| for every eigenvalue.
 pub fn hermitian_eig<T: Scalar>(h: &[T], n: usize) -> Result<(Vec<f64>, Vec<T>)> {
-    let mut a: Vec<T> = (0..n * n)
-        .map(|k| {
-            let (i, j) = (k / n, k % n);
-            (h[i * n + j] + h[j * n + i].conj()) * T::real(0.5)
-        })
-        .collect();
-    let mut v = vec![T::zero(); n * n];
+    let mut a = matrix(n, n, T::zero(), "the projected matrix")?;
+    for (k, e) in a.iter_mut().enumerate() {
+        let (i, j) = (k / n, k % n);
+        *e = (h[i * n + j] + h[j * n + i].conj()) * T::real(0.5);
+    }
+    let mut v = matrix(n, n, T::zero(), "the eigenvectors")?;
     for i in 0..n {
         v[i * n + i] = T::one();
     }
@@ -72,7 +82,7 @@ pub fn hermitian_eig<T: Scalar>(h: &[T], n: usize) -> Result<(Vec<f64>, Vec<T>)>
     let ev: Vec<f64> = (0..n).map(|i| a[i * n + i].to_parts().0).collect();
     order.sort_by(|&i, &j| ev[j].total_cmp(&ev[i]));
     let vals = order.iter().map(|&i| ev[i]).collect();
-    let mut vecs = vec![T::zero(); n * n];
+    let mut vecs = matrix(n, n, T::zero(), "the sorted eigenvectors")?;
     for (col, &i) in order.iter().enumerate() {
         for k in 0..n {
             vecs[k * n + col] = v[k * n + i];
@@ -84,8 +94,16 @@ pub fn hermitian_eig<T: Scalar>(h: &[T], n: usize) -> Result<(Vec<f64>, Vec<T>)>
 /// X with A X = B (A n x n, B n x m, both row-major), by Gaussian elimination with partial
 /// pivoting; a zero pivot is an error naming `what`.
 pub fn solve<T: Scalar>(a: &[T], b: &[T], n: usize, m: usize, what: &str) -> Result<Vec<T>> {
-    let mut a = a.to_vec();
-    let mut x = b.to_vec();
+    let mut a = {
+        let mut c = matrix(n, n, T::zero(), "a copy of the system")?;
+        c.copy_from_slice(&a[..n * n]);
+        c
+    };
+    let mut x = {
+        let mut c = matrix(n, m, T::zero(), "the solution")?;
+        c.copy_from_slice(&b[..n * m]);
+        c
+    };
     for k in 0..n {
         let piv = (k..n)
             .max_by(|&i, &j| a[i * n + k].abs_f64().total_cmp(&a[j * n + k].abs_f64()))

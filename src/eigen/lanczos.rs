@@ -123,7 +123,7 @@ pub fn lanczos<T: Scalar>(
         let check =
             invariant || m == max_steps || (m >= nev && (m <= 20 || m % (m / 10).max(2) == 0));
         if check {
-            let r = ritz(&alpha, &beta, nev, which, invariant)?;
+            let r = comm.agree(ritz(&alpha, &beta, nev, which, invariant))?;
             let done =
                 r.1.iter()
                     .zip(&r.0)
@@ -178,7 +178,7 @@ fn ritz(
     invariant: bool,
 ) -> Result<RitzParts> {
     let m = alpha.len();
-    let mut t = vec![0.0f64; m * m];
+    let mut t = super::dense::matrix(m, m, 0.0f64, "the tridiagonal matrix")?;
     for i in 0..m {
         t[i * m + i] = alpha[i];
         if i + 1 < m {

@@ -37,7 +37,7 @@ pub fn orthonormalize<T: Scalar>(
     let comm = first.layout().comm().clone();
     let single = T::DTYPE.size() / T::PARTS < 8;
     let drop_tol = if single { 1e-4 } else { 1e-10 };
-    let mut r = vec![T::zero(); n * n];
+    let mut r = comm.agree(super::dense::matrix(n, n, T::zero(), "R"))?;
     // B v of the vectors done (with B), allocated as needed: failures agreed
     let mut bv: Vec<DistVector<T>> = Vec::new();
     let mut w_b = match b {

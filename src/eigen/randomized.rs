@@ -127,10 +127,17 @@ pub fn randomized<T: Scalar>(
             };
             let yr: Vec<&DistVector<T>> = y.iter().collect();
             let right = block_dot(&yr, &qr, Ok(()))?;
-            solve(&left, &right, m, m, "Omega^H Q (the single-pass system)")?
+            comm.agree(solve(
+                &left,
+                &right,
+                m,
+                m,
+                "Omega^H Q (the single-pass system)",
+            ))?
         }
     };
-    let (vals, vecs) = hermitian_eig(&t, m)?;
+    // dense work on reduced values: a failed allocation on one rank fails on all
+    let (vals, vecs) = comm.agree(hermitian_eig(&t, m))?;
     for (j, uj) in u.iter_mut().enumerate() {
         uj.fill(T::zero())?;
         let coef: Vec<T> = (0..m).map(|i| vecs[i * m + j]).collect();
