@@ -4,8 +4,8 @@ use std::ffi::c_int;
 
 use super::args::with_dtype;
 use super::handles::{
-    arg, arg_array, arg_array_mut, give, guard, opt_arg, out_ok, parlops_op, parlops_vec,
-    same_handle,
+    arg, arg_array, arg_array_lenient, arg_array_mut, give, guard, opt_arg, out_ok, parlops_op,
+    parlops_vec, same_handle,
 };
 use super::types::{parlops_scalar, parlops_status};
 use crate::comm::Comm;
@@ -116,15 +116,17 @@ pub unsafe extern "C" fn parlops_vec_block_dot(
     out: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_block_dot", || {
-        let xs = unsafe { arg_array(nx, x, "nx", "x")? };
-        let ys = unsafe { arg_array(ny, y, "ny", "y")? };
-        let Some(first) = xs.first().or(ys.first()) else {
-            return Ok(());
+        // a bad entry on one rank is agreed with the others (the communicator from a good one)
+        let (xs, ex) = unsafe { arg_array_lenient(nx, x, "nx", "x") };
+        let (ys, ey) = unsafe { arg_array_lenient(ny, y, "ny", "y") };
+        let Some(first) = xs.first().or(ys.first()).copied() else {
+            return ex.and(ey);
         };
         let comm = comm_of(first);
         let dtype = first.inner.dtype();
         with_dtype!(dtype, T => {
             let parsed = (|| {
+                ex.clone().and(ey.clone())?;
                 if nx > 0 && ny > 0 && out.is_null() {
                     return Err(super::handles::null("out"));
                 }
@@ -200,14 +202,20 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
     r: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_orthonormalize", || {
-        let vs = unsafe { arg_array_mut(n, v, "n", "v")? };
-        let Some(first) = vs.first() else {
-            // nothing to do, but a bad b is still an error
-            unsafe { opt_arg(b, "b")? };
-            return Ok(());
+        // the communicator and dtype from a good entry; a bad one (or the same handle twice) is
+        // then agreed with the other ranks
+        let (comm, dtype) = {
+            let (live, e) =
+                unsafe { arg_array_lenient(n, v.cast::<*const parlops_vec>(), "n", "v") };
+            let Some(first) = live.first() else {
+                e?;
+                // nothing to do, but a bad b is still an error
+                unsafe { opt_arg(b, "b")? };
+                return Ok(());
+            };
+            (comm_of(first), first.inner.dtype())
         };
-        let comm = comm_of(first);
-        let dtype = first.inner.dtype();
+        let vs = unsafe { arg_array_mut(n, v, "n", "v") };
         let bop = unsafe { opt_arg(b, "b") };
         let has_b = matches!(bop, Ok(Some(_)));
         with_dtype!(dtype, T => {
@@ -216,7 +224,7 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
                     Some(o) => Some(op_typed::<T>(o, "b")?),
                     None => None,
                 };
-                let tv = typed_mut::<T>(vs, "v")?;
+                let tv = typed_mut::<T>(vs?, "v")?;
                 let l = tv[0].layout().clone();
                 for (i, x) in tv.iter().enumerate() {
                     x.layout().check_compatible(&l, &format!("v[{i}]"), "v[0]")?;
@@ -461,8 +469,9 @@ pub unsafe extern "C" fn parlops_op_low_rank(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_low_rank", || {
-        let us = unsafe { arg_array(k, u, "k", "u")? };
-        let Some(first) = us.first() else {
+        let (us, eu) = unsafe { arg_array_lenient(k, u, "k", "u") };
+        let Some(first) = us.first().copied() else {
+            eu?;
             crate::bail!(
                 InvalidArgument,
                 "k is 0: a low-rank operator needs at least one vector"
@@ -471,6 +480,7 @@ pub unsafe extern "C" fn parlops_op_low_rank(
         let comm = comm_of(first);
         let dtype = first.inner.dtype();
         let parsed = (|| {
+            eu?;
             out_ok(out, "out")?;
             if d.is_null() {
                 return Err(super::handles::null("d"));

@@ -102,7 +102,11 @@ pub unsafe extern "C" fn parlops_vec_norm_groups(
 ) -> parlops_status {
     guard("parlops_vec_norm_groups", || {
         let c = &unsafe { arg(comm, "comm")? }.inner;
-        let v = unsafe { arg(v, "v")? };
+        let v = match unsafe { arg(v, "v") } {
+            Ok(v) => v,
+            // this rank's bad vector, in the collective every rank of comm makes
+            Err(e) => return c.allgather_checked(Err(e), 3).map(|_| ()),
+        };
         let k = out_ok(out, "out")
             .and_then(|_| check_group(c, &v.inner, "v"))
             .and_then(|_| NormKind::from_code(kind, p));

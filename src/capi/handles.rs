@@ -244,6 +244,32 @@ pub(crate) unsafe fn arg_array<'a, T: Handle>(
         .collect()
 }
 
+/// [`arg_array`] for collective calls: the live handles of the array and its first error, so that
+/// a rank with a bad entry can still find the communicator (from a good one) and agree the error
+/// with the other ranks instead of returning alone.
+pub(crate) unsafe fn arg_array_lenient<'a, T: Handle>(
+    n: std::ffi::c_int,
+    p: *const *const T,
+    n_name: &str,
+    name: &str,
+) -> (Vec<&'a T>, Result<()>) {
+    if n < 0 || (n > 0 && p.is_null()) {
+        return (
+            Vec::new(),
+            unsafe { arg_array::<T>(n, p, n_name, name) }.map(|_| ()),
+        );
+    }
+    let mut live = Vec::new();
+    let mut first = Ok(());
+    for i in 0..n as usize {
+        match unsafe { arg(*p.add(i), &format!("{name}[{i}]")) } {
+            Ok(h) => live.push(h),
+            Err(e) => first = first.and(Err(e)),
+        }
+    }
+    (live, first)
+}
+
 /// Borrow an array of `n` distinct handles mutably (each checked as [`arg_mut`]; the same handle
 /// twice is an error naming both positions).
 pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(

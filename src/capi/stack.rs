@@ -3,7 +3,9 @@
 
 use std::ffi::c_int;
 
-use super::handles::{arg, arg_array, arg_mut, give, guard, out_ok, parlops_layout, parlops_vec};
+use super::handles::{
+    arg, arg_array_lenient, arg_mut, give, guard, out_ok, parlops_layout, parlops_vec,
+};
 use super::types::parlops_status;
 use crate::error::Result;
 use crate::vector::Layout;
@@ -20,8 +22,9 @@ pub unsafe extern "C" fn parlops_layout_stack(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_layout_stack", || {
-        let ps = unsafe { arg_array(n, parts, "n", "parts")? };
+        let (ps, e) = unsafe { arg_array_lenient(n, parts, "n", "parts") };
         let Some(first) = ps.first() else {
+            e?;
             crate::bail!(
                 InvalidArgument,
                 "n is 0: a stacked layout needs at least one part"
@@ -29,7 +32,12 @@ pub unsafe extern "C" fn parlops_layout_stack(
         };
         let comm = first.inner.comm().clone();
         let list: Vec<_> = ps.iter().map(|p| p.inner.clone()).collect();
-        comm.agree_same(out_ok(out, "out"), "the number of parts", &[n as i64])?;
+        // a bad part on one rank is agreed with the others (the communicator from a good one)
+        comm.agree_same(
+            e.and(out_ok(out, "out")),
+            "the number of parts",
+            &[n as i64],
+        )?;
         let l = Layout::stack(&comm, &list)?;
         give(out, parlops_layout { inner: l });
         Ok(())

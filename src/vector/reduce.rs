@@ -192,6 +192,12 @@ impl<T: Scalar> DistVector<T> {
             }
             Ok(k)
         });
+        if self.layout.partition().is_replicated() {
+            // norm_over would answer a replicated vector without communicating: join the
+            // collective the other ranks of `parent` make, with the error
+            parent.allgather_checked(kind.map(|_| vec![0.0; 3]), 3)?;
+            crate::bail!(Internal, "a failed gather returned");
+        }
         self.norm_over(parent, kind)
     }
 

@@ -261,6 +261,19 @@ int main(int argc, char **argv) {
     EXPECT(parlops_vec_block_dot(2, bad_dt, 1, xs, g), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
     EXPECT(parlops_vec_block_dot(2, bad_len, 1, xs, g), PARLOPS_ERR_SIZE_MISMATCH, "global length 13");
     if (one) EXPECT(parlops_vec_block_dot(rank_ == last ? 1 : 2, xs, 2, xs, g), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nx");
+    /* an array entry bad on one rank only: every rank gets the error */
+    if (one) {
+      const parlops_vec *xs_bad[2] = {b, rank_ == last ? NULL : v1};
+      parlops_vec *vs_bad[2] = {v1, rank_ == last ? NULL : v2};
+      const parlops_layout *ls_bad[2] = {l, rank_ == last ? NULL : l};
+      parlops_layout *sl_bad = NULL;
+      parlops_op *lr_bad = NULL;
+      double d2[2] = {1.0, 2.0};
+      EXPECT(parlops_vec_block_dot(2, xs_bad, 2, xs, g), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_vec_orthonormalize(2, vs_bad, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_layout_stack(2, ls_bad, &sl_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_op_low_rank(2, xs_bad, d2, &lr_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+    }
     EXPECT(parlops_vec_block_dot(2, xs, 2, xs, g), PARLOPS_OK, NULL);
     EXPECT(parlops_vec_maxpy(v1, 2, a2, xs), PARLOPS_ERR_INVALID_ARGUMENT, "also x[1]");
     EXPECT(parlops_vec_maxpy(v2, 2, NULL, xs), PARLOPS_ERR_NULL_ARGUMENT, "'a'");
@@ -379,6 +392,7 @@ int main(int argc, char **argv) {
     EXPECT(parlops_vec_dot_groups(c, gv, gv, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
     if (one) EXPECT(parlops_vec_dot_groups(c, gv, rank_ == last ? NULL : gv, &gd), PARLOPS_ERR_NULL_ARGUMENT, NULL);
     EXPECT(parlops_vec_norm_groups(c, gv, 77, 0.0, &gn), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+    if (one) EXPECT(parlops_vec_norm_groups(c, rank_ == last ? NULL : gv, PARLOPS_NORM_2, 0.0, &gn), PARLOPS_ERR_NULL_ARGUMENT, NULL);
     EXPECT(parlops_vec_dot_groups(c, gv, bf, &gd), PARLOPS_ERR_DTYPE_MISMATCH, NULL);
     parlops_vec_destroy(&gv);
     parlops_layout_destroy(&gl);
