@@ -20,8 +20,10 @@ import scipy.sparse as sp
 from mpi4py import MPI
 
 import pylops_mpi
-from pylops_mpi import DistributedArray, MPILinearOperator
-from pylops_mpi.optimization.basic import cg
+from pylops_mpi import DistributedArray, MPILinearOperator, Partition
+from pylops_mpi.basicoperators import MPILaplacian
+from pylops_mpi.DistributedArray import local_split
+from pylops_mpi.optimization.basic import cg, cgls
 
 n, rounds, K = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 jf = sys.argv[4]
@@ -107,31 +109,94 @@ def parlops_solve(niter, rtol):
     return info.iterations
 
 
-# iteration counts to ||r|| <= 1e-8 ||b|| (PyLops-MPI compares its tol with ||r||^2)
-bnorm = np.sqrt(N)
-its = {"PyLops-MPI cg": pylops_solve(100000, (1e-8 * bnorm) ** 2), "parlops CG": parlops_solve(100000, 1e-8)}
-runs = {"PyLops-MPI cg": lambda: pylops_solve(K, 0.0), "parlops CG": lambda: parlops_solve(K, 0.0)}
-times = {k: [] for k in runs}
-for r in range(rounds):
-    for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
-        comm.Barrier()
-        t = time.perf_counter()
-        runs[name]()
-        dt = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
-        times[name].append(dt / K)
-if rank == 0:
+def timed(runs):
+    """ROUNDS interleaved rounds (order reversed every other round) of each run; seconds per iteration."""
+    times = {k: [] for k in runs}
+    for r in range(rounds):
+        for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            comm.Barrier()
+            t = time.perf_counter()
+            runs[name]()
+            dt = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+            times[name].append(dt / K)
+    return times
+
+
+def report(problem, title, its, times, labels):
+    if rank != 0:
+        return
     ref = None
-    print(f"\npylops: 2D Poisson {n}x{n} ({N} rows), {size} rank(s); PyLops-MPI {pylops_mpi.__version__}; "
+    print(f"\n{problem}: {title}, {size} rank(s); PyLops-MPI {pylops_mpi.__version__}; "
           f"medians (min-max) of {rounds} interleaved rounds of {K} iterations")
     with open(jf, "a") as f:
-        for name in runs:
+        for name in times:
             t = sorted(times[name])
             med = t[len(t) // 2]
             ref = ref or med
-            print(f"  {name:<16} {its[name]:7d} its  {1e3 * med:8.3f} ms/it ({1e3 * t[0]:.3f}-{1e3 * t[-1]:.3f})  "
-                  f"vs first {med / ref:.2f}")
-            f.write(json.dumps({"problem": "pylops-poisson2d", "rows": N, "ranks": size, "solver": name,
+            print(f"  {labels[name]:<48} {its[name]:7d} its  {1e3 * med:8.3f} ms/it "
+                  f"({1e3 * t[0]:.3f}-{1e3 * t[-1]:.3f})  vs first {med / ref:.2f}")
+            f.write(json.dumps({"problem": problem, "rows": N, "ranks": size, "solver": labels[name],
                                 "iterations": its[name], "ms_per_it": 1e3 * med, "ms_min": 1e3 * t[0],
                                 "ms_max": 1e3 * t[-1], "vs_first": med / ref, "floor_bytes_per_row": 0,
                                 "x_floor": 0, "rounds": rounds, "timed_iterations": K}) + "\n")
+
+
+# iteration counts to ||r|| <= 1e-8 ||b|| (PyLops-MPI compares its tol with ||r||^2)
+bnorm = np.sqrt(N)
+its = {"PyLops-MPI cg": pylops_solve(100000, (1e-8 * bnorm) ** 2), "parlops CG": parlops_solve(100000, 1e-8)}
+times = timed({"PyLops-MPI cg": lambda: pylops_solve(K, 0.0), "parlops CG": lambda: parlops_solve(K, 0.0)})
+report("pylops-poisson2d", f"2D Poisson {n}x{n} ({N} rows), CSR", its, times, {k: k for k in its})
 call("parlops_solver_destroy", C.byref(s))
+
+# PyLops' own Laplacian (MPILaplacian over both axes, centered, edge False: its boundary rows are
+# zero, so the operator is singular and not symmetric) and parlops_op_laplacian, both matrix-free,
+# in CGLS on b = 1 from x = 0 for the same number of iterations. Both iterates are compared.
+dims = (n, n)
+mine = local_split(dims, comm, Partition.SCATTER, 0)
+lshapes = [int(np.prod(d)) for d in comm.allgather(mine)]
+Lop = MPILaplacian(dims=dims, axes=(0, 1), weights=(1.0, 1.0), sampling=(1.0, 1.0), dtype=np.float64)
+y_da = DistributedArray(global_shape=N, local_shapes=lshapes, dtype=np.float64)
+y_da[:] = 1.0
+shape = (C.c_int64 * 2)(n, n)
+lay2, L = P(), P()
+call("parlops_layout_create_nd", world, C.c_int32(0), C.c_int(2), shape, C.c_int(0), C.c_int64(mine[0]),
+     C.byref(lay2))
+ones2 = (C.c_double * 2)(1.0, 1.0)
+call("parlops_op_laplacian", lay2, ones2, ones2, C.c_int32(1), C.byref(L))
+n2 = lshapes[rank]
+b2l, x2l = np.ones(n2), np.zeros(n2)
+b2, x2, s2 = P(), P(), P()
+call("parlops_vec_create_with_array", lay2, C.c_int32(1), C.c_int32(0), b2l.ctypes.data_as(P), C.byref(b2))
+call("parlops_vec_create_with_array", lay2, C.c_int32(1), C.c_int32(0), x2l.ctypes.data_as(P), C.byref(x2))
+call("parlops_solver_create", world, C.c_int32(3), C.byref(s2))  # PARLOPS_METHOD_CGLS
+call("parlops_solver_set_operator", s2, L)
+
+
+def pylops_cgls(niter):
+    x0 = DistributedArray(global_shape=N, local_shapes=lshapes, dtype=np.float64)
+    x0[:] = 0.0
+    return cgls(Lop, y_da, x0=x0, niter=niter, tol=0.0, show=False)[0].local_array
+
+
+def parlops_cgls(niter):
+    x2l[:] = 0.0
+    call("parlops_solver_set_tolerances", s2, C.c_double(0.0), C.c_double(0.0), C.c_double(1e300),
+         C.c_int64(niter))
+    st = lib.parlops_solver_solve(s2, b2, x2)
+    if st not in (0, 17):
+        call("parlops_solver_solve", s2, b2, x2)
+    return x2l
+
+
+# the same iterates: || x_pylops - x_parlops || / || x_parlops || after K iterations
+d = pylops_cgls(K) - parlops_cgls(K)
+num, den = comm.allreduce(float(d @ d)), comm.allreduce(float(x2l @ x2l))
+diff = np.sqrt(num / den)
+if diff > 1e-8:
+    raise SystemExit(f"pylops_cg.py: CGLS iterates differ by {diff:.2e} relative after {K} iterations")
+times = timed({"PyLops-MPI cgls": lambda: pylops_cgls(K), "parlops CGLS": lambda: parlops_cgls(K)})
+report("pylops-laplacian2d", f"PyLops Laplacian {n}x{n} ({N} rows), matrix-free CGLS", {k: K for k in times},
+       times, {"PyLops-MPI cgls": "PyLops-MPI cgls, MPILaplacian",
+               "parlops CGLS": f"parlops CGLS, parlops_op_laplacian (x within {diff:.0e})"})
+call("parlops_solver_destroy", C.byref(s2))
+call("parlops_op_destroy", C.byref(L))

@@ -897,7 +897,14 @@ parlops_status parlops_op_hstack(const parlops_comm *comm,
 
 // First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
 // axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
-// forward or backward; `sampling` is the grid step. [collective]
+// forward or backward; `sampling` is the grid step.
+//
+// The stencil operators (the derivatives, the Laplacian and the gradient) are matrix-free: nothing
+// is assembled, a product reads x once and writes y once (16 bytes per double entry), and the halo
+// is the stencil's width (1 or 2 slabs of the faster axes, for axis 0) from the neighbouring ranks,
+// brought while the rows that need no ghosts are computed. Their adjoints are the mirrored stencils.
+// Every rank must pass the same axis, sampling, kind and edge; a difference fails on every rank.
+// Vectors in device memory are staged through host copies. [collective]
 parlops_status parlops_op_first_derivative(const parlops_layout *layout,
                                            int axis,
                                            double sampling,
@@ -916,7 +923,9 @@ parlops_status parlops_op_second_derivative(const parlops_layout *layout,
                                             parlops_op **out);
 
 // Laplacian: sum over all axes of weights[a] times the centered second derivative with step
-// sampling[a] (arrays of ndim entries; a zero weight leaves the axis out). [collective]
+// sampling[a] (arrays of ndim entries, the same on every rank; a zero weight leaves the axis out;
+// a weight must be finite). Matrix-free, with its diagonal (Jacobi). PyLops' edge rule (edge =
+// false): each axis' second derivative is zero on that axis' first and last slab. [collective]
 parlops_status parlops_op_laplacian(const parlops_layout *layout,
                                     const double *weights,
                                     const double *sampling,

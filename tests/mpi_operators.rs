@@ -890,23 +890,125 @@ fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         // gradient: rank r's output holds its part of d/dx_0, then of d/dx_1, ...
         let dxs: Vec<f64> = (0..sh.len()).map(|a| 1.0 + 0.25 * a as f64).collect();
         let op = stencil::gradient::<T>(&l, &dxs, Kind::Centered, true).unwrap();
-        let inner = n / sh[0];
         let want = dense_ref(n * sh.len(), n, &|x| {
             let parts: Vec<Vec<f64>> = (0..sh.len())
                 .map(|a| ref_first(&sh, a, Kind::Centered, true, dxs[a], x))
                 .collect();
-            let mut y = Vec::new();
-            let mut start = 0;
-            for &rr in &rows {
-                let (s0, s1) = (start * inner, (start + rr as usize) * inner);
-                for part in &parts {
-                    y.extend_from_slice(&part[s0..s1]);
-                }
-                start += rr as usize;
-            }
-            y
+            by_rank(&parts, &rows, n / sh[0])
         });
         check_op(t, &format!("gradient {shape:?}"), &op, &want);
+    }
+    run_long_stencils::<T>(t, comm);
+}
+
+/// The gradient's output: each rank's part of every axis' derivative, rank after rank.
+fn by_rank(parts: &[Vec<f64>], rows: &[i64], inner: usize) -> Vec<f64> {
+    let mut y = Vec::new();
+    let mut start = 0;
+    for &rr in rows {
+        let (s0, s1) = (start * inner, (start + rr as usize) * inner);
+        for part in parts {
+            y.extend_from_slice(&part[s0..s1]);
+        }
+        start += rr as usize;
+    }
+    y
+}
+
+/// Shapes long enough for the stencils' shared interior rule and their chunked kernel (runs of
+/// more than 512 points), split unevenly along axis 0 with an empty rank at 2 ranks and more, on a
+/// smooth x against the references, with the dot test for the adjoint.
+fn run_long_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_long_stencils ({})", T::DTYPE.name()));
+    let (r, p) = (comm.rank() as usize, comm.size() as usize);
+    for shape in [vec![1500i64], vec![30, 41], vec![5, 4, 600], vec![12, 3, 1]] {
+        let mut rows = parlops::vector::scatter_lens(shape[0], p);
+        if p > 1 {
+            rows[0] += rows[1];
+            rows[1] = 0;
+        }
+        let l = Layout::new_nd(comm.clone(), Ok(Partition::Scatter), &shape, 0, rows[r]).unwrap();
+        let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let n: usize = sh.iter().product();
+        let xg: Vec<f64> = (0..n)
+            .map(|j| (j as f64 * 0.013).sin() + 0.1 * (j % 7) as f64)
+            .collect();
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let s = l.local_start() as usize;
+        for (k, v) in x.local_mut().iter_mut().enumerate() {
+            *v = T::from_parts_lossy(xg[s + k], 0.0);
+        }
+        let mut check = |name: String, op: &dyn LinearOperator<T>, want: Vec<f64>| {
+            let ctx = format!("{} {name}", T::DTYPE.name());
+            let mut y = DistVector::<T>::new(op.rows().clone()).unwrap();
+            op.apply(&x, &mut y).unwrap();
+            let got = common::gathered(&y);
+            let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let err = got
+                .iter()
+                .zip(&want)
+                .map(|(g, w)| (*g - T::from_parts_lossy(*w, 0.0)).abs_f64())
+                .fold(0.0, f64::max);
+            t.check(
+                got.len() == want.len() && err <= 10.0 * tol::<T>() * scale,
+                &format!("{ctx}: forward error {err:e} (scale {scale:e})"),
+            );
+            let e = dottest(op, 7).unwrap();
+            t.check(
+                e < tol::<T>() * 10.0,
+                &format!("{ctx}: dot test relative error {e:e}"),
+            );
+        };
+        for a in 0..sh.len() {
+            for kind in [Kind::Centered, Kind::Forward, Kind::Backward] {
+                for edge in [false, true] {
+                    let dx = 0.5 + a as f64;
+                    if sh[a] >= 2 {
+                        let op = stencil::first_derivative::<T>(&l, a as i32, dx, kind, edge);
+                        check(
+                            format!("first derivative {shape:?} axis {a} {kind:?} edge {edge}"),
+                            &op.unwrap(),
+                            ref_first(&sh, a, kind, edge, dx, &xg),
+                        );
+                    }
+                    if sh[a] >= 3 {
+                        let op = stencil::second_derivative::<T>(&l, a as i32, dx, kind, edge);
+                        check(
+                            format!("second derivative {shape:?} axis {a} {kind:?} edge {edge}"),
+                            &op.unwrap(),
+                            ref_second(&sh, a, kind, edge, dx, &xg),
+                        );
+                    }
+                }
+            }
+        }
+        // a Laplacian over the axes of at least 3 points (the others weighted 0)
+        let w: Vec<f64> = (0..sh.len())
+            .map(|a| if sh[a] >= 3 { 1.0 + a as f64 } else { 0.0 })
+            .collect();
+        let dxs: Vec<f64> = (0..sh.len()).map(|a| 1.0 / (1.0 + a as f64)).collect();
+        let mut want = vec![0.0; n];
+        for a in (0..sh.len()).filter(|&a| w[a] != 0.0) {
+            for (yi, v) in
+                want.iter_mut()
+                    .zip(ref_second(&sh, a, Kind::Centered, false, dxs[a], &xg))
+            {
+                *yi += w[a] * v;
+            }
+        }
+        let op = stencil::laplacian::<T>(&l, &w, &dxs).unwrap();
+        check(format!("laplacian {shape:?}"), &op, want);
+        if sh.iter().all(|&d| d >= 2) {
+            let op = stencil::gradient::<T>(&l, &dxs, Kind::Backward, false).unwrap();
+            let parts: Vec<Vec<f64>> = (0..sh.len())
+                .map(|a| ref_first(&sh, a, Kind::Backward, false, dxs[a], &xg))
+                .collect();
+            check(
+                format!("gradient {shape:?}"),
+                &op,
+                by_rank(&parts, &rows, n / sh[0]),
+            );
+        }
     }
 }
 

@@ -20,6 +20,7 @@ pub mod halo;
 pub mod lowrank;
 pub mod poisson;
 pub mod stencil;
+pub mod stencil_op;
 pub mod summa;
 
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -1,12 +1,12 @@
 //! Finite-difference operators on N-D arrays distributed along axis 0 (PyLops-MPI's
 //! MPIFirstDerivative, MPISecondDerivative, MPILaplacian, MPIGradient), with PyLops' stencils and
-//! edge rules. They are assembled as distributed CSR matrices: the halo plan then brings the ghost
-//! rows of axis 0 from neighbouring ranks (whatever their sizes, including empty ranks), and the
-//! adjoint is the transposed scatter.
+//! edge rules. They are applied matrix-free ([`super::stencil_op`]): the halo brings the stencil's
+//! width of ghost rows from neighbouring ranks (whatever their sizes, including empty ranks), and
+//! the adjoint is the mirrored stencil.
 
 use std::sync::Arc;
 
-use super::csr::CsrOp;
+use super::stencil_op::{Block, Rule, Stencil};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{Layout, Partition};
@@ -56,14 +56,6 @@ pub fn second_coeffs(i: i64, n: i64, kind: Kind, edge: bool, dx: f64) -> Vec<(i6
     }
 }
 
-fn strides(shape: &[i64]) -> Vec<i64> {
-    let mut s = vec![1i64; shape.len()];
-    for a in (0..shape.len().saturating_sub(1)).rev() {
-        s[a] = s[a + 1] * shape[a + 1];
-    }
-    s
-}
-
 fn check_nd(l: &Layout, axis: i32, min_len: i64, what: &str) -> Result<usize> {
     if l.partition().is_replicated() {
         crate::bail!(
@@ -89,72 +81,33 @@ fn check_nd(l: &Layout, axis: i32, min_len: i64, what: &str) -> Result<usize> {
     Ok(axis as usize)
 }
 
-/// Assemble rows `out_offset..` of a CSR whose output entry for input position `g` is
-/// sum over (axis, coefficients) of coefficient * x[g + offset * stride].
-type Terms<'a> = dyn Fn(&[i64]) -> Vec<(usize, i64, f64)> + 'a;
-
-fn entries(shape: &[i64], g: i64, terms: &Terms) -> Vec<(i64, f64)> {
-    let st = strides(shape);
-    let idx: Vec<i64> = st
-        .iter()
-        .zip(shape)
-        .map(|(s, n)| (g / s) % n.max(&1))
-        .collect();
-    let mut e: Vec<(i64, f64)> = terms(&idx)
-        .into_iter()
-        .map(|(a, o, w)| (g + o * st[a], w))
-        .collect();
-    e.sort_by_key(|x| x.0);
-    let mut out: Vec<(i64, f64)> = Vec::with_capacity(e.len());
-    for (c, w) in e {
-        match out.last_mut() {
-            Some(l) if l.0 == c => l.1 += w,
-            _ => out.push((c, w)),
-        }
-    }
-    out
-}
-
-/// Build the CSR: `blocks` output blocks on each rank, block b holding terms_b for each local input
-/// position (Gradient stacks one block per axis; the others have one).
-fn assemble<T: Scalar>(
-    rows: Arc<Layout>,
-    cols: Arc<Layout>,
-    blocks: &[&Terms],
-    pre: Result<()>,
-) -> Result<CsrOp<T>> {
-    let shape = cols.shape().to_vec();
-    let (s, len) = (cols.local_start(), cols.local_len());
-    let (mut p, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
-    // sized by the caller's shape: every allocation fallible, a failure agreed by from_local_rows
-    let mut fill = || -> Result<()> {
-        let nrows = (len as usize).saturating_mul(blocks.len());
-        crate::error::try_reserve(&mut p, nrows, "the stencil's row pointer")?;
-        for terms in blocks {
-            for g in s..s + len {
-                for (c, w) in entries(&shape, g, terms) {
-                    if ix.len() == ix.capacity() {
-                        let more = ix.len().max(16);
-                        crate::error::try_reserve(&mut ix, more, "the stencil's column indices")?;
-                        crate::error::try_reserve(&mut v, more, "the stencil's values")?;
-                    }
-                    ix.push(c);
-                    v.push(T::from_parts_lossy(w, 0.0));
-                }
-                p.push(ix.len() as i64);
-            }
-        }
-        Ok(())
-    };
-    let pre = pre.and_then(|_| fill());
-    if pre.is_err() {
-        (p, ix, v) = (vec![0i64], Vec::new(), Vec::new());
-    }
-    CsrOp::from_local_rows(rows, cols, &p, &ix, &v, pre)
-}
-
 /// Stencil offsets and weights at position i of n (first_coeffs, second_coeffs).
 type Coeffs = fn(i64, i64, Kind, bool, f64) -> Vec<(i64, f64)>;
+
+/// The rule of `coeffs` along axis `a` of `l`, each weight times `scale` (axis length 1 when `a`
+/// is out of range: the arguments were refused and the operator is only built to agree on that).
+fn rule(l: &Layout, a: usize, coeffs: Coeffs, kind: Kind, edge: bool, dx: f64, scale: f64) -> Rule {
+    let n = l.shape().get(a).copied().unwrap_or(1);
+    Rule::from_fn(n, |i| {
+        coeffs(i, n, kind, edge, dx)
+            .into_iter()
+            .map(|(o, w)| (o, scale * w))
+            .collect()
+    })
+}
+
+/// Bits of an f64 as an i64 (agreed across ranks).
+fn bits(v: f64) -> i64 {
+    v.to_bits() as i64
+}
+
+fn kind_code(k: Kind) -> i64 {
+    match k {
+        Kind::Centered => 0,
+        Kind::Forward => 1,
+        Kind::Backward => 2,
+    }
+}
 
 /// One derivative along `axis`; `coeffs` is first_coeffs or second_coeffs.
 #[allow(clippy::too_many_arguments)]
@@ -167,17 +120,24 @@ fn derivative<T: Scalar>(
     coeffs: Coeffs,
     min_len: i64,
     what: &str,
-) -> Result<CsrOp<T>> {
+) -> Result<Stencil<T>> {
     let pre = check_nd(l, axis, min_len, what).and_then(|a| check_dx(dx).map(|_| a));
+    let ok = pre.is_ok();
     let a = *pre.as_ref().unwrap_or(&0);
-    let n = l.shape().get(a).copied().unwrap_or(1);
-    let f = move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
-        coeffs(idx[a], n, kind, edge, dx)
-            .into_iter()
-            .map(|(o, w)| (a, o, w))
-            .collect()
+    let block: Block = if ok {
+        vec![(a, rule(l, a, coeffs, kind, edge, dx, 1.0))]
+    } else {
+        Vec::new()
     };
-    assemble(l.clone(), l.clone(), &[&f], pre.map(|_| ()))
+    Stencil::new(
+        l.clone(),
+        l.clone(),
+        vec![block],
+        pre.map(|_| ()),
+        &format!("{what} arguments (axis, kind, edge, sampling bits)"),
+        &[axis as i64, kind_code(kind), edge as i64, bits(dx)],
+        format!("{what} along axis {axis} ({kind:?}, edge {edge}, sampling {dx})"),
+    )
 }
 
 /// First derivative along `axis` of an N-D array. [collective]
@@ -187,7 +147,7 @@ pub fn first_derivative<T: Scalar>(
     dx: f64,
     kind: Kind,
     edge: bool,
-) -> Result<CsrOp<T>> {
+) -> Result<Stencil<T>> {
     derivative(l, axis, dx, kind, edge, first_coeffs, 2, "first derivative")
 }
 
@@ -198,7 +158,7 @@ pub fn second_derivative<T: Scalar>(
     dx: f64,
     kind: Kind,
     edge: bool,
-) -> Result<CsrOp<T>> {
+) -> Result<Stencil<T>> {
     derivative(
         l,
         axis,
@@ -221,13 +181,18 @@ fn check_dx(dx: f64) -> Result<()> {
     Ok(())
 }
 
+/// `nd` entries of `v` as bits, NaN's for missing ones (every rank agrees on nd values).
+fn all_bits(v: &[f64], nd: usize) -> impl Iterator<Item = i64> + '_ {
+    (0..nd).map(move |a| bits(v.get(a).copied().unwrap_or(f64::NAN)))
+}
+
 /// sum over axes of weights[a] * (centered second derivative along a, sampling[a]); axes with a zero
 /// weight are left out (PyLops' Laplacian over all axes, edge = false). [collective]
 pub fn laplacian<T: Scalar>(
     l: &Arc<Layout>,
     weights: &[f64],
     sampling: &[f64],
-) -> Result<CsrOp<T>> {
+) -> Result<Stencil<T>> {
     let nd = l.shape().len();
     let pre = (|| {
         if weights.len() != nd || sampling.len() != nd {
@@ -239,6 +204,13 @@ pub fn laplacian<T: Scalar>(
             );
         }
         for a in 0..nd {
+            if !weights[a].is_finite() {
+                crate::bail!(
+                    InvalidArgument,
+                    "laplacian: weights[{a}] is {}; it must be finite",
+                    weights[a]
+                );
+            }
             if weights[a] != 0.0 {
                 check_nd(l, a as i32, 3, "laplacian")?;
                 check_dx(sampling[a])?;
@@ -252,23 +224,40 @@ pub fn laplacian<T: Scalar>(
         }
         Ok(())
     })();
-    let shape = l.shape().to_vec();
-    let (w, dxs) = (weights.to_vec(), sampling.to_vec());
-    let ok = pre.is_ok();
-    let f = move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
-        let mut t = Vec::new();
-        if ok {
-            for a in 0..idx.len() {
-                if w[a] != 0.0 {
-                    for (o, c) in second_coeffs(idx[a], shape[a], Kind::Centered, false, dxs[a]) {
-                        t.push((a, o, w[a] * c));
-                    }
-                }
-            }
-        }
-        t
+    let block: Block = if pre.is_ok() {
+        (0..nd)
+            .filter(|&a| weights[a] != 0.0)
+            .map(|a| {
+                let r = rule(
+                    l,
+                    a,
+                    second_coeffs,
+                    Kind::Centered,
+                    false,
+                    sampling[a],
+                    weights[a],
+                );
+                (a, r)
+            })
+            .collect()
+    } else {
+        Vec::new()
     };
-    assemble(l.clone(), l.clone(), &[&f], pre)
+    let same: Vec<i64> = all_bits(weights, nd)
+        .chain(all_bits(sampling, nd))
+        .collect();
+    Stencil::new(
+        l.clone(),
+        l.clone(),
+        vec![block],
+        pre,
+        "laplacian arguments (weights and sampling bits)",
+        &same,
+        format!(
+            "Laplacian {:?} (weights {weights:?}, sampling {sampling:?})",
+            l.shape()
+        ),
+    )
 }
 
 /// The gradient: first derivatives along every axis (PyLops' Gradient). The output is split like the
@@ -279,7 +268,7 @@ pub fn gradient<T: Scalar>(
     sampling: &[f64],
     kind: Kind,
     edge: bool,
-) -> Result<CsrOp<T>> {
+) -> Result<Stencil<T>> {
     let nd = l.shape().len();
     let pre = (|| {
         if sampling.len() != nd {
@@ -296,24 +285,28 @@ pub fn gradient<T: Scalar>(
         Ok(())
     })();
     let comm = l.comm().clone();
-    let out_local = if pre.is_ok() {
-        l.local_len() * nd as i64
-    } else {
-        0
-    };
+    let ok = pre.is_ok();
+    let out_local = if ok { l.local_len() * nd as i64 } else { 0 };
     let rows = Layout::new_checked(comm, pre.clone().map(|_| Partition::Scatter), -1, out_local)?;
-    let shape = l.shape().to_vec();
-    let fs: Vec<Box<Terms>> = (0..nd)
-        .map(|a| {
-            let (n, dx) = (shape[a], sampling[a]);
-            Box::new(move |idx: &[i64]| -> Vec<(usize, i64, f64)> {
-                first_coeffs(idx[a], n, kind, edge, dx)
-                    .into_iter()
-                    .map(|(o, w)| (a, o, w))
-                    .collect()
-            }) as Box<Terms>
-        })
-        .collect();
-    let refs: Vec<&Terms> = fs.iter().map(|b| b.as_ref()).collect();
-    assemble(rows, l.clone(), &refs, pre)
+    let blocks: Vec<Block> = if ok {
+        (0..nd)
+            .map(|a| vec![(a, rule(l, a, first_coeffs, kind, edge, sampling[a], 1.0))])
+            .collect()
+    } else {
+        vec![Vec::new()]
+    };
+    let mut same = vec![kind_code(kind), edge as i64];
+    same.extend(all_bits(sampling, nd));
+    Stencil::new(
+        rows,
+        l.clone(),
+        blocks,
+        pre,
+        "gradient arguments (kind, edge, sampling bits)",
+        &same,
+        format!(
+            "gradient {:?} ({kind:?}, edge {edge}, sampling {sampling:?})",
+            l.shape()
+        ),
+    )
 }

@@ -42,7 +42,14 @@ fn f64_array(p: *const f64, n: usize, name: &str) -> Result<Vec<f64>> {
 
 /// First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
 /// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
-/// forward or backward; `sampling` is the grid step. [collective]
+/// forward or backward; `sampling` is the grid step.
+///
+/// The stencil operators (the derivatives, the Laplacian and the gradient) are matrix-free: nothing
+/// is assembled, a product reads x once and writes y once (16 bytes per double entry), and the halo
+/// is the stencil's width (1 or 2 slabs of the faster axes, for axis 0) from the neighbouring ranks,
+/// brought while the rows that need no ghosts are computed. Their adjoints are the mirrored stencils.
+/// Every rank must pass the same axis, sampling, kind and edge; a difference fails on every rank.
+/// Vectors in device memory are staged through host copies. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_first_derivative(
     layout: *const parlops_layout,
@@ -75,7 +82,9 @@ pub unsafe extern "C" fn parlops_op_second_derivative(
 }
 
 /// Laplacian: sum over all axes of weights[a] times the centered second derivative with step
-/// sampling[a] (arrays of ndim entries; a zero weight leaves the axis out). [collective]
+/// sampling[a] (arrays of ndim entries, the same on every rank; a zero weight leaves the axis out;
+/// a weight must be finite). Matrix-free, with its diagonal (Jacobi). PyLops' edge rule (edge =
+/// false): each axis' second derivative is zero on that axis' first and last slab. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_laplacian(
     layout: *const parlops_layout,
