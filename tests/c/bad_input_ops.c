@@ -393,6 +393,14 @@ int main(int argc, char **argv) {
            PARLOPS_ERR_INVALID_ARGUMENT, NULL);
     EXPECT(parlops_op_second_derivative(ndl, 0, rank_ == 0 ? 0.0 : 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D),
            PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+    /* valid everywhere, but not the same operator on every rank */
+    EXPECT(parlops_op_first_derivative(ndl, 0, rank_ == last ? 2.0 : 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &D),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "sampling");
+    double w1[2] = {1.0, rank_ == last ? 3.0 : 1.0}, s1[2] = {1.0, 1.0};
+    EXPECT(parlops_op_laplacian(ndl, w1, s1, PARLOPS_F64, &D), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "weights");
+    EXPECT(parlops_op_gradient(ndl, s1, rank_ == last ? PARLOPS_FORWARD : PARLOPS_CENTERED, false, PARLOPS_F64, &D),
+           PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "kind");
+    expect("no stencil from differing arguments", D == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   }
   /* the matrix-free Poisson operator */
   int64_t pgrid[2] = {6, 4}, pbad[2] = {6, 5}, pzero[2] = {24, 0}, pswap[2] = {4, 6};
@@ -546,9 +554,21 @@ int main(int argc, char **argv) {
     EXPECT(parlops_op_zero(ls, lbigself, PARLOPS_F64, &Z), PARLOPS_OK, NULL);
     parlops_op *zs[1] = {Z};
     EXPECT(parlops_op_vstack(c, PARLOPS_F64, 1, (const parlops_op *const *)zs, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
-    int64_t shp_big[2] = {1, big};
+    int64_t shp_big[2] = {1, big}, shp_big2[2] = {3, big};
     EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp_big, 0, -1, &ndbig), PARLOPS_OK, NULL);
-    EXPECT(parlops_op_first_derivative(ndbig, 1, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    /* matrix-free: a derivative along the fast axis allocates nothing sized by the shape */
+    EXPECT(parlops_op_first_derivative(ndbig, 1, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &Q), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
+    parlops_layout_destroy(&ndbig);
+    /* along axis 0 of 3 x 2^40 its halo is a whole slab: more than can be allocated where 2 ranks
+     * hold the slabs, on every rank together */
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp_big2, 0, -1, &ndbig), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_first_derivative(ndbig, 0, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &Q),
+           size_ > 1 ? PARLOPS_ERR_OUT_OF_MEMORY : PARLOPS_OK, size_ > 1 ? "allocate" : NULL);
+    if (Q) EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_laplacian(ndbig, (const double[]){1.0, 0.0}, (const double[]){1.0, 1.0}, PARLOPS_F64, &Q),
+           size_ > 1 ? PARLOPS_ERR_OUT_OF_MEMORY : PARLOPS_OK, size_ > 1 ? "allocate" : NULL);
+    if (Q) EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
     expect("no operator from huge sizes", Q == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
     /* tiles and blocks of the largest extent: no overflow in ceil(n / p) */
     int64_t tmax = INT64_MAX, hgrid2[1] = {2};
