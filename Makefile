@@ -4,7 +4,7 @@
 #   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
-#   make bench                  parlops next to PETSc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot), 1 and 2 ranks:
+#   make bench                  parlops next to PETSc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot, an MFEM matrix), 1 and 2 ranks:
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
@@ -28,6 +28,8 @@ BENCH_K ?= 100
 BENCH_2D ?= 1000
 BENCH_3D ?= 100
 BENCH_CONV ?= 710
+BENCH_MFEM ?= 32
+MFEM_SER = $(BUILD)/mfem/mfem/external/ser
 BENCH_NP ?= 1 2
 BENCH_POISSON ?= 40
 BENCH_ELASTICITY ?= 8
@@ -128,16 +130,22 @@ demo: stage
 
 # parlops next to PETSc (KSPCG, KSPGMRES, KSPFGMRES, MatMult, VecDot) and hypre (PCG) on the same
 # matrices in one interleaved run per rank count (benches/versus.c: problems, method and byte floors
-# in its header), and next to PyLops-MPI's cg (benches/pylops_cg.py, the Python environment of
-# tools/pyenv.sh), then the table and the chart (tools/bench_report.py). Debian's PETSc is installed
+# in its header; the MFEM-assembled matrix is written by benches/mfem_matrix.cpp with the serial
+# libmfem of tools/mfem_fetch.sh), and next to PyLops-MPI's cg and cgls (benches/pylops_cg.py, the
+# Python environment of tools/pyenv.sh), then the table and the chart (tools/bench_report.py). Debian's PETSc is installed
 # when missing; hypre comes with make demo. Figures and their history: benches/NOTES.md.
 bench: stage
 	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
 	$(MPICC) -O2 -Iinclude -I/usr/include/hypre benches/versus.c $$(pkg-config --cflags --libs PETSc) -lHYPRE \
 	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/versus
+	tools/mfem_fetch.sh $(BUILD)
+	g++ -std=c++17 -O2 benches/mfem_matrix.cpp -isystem $(MFEM_SER)/include -L$(MFEM_SER)/lib -lmfem \
+	  -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/mfem_matrix
+	$(BUILD)/mfem_matrix $(BENCH_MFEM) 2 $(BUILD)/mfem_matrix.bin
 	rm -f $(BUILD)/bench.json
 	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
-	  $(MPIEXEC) -n $$np $(BUILD)/versus $(BENCH_ROUNDS) $(BENCH_K) $(BENCH_2D) $(BENCH_3D) $(BENCH_CONV) $(BUILD)/bench.json || exit 1; \
+	  $(MPIEXEC) -n $$np $(BUILD)/versus $(BENCH_ROUNDS) $(BENCH_K) $(BENCH_2D) $(BENCH_3D) $(BENCH_CONV) $(BUILD)/bench.json \
+	    $(BUILD)/mfem_matrix.bin || exit 1; \
 	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/pylops_cg.py $(BENCH_2D) $(BENCH_ROUNDS) $(BENCH_K) \
 	    $(BUILD)/bench.json || exit 1; \
 	done
@@ -146,9 +154,8 @@ bench: stage
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks (needs the
 # MFEM wheel that make test fetches: run make test, or make mfem-hypre, first).
-MFEM_SER = $(BUILD)/mfem/mfem/external/ser
 bench-precond: stage
-	@[ -f $(MFEM_SER)/lib/libmfem.so ] || tests/mfem_hypre.sh $(STAGE) $(BUILD)
+	tools/mfem_fetch.sh $(BUILD)
 	mpicxx.openmpi -std=c++17 -O2 benches/precond.cpp -isystem /usr/include/hypre -isystem $(MFEM_SER)/include \
 	  -I$(STAGE)/include -L$(STAGE)/lib -lparlops -L$(MFEM_SER)/lib -lmfem -lHYPRE \
 	  -Wl,-rpath,$(abspath $(STAGE))/lib -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/precond_bench

@@ -5,7 +5,9 @@
  * Problems (each rank assembles its rows once; every library gets the same rows):
  *   poisson2d   2D 5-point Laplacian, n x n (b = 1);
  *   poisson3d   3D 7-point Laplacian, n^3 (b = 1);
- *   convdiff    2D 5-point Laplacian plus first-order upwind convection (c = 0.5), n x n: nonsymmetric.
+ *   convdiff    2D 5-point Laplacian plus first-order upwind convection (c = 0.5), n x n: nonsymmetric;
+ *   mfem        a matrix assembled by MFEM (benches/mfem_matrix.cpp: example 1, order-2 hexahedra,
+ *               about 62 entries per row), read from the file given.
  * Method: for each (problem, solver), one solve to rtol 1e-8 (||r|| <= 1e-8 ||b||, zero initial
  * guess) gives the iteration count, which is printed next to PETSc's; then ROUNDS interleaved rounds
  * time every solver for the same fixed number of iterations (rtol 0, max_it K), so time per
@@ -22,7 +24,7 @@
  *   GMRES(m)      SpMV + projections (k + 2) 8 + update with norm (k + 3) 8 + scale 16, averaged
  *                 over k = 0..m-1: SpMV + 8 (m + 4) + 16
  *   dot           16 per entry
- * Run: mpiexec -n P ./versus [rounds] [K] [n2d] [n3d] [nconv] [json-file] */
+ * Run: mpiexec -n P ./versus [rounds] [K] [n2d] [n3d] [nconv] [json-file] [mfem-matrix-file] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,45 @@ typedef struct {
 } Rows;
 
 static void push(Rows *R, int64_t *nz, int64_t c, double v) { R->ci[*nz] = c; R->va[(*nz)++] = v; }
+
+/* rows [start, start + len) of the matrix file of benches/mfem_matrix.cpp */
+static Rows read_rows(const char *path, int64_t start, int64_t len) {
+  Rows R = {"mfem", 0, start, len, 0, NULL, NULL, NULL, 0};
+  FILE *f = fopen(path, "rb");
+  int64_t hdr[2];
+  int ok = f && fread(hdr, 8, 2, f) == 2;
+  R.N = ok ? hdr[0] : 0;
+  int64_t nnz = ok ? hdr[1] : 0;
+  R.rp = malloc((size_t)(len + 1) * sizeof(int64_t));
+  ok = ok && R.rp && fseek(f, 16 + 8 * start, SEEK_SET) == 0 && fread(R.rp, 8, (size_t)len + 1, f) == (size_t)len + 1;
+  int64_t first = ok ? R.rp[0] : 0;
+  R.nnz = ok ? R.rp[len] - first : 0;
+  int32_t *c32 = malloc((size_t)R.nnz * 4 + 4);
+  R.ci = malloc((size_t)R.nnz * 8 + 8);
+  R.va = malloc((size_t)R.nnz * 8 + 8);
+  ok = ok && c32 && R.ci && R.va;
+  ok = ok && fseek(f, 16 + 8 * (hdr[0] + 1) + 4 * first, SEEK_SET) == 0 && fread(c32, 4, (size_t)R.nnz, f) == (size_t)R.nnz;
+  ok = ok && fseek(f, 16 + 8 * (hdr[0] + 1) + 4 * nnz + 8 * first, SEEK_SET) == 0 &&
+       fread(R.va, 8, (size_t)R.nnz, f) == (size_t)R.nnz;
+  if (!ok) {
+    fprintf(stderr, "versus: cannot read rows %lld.. of %s\n", (long long)start, path);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (int64_t r = 0; r <= len; ++r) R.rp[r] -= first;
+  for (int64_t q = 0; q < R.nnz; ++q) R.ci[q] = c32[q];
+  free(c32);
+  fclose(f);
+  return R;
+}
+
+/* the number of rows of a matrix file (0 when there is none) */
+static int64_t file_rows(const char *path) {
+  int64_t hdr[2] = {0, 0};
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  if (f && fread(hdr, 8, 2, f) != 2) hdr[0] = 0;
+  if (f) fclose(f);
+  return hdr[0];
+}
 
 static Rows make_rows(const char *name, int64_t n, int64_t start, int64_t len) {
   Rows R = {name, 0, start, len, 0, NULL, NULL, NULL, 0};
@@ -245,6 +286,7 @@ int main(int argc, char **argv) {
   int64_t n2 = argc > 3 ? atoll(argv[3]) : 1000, n3 = argc > 4 ? atoll(argv[4]) : 100,
           nc = argc > 5 ? atoll(argv[5]) : 710;
   const char *jf = argc > 6 ? argv[6] : "bench.json";
+  const char *mfem_file = argc > 7 ? argv[7] : NULL;
   if (rounds < 1) rounds = 1;
   if (rounds > 64) rounds = 64;
   json = rank_ == 0 ? fopen(jf, "a") : fopen("/dev/null", "w");
@@ -256,16 +298,29 @@ int main(int argc, char **argv) {
 
   parlops_comm *comm;
   CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
-  const char *problems[3] = {"poisson2d", "poisson3d", "convdiff"};
-  int64_t sizes[3] = {n2, n3, nc};
-  for (int pi = 0; pi < 3; ++pi) {
+  const char *problems[4] = {"poisson2d", "poisson3d", "convdiff", "mfem"};
+  int64_t sizes[4] = {n2, n3, nc, file_rows(mfem_file)};
+  for (int pi = 0; pi < 4; ++pi) {
     if (sizes[pi] <= 0) continue;
-    int64_t n = sizes[pi], N = pi == 1 ? n * n * n : n * n;
+    int64_t n = sizes[pi], N = pi == 1 ? n * n * n : pi == 3 ? n : n * n;
     parlops_layout *lay;
     CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, N, PARLOPS_DECIDE, &lay));
     int64_t start, len;
     CHECKP(parlops_layout_local_range(lay, &start, &len));
-    Rows R = make_rows(problems[pi], n, start, len);
+    Rows R = pi == 3 ? read_rows(mfem_file, start, len) : make_rows(problems[pi], n, start, len);
+    /* the longest row, and each row's entries in this rank's columns and in others' (PETSc's
+     * preallocation) */
+    int64_t maxrow = 1;
+    PetscInt *dnz = malloc((size_t)(len + 1) * sizeof(PetscInt)), *onz = malloc((size_t)(len + 1) * sizeof(PetscInt));
+    for (int64_t r = 0; r < len; ++r) {
+      int64_t k = R.rp[r + 1] - R.rp[r];
+      if (k > maxrow) maxrow = k;
+      dnz[r] = onz[r] = 0;
+      for (int64_t q = R.rp[r]; q < R.rp[r + 1]; ++q) {
+        if (R.ci[q] >= start && R.ci[q] < start + len) ++dnz[r];
+        else ++onz[r];
+      }
+    }
     int64_t gnnz = R.nnz;
     MPI_Allreduce(MPI_IN_PLACE, &gnnz, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     R.gnnz = gnnz;
@@ -273,13 +328,17 @@ int main(int argc, char **argv) {
 
     /* PETSc */
     Mat A;
-    PetscCall(MatCreateAIJ(MPI_COMM_WORLD, (PetscInt)len, (PetscInt)len, (PetscInt)N, (PetscInt)N, 7, NULL, 7, NULL, &A));
+    PetscCall(MatCreateAIJ(MPI_COMM_WORLD, (PetscInt)len, (PetscInt)len, (PetscInt)N, (PetscInt)N, 0, dnz, 0, onz, &A));
+    free(dnz);
+    free(onz);
+    PetscInt *cols = malloc((size_t)maxrow * sizeof(PetscInt));
     for (int64_t r = 0; r < len; ++r) {
-      PetscInt row = (PetscInt)(start + r), cols[7];
+      PetscInt row = (PetscInt)(start + r);
       int k = 0;
       for (int64_t q = R.rp[r]; q < R.rp[r + 1]; ++q) cols[k++] = (PetscInt)R.ci[q];
       PetscCall(MatSetValues(A, 1, &row, k, cols, R.va + R.rp[r], INSERT_VALUES));
     }
+    free(cols);
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
     Vec px, pb;
@@ -305,7 +364,7 @@ int main(int argc, char **argv) {
     HYPRE_IJMatrix ij = NULL;
     HYPRE_IJVector ib = NULL, ix = NULL;
     HYPRE_Solver pcg = NULL;
-    int sym = pi != 2;
+    int sym = pi != 2, stencil = pi < 2;
     const char *kt[2] = {sym ? KSPCG : KSPGMRES, KSPFGMRES};
     int nkt = sym ? 1 : 2;
     for (int q = 0; q < nkt; ++q) {
@@ -328,12 +387,14 @@ int main(int argc, char **argv) {
       HYPRE_IJMatrixCreate(MPI_COMM_WORLD, lo, hi, lo, hi, &ij);
       HYPRE_IJMatrixSetObjectType(ij, HYPRE_PARCSR);
       HYPRE_IJMatrixInitialize(ij);
+      HYPRE_BigInt *hcols = malloc((size_t)maxrow * sizeof(HYPRE_BigInt));
       for (int64_t r = 0; r < len; ++r) {
         HYPRE_Int nc = (HYPRE_Int)(R.rp[r + 1] - R.rp[r]);
-        HYPRE_BigInt row = (HYPRE_BigInt)(start + r), cols[7];
-        for (HYPRE_Int k = 0; k < nc; ++k) cols[k] = (HYPRE_BigInt)R.ci[R.rp[r] + k];
-        HYPRE_IJMatrixSetValues(ij, 1, &nc, &row, cols, R.va + R.rp[r]);
+        HYPRE_BigInt row = (HYPRE_BigInt)(start + r);
+        for (HYPRE_Int k = 0; k < nc; ++k) hcols[k] = (HYPRE_BigInt)R.ci[R.rp[r] + k];
+        HYPRE_IJMatrixSetValues(ij, 1, &nc, &row, hcols, R.va + R.rp[r]);
       }
+      free(hcols);
       HYPRE_IJMatrixAssemble(ij);
       HYPRE_ParCSRMatrix hA;
       HYPRE_IJMatrixGetObject(ij, (void **)&hA);
@@ -355,7 +416,7 @@ int main(int argc, char **argv) {
       S[ns++] = (Solver){"hypre PCG", spmv_bytes + 96.0, run_hypre, pcg, hA, hb, hx, NULL, 0, {0}};
     }
     parlops_op *MF = NULL;
-    if (sym) {
+    if (stencil) {
       int64_t dims[3] = {n, n, n};
       CHECKP(parlops_op_poisson(lay, pi == 1 ? 3 : 2, dims, PARLOPS_F64, &MF));
     }
@@ -366,7 +427,7 @@ int main(int argc, char **argv) {
       pl[npl++] = (typeof(pl[0])){"parlops CG (32-bit input)", PARLOPS_METHOD_CG, A32, spmv_bytes + 72.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 72.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG pipelined", PARLOPS_METHOD_CG_PIPELINED, A32, spmv_bytes + 104.0};
-      pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 72.0};
+      if (MF) pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 72.0};
     } else {
       pl[npl++] = (typeof(pl[0])){"parlops GMRES(30)", PARLOPS_METHOD_GMRES, A32, spmv_bytes + 8.0 * 34 + 16};
       pl[npl++] = (typeof(pl[0])){"parlops FGMRES(30)", PARLOPS_METHOD_FGMRES, A32, spmv_bytes + 8.0 * 34 + 16};
@@ -391,11 +452,26 @@ int main(int argc, char **argv) {
       parlops_vec *y;
       CHECKP(parlops_vec_duplicate(x, &y));
       CHECKP(parlops_vec_fill(x, PARLOPS_REAL(1.0)));
-      Solver Kn[3] = {{"PETSc MatMult", spmv_bytes, run_matmult, A, px, py, NULL, NULL, 0, {0}},
+      /* PyLops' Laplacian on the same grid (an N-D layout, split in grid lines) */
+      int64_t shape[2] = {n, n};
+      const double ones[2] = {1.0, 1.0};
+      parlops_layout *lnd;
+      parlops_op *L;
+      parlops_vec *xs, *ys;
+      CHECKP(parlops_layout_create_nd(comm, PARLOPS_PARTITION_SCATTER, 2, shape, 0, PARLOPS_DECIDE, &lnd));
+      CHECKP(parlops_op_laplacian(lnd, ones, ones, PARLOPS_F64, &L));
+      CHECKP(parlops_op_create_vecs(L, &xs, &ys));
+      CHECKP(parlops_vec_fill(xs, PARLOPS_REAL(1.0)));
+      Solver Kn[4] = {{"PETSc MatMult", spmv_bytes, run_matmult, A, px, py, NULL, NULL, 0, {0}},
                       {"parlops apply (32-bit input)", spmv_bytes, run_apply, A32, x, y, NULL, NULL, 0, {0}},
-                      {"parlops apply matrix-free", 16.0, run_apply, MF, x, y, NULL, NULL, 0, {0}}};
-      bench(Kn, 3, rounds, K, 0, its);
-      report("spmv", &R, Kn, 3, rounds, K, its, bw);
+                      {"parlops apply matrix-free", 16.0, run_apply, MF, x, y, NULL, NULL, 0, {0}},
+                      {"parlops apply PyLops Laplacian stencil", 16.0, run_apply, L, xs, ys, NULL, NULL, 0, {0}}};
+      bench(Kn, 4, rounds, K, 0, its);
+      report("spmv", &R, Kn, 4, rounds, K, its, bw);
+      CHECKP(parlops_vec_destroy(&xs));
+      CHECKP(parlops_vec_destroy(&ys));
+      CHECKP(parlops_op_destroy(&L));
+      CHECKP(parlops_layout_destroy(&lnd));
       Solver Kd[2] = {{"PETSc VecDot", 16.0, run_vecdot, NULL, px, py, NULL, NULL, 0, {0}},
                       {"parlops vec_dot", 16.0, run_pdot, NULL, x, y, NULL, NULL, 0, {0}}};
       bench(Kd, 2, rounds, K, 0, its);

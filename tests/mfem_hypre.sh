@@ -12,25 +12,8 @@ set -euo pipefail
 PREFIX=$1
 B=$2
 : "${MPICC:=mpicc.openmpi}" "${MPIEXEC:=mpiexec.openmpi}"
-MFEM_VERSION=4.10.0.1
 mfem="$B/mfem/mfem/external/ser"
-if [ ! -f "$mfem/lib/cmake/mfem/MFEMConfig.cmake" ]; then
-  echo "== fetching the mfem $MFEM_VERSION wheel (serial libmfem, headers, CMake package)"
-  venv="$B/pyenv"
-  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
-  rm -rf "$B/mfem-wheel" && mkdir -p "$B/mfem-wheel" "$B/mfem"
-  # the wheel's C++ library does not depend on the Python it was built for: ask for the cp311 build
-  # whatever python3 this machine has
-  "$venv/bin/pip" download -q --no-deps --only-binary=:all: --python-version 3.11 --implementation cp \
-    --abi cp311 --platform manylinux_2_28_x86_64 "mfem==$MFEM_VERSION" -d "$B/mfem-wheel"
-  python3 - "$B/mfem-wheel" "$B/mfem" <<'PY'
-import glob, sys, zipfile
-z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
-for name in z.namelist():
-    if name.startswith("mfem/external/ser/"):
-        z.extract(name, sys.argv[2])
-PY
-fi
+tools/mfem_fetch.sh "$B"
 echo "== MFEM example through find_package(Parlops) and find_package(MFEM)"
 rm -rf "$B/mfem-example"
 cmake -S c_examples -B "$B/mfem-example" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS_EXAMPLES_MFEM=ON \
