@@ -47,12 +47,29 @@ impl Rule {
                 hi: Vec::new(),
             }
         } else {
-            Rule {
-                n,
-                lo: (0..EDGE).map(&f).collect(),
-                mid: f(EDGE),
-                hi: (n - EDGE..n).map(&f).collect(),
+            let mid = f(EDGE);
+            // positions near the ends whose terms are the shared ones join the shared range
+            let mut lo: Vec<Terms> = (0..EDGE).map(&f).collect();
+            while lo.last() == Some(&mid) {
+                lo.pop();
             }
+            let mut hi: Vec<Terms> = (n - EDGE..n).map(&f).collect();
+            let same = hi.iter().take_while(|t| **t == mid).count();
+            hi.drain(..same);
+            Rule { n, lo, mid, hi }
+        }
+    }
+
+    /// Which terms position i has: its index among the end positions, or usize::MAX for the shared.
+    fn class(&self, i: i64) -> usize {
+        let lo = self.lo.len() as i64;
+        let hs = self.n - self.hi.len() as i64;
+        if i < lo {
+            i as usize
+        } else if i >= hs {
+            (lo + 1 + (i - hs)) as usize
+        } else {
+            usize::MAX
         }
     }
 
@@ -112,6 +129,9 @@ pub type Block = Vec<(usize, Rule)>;
 struct Scratch<T> {
     raw: Vec<(i64, f64)>,
     terms: Vec<(i64, T)>,
+    /// the class of each rule's position for `terms` (they are reused while it stays the same)
+    key: Vec<usize>,
+    next: Vec<usize>,
 }
 
 struct Bufs<T> {
@@ -217,12 +237,17 @@ impl<T: Scalar> Stencil<T> {
                 scratch: Scratch {
                     raw: Vec::new(),
                     terms: Vec::new(),
+                    key: Vec::new(),
+                    next: Vec::new(),
                 },
             };
             crate::error::try_reserve(&mut b.send, halo.n_send(), "the stencil's send buffer")?;
             crate::error::try_reserve(&mut b.ghost, halo.n_ghost(), "the stencil's ghosts")?;
             crate::error::try_reserve(&mut b.scratch.raw, n_terms, "the stencil's terms")?;
             crate::error::try_reserve(&mut b.scratch.terms, n_terms, "the stencil's terms")?;
+            let nb = fwd.iter().map(|b| b.len()).max().unwrap_or(0);
+            crate::error::try_reserve(&mut b.scratch.key, nb, "the stencil's terms")?;
+            crate::error::try_reserve(&mut b.scratch.next, nb, "the stencil's terms")?;
             b.send.resize(halo.n_send(), T::zero());
             b.ghost.resize(halo.n_ghost(), T::zero());
             Ok(b)
@@ -266,17 +291,30 @@ impl<T: Scalar> Stencil<T> {
                 let (ra, rb) = r.mid_range();
                 (a.max(ra), b.min(rb))
             });
+        let pos = |a: usize, base: i64, p: i64| {
+            if a == l {
+                p
+            } else {
+                (base / st[a]) % shape[a].max(1)
+            }
+        };
         let gather = |sc: &mut Scratch<T>, base: i64, p: i64| {
-            let Scratch { raw, terms } = sc;
+            let Scratch {
+                raw,
+                terms,
+                key,
+                next,
+            } = sc;
+            next.clear();
+            next.extend(block.iter().map(|(a, r)| r.class(pos(*a, base, p))));
+            if next == key && !key.is_empty() {
+                return;
+            }
+            std::mem::swap(key, next);
             raw.clear();
             // axis order, then offset order; a stable sort merges equal offsets in that order
             for (a, r) in block {
-                let pos = if *a == l {
-                    p
-                } else {
-                    (base / st[*a]) % shape[*a].max(1)
-                };
-                raw.extend(r.at(pos).iter().map(|&(o, w)| (o * st[*a], w)));
+                raw.extend(r.at(pos(*a, base, p)).iter().map(|&(o, w)| (o * st[*a], w)));
             }
             raw.sort_by_key(|t| t.0);
             terms.clear();
@@ -291,6 +329,7 @@ impl<T: Scalar> Stencil<T> {
                 terms.push((o, T::from_parts_lossy(w, 0.0)));
             }
         };
+        sc.key.clear();
         let mut g = from;
         while g < to {
             let ls = g - g % line;
@@ -404,9 +443,18 @@ impl<T: Scalar> Stencil<T> {
     }
 }
 
-/// Rows la..lb of y (local indices) from x at la + o .. lb + o for each term (o, w), all in range:
-/// pieces of y small enough for L1, one pass per term, terms in increasing offset order.
+/// Rows la..lb of y (local indices) from x at la + o .. lb + o for each term (o, w), all in range,
+/// terms in increasing offset order. Up to 8 terms: one pass, the terms unrolled; more: pieces of y
+/// small enough for L1, one pass per term.
 fn run_fast<T: Scalar>(xl: &[T], yl: &mut [T], la: usize, lb: usize, t: &[(i64, T)], acc: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if t.len() <= 8 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        return unsafe { fused_avx2(xl, yl, la, lb, t, acc) };
+    }
+    if t.len() <= 8 {
+        return fused_any(xl, yl, la, lb, t, acc);
+    }
     const CHUNK: usize = 512;
     let mut c = la;
     while c < lb {
@@ -422,6 +470,75 @@ fn run_fast<T: Scalar>(xl: &[T], yl: &mut [T], la: usize, lb: usize, t: &[(i64, 
             }
         }
         c = d;
+    }
+}
+
+/// [`fused_any`] compiled for AVX2 (wider registers, the same operations in the same order: the
+/// same bits; no fused multiply-add).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fused_avx2<T: Scalar>(
+    xl: &[T],
+    yl: &mut [T],
+    la: usize,
+    lb: usize,
+    t: &[(i64, T)],
+    acc: bool,
+) {
+    fused_any(xl, yl, la, lb, t, acc)
+}
+
+/// [`fused`] for the number of terms (at most 8).
+#[inline(always)]
+fn fused_any<T: Scalar>(xl: &[T], yl: &mut [T], la: usize, lb: usize, t: &[(i64, T)], acc: bool) {
+    macro_rules! by_len {
+        ($($k:literal)*) => {
+            match t.len() {
+                $($k => fused::<T, $k>(xl, yl, la, lb, t, acc),)*
+                _ => unreachable!("at most 8 terms"),
+            }
+        };
+    }
+    by_len!(0 1 2 3 4 5 6 7 8)
+}
+
+/// [`run_fast`] with K terms in one pass.
+#[inline(always)]
+fn fused<T: Scalar, const K: usize>(
+    xl: &[T],
+    yl: &mut [T],
+    la: usize,
+    lb: usize,
+    t: &[(i64, T)],
+    acc: bool,
+) {
+    let mut off = [0isize; K];
+    let mut w = [T::zero(); K];
+    for k in 0..K {
+        off[k] = t[k].0 as isize;
+        w[k] = t[k].1;
+    }
+    let (lo, hi) = (
+        off.iter().copied().min().unwrap_or(0),
+        off.iter().copied().max().unwrap_or(0),
+    );
+    assert!(
+        la <= lb
+            && lb <= yl.len()
+            && la as isize + lo >= 0
+            && lb as isize + hi <= xl.len() as isize
+    );
+    let (xp, yp) = (xl.as_ptr(), yl.as_mut_ptr());
+    for l in la..lb {
+        // SAFETY: la + lo >= 0 and lb + hi <= len(x) (checked above), lo <= off[k] <= hi, so
+        // l + off[k] is in x for every l in la..lb; l < lb <= len(y).
+        unsafe {
+            let mut v = if acc { *yp.add(l) } else { T::zero() };
+            for k in 0..K {
+                v += w[k] * *xp.offset(l as isize + off[k]);
+            }
+            *yp.add(l) = v;
+        }
     }
 }
 
