@@ -433,6 +433,7 @@ fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
     for (m, jacobi) in [
         (Method::Cg, false),
         (Method::Cg, true),
+        (Method::CgSingleReduction, false),
         (Method::CgPipelined, false),
         (Method::Gmres, false),
         (Method::Bicgstab, false),

@@ -16,6 +16,7 @@ struct T { R re, im; };
 __device__ __forceinline__ T mk(R re, R im) { T t; t.re = re; t.im = im; return t; }
 __device__ __forceinline__ T zero() { return mk(0, 0); }
 __device__ __forceinline__ T add(T a, T b) { return mk(a.re + b.re, a.im + b.im); }
+__device__ __forceinline__ T sub(T a, T b) { return mk(a.re - b.re, a.im - b.im); }
 __device__ __forceinline__ T mul(T a, T b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
 __device__ __forceinline__ T cnj(T a) { return mk(a.re, -a.im); }
 __device__ __forceinline__ double abs2d(T a) { double r = a.re, i = a.im; return r * r + i * i; }
@@ -34,6 +35,7 @@ __device__ __forceinline__ void atomic_add(T *p, T v) {
 typedef R T;
 __device__ __forceinline__ T zero() { return 0; }
 __device__ __forceinline__ T add(T a, T b) { return a + b; }
+__device__ __forceinline__ T sub(T a, T b) { return a - b; }
 __device__ __forceinline__ T mul(T a, T b) { return a * b; }
 __device__ __forceinline__ T cnj(T a) { return a; }
 __device__ __forceinline__ double abs2d(T a) { double r = a; return r * r; }
@@ -72,9 +74,9 @@ extern "C" __global__ void k_copy(T *y, const T *x, i64 n) { GRID_STRIDE(i, n) y
 #define PL_INF __longlong_as_double(0x7ff0000000000000LL)
 __device__ __forceinline__ double nanmax(double a, double b) { return (a != a || b != b) ? (a + b) : fmax(a, b); }
 
-// block-wide reduction of `ncomp` doubles in v; the result lands in out[blockIdx.x * ncomp + c]
+// block-wide reduction of `ncomp` (at most 4) doubles in v; the result lands in out[blockIdx.x * ncomp + c]
 __device__ void block_reduce(double *v, int ncomp, int is_max, double *out) {
-  __shared__ double sh[2][BLOCK];
+  __shared__ double sh[4][BLOCK];
   for (int c = 0; c < ncomp; c++) sh[c][threadIdx.x] = v[c];
   __syncthreads();
   for (int s = BLOCK / 2; s > 0; s >>= 1) {
@@ -119,7 +121,7 @@ extern "C" __global__ void k_norm(const T *x, i64 n, int kind, double p, double 
 
 // one block: out[c] = reduce over nb blocks of part[b * ncomp + c]
 extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int is_max, double *out) {
-  double v[2];
+  double v[4];
   for (int c = 0; c < ncomp; c++) {
     double a = is_max ? -PL_INF : 0.0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) a = is_max ? nanmax(a, part[b * ncomp + c]) : a + part[b * ncomp + c];
@@ -160,3 +162,60 @@ extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int i
 
 HALO_KERNELS(int, i32)
 HALO_KERNELS(long long, i64)
+
+// ---- the fused passes of the CG family (src/vector/fused.rs has the host loops): one pass over the
+// vectors with the partial sums the next reduction needs, instead of one kernel per axpy and per dot
+// CG: x += a p, r -= a q; partials of |r|^2 (the new r). 48 bytes per double entry.
+extern "C" __global__ void k_cg_update(T *x, T a, const T *p, T *r, const T *q, i64 n, double *part) {
+  double v[1] = {0};
+  GRID_STRIDE(i, n) {
+    x[i] = add(x[i], mul(a, p[i]));
+    const T rv = sub(r[i], mul(a, q[i]));
+    r[i] = rv;
+    v[0] += abs2d(rv);
+  }
+  block_reduce(v, 1, 0, part);
+}
+
+// single-reduction CG (u = r): p = r + b p, s = w + b s, x += a p, r -= a s; partials of |r|^2.
+extern "C" __global__ void k_cg_sr_update(T *x, T *r, T *p, T *s, const T *w, T a, T b, i64 n, double *part) {
+  double v[1] = {0};
+  GRID_STRIDE(i, n) {
+    const T ri = r[i];
+    const T pv = add(ri, mul(b, p[i]));
+    const T sv = add(w[i], mul(b, s[i]));
+    p[i] = pv;
+    s[i] = sv;
+    x[i] = add(x[i], mul(a, pv));
+    const T rv = sub(ri, mul(a, sv));
+    r[i] = rv;
+    v[0] += abs2d(rv);
+  }
+  block_reduce(v, 1, 0, part);
+}
+
+// pipelined CG (u = r, m = w): z = m + b z, s = w + b s, p = r + b p, x += a p, r -= a s, w -= a z;
+// partials of [|r|^2, 0, re(w^H r), im(w^H r)] (the new r and w: the next iteration's reduction).
+extern "C" __global__ void k_cg_pipe_update(T *x, T *r, T *w, T *p, T *s, T *z, const T *m, T a, T b, i64 n,
+                                            double *part) {
+  double v[4] = {0, 0, 0, 0};
+  GRID_STRIDE(i, n) {
+    const T ri = r[i], wi = w[i];
+    const T zv = add(m[i], mul(b, z[i]));
+    const T sv = add(wi, mul(b, s[i]));
+    const T pv = add(ri, mul(b, p[i]));
+    z[i] = zv;
+    s[i] = sv;
+    p[i] = pv;
+    x[i] = add(x[i], mul(a, pv));
+    const T rv = sub(ri, mul(a, sv));
+    const T wv = sub(wi, mul(a, zv));
+    r[i] = rv;
+    w[i] = wv;
+    v[0] += abs2d(rv);
+    const double ar = re_of(wv), ai = im_of(wv), br = re_of(rv), bi = im_of(rv);
+    v[2] += ar * br + ai * bi;
+    v[3] += ar * bi - ai * br;
+  }
+  block_reduce(v, 4, 0, part);
+}

@@ -289,7 +289,10 @@ kernel_table!(
     k_pack_i64,
     k_unpack_add_i64,
     k_spmv_i64,
-    k_spmv_h_i64
+    k_spmv_h_i64,
+    k_cg_update,
+    k_cg_sr_update,
+    k_cg_pipe_update
 );
 
 pub struct ModuleHandle(#[allow(dead_code)] sys::CUmodule);
@@ -600,7 +603,16 @@ mod tests {
             match compile(d, "--gpu-architecture=compute_90") {
                 Ok(ptx) => {
                     let text = String::from_utf8_lossy(&ptx);
-                    for k in ["k_axpy", "k_dot", "k_spmv_i32", "k_spmv_h_i64", "k_finish"] {
+                    for k in [
+                        "k_axpy",
+                        "k_dot",
+                        "k_spmv_i32",
+                        "k_spmv_h_i64",
+                        "k_finish",
+                        "k_cg_update",
+                        "k_cg_sr_update",
+                        "k_cg_pipe_update",
+                    ] {
                         assert!(text.contains(k), "{k} missing from the {} PTX", d.name());
                     }
                 }

@@ -270,3 +270,125 @@ pub unsafe fn upload<T: Scalar>(dst: u64, src: &[T], s: Stream) -> Result<()> {
     unsafe { gpu::htod(dst, src.as_ptr().cast(), std::mem::size_of_val(src), s)? };
     gpu::sync(s)
 }
+
+/// A fused pass of the CG family (see `super::fused`): `go(kernels, stream, blocks, partials)`
+/// launches it over `out`'s entries after the inputs' streams, with `ncomp` (at most 4) per-block
+/// partial sums, which are then reduced; returns this rank's `ncomp` sums.
+fn fused_reduce<T: Scalar>(
+    out: &DistVector<T>,
+    inputs: &[&DistVector<T>],
+    ncomp: i32,
+    go: impl FnOnce(&Kernels, Stream, u32, u64) -> Result<()>,
+) -> Result<Vec<f64>> {
+    let k = kern(out)?;
+    let s = out.stream()?;
+    for x in inputs {
+        after(x, s)?;
+    }
+    let m = ncomp as usize;
+    with_scratch(m, s, |sc| {
+        let nb = red_blocks(n_of(out));
+        go(&k, s, nb, sc.part.ptr)?;
+        unsafe {
+            finish(&k, sc, nb, ncomp, false, 0, s)?;
+            gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)?;
+        }
+        gpu::sync(s)?;
+        Ok(sc.host.as_slice::<f64>()[..m].to_vec())
+    })
+}
+
+/// x += a p, r -= a q in one pass; this rank's |r|^2.
+pub fn cg_update<T: Scalar>(
+    x: &mut DistVector<T>,
+    a: T,
+    p: &DistVector<T>,
+    r: &mut DistVector<T>,
+    q: &DistVector<T>,
+) -> Result<f64> {
+    let (xp, pp, rp, qp, n) = (x.dptr(), p.dptr(), r.dptr(), q.dptr(), n_of(x));
+    let v = fused_reduce(x, &[p, r, q], 1, |k, s, nb, part| unsafe {
+        let args = &mut [
+            karg!(xp),
+            karg!(a),
+            karg!(pp),
+            karg!(rp),
+            karg!(qp),
+            karg!(n),
+            karg!(part),
+        ];
+        launch(k.k_cg_update, nb, BLOCK, s, args)
+    })?;
+    Ok(v[0])
+}
+
+/// p = r + b p, s = w + b s, x += a p, r -= a s in one pass; this rank's |r|^2.
+#[allow(clippy::too_many_arguments)]
+pub fn cg_sr_update<T: Scalar>(
+    x: &mut DistVector<T>,
+    r: &mut DistVector<T>,
+    p: &mut DistVector<T>,
+    s: &mut DistVector<T>,
+    w: &DistVector<T>,
+    a: T,
+    b: T,
+) -> Result<f64> {
+    let (xp, rp, pp, sp, wp, n) = (x.dptr(), r.dptr(), p.dptr(), s.dptr(), w.dptr(), n_of(x));
+    let v = fused_reduce(x, &[r, p, s, w], 1, |k, st, nb, part| unsafe {
+        let args = &mut [
+            karg!(xp),
+            karg!(rp),
+            karg!(pp),
+            karg!(sp),
+            karg!(wp),
+            karg!(a),
+            karg!(b),
+            karg!(n),
+            karg!(part),
+        ];
+        launch(k.k_cg_sr_update, nb, BLOCK, st, args)
+    })?;
+    Ok(v[0])
+}
+
+/// z = m + b z, s = w + b s, p = r + b p, x += a p, r -= a s, w -= a z in one pass; this rank's
+/// [|r|^2, 0, re(w^H r), im(w^H r)].
+#[allow(clippy::too_many_arguments)]
+pub fn cg_pipe_update<T: Scalar>(
+    x: &mut DistVector<T>,
+    r: &mut DistVector<T>,
+    w: &mut DistVector<T>,
+    p: &mut DistVector<T>,
+    s: &mut DistVector<T>,
+    z: &mut DistVector<T>,
+    m: &DistVector<T>,
+    a: T,
+    b: T,
+) -> Result<Vec<f64>> {
+    let (xp, rp, wp, pp, sp, zp, mp) = (
+        x.dptr(),
+        r.dptr(),
+        w.dptr(),
+        p.dptr(),
+        s.dptr(),
+        z.dptr(),
+        m.dptr(),
+    );
+    let n = n_of(x);
+    fused_reduce(x, &[r, w, p, s, z, m], 4, |k, st, nb, part| unsafe {
+        let args = &mut [
+            karg!(xp),
+            karg!(rp),
+            karg!(wp),
+            karg!(pp),
+            karg!(sp),
+            karg!(zp),
+            karg!(mp),
+            karg!(a),
+            karg!(b),
+            karg!(n),
+            karg!(part),
+        ];
+        launch(k.k_cg_pipe_update, nb, BLOCK, st, args)
+    })
+}

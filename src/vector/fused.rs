@@ -3,8 +3,9 @@
 //! vector work is memory-bound: fewer passes move fewer bytes). Each returns this rank's shares of
 //! the sums (see [`share`]); the caller reduces them, carrying a failure into the same reduction.
 //!
-//! Host vectors run the fused loop; device vectors run the same arithmetic as separate kernels
-//! (one interface, the device kernels are not fused yet). Sums are taken in f64, in index order:
+//! Host vectors run the fused loop; device vectors the same arithmetic as one kernel each
+//! (`k_cg_update`, `k_cg_sr_update`, `k_cg_pipe_update` in `src/gpu/kernels.cu`, partial sums in
+//! double; compiled by NVRTC in `make test`, not yet run on a device). Sums are taken in f64, in index order:
 //! for double-precision data a sum |r_i|^2 has the bits of [`super::ops::dot`] of r with itself, and
 //! the solvers' tests (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
 
@@ -38,9 +39,8 @@ pub fn cg_update<T: Scalar>(
 ) -> Result<f64> {
     check(x, &[(p, "p"), (r, "r"), (q, "q")])?;
     if x.is_device() {
-        x.axpy(a, p)?;
-        r.axpy(-a, q)?;
-        return Ok(device_dots(&[(r, r)])?[0]);
+        let v = device::cg_update(x, a, p, r, q)?;
+        return Ok(share(x.layout(), v));
     }
     let mut acc = 0.0f64;
     let (p, q) = (p.local(), q.local());
@@ -67,11 +67,8 @@ pub fn cg_sr_update<T: Scalar>(
 ) -> Result<f64> {
     check(x, &[(r, "r"), (p, "p"), (s, "s"), (w, "w")])?;
     if x.is_device() {
-        p.axpby(T::one(), r, beta)?;
-        s.axpby(T::one(), w, beta)?;
-        x.axpy(alpha, p)?;
-        r.axpy(-alpha, s)?;
-        return Ok(device_dots(&[(r, r)])?[0]);
+        let v = device::cg_sr_update(x, r, p, s, w, alpha, beta)?;
+        return Ok(share(x.layout(), v));
     }
     let mut acc = 0.0f64;
     let it = x
@@ -114,13 +111,9 @@ pub fn cg_pipe_update<T: Scalar>(
         &[(r, "r"), (w, "w"), (p, "p"), (s, "s"), (z, "z"), (n, "n")],
     )?;
     if x.is_device() {
-        z.axpby(T::one(), n, beta)?;
-        s.axpby(T::one(), w, beta)?;
-        p.axpby(T::one(), r, beta)?;
-        x.axpy(alpha, p)?;
-        r.axpy(-alpha, s)?;
-        w.axpy(-alpha, z)?;
-        return device_dots(&[(r, r), (w, r)]);
+        let v = device::cg_pipe_update(x, r, w, p, s, z, n, alpha, beta)?;
+        let l = x.layout();
+        return Ok(v.into_iter().map(|v| share(l, v)).collect());
     }
     let (mut rr, mut wr) = ((0.0f64, 0.0f64), (0.0f64, 0.0f64));
     let it = x
