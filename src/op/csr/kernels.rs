@@ -24,6 +24,12 @@ pub(super) fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
     Some(rows)
 }
 
+/// Rows with at least this many entries are summed in four interleaved chains (entry k into chain
+/// k mod 4, then (s0 + s1) + (s2 + s3)): one chain of additions would otherwise bound a long row
+/// (a finite-element row of 60 or more entries) below the memory bandwidth. Shorter rows, and every
+/// row under PARLOPS_SUM_SEQUENTIAL, are summed in one chain in column order.
+const SPLIT_ROW: usize = 16;
+
 /// One row of B x, with bounds checks (`CHECKED`) or without. SAFETY (unchecked): `r` < nrows and
 /// the arrays passed [`super::LocalCsr::new`]'s checks and cannot have changed since (parlops owns them: row pointers
 /// from 0, non-decreasing; every column index of the first p[nrows] entries in 0..ncols; at least
@@ -35,6 +41,7 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
     v: &[T],
     x: &[T],
     r: usize,
+    split: bool,
 ) -> T {
     if CHECKED {
         let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
@@ -49,9 +56,25 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
             p.get_unchecked(r).to_usize(),
             p.get_unchecked(r + 1).to_usize(),
         );
+        let term =
+            |k: usize| *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
+        if split && b - a >= SPLIT_ROW {
+            let mut c = [T::zero(); 4];
+            let mut k = a;
+            while k + 4 <= b {
+                for (l, cl) in c.iter_mut().enumerate() {
+                    *cl += term(k + l);
+                }
+                k += 4;
+            }
+            for (l, q) in (k..b).enumerate() {
+                c[l] += term(q);
+            }
+            return (c[0] + c[1]) + (c[2] + c[3]);
+        }
         let mut s = T::zero();
         for k in a..b {
-            s += *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
+            s += term(k);
         }
         s
     }
@@ -69,13 +92,14 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
     w: &[T],
 ) -> (f64, f64) {
     let mut acc = (0.0, 0.0);
+    let split = !crate::vector::ops::sequential_sums();
     // SAFETY: see row_sum; the caller checked x, y and w against the block's shape, and `rows`
     // holds row numbers below nrows (nonempty_rows).
     unsafe {
         match rows {
             Some(rows) => {
                 for &r in rows {
-                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r);
+                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r, split);
                     let yr = y.get_unchecked_mut(r);
                     *yr += s;
                     if DOT {
@@ -85,7 +109,7 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
             }
             None => {
                 for r in 0..y.len() {
-                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r);
+                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r, split);
                     let yr = y.get_unchecked_mut(r);
                     *yr = if add { *yr + s } else { s };
                     if DOT {
