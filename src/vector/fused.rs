@@ -11,7 +11,7 @@
 
 use std::borrow::Borrow;
 
-use super::ops::add_dot as acc_dot;
+use super::ops::{LANES, add_dot as acc_dot, combine_lanes, sequential_sums};
 use super::{DistVector, device, share};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -165,8 +165,9 @@ pub fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>
 const BLOCK: usize = 16384;
 
 /// GMRES' projections (PETSc's VecMDot): the shares of conj(v_i).w for every v_i of `basis`, as
-/// (re, im) pairs, in one pass over w. Each sum runs in index order (the bits of sequential dots),
-/// eight of them interleaved.
+/// (re, im) pairs, in one pass over w. Each sum has the bits of [`super::ops::dot`] of v_i and w:
+/// eight lanes (entry j into lane j mod 8, the last partial group into lane 0) combined pairwise,
+/// or one chain in index order under PARLOPS_SUM_SEQUENTIAL; four vectors at a time.
 pub fn mdot<T: Scalar, V: Borrow<DistVector<T>>>(
     basis: &[V],
     w: &DistVector<T>,
@@ -177,52 +178,105 @@ pub fn mdot<T: Scalar, V: Borrow<DistVector<T>>>(
         let pairs: Vec<_> = basis.iter().map(|v| (v.borrow(), w)).collect();
         return device_dots(&pairs);
     }
-    let wl = w.local();
-    let mut acc = vec![(0.0f64, 0.0f64); basis.len()];
     let vs: Vec<&[T]> = basis.iter().map(|v| v.borrow().local()).collect();
+    let mut lanes = Vec::new();
+    crate::error::try_reserve(&mut lanes, vs.len(), "the projections' sums")?;
+    lanes.resize(vs.len(), [(0.0f64, 0.0f64); LANES]);
+    let seq = sequential_sums();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        unsafe { mdot_avx2(&vs, w.local(), &mut lanes, seq) };
+    } else {
+        mdot_host(&vs, w.local(), &mut lanes, seq);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    mdot_host(&vs, w.local(), &mut lanes, seq);
+    let l = w.layout();
+    Ok(lanes
+        .into_iter()
+        .flat_map(|ls| {
+            // sequential: the whole sum is in lane 0
+            let (re, im) = combine_lanes(ls);
+            [share(l, re), share(l, im)]
+        })
+        .collect())
+}
+
+/// [`mdot_host`] compiled for AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn mdot_avx2<T: Scalar>(
+    vs: &[&[T]],
+    wl: &[T],
+    lanes: &mut [[(f64, f64); LANES]],
+    seq: bool,
+) {
+    mdot_host(vs, wl, lanes, seq)
+}
+
+#[inline(always)]
+fn mdot_host<T: Scalar>(vs: &[&[T]], wl: &[T], lanes: &mut [[(f64, f64); LANES]], seq: bool) {
     for a in (0..wl.len()).step_by(BLOCK) {
         let b = (a + BLOCK).min(wl.len());
-        let wb = &wl[a..b];
-        let len = wb.len();
         let mut i = 0;
-        // eight sums at a time (eight independent chains), then four, then one
-        while i + 8 <= vs.len() {
-            let mut s: [(f64, f64); 8] = std::array::from_fn(|q| acc[i + q]);
-            let v: [&[T]; 8] = std::array::from_fn(|q| &vs[i + q][a..b]);
-            for j in 0..len {
-                // SAFETY: j < len, and every v[q] and wb have len entries (sliced a..b above)
-                let wj = unsafe { *wb.get_unchecked(j) };
-                for q in 0..8 {
-                    acc_dot(&mut s[q], unsafe { *v[q].get_unchecked(j) }, wj);
+        while i < vs.len() {
+            let g = (vs.len() - i).min(4);
+            let (v, l) = (&vs[i..i + g], &mut lanes[i..i + g]);
+            match (g, seq) {
+                (4, false) => group::<T, 4, false>(v, wl, a, b, l),
+                (4, true) => group::<T, 4, true>(v, wl, a, b, l),
+                (3, false) => group::<T, 3, false>(v, wl, a, b, l),
+                (3, true) => group::<T, 3, true>(v, wl, a, b, l),
+                (2, false) => group::<T, 2, false>(v, wl, a, b, l),
+                (2, true) => group::<T, 2, true>(v, wl, a, b, l),
+                (_, false) => group::<T, 1, false>(v, wl, a, b, l),
+                (_, true) => group::<T, 1, true>(v, wl, a, b, l),
+            }
+            i += g;
+        }
+    }
+}
+
+/// Entries a..b of G projections: eight lanes each (`SEQ`: one chain, in lane 0).
+#[inline(always)]
+fn group<T: Scalar, const G: usize, const SEQ: bool>(
+    vs: &[&[T]],
+    wl: &[T],
+    a: usize,
+    b: usize,
+    lanes: &mut [[(f64, f64); LANES]],
+) {
+    let mut s: [[(f64, f64); LANES]; G] = std::array::from_fn(|q| lanes[q]);
+    let v: [&[T]; G] = std::array::from_fn(|q| &vs[q][a..b]);
+    let wb = &wl[a..b];
+    let len = wb.len();
+    if SEQ {
+        for j in 0..len {
+            for q in 0..G {
+                acc_dot(&mut s[q][0], v[q][j], wb[j]);
+            }
+        }
+    } else {
+        // a..b starts at a multiple of BLOCK (of LANES): lane j - a mod 8 is lane j mod 8; only
+        // the vector's last partial group of eight is left over
+        let body = len / LANES * LANES;
+        for j in (0..body).step_by(LANES) {
+            let wc = &wb[j..j + LANES];
+            for q in 0..G {
+                let vc = &v[q][j..j + LANES];
+                for k in 0..LANES {
+                    acc_dot(&mut s[q][k], vc[k], wc[k]);
                 }
             }
-            acc[i..i + 8].copy_from_slice(&s);
-            i += 8;
         }
-        while i + 4 <= vs.len() {
-            let mut s: [(f64, f64); 4] = std::array::from_fn(|q| acc[i + q]);
-            let v: [&[T]; 4] = std::array::from_fn(|q| &vs[i + q][a..b]);
-            for j in 0..len {
-                // SAFETY: as above
-                let wj = unsafe { *wb.get_unchecked(j) };
-                for q in 0..4 {
-                    acc_dot(&mut s[q], unsafe { *v[q].get_unchecked(j) }, wj);
-                }
-            }
-            acc[i..i + 4].copy_from_slice(&s);
-            i += 4;
-        }
-        for (s, v) in acc[i..].iter_mut().zip(&vs[i..]) {
-            for (vj, wj) in v[a..b].iter().zip(wb) {
-                acc_dot(s, *vj, *wj);
+        for j in body..len {
+            for q in 0..G {
+                acc_dot(&mut s[q][0], v[q][j], wb[j]);
             }
         }
     }
-    let l = w.layout();
-    Ok(acc
-        .iter()
-        .flat_map(|&(re, im)| [share(l, re), share(l, im)])
-        .collect())
+    lanes[..G].copy_from_slice(&s);
 }
 
 /// GMRES' update (PETSc's VecMAXPY and VecNorm in one pass): w -= sum_i h_i v_i, subtracting in
@@ -250,13 +304,39 @@ pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
         return Ok(device_dots(&[(w, w)])?[0]);
     }
     let vs: Vec<&[T]> = basis.iter().map(|v| v.borrow().local()).collect();
+    let mut neg = Vec::new();
+    crate::error::try_reserve(&mut neg, h.len(), "the update's coefficients")?;
+    neg.extend(h.iter().map(|hi| -*hi));
+    let seq = sequential_sums();
     let wl = w.local_mut();
-    let mut acc = 0.0f64;
-    for a in (0..wl.len()).step_by(BLOCK) {
-        let b = (a + BLOCK).min(wl.len());
+    #[cfg(target_arch = "x86_64")]
+    let acc = if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        unsafe { maxpy_avx2(wl, &neg, &vs, seq) }
+    } else {
+        maxpy_host(wl, &neg, &vs, seq)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let acc = maxpy_host(wl, &neg, &vs, seq);
+    Ok(share(w.layout(), acc))
+}
+
+/// [`maxpy_host`] compiled for AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn maxpy_avx2<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64 {
+    maxpy_host(wl, neg, vs, seq)
+}
+
+/// w += sum_i neg_i v_i block by block; ||w||^2 with the bits of [`super::ops::dot`] of w with itself.
+#[inline(always)]
+fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64 {
+    let mut lanes = [(0.0f64, 0.0f64); LANES];
+    let n = wl.len();
+    for a in (0..n).step_by(BLOCK) {
+        let b = (a + BLOCK).min(n);
         let wb = &mut wl[a..b];
         let len = wb.len();
-        let neg: Vec<T> = h.iter().map(|hi| -*hi).collect();
         // w = (((w - h0 v0) - h1 v1) - ...) per entry: the rounding of successive axpys, with w
         // loaded and stored once per eight vectors
         let mut i = 0;
@@ -280,9 +360,89 @@ pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
                 *wj += *ci * *vj;
             }
         }
-        for wj in wb.iter() {
-            acc += wj.abs2_f64();
+        if seq {
+            for wj in wb.iter() {
+                acc_dot(&mut lanes[0], *wj, *wj);
+            }
+        } else {
+            // a starts at a multiple of BLOCK (of LANES); the last partial group into lane 0
+            let body = len / LANES * LANES;
+            for c in wb[..body].chunks_exact(LANES) {
+                for k in 0..LANES {
+                    acc_dot(&mut lanes[k], c[k], c[k]);
+                }
+            }
+            for wj in &wb[body..] {
+                acc_dot(&mut lanes[0], *wj, *wj);
+            }
         }
     }
-    Ok(share(w.layout(), acc))
+    combine_lanes(lanes).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ops::{SumOrder, dot};
+    use super::*;
+
+    /// The projections and the update's norm have the bits of `dot`, in both sum orders, over
+    /// several blocks and a last partial group of eight, with and without AVX2.
+    #[test]
+    fn mdot_and_maxpy_norm_have_the_bits_of_dot() {
+        let n = 2 * BLOCK + 8 * 3 + 5;
+        let make = |s: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| ((i * 7 + s * 13) as f64 * 0.731).sin())
+                .collect()
+        };
+        let vs: Vec<Vec<f64>> = (0..7).map(make).collect();
+        let refs: Vec<&[f64]> = vs.iter().map(|v| v.as_slice()).collect();
+        let w = make(99);
+        let neg: Vec<f64> = (0..7).map(|k| -0.1 * (k + 1) as f64).collect();
+        for seq in [false, true] {
+            let _order = SumOrder::set(seq);
+            for avx in [false, true] {
+                #[cfg(target_arch = "x86_64")]
+                let avx = avx && std::arch::is_x86_feature_detected!("avx2");
+                let mut lanes = vec![[(0.0f64, 0.0f64); LANES]; refs.len()];
+                let mut w2 = w.clone();
+                #[cfg(target_arch = "x86_64")]
+                let nrm = if avx {
+                    unsafe { mdot_avx2(&refs, &w, &mut lanes, seq) };
+                    unsafe { maxpy_avx2(&mut w2, &neg, &refs, seq) }
+                } else {
+                    mdot_host(&refs, &w, &mut lanes, seq);
+                    maxpy_host(&mut w2, &neg, &refs, seq)
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let nrm = {
+                    mdot_host(&refs, &w, &mut lanes, seq);
+                    maxpy_host(&mut w2, &neg, &refs, seq)
+                };
+                for (k, v) in vs.iter().enumerate() {
+                    let got = combine_lanes(lanes[k]).0;
+                    assert_eq!(
+                        got.to_bits(),
+                        dot(v, &w).0.to_bits(),
+                        "seq {seq} avx {avx} v{k}"
+                    );
+                }
+                let mut w3 = w.clone();
+                for (c, v) in neg.iter().zip(&vs) {
+                    for (a, b) in w3.iter_mut().zip(v) {
+                        *a += *c * *b;
+                    }
+                }
+                assert!(
+                    w2 == w3,
+                    "the update is successive axpys (seq {seq} avx {avx})"
+                );
+                assert_eq!(
+                    nrm.to_bits(),
+                    dot(&w2, &w2).0.to_bits(),
+                    "seq {seq} avx {avx}"
+                );
+            }
+        }
+    }
 }

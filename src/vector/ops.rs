@@ -206,7 +206,7 @@ impl Drop for SumOrder {
 }
 
 /// Accumulators of the blocked sums.
-const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 
 /// sum conj(x_i) y_i, as (re, im). Each product is formed in f64 (exact for single-precision
 /// operands, the vector's own rounding for double) and summed in f64, so single-precision dots do
