@@ -5,9 +5,11 @@
 //!
 //! Host vectors run the fused loop; device vectors the same arithmetic as one kernel each
 //! (`k_cg_update`, `k_cg_sr_update`, `k_cg_pipe_update` in `src/gpu/kernels.cu`, partial sums in
-//! double; compiled by NVRTC in `make test`, not yet run on a device). Sums are taken in f64, in index order:
-//! for double-precision data a sum |r_i|^2 has the bits of [`super::ops::dot`] of r with itself, and
-//! the solvers' tests (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
+//! double; compiled by NVRTC in `make test`, not yet run on a device). Sums are taken in f64. CG's
+//! and single-reduction CG's |r|^2, GMRES' projections and its update's norm have the bits of
+//! [`super::ops::dot`] (eight lanes, or one chain in index order under PARLOPS_SUM_SEQUENTIAL);
+//! pipelined CG's two sums are single chains in index order. The solvers' tests
+//! (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
 
 use std::borrow::Borrow;
 
@@ -28,6 +30,74 @@ fn device_dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<
     device::dots(pairs, &|i, v| share(pairs[i].0.layout(), v))
 }
 
+/// Sums of `f(j)` over j < n (`f` updates entry j and returns its terms of two sums) with the bits
+/// of [`super::ops::dot`]: entry j into lane j mod 8, the last partial group of eight into lane 0,
+/// lanes combined pairwise; one chain in index order under PARLOPS_SUM_SEQUENTIAL. Compiled for
+/// AVX2 where the CPU has it (the same operations in the same order).
+#[inline(always)]
+fn lanes_over<T: Scalar, const M: usize, F: FnMut(usize) -> [(f64, f64); M]>(
+    n: usize,
+    f: F,
+) -> [(f64, f64); M] {
+    let seq = sequential_sums();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        return unsafe { lanes_avx2::<T, M, F>(n, seq, f) };
+    }
+    lanes_host::<T, M, F>(n, seq, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lanes_avx2<T: Scalar, const M: usize, F: FnMut(usize) -> [(f64, f64); M]>(
+    n: usize,
+    seq: bool,
+    f: F,
+) -> [(f64, f64); M] {
+    lanes_host::<T, M, F>(n, seq, f)
+}
+
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn lanes_host<T: Scalar, const M: usize, F: FnMut(usize) -> [(f64, f64); M]>(
+    n: usize,
+    seq: bool,
+    mut f: F,
+) -> [(f64, f64); M] {
+    let mut l = [[(0.0f64, 0.0f64); LANES]; M];
+    let body = if seq { 0 } else { n / LANES * LANES };
+    for c in (0..body).step_by(LANES) {
+        for k in 0..LANES {
+            let t = f(c + k);
+            for m in 0..M {
+                l[m][k].0 += t[m].0;
+                if T::PARTS == 2 {
+                    l[m][k].1 += t[m].1;
+                }
+            }
+        }
+    }
+    for j in body..n {
+        let t = f(j);
+        for m in 0..M {
+            l[m][0].0 += t[m].0;
+            if T::PARTS == 2 {
+                l[m][0].1 += t[m].1;
+            }
+        }
+    }
+    std::array::from_fn(|m| combine_lanes(l[m]))
+}
+
+/// conj(a) b as (re, im) in f64 (the terms of [`acc_dot`]).
+#[inline(always)]
+fn term<T: Scalar>(a: T, b: T) -> (f64, f64) {
+    let mut t = (0.0, 0.0);
+    acc_dot(&mut t, a, b);
+    t
+}
+
 /// CG: x += a p, r -= a q; returns the share of ||r||^2 (new r). 48 bytes per double entry instead
 /// of the 56 of two axpys and a dot.
 pub fn cg_update<T: Scalar>(
@@ -42,14 +112,19 @@ pub fn cg_update<T: Scalar>(
         let v = device::cg_update(x, a, p, r, q)?;
         return Ok(share(x.layout(), v));
     }
-    let mut acc = 0.0f64;
-    let (p, q) = (p.local(), q.local());
-    for (((xi, pi), ri), qi) in x.local_mut().iter_mut().zip(p).zip(r.local_mut()).zip(q) {
-        *xi += a * *pi;
-        let v = *ri - a * *qi;
-        *ri = v;
-        acc += v.abs2_f64();
-    }
+    let n = x.local().len();
+    let (xl, pl, rl, ql) = (
+        &mut x.local_mut()[..n],
+        &p.local()[..n],
+        &mut r.local_mut()[..n],
+        &q.local()[..n],
+    );
+    let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| {
+        xl[j] += a * pl[j];
+        let v = rl[j] - a * ql[j];
+        rl[j] = v;
+        [term(v, v)]
+    });
     Ok(share(x.layout(), acc))
 }
 
@@ -70,24 +145,24 @@ pub fn cg_sr_update<T: Scalar>(
         let v = device::cg_sr_update(x, r, p, s, w, alpha, beta)?;
         return Ok(share(x.layout(), v));
     }
-    let mut acc = 0.0f64;
-    let it = x
-        .local_mut()
-        .iter_mut()
-        .zip(r.local_mut())
-        .zip(p.local_mut())
-        .zip(s.local_mut())
-        .zip(w.local());
-    for ((((xi, ri), pi), si), wi) in it {
-        let pv = *ri + beta * *pi;
-        let sv = *wi + beta * *si;
-        *pi = pv;
-        *si = sv;
-        *xi += alpha * pv;
-        let rv = *ri - alpha * sv;
-        *ri = rv;
-        acc += rv.abs2_f64();
-    }
+    let n = x.local().len();
+    let (xl, rl, pl, sl, wl) = (
+        &mut x.local_mut()[..n],
+        &mut r.local_mut()[..n],
+        &mut p.local_mut()[..n],
+        &mut s.local_mut()[..n],
+        &w.local()[..n],
+    );
+    let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| {
+        let pv = rl[j] + beta * pl[j];
+        let sv = wl[j] + beta * sl[j];
+        pl[j] = pv;
+        sl[j] = sv;
+        xl[j] += alpha * pv;
+        let rv = rl[j] - alpha * sv;
+        rl[j] = rv;
+        [term(rv, rv)]
+    });
     Ok(share(x.layout(), acc))
 }
 
