@@ -829,19 +829,25 @@ fn dense_ref<T: Scalar>(m: usize, n: usize, f: &dyn Fn(&[f64]) -> Vec<f64>) -> D
     d
 }
 
+/// An N-D layout of `shape` split unevenly along axis 0 (rank 1 empty at 2 ranks and more): the
+/// layout, every rank's extent along axis 0, the shape as usize and the number of entries.
+fn uneven_nd(comm: &Arc<Comm>, shape: &[i64]) -> (Arc<Layout>, Vec<i64>, Vec<usize>, usize) {
+    let (r, p) = (comm.rank() as usize, comm.size() as usize);
+    let mut rows = parlops::vector::scatter_lens(shape[0], p);
+    if p > 1 {
+        rows[0] += rows[1];
+        rows[1] = 0;
+    }
+    let l = Layout::new_nd(comm.clone(), Ok(Partition::Scatter), shape, 0, rows[r]).unwrap();
+    let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    let n = sh.iter().product();
+    (l, rows, sh, n)
+}
+
 fn run_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     common::case(&format!("run_stencils ({})", T::DTYPE.name()));
-    let (r, p) = (comm.rank() as usize, comm.size() as usize);
     for shape in [vec![7i64], vec![6, 4], vec![5, 3, 2]] {
-        // uneven split along axis 0 with an empty rank
-        let mut rows = parlops::vector::scatter_lens(shape[0], p);
-        if p > 1 {
-            rows[0] += rows[1];
-            rows[1] = 0;
-        }
-        let l = Layout::new_nd(comm.clone(), Ok(Partition::Scatter), &shape, 0, rows[r]).unwrap();
-        let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let n: usize = sh.iter().product();
+        let (l, rows, sh, n) = uneven_nd(comm, &shape);
         for a in 0..sh.len() {
             for kind in [Kind::Centered, Kind::Forward, Kind::Backward] {
                 for edge in [false, true] {
@@ -920,16 +926,8 @@ fn by_rank(parts: &[Vec<f64>], rows: &[i64], inner: usize) -> Vec<f64> {
 /// smooth x against the references, with the dot test for the adjoint.
 fn run_long_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     common::case(&format!("run_long_stencils ({})", T::DTYPE.name()));
-    let (r, p) = (comm.rank() as usize, comm.size() as usize);
     for shape in [vec![1500i64], vec![30, 41], vec![5, 4, 600], vec![12, 3, 1]] {
-        let mut rows = parlops::vector::scatter_lens(shape[0], p);
-        if p > 1 {
-            rows[0] += rows[1];
-            rows[1] = 0;
-        }
-        let l = Layout::new_nd(comm.clone(), Ok(Partition::Scatter), &shape, 0, rows[r]).unwrap();
-        let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let n: usize = sh.iter().product();
+        let (l, rows, sh, n) = uneven_nd(comm, &shape);
         let xg: Vec<f64> = (0..n)
             .map(|j| (j as f64 * 0.013).sin() + 0.1 * (j % 7) as f64)
             .collect();
