@@ -996,6 +996,22 @@ fn run_long_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         }
         let op = stencil::laplacian::<T>(&l, &w, &dxs).unwrap();
         check(format!("laplacian {shape:?}"), &op, want);
+        // its diagonal (Jacobi): sum over the weighted axes of -2 w / dx^2 where the axis' second
+        // derivative is not zero (PyLops' edge = false: the first and last slab of each axis)
+        let mut d = DistVector::<T>::new(l.clone()).unwrap();
+        op.diagonal(&mut d).unwrap();
+        let got = common::gathered(&d);
+        let st: Vec<usize> = (0..sh.len())
+            .map(|k| sh[k + 1..].iter().product())
+            .collect();
+        let bad = (0..n).find(|&g| {
+            let want: f64 = (0..sh.len())
+                .filter(|&a| w[a] != 0.0 && (1..sh[a] - 1).contains(&((g / st[a]) % sh[a])))
+                .map(|a| -2.0 * w[a] / (dxs[a] * dxs[a]))
+                .sum();
+            (got[g] - T::from_parts_lossy(want, 0.0)).abs_f64()
+                > 10.0 * tol::<T>() * want.abs().max(1.0)
+        });
         if sh.iter().all(|&d| d >= 2) {
             let op = stencil::gradient::<T>(&l, &dxs, Kind::Backward, false).unwrap();
             let parts: Vec<Vec<f64>> = (0..sh.len())
@@ -1007,6 +1023,13 @@ fn run_long_stencils<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 by_rank(&parts, &rows, n / sh[0]),
             );
         }
+        t.check(
+            bad.is_none(),
+            &format!(
+                "{} laplacian {shape:?}: diagonal (first wrong entry {bad:?})",
+                T::DTYPE.name()
+            ),
+        );
     }
 }
 
