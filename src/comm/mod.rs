@@ -553,6 +553,12 @@ pub struct PendingSum {
 }
 
 impl PendingSum {
+    /// Has the sum arrived? Local and non-blocking (it drives MPI's progress, on the halo exchanges
+    /// in flight too); [`PendingSum::finish`] is still called, and then returns at once.
+    pub fn test(&mut self) -> Result<bool> {
+        self.req.test()
+    }
+
     /// Wait and return the sums, or the error of some rank (on every rank). [collective]
     pub fn finish(mut self, comm: &Comm) -> Result<Vec<f64>> {
         self.req.wait()?;

@@ -609,6 +609,27 @@ pub(super) fn waitall(reqs: &mut [ffi::MPI_Request]) -> Result<()> {
     }
 }
 
+/// `MPI_Testall` on the requests: whether all have completed (then they are freed and set to
+/// `MPI_REQUEST_NULL`); drives MPI's progress either way.
+pub(super) fn testall(reqs: &mut [ffi::MPI_Request]) -> Result<bool> {
+    if reqs.is_empty() {
+        return Ok(true);
+    }
+    let mut flag: c_int = 0;
+    unsafe {
+        check(
+            ffi::MPI_Testall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                &mut flag,
+                ffi::RSMPI_STATUSES_IGNORE,
+            ),
+            "MPI_Testall",
+        )?;
+    }
+    Ok(flag != 0)
+}
+
 impl Drop for MpiComm {
     fn drop(&mut self) {
         let (init, fin) = mpi_initialized();

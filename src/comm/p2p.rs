@@ -21,6 +21,14 @@ impl Requests {
         self.reqs.clear();
         r
     }
+    /// Have all of them completed? (Then they are released; otherwise MPI made progress on them.)
+    pub fn test(&mut self) -> Result<bool> {
+        let done = super::mpi::testall(&mut self.reqs)?;
+        if done {
+            self.reqs.clear();
+        }
+        Ok(done)
+    }
 }
 
 impl Default for Requests {

@@ -66,6 +66,28 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
         self.apply(x, y).map(|_| None)
     }
+    /// n = A x for a pipelined method that overlaps a reduction with the product and, once the
+    /// reduction is in, consumes the product row by row (pipelined CG: the product fused with the
+    /// vector updates, so n never goes to memory).
+    ///
+    /// `ready(wait)` is the caller's reduction: polled with `wait = false` (`None`: not in yet),
+    /// or waited for with `wait = true` (always `Some`); it is asked until it answers, and never
+    /// again. `Some(true)`: `rows(start, values)` is then called for consecutive ranges of this
+    /// rank's rows from 0 to the end, each once, in order, with values[i] = (A x)[start + i] (the
+    /// bits of [`LinearOperator::apply`]), and n's contents are left unspecified. `Some(false)`:
+    /// `rows` is not called and n = A x on return. On an error `ready` may not have been asked.
+    /// The default forms n = A x first, then asks. Operators that can do better (a host CSR
+    /// matrix: the rows that need no ghosts while the halo and the reduction move) override it.
+    /// [collective]
+    fn apply_streamed(
+        &self,
+        x: &DistVector<T>,
+        n: &mut DistVector<T>,
+        ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
+        rows: &mut dyn FnMut(usize, &[T]),
+    ) -> Result<()> {
+        streamed_by_apply(self, x, n, ready, rows)
+    }
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
     /// For downcasting (e.g. to reach a CSR operator's arrays).
@@ -78,6 +100,25 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
 
 /// A shared operator.
 pub type Op<T> = Arc<dyn LinearOperator<T>>;
+
+/// [`LinearOperator::apply_streamed`] made of a whole product: n = A x, then the answer of
+/// `ready(true)`, then (on `Some(true)`) all rows at once.
+pub fn streamed_by_apply<T: Scalar, O: LinearOperator<T> + ?Sized>(
+    op: &O,
+    x: &DistVector<T>,
+    n: &mut DistVector<T>,
+    ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
+    rows: &mut dyn FnMut(usize, &[T]),
+) -> Result<()> {
+    op.apply(x, n)?;
+    if ready(true)? == Some(true) {
+        if n.is_device() {
+            crate::bail!(Internal, "rows of a product streamed from device memory");
+        }
+        rows(0, n.local());
+    }
+    Ok(())
+}
 
 /// Apply `f` on copies of `inp`/`out` in a memory the operator handles, then copy the result back.
 /// The copies' success is agreed over the communicator first, so a failure on one rank cannot leave

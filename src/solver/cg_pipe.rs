@@ -5,11 +5,19 @@
 //! REPLACE iterations the residual and its auxiliary vectors are recomputed from x and p (four extra
 //! operator applications, no extra reduction), which keeps the attainable accuracy that of CG.
 //!
-//! Without a preconditioner on host vectors, u = r, m = w and q = s, and an iteration makes two
-//! passes: n = A w (overlapped with the reduction), then the six updates with the next reduction's
-//! sums ([`fused::cg_pipe_update`]): 104 + 88 bytes per row, against CG's 160 (the price of the
-//! overlap, paid back only where a reduction costs more than about 30 bytes per row of bandwidth:
-//! many ranks, slow networks).
+//! Without a preconditioner on host vectors, u = r, m = w and q = s, and the update is one fused
+//! pass ([`fused::PipeRows`]) that also forms the next reduction's sums. The product n = A w runs
+//! through [`crate::op::LinearOperator::apply_streamed`]: while the reduction is in flight the
+//! operator forms rows (a host CSR matrix: the rows that need no ghosts first); once it is in, and
+//! this iteration's test is known to pass without collective work (no monitor, not converged, not
+//! diverged, no breakdown), the update is made block by block of rows as the operator forms them,
+//! so n never goes to memory and the new w goes into m (w itself is still read by the product).
+//! Otherwise (the first iteration, a monitor, an operator that cannot stream) the whole product
+//! comes first and the same pass follows: the same bits either way. Bytes per row and iteration
+//! on a 5-point CSR matrix with 32-bit indices: the matrix and w (72), the update (88), and m's
+//! line fetched before it is written (8): about 168 against CG's 152, plus the replacements.
+
+use std::cell::Cell;
 
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
@@ -87,26 +95,72 @@ pub(crate) fn run<T: Scalar>(
             }
         }
         let pend = std::mem::replace(&mut pending, Ok(()));
-        let red = if fuse {
-            let local = pend.and(std::mem::replace(&mut partials, Ok(Vec::new())));
-            ctx.comm.iallreduce_checked(local, 4)?
-        } else {
-            dots_start(&ctx.comm, &[(r, u), (w, u), (r, r)], pend)?
-        };
-        // overlapped with the reduction
-        let e = if fuse {
-            ctx.op.apply(w, n)
-        } else {
-            ctx.precond(w, m).and(ctx.op.apply(m, n))
-        };
+        let mut streamed = false;
         let d = if fuse {
-            let g = red.finish(&ctx.comm)?;
-            let rr = T::from_parts_lossy(g[0], 0.0);
-            vec![rr, T::from_parts_lossy(g[2], g[3]), rr]
+            let local = pend.and(std::mem::replace(&mut partials, Ok(Vec::new())));
+            let mut red = Some(ctx.comm.iallreduce_checked(local, 4)?);
+            let mut got: Option<Result<Vec<f64>>> = None;
+            let coef = Cell::new(None::<(T, T)>);
+            let layout = x.layout().clone();
+            let mut upd = fused::PipeRows::new(x, r, p, s, z, w, m).ok();
+            let may_stream = it > 0 && upd.is_some();
+            let (op, cx) = (ctx.op, &*ctx);
+            // the product n = A w overlaps the reduction; once the reduction is in, and the test
+            // of this iteration is known to pass without collective work, the update is made
+            // row by row as the product forms them (n never in memory, w's new values into m)
+            let e = op.apply_streamed(
+                w,
+                n,
+                &mut |wait| {
+                    let Some(pending) = red.as_mut() else {
+                        return Ok(Some(false));
+                    };
+                    if !wait && !pending.test()? {
+                        return Ok(None);
+                    }
+                    let g = red.take().map(|p| p.finish(&cx.comm));
+                    let go = match &g {
+                        Some(Ok(g)) if may_stream => {
+                            let (gamma, delta) = fused_dots::<T>(g);
+                            let (beta, denom) = coefs(it, gamma, delta, gamma_old, alpha_old);
+                            let go = cx.continues(it, root(re(gamma)), bnorm)
+                                && !breakdown(gamma, denom);
+                            if go {
+                                coef.set(Some((gamma / denom, beta)));
+                            }
+                            go
+                        }
+                        _ => false,
+                    };
+                    got = g;
+                    Ok(Some(go))
+                },
+                &mut |start, nv| {
+                    if let (Some(u), Some((a, b))) = (upd.as_mut(), coef.get()) {
+                        u.rows(start, nv, a, b);
+                    }
+                },
+            );
+            if let (Some(u), Some(_)) = (upd, coef.get()) {
+                streamed = true;
+                partials = Ok(u.shares(&layout));
+            }
+            pending = e;
+            let g = match (got, red) {
+                (Some(g), _) => g?,
+                (None, Some(red)) => red.finish(&ctx.comm)?,
+                (None, None) => crate::bail!(Internal, "pipelined CG's reduction was lost"),
+            };
+            let (rr, wr) = fused_dots::<T>(&g);
+            vec![rr, wr, rr]
         } else {
-            dots_finish::<T>(&ctx.comm, red)?
+            let red = dots_start(&ctx.comm, &[(r, u), (w, u), (r, r)], pend)?;
+            // overlapped with the reduction
+            let e = ctx.precond(w, m).and(ctx.op.apply(m, n));
+            let d = dots_finish::<T>(&ctx.comm, red)?;
+            pending = e;
+            d
         };
-        pending = e;
         let (gamma, delta) = (d[0], d[1]);
         let rnorm = root(re(d[if natural { 0 } else { 2 }]));
         if it == 0 {
@@ -121,13 +175,8 @@ pub(crate) fn run<T: Scalar>(
             ctx.comm.agree(pending)?;
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
-        let (beta, denom) = if it == 0 {
-            (T::zero(), delta)
-        } else {
-            let beta = gamma / gamma_old;
-            (beta, delta - beta * gamma / alpha_old)
-        };
-        if !re(denom).is_finite() || re(denom) <= 0.0 || re(gamma) < 0.0 {
+        let (beta, denom) = coefs(it, gamma, delta, gamma_old, alpha_old);
+        if breakdown(gamma, denom) {
             ctx.comm.agree(pending)?;
             let reason = if !re(denom).is_finite() {
                 Reason::DivergedNan
@@ -139,8 +188,16 @@ pub(crate) fn run<T: Scalar>(
             return Ok(info(it, reason, r0, rnorm, bnorm));
         }
         let alpha = gamma / denom;
-        if fuse {
-            partials = fused::cg_pipe_update(x, r, w, p, s, z, n, alpha, beta);
+        if streamed {
+            // made row by row during the product: the new w is in m
+            std::mem::swap(w, m);
+        } else if fuse {
+            let layout = x.layout().clone();
+            partials = fused::PipeRows::new(x, r, p, s, z, w, m).map(|mut u| {
+                u.rows(0, n.local(), alpha, beta);
+                u.shares(&layout)
+            });
+            std::mem::swap(w, m);
         } else {
             z.axpby(T::one(), n, beta)?;
             q.axpby(T::one(), m, beta)?;
@@ -155,4 +212,27 @@ pub(crate) fn run<T: Scalar>(
         alpha_old = alpha;
         it += 1;
     }
+}
+
+/// beta and the denominator of alpha = gamma / denom at iteration `it`.
+fn coefs<T: Scalar>(it: i64, gamma: T, delta: T, gamma_old: T, alpha_old: T) -> (T, T) {
+    if it == 0 {
+        (T::zero(), delta)
+    } else {
+        let beta = gamma / gamma_old;
+        (beta, delta - beta * gamma / alpha_old)
+    }
+}
+
+/// The iteration cannot go on: a non-finite or non-positive denominator, or a negative gamma.
+fn breakdown<T: Scalar>(gamma: T, denom: T) -> bool {
+    !re(denom).is_finite() || re(denom) <= 0.0 || re(gamma) < 0.0
+}
+
+/// (gamma, delta) = (r^H r, w^H r) from the fused path's reduced sums.
+fn fused_dots<T: Scalar>(g: &[f64]) -> (T, T) {
+    (
+        T::from_parts_lossy(g[0], 0.0),
+        T::from_parts_lossy(g[2], g[3]),
+    )
 }

@@ -239,27 +239,44 @@ impl<T: Scalar> Ctx<'_, T> {
             }
             user_converged = self.watch.is_some() && any[1] == 0.0;
         }
+        Ok(self.verdict(it, rnorm, bnorm, user_converged))
+    }
+
+    /// The decision of [`Ctx::check`] once the monitors have spoken (`bnorm` is the reference).
+    fn verdict(&self, it: i64, rnorm: f64, bnorm: f64, user_converged: bool) -> Option<Reason> {
         // NaN or Inf in the residual or the reference norm is a divergence, never a convergence
         if !rnorm.is_finite() || !bnorm.is_finite() {
-            return Ok(Some(Reason::DivergedNan));
+            return Some(Reason::DivergedNan);
         }
         if user_converged {
-            return Ok(Some(Reason::ConvergedUser));
+            return Some(Reason::ConvergedUser);
         }
         if self.holds(rnorm, bnorm) {
-            return Ok(Some(if self.p.rtol * bnorm >= self.p.atol {
+            return Some(if self.p.rtol * bnorm >= self.p.atol {
                 Reason::ConvergedRtol
             } else {
                 Reason::ConvergedAtol
-            }));
+            });
         }
         if it > 0 && rnorm > self.p.dtol * bnorm.max(f64::MIN_POSITIVE) {
-            return Ok(Some(Reason::DivergedDtol));
+            return Some(Reason::DivergedDtol);
         }
         if it >= self.p.max_iter {
-            return Ok(Some(Reason::DivergedMaxIter));
+            return Some(Reason::DivergedMaxIter);
         }
-        Ok(None)
+        None
+    }
+
+    /// Will [`Ctx::check`] at `it` with these norms return `None`, known without collective work
+    /// (no monitors, and not the first test of the solve)? Then a method may act on the iteration's
+    /// reduced values before it calls `check` (pipelined CG's streamed update).
+    pub fn continues(&self, it: i64, rnorm: f64, bnorm: f64) -> bool {
+        self.first.is_some()
+            && self.monitor.is_none()
+            && self.watch.is_none()
+            && self
+                .verdict(it, rnorm, self.reference(bnorm), false)
+                .is_none()
     }
 }
 

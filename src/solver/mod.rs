@@ -295,6 +295,18 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
         crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply_dot(x, y))
     }
+    fn apply_streamed(
+        &self,
+        x: &DistVector<T>,
+        n: &mut DistVector<T>,
+        ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
+        rows: &mut dyn FnMut(usize, &[T]),
+    ) -> Result<()> {
+        crate::error::catch_panic_named(
+            || self.0.describe(),
+            || self.0.apply_streamed(x, n, ready, rows),
+        )
+    }
     fn describe(&self) -> String {
         self.0.describe()
     }

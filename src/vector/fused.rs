@@ -7,8 +7,8 @@
 //! (`k_cg_update`, `k_cg_sr_update`, `k_cg_pipe_update` in `src/gpu/kernels.cu`, partial sums in
 //! double; compiled by NVRTC in `make test`, not yet run on a device). Sums are taken in f64. CG's
 //! and single-reduction CG's |r|^2, GMRES' projections and its update's norm have the bits of
-//! [`super::ops::dot`] (eight lanes, or one chain in index order under PARLOPS_SUM_SEQUENTIAL);
-//! pipelined CG's two sums are single chains in index order. The solvers' tests
+//! [`super::ops::dot`] (eight lanes, or one chain in index order under PARLOPS_SUM_SEQUENTIAL), and
+//! so have pipelined CG's host sums ([`PipeRows`]); [`cg_pipe_update`]'s are single chains. The solvers' tests
 //! (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
 
 use std::borrow::Borrow;
@@ -217,6 +217,273 @@ pub fn cg_pipe_update<T: Scalar>(
     }
     let l = x.layout();
     Ok(vec![share(l, rr.0), 0.0, share(l, wr.0), share(l, wr.1)])
+}
+
+/// Pipelined CG's update without a preconditioner (the arithmetic of [`cg_pipe_update`]) made
+/// block by block of rows, as the product n = A w hands them over
+/// ([`crate::op::LinearOperator::apply_streamed`]; or all rows at once after a whole product): n
+/// never goes to memory, and the new w goes into `w_next` (w itself is still read by the product).
+/// 88 bytes per double entry on top of the product, against 104 + 16 for n.
+///
+/// The sums are taken as [`super::ops::dot`] takes them (entry j into lane j mod 8, the last
+/// partial group of eight of the whole vector into lane 0, lanes combined pairwise; one chain in
+/// index order under PARLOPS_SUM_SEQUENTIAL), whatever the blocks: the same bits however the rows
+/// arrive. Compiled for AVX2 where the CPU has it.
+pub struct PipeRows<'a, T: Scalar> {
+    x: &'a mut [T],
+    r: &'a mut [T],
+    p: &'a mut [T],
+    s: &'a mut [T],
+    z: &'a mut [T],
+    w: &'a [T],
+    w_next: &'a mut [T],
+    /// Entries below `body` go into lane j mod 8, the others into lane 0.
+    body: usize,
+    rr: [(f64, f64); LANES],
+    wr: [(f64, f64); LANES],
+}
+
+impl<'a, T: Scalar> PipeRows<'a, T> {
+    /// Host vectors of one layout (checked).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        x: &'a mut DistVector<T>,
+        r: &'a mut DistVector<T>,
+        p: &'a mut DistVector<T>,
+        s: &'a mut DistVector<T>,
+        z: &'a mut DistVector<T>,
+        w: &'a DistVector<T>,
+        w_next: &'a mut DistVector<T>,
+    ) -> Result<Self> {
+        check(
+            x,
+            &[
+                (r, "r"),
+                (p, "p"),
+                (s, "s"),
+                (z, "z"),
+                (w, "w"),
+                (w_next, "w_next"),
+            ],
+        )?;
+        if x.is_device() {
+            crate::bail!(Internal, "a row-streamed update of device vectors");
+        }
+        let n = x.local().len();
+        Ok(PipeRows {
+            x: x.local_mut(),
+            r: r.local_mut(),
+            p: p.local_mut(),
+            s: s.local_mut(),
+            z: z.local_mut(),
+            w: w.local(),
+            w_next: w_next.local_mut(),
+            body: if sequential_sums() {
+                0
+            } else {
+                n / LANES * LANES
+            },
+            rr: [(0.0, 0.0); LANES],
+            wr: [(0.0, 0.0); LANES],
+        })
+    }
+
+    /// Rows start..start + n.len(), given (A w) there. Panics outside the vectors.
+    pub fn rows(&mut self, start: usize, n: &[T], alpha: T, beta: T) {
+        let e = start + n.len();
+        let (x, r, p) = (
+            &mut self.x[start..e],
+            &mut self.r[start..e],
+            &mut self.p[start..e],
+        );
+        let (s, z, w, wn) = (
+            &mut self.s[start..e],
+            &mut self.z[start..e],
+            &self.w[start..e],
+            &mut self.w_next[start..e],
+        );
+        // whole groups of eight inside the lanes' part: entry j into lane j mod 8
+        let g = if start % LANES == 0 && start < self.body {
+            (e.min(self.body) - start) / LANES * LANES
+        } else {
+            0
+        };
+        let v = PipeVecs {
+            x: &mut x[..g],
+            r: &mut r[..g],
+            p: &mut p[..g],
+            s: &mut s[..g],
+            z: &mut z[..g],
+            w: &w[..g],
+            wn: &mut wn[..g],
+            n: &n[..g],
+        };
+        pipe_groups(v, alpha, beta, &mut self.rr, &mut self.wr);
+        for i in g..n.len() {
+            let j = start + i;
+            let lane = if j < self.body { j % LANES } else { 0 };
+            let (a, b) = pipe_one(
+                n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], w[i], &mut wn[i],
+                alpha, beta,
+            );
+            self.rr[lane].0 += a;
+            self.wr[lane].0 += b.0;
+            self.wr[lane].1 += b.1;
+        }
+    }
+
+    /// This rank's shares of [r^H r, w^H r] (new r and w), as [`cg_pipe_update`] returns them.
+    pub fn shares(&self, l: &super::Layout) -> Vec<f64> {
+        let (rr, wr) = (combine_lanes(self.rr), combine_lanes(self.wr));
+        vec![share(l, rr.0), 0.0, share(l, wr.0), share(l, wr.1)]
+    }
+}
+
+/// One entry of pipelined CG's update; returns its terms of r^H r and w^H r.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pipe_one<T: Scalar>(
+    n: T,
+    x: &mut T,
+    r: &mut T,
+    p: &mut T,
+    s: &mut T,
+    z: &mut T,
+    w: T,
+    wn: &mut T,
+    alpha: T,
+    beta: T,
+) -> (f64, (f64, f64)) {
+    let zv = n + beta * *z;
+    let sv = w + beta * *s;
+    let pv = *r + beta * *p;
+    *z = zv;
+    *s = sv;
+    *p = pv;
+    *x += alpha * pv;
+    let rv = *r - alpha * sv;
+    let wv = w - alpha * zv;
+    *r = rv;
+    *wn = wv;
+    (rv.abs2_f64(), term(wv, rv))
+}
+
+/// The vectors of [`pipe_groups`], of one length (a multiple of eight).
+struct PipeVecs<'a, T> {
+    x: &'a mut [T],
+    r: &'a mut [T],
+    p: &'a mut [T],
+    s: &'a mut [T],
+    z: &'a mut [T],
+    w: &'a [T],
+    wn: &'a mut [T],
+    n: &'a [T],
+}
+
+/// [`pipe_one`] over whole groups of eight, entry k of a group into lane k.
+fn pipe_groups<T: Scalar>(
+    v: PipeVecs<'_, T>,
+    alpha: T,
+    beta: T,
+    rr: &mut [(f64, f64); LANES],
+    wr: &mut [(f64, f64); LANES],
+) {
+    let PipeVecs {
+        x,
+        r,
+        p,
+        s,
+        z,
+        w,
+        wn,
+        n,
+    } = v;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        return unsafe { pipe_groups_avx2(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr) };
+    }
+    pipe_groups_host(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pipe_groups_avx2<T: Scalar>(
+    x: &mut [T],
+    r: &mut [T],
+    p: &mut [T],
+    s: &mut [T],
+    z: &mut [T],
+    w: &[T],
+    wn: &mut [T],
+    n: &[T],
+    alpha: T,
+    beta: T,
+    rr: &mut [(f64, f64); LANES],
+    wr: &mut [(f64, f64); LANES],
+) {
+    pipe_groups_host(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr)
+}
+
+/// The slices are separate arguments (so the compiler knows they do not overlap, and vectorises),
+/// and the lanes are locals while the loop runs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pipe_groups_host<T: Scalar>(
+    x: &mut [T],
+    r: &mut [T],
+    p: &mut [T],
+    s: &mut [T],
+    z: &mut [T],
+    w: &[T],
+    wn: &mut [T],
+    n: &[T],
+    alpha: T,
+    beta: T,
+    rr_out: &mut [(f64, f64); LANES],
+    wr_out: &mut [(f64, f64); LANES],
+) {
+    let mut rr = [0.0f64; LANES];
+    let (mut wre, mut wim) = ([0.0f64; LANES], [0.0f64; LANES]);
+    for k in 0..LANES {
+        rr[k] = rr_out[k].0;
+        (wre[k], wim[k]) = wr_out[k];
+    }
+    let g = x
+        .chunks_exact_mut(LANES)
+        .zip(r.chunks_exact_mut(LANES))
+        .zip(p.chunks_exact_mut(LANES))
+        .zip(s.chunks_exact_mut(LANES))
+        .zip(z.chunks_exact_mut(LANES))
+        .zip(w.chunks_exact(LANES))
+        .zip(wn.chunks_exact_mut(LANES))
+        .zip(n.chunks_exact(LANES));
+    for (((((((xc, rc), pc), sc), zc), wc), wnc), nc) in g {
+        for k in 0..LANES {
+            let (a, b) = pipe_one(
+                nc[k],
+                &mut xc[k],
+                &mut rc[k],
+                &mut pc[k],
+                &mut sc[k],
+                &mut zc[k],
+                wc[k],
+                &mut wnc[k],
+                alpha,
+                beta,
+            );
+            rr[k] += a;
+            wre[k] += b.0;
+            if T::PARTS == 2 {
+                wim[k] += b.1;
+            }
+        }
+    }
+    for k in 0..LANES {
+        rr_out[k].0 = rr[k];
+        wr_out[k] = (wre[k], wim[k]);
+    }
 }
 
 /// Shares of [r^H r, w^H r] (the dots pipelined CG starts its first iteration with), as (re, im)

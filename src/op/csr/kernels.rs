@@ -80,6 +80,9 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
     }
 }
 
+/// y = B x over the rows r0..r0 + y.len() (y[i] is row r0 + i; `add`: y += B x), and with `DOT`
+/// the sum of conj(w[i]) (B x)[i] (w indexed like y). With `rows` (row numbers in that range, in
+/// order) only those rows are visited, and added into y.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>(
     p: &[I],
@@ -87,33 +90,34 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
     v: &[T],
     x: &[T],
     y: &mut [T],
+    r0: usize,
     add: bool,
     rows: Option<&[usize]>,
     w: &[T],
 ) -> (f64, f64) {
     let mut acc = (0.0, 0.0);
     let split = !crate::vector::ops::sequential_sums();
-    // SAFETY: see row_sum; the caller checked x, y and w against the block's shape, and `rows`
-    // holds row numbers below nrows (nonempty_rows).
+    // SAFETY: see row_sum; the caller checked x, y and w against the block's shape (r0 + y.len()
+    // <= nrows), and `rows` holds row numbers in r0..r0 + y.len() (nonempty_rows, then cut).
     unsafe {
         match rows {
             Some(rows) => {
                 for &r in rows {
                     let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r, split);
-                    let yr = y.get_unchecked_mut(r);
+                    let yr = y.get_unchecked_mut(r - r0);
                     *yr += s;
                     if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                        acc_dot(&mut acc, *w.get_unchecked(r - r0), s);
                     }
                 }
             }
             None => {
-                for r in 0..y.len() {
-                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r, split);
-                    let yr = y.get_unchecked_mut(r);
+                for i in 0..y.len() {
+                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r0 + i, split);
+                    let yr = y.get_unchecked_mut(i);
                     *yr = if add { *yr + s } else { s };
                     if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(r), s);
+                        acc_dot(&mut acc, *w.get_unchecked(i), s);
                     }
                 }
             }

@@ -268,16 +268,47 @@ impl<T: Scalar> LocalCsr<T> {
         add: bool,
         w: &[T],
     ) -> (f64, f64) {
-        // the one check per call that makes the unchecked loop below sound (with LocalCsr::new's)
         assert!(
-            x.len() >= self.ncols && y.len() == self.nrows && (!DOT || w.len() == self.nrows),
+            y.len() == self.nrows,
             "CSR block {}x{} applied to vectors of {} -> {} entries",
             self.nrows,
             self.ncols,
             x.len(),
             y.len()
         );
-        let rows = if add { self.nz_rows.as_deref() } else { None };
+        self.mult_rows::<DOT>(x, y, 0, add, w)
+    }
+
+    /// [`LocalCsr::mult_dot`] over the rows r0..r0 + y.len() only (y[i] and w[i] belong to row
+    /// r0 + i): each row's value has the bits of the whole product's.
+    pub fn mult_rows<const DOT: bool>(
+        &self,
+        x: &[T],
+        y: &mut [T],
+        r0: usize,
+        add: bool,
+        w: &[T],
+    ) -> (f64, f64) {
+        // the one check per call that makes the unchecked loop below sound (with LocalCsr::new's)
+        assert!(
+            x.len() >= self.ncols
+                && r0.checked_add(y.len()).is_some_and(|e| e <= self.nrows)
+                && (!DOT || w.len() == y.len()),
+            "CSR block {}x{}: rows {r0}.. of {} entries applied to a vector of {}",
+            self.nrows,
+            self.ncols,
+            y.len(),
+            x.len()
+        );
+        let rows = if add {
+            self.nz_rows.as_deref().map(|nz| {
+                let a = nz.partition_point(|&r| r < r0);
+                let b = nz.partition_point(|&r| r < r0 + y.len());
+                &nz[a..b]
+            })
+        } else {
+            None
+        };
         let v = self.values.as_slice();
         // arrays parlops owns cannot change after validation: unchecked inner loop; arrays it
         // borrows (PARLOPS_WRAP) could, against their contract: checked, so that a corrupted one
@@ -297,9 +328,29 @@ impl<T: Scalar> LocalCsr<T> {
         macro_rules! go {
             ($p:expr, $i:expr, $I:ty) => {
                 if owned {
-                    spmv::<T, $I, DOT, false>($p.as_slice(), $i.as_slice(), v, x, y, add, rows, w)
+                    spmv::<T, $I, DOT, false>(
+                        $p.as_slice(),
+                        $i.as_slice(),
+                        v,
+                        x,
+                        y,
+                        r0,
+                        add,
+                        rows,
+                        w,
+                    )
                 } else {
-                    spmv::<T, $I, DOT, true>($p.as_slice(), $i.as_slice(), v, x, y, add, rows, w)
+                    spmv::<T, $I, DOT, true>(
+                        $p.as_slice(),
+                        $i.as_slice(),
+                        v,
+                        x,
+                        y,
+                        r0,
+                        add,
+                        rows,
+                        w,
+                    )
                 }
             };
         }
@@ -349,6 +400,8 @@ impl<T: Scalar> LocalCsr<T> {
 struct Bufs<T> {
     send: Vec<T>,
     ghost: Vec<T>,
+    /// One block of rows of a streamed product (at most [`STREAM_ROWS`]).
+    stream: Vec<T>,
 }
 
 /// A distributed sparse matrix (hypre ParCSR layout).
@@ -497,6 +550,7 @@ impl<T: Scalar> CsrOp<T> {
         let bufs = Bufs {
             send: vec![T::zero(); halo.n_send()],
             ghost: vec![T::zero(); halo.n_ghost()],
+            stream: Vec::new(),
         };
         Ok(CsrOp {
             rows,
@@ -621,7 +675,7 @@ impl<T: Scalar> CsrOp<T> {
         y: &mut DistVector<T>,
     ) -> Result<(f64, f64)> {
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
-        let Bufs { send, ghost } = &mut *b;
+        let Bufs { send, ghost, .. } = &mut *b;
         let mut d = (0.0, 0.0);
         self.halo.forward(x.local(), send, ghost, || {
             d = self
@@ -633,6 +687,88 @@ impl<T: Scalar> CsrOp<T> {
             .offd
             .mult_dot::<DOT>(ghost, y.local_mut(), true, x.local());
         Ok((d.0 + o.0, d.1 + o.1))
+    }
+}
+
+/// Rows per block of [`CsrOp::streamed_host`] between two polls of the caller's reduction (about
+/// 10 us of product).
+const POLL_ROWS: usize = 2048;
+/// Rows per hand-over of formed rows to the caller (their values, 64 KiB in double, stay in the
+/// second-level cache; smaller blocks measured slower on pipelined CG's fused pass).
+const STREAM_ROWS: usize = 8192;
+
+impl<T: Scalar> CsrOp<T> {
+    /// [`LinearOperator::apply_streamed`] on the host: while the halo and the caller's reduction
+    /// move, the diag product of the first rows goes into n, a block at a time, polling the
+    /// reduction between blocks; then the offd part of those rows; then, when the caller streams,
+    /// those rows and every further block formed in a small buffer (diag then offd, the bits of
+    /// [`CsrOp::forward_host`]); else the rest of n = A x.
+    fn streamed_host(
+        &self,
+        x: &DistVector<T>,
+        n: &mut DistVector<T>,
+        ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
+        rows: &mut dyn FnMut(usize, &[T]),
+    ) -> Result<()> {
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let Bufs {
+            send,
+            ghost,
+            stream,
+        } = &mut *b;
+        let (xl, nl) = (x.local(), n.local_mut());
+        let len = nl.len();
+        let mut done = 0;
+        let mut go = None;
+        self.halo.forward(xl, send, ghost, || {
+            while done < len {
+                go = ready(false)?;
+                if go.is_some() {
+                    break;
+                }
+                let e = (done + POLL_ROWS).min(len);
+                self.diag
+                    .mult_rows::<false>(xl, &mut nl[done..e], done, false, &[]);
+                done = e;
+            }
+            Ok(())
+        })?;
+        self.offd
+            .mult_rows::<false>(ghost, &mut nl[..done], 0, true, &[]);
+        let go = match go {
+            Some(g) => g,
+            None => ready(true)?
+                .ok_or_else(|| crate::err!(Internal, "a reduction waited for did not answer"))?,
+        };
+        // the block buffer, made at the first streamed product
+        let want = STREAM_ROWS.min(len);
+        if go && stream.len() < want && stream.try_reserve_exact(want - stream.len()).is_ok() {
+            stream.resize(want, T::zero());
+        }
+        if !go || stream.len() < want {
+            // the rest of n = A x (and, streaming without a buffer, all rows at once)
+            self.diag
+                .mult_rows::<false>(xl, &mut nl[done..], done, false, &[]);
+            self.offd
+                .mult_rows::<false>(ghost, &mut nl[done..], done, true, &[]);
+            if go {
+                rows(0, nl);
+            }
+            return Ok(());
+        }
+        if done > 0 {
+            rows(0, &nl[..done]);
+        }
+        let step = stream.len().max(1);
+        while done < len {
+            let e = (done + step).min(len);
+            let y = &mut stream[..e - done];
+            self.diag.mult_rows::<false>(xl, y, done, false, &[]);
+            self.offd.mult_rows::<false>(ghost, y, done, true, &[]);
+            rows(done, y);
+            done = e;
+        }
+        Ok(())
     }
 }
 
@@ -655,12 +791,24 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         self.forward_host::<true>(x, y).map(Some)
     }
+    fn apply_streamed(
+        &self,
+        x: &DistVector<T>,
+        n: &mut DistVector<T>,
+        ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
+        rows: &mut dyn FnMut(usize, &[T]),
+    ) -> Result<()> {
+        if n.is_device() || x.is_device() {
+            return super::streamed_by_apply(self, x, n, ready, rows);
+        }
+        self.streamed_host(x, n, ready, rows)
+    }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         if x.is_device() {
             return self.backward_device(y, x);
         }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
-        let Bufs { send, ghost } = &mut *b;
+        let Bufs { send, ghost, .. } = &mut *b;
         ghost.iter_mut().for_each(|g| *g = T::zero());
         self.offd.mult_adjoint_add(y.local(), ghost);
         self.halo.reverse(ghost, send, || {
