@@ -1329,7 +1329,13 @@ fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// iteration, and a solution that passes the true-residual check: on 14,400 rows (several blocks
 /// of rows per rank, so the part of the product made while the reduction moves varies), split
 /// unevenly with an empty rank.
-fn run_pipe_streamed<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+/// A method's fast path without monitors against its path with one, on 14,400 rows split unevenly
+/// (an empty rank at 3 and 4 ranks): pipelined CG streams its update into the product only without
+/// a monitor; CG moves x with the next direction (p read once for both) only without an iterate
+/// monitor, and otherwise with r. The same iterations, history and bits of x either way, to
+/// convergence and to an iteration limit (x's pending step made at the exit), with one reduction
+/// per iteration (two for CG) and the true residual.
+fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Method) {
     let n = 120i64;
     let mut lens = parlops::vector::scatter_lens(n * n, comm.size() as usize);
     if lens.len() > 2 {
@@ -1349,50 +1355,66 @@ fn run_pipe_streamed<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let op: Op<T> = Arc::new(grid(&l, n, T::real(4.01), m1, m1, m1, m1));
     let mut b = DistVector::<T>::new(l.clone()).unwrap();
     random_fill(&mut b, 17);
-    let ctx = format!("{} pipelined CG, streamed", T::DTYPE.name());
-    let mut runs = Vec::new();
-    for monitored in [false, true] {
-        let mut s = Solver::<T>::new(Method::CgPipelined);
-        s.set_operator(op.clone()).unwrap();
-        s.params.rtol = if single::<T>() { 1e-5 } else { 1e-10 };
-        s.params.max_iter = 5000;
-        s.params.keep_history = true;
-        if monitored {
-            s.set_monitor(Some(Box::new(|_, _| false)));
-        }
-        let mut x = DistVector::<T>::new(l.clone()).unwrap();
-        let before = comm.reduction_count();
-        let info = s.solve(&b, &mut x).unwrap();
-        let used = comm.reduction_count() - before;
-        check_true(t, &ctx, &s, None, &b, &x);
-        t.check(
-            info.reason.converged() && info.iterations > 2 * 50,
-            &format!("{ctx}: {:?} after {}", info.reason, info.iterations),
+    let pipe = method == Method::CgPipelined;
+    let per_it = if pipe { 1 } else { 2 };
+    for limit in [5000, 37] {
+        let ctx = format!(
+            "{} {method:?}, unmonitored path, max_iter {limit}",
+            T::DTYPE.name()
         );
-        if !monitored {
+        let mut runs = Vec::new();
+        for monitored in [false, true] {
+            let mut s = Solver::<T>::new(method);
+            s.set_operator(op.clone()).unwrap();
+            s.params.rtol = if single::<T>() { 1e-5 } else { 1e-10 };
+            s.params.max_iter = limit;
+            s.params.keep_history = true;
+            if monitored && pipe {
+                s.set_monitor(Some(Box::new(|_, _| false)));
+            } else if monitored {
+                s.set_iterate_monitor(Some(Arc::new(|_, _, v| {
+                    (parlops::solver::MonitorAction::Continue, Some(v))
+                })));
+            }
+            let mut x = DistVector::<T>::new(l.clone()).unwrap();
+            let before = comm.reduction_count();
+            let info = s.solve(&b, &mut x).unwrap();
+            let used = comm.reduction_count() - before;
+            check_true(t, &ctx, &s, None, &b, &x);
+            let ended = if limit == 37 {
+                info.reason == Reason::DivergedMaxIter && info.iterations == 37
+            } else {
+                info.reason.converged() && info.iterations > 2 * 50
+            };
             t.check(
-                used <= info.iterations as u64 + 3,
-                &format!(
-                    "{ctx}: {used} reductions for {} iterations",
-                    info.iterations
-                ),
+                ended,
+                &format!("{ctx}: {:?} after {}", info.reason, info.iterations),
             );
+            if !monitored {
+                t.check(
+                    used <= per_it * info.iterations as u64 + 3,
+                    &format!(
+                        "{ctx}: {used} reductions for {} iterations",
+                        info.iterations
+                    ),
+                );
+            }
+            runs.push((info.iterations, s.history().to_vec(), gathered(&x)));
         }
-        runs.push((info.iterations, s.history().to_vec(), gathered(&x)));
+        let same = runs[0].0 == runs[1].0
+            && runs[0].1 == runs[1].1
+            && runs[0].2.iter().zip(&runs[1].2).all(|(a, b)| {
+                let (a, b) = (a.to_parts(), b.to_parts());
+                a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
+            });
+        t.check(
+            same,
+            &format!(
+                "{ctx}: the same bits as the monitored path ({} and {} iterations)",
+                runs[0].0, runs[1].0
+            ),
+        );
     }
-    let same = runs[0].0 == runs[1].0
-        && runs[0].1 == runs[1].1
-        && runs[0].2.iter().zip(&runs[1].2).all(|(a, b)| {
-            let (a, b) = (a.to_parts(), b.to_parts());
-            a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
-        });
-    t.check(
-        same,
-        &format!(
-            "{ctx}: the same bits as the unstreamed update ({} and {} iterations)",
-            runs[0].0, runs[1].0
-        ),
-    );
 }
 
 fn main() {
@@ -1422,9 +1444,13 @@ fn main() {
     run_final_check::<c64>(&mut t, &comm);
     run_final_check::<f32>(&mut t, &comm);
     run_final_check::<c32>(&mut t, &comm);
-    run_pipe_streamed::<f64>(&mut t, &comm);
-    run_pipe_streamed::<c64>(&mut t, &comm);
-    run_pipe_streamed::<f32>(&mut t, &comm);
-    run_pipe_streamed::<c32>(&mut t, &comm);
+    run_unmonitored_bits::<f64>(&mut t, &comm, Method::CgPipelined);
+    run_unmonitored_bits::<f64>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<c64>(&mut t, &comm, Method::CgPipelined);
+    run_unmonitored_bits::<c64>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<f32>(&mut t, &comm, Method::CgPipelined);
+    run_unmonitored_bits::<f32>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<c32>(&mut t, &comm, Method::CgPipelined);
+    run_unmonitored_bits::<c32>(&mut t, &comm, Method::Cg);
     common::finish("mpi_solvers", comm, t)
 }

@@ -3,13 +3,15 @@
 //! vector work is memory-bound: fewer passes move fewer bytes). Each returns this rank's shares of
 //! the sums (see [`share`]); the caller reduces them, carrying a failure into the same reduction.
 //!
-//! Host vectors run the fused loop; device vectors the same arithmetic as one kernel each
-//! (`k_cg_update`, `k_cg_sr_update`, `k_cg_pipe_update` in `src/gpu/kernels.cu`, partial sums in
-//! double; compiled by NVRTC in `make test`, not yet run on a device). Sums are taken in f64. CG's
-//! and single-reduction CG's |r|^2, GMRES' projections and its update's norm have the bits of
-//! [`super::ops::dot`] (eight lanes, or one chain in index order under PARLOPS_SUM_SEQUENTIAL), and
-//! so have pipelined CG's host sums ([`PipeRows`]); [`cg_pipe_update`]'s are single chains. The solvers' tests
-//! (`tests/mpi_solvers.rs`, every CG variant at 1-4 ranks) check the results.
+//! Host vectors run the fused loops. The solvers take them on host vectors only: device vectors go
+//! through the separate vector kernels. `k_cg_update` and `k_cg_sr_update` (behind [`cg_update`]'s
+//! and [`cg_sr_update`]'s device branches) and `k_cg_pipe_update` (`src/gpu/kernels.cu`, partial
+//! sums in double) are compiled by NVRTC in `make test` but have not run on a device: the solvers
+//! will take them once the device check has. Sums are taken in f64. CG's and single-reduction CG's
+//! |r|^2, GMRES' projections and its update's norm, and pipelined CG's sums ([`PipeRows`]) have the
+//! bits of [`super::ops::dot`] (eight lanes, or one chain in index order under
+//! PARLOPS_SUM_SEQUENTIAL). The solvers' tests (`tests/mpi_solvers.rs`, every CG variant at 1-4
+//! ranks) check the results.
 
 use std::borrow::Borrow;
 
@@ -128,6 +130,75 @@ pub fn cg_update<T: Scalar>(
     Ok(share(x.layout(), acc))
 }
 
+/// CG's residual update alone: r -= a q; returns the share of ||r||^2 (new r). 24 bytes per double
+/// entry. With [`cg_step`] after it this is [`cg_update`] with x's update moved into the direction's
+/// pass: 24 + 40 = 64 bytes per entry instead of 48 + 24 = 72 (p is read once for both).
+pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
+    check(r, &[(q, "q")])?;
+    if r.is_device() {
+        r.axpy(-a, q)?;
+        return Ok(device_dots(&[(r, r)])?[0]);
+    }
+    let n = r.local().len();
+    let (rl, ql) = (&mut r.local_mut()[..n], &q.local()[..n]);
+    let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| {
+        let v = rl[j] - a * ql[j];
+        rl[j] = v;
+        [term(v, v)]
+    });
+    Ok(share(r.layout(), acc))
+}
+
+/// CG's step and next direction: x += a p with the old p, then p = r + b p, in one pass (the bits
+/// of `x.axpy(a, p)` then `p.axpby(1, r, b)`). 40 bytes per double entry instead of 24 + 24.
+pub fn cg_step<T: Scalar>(
+    x: &mut DistVector<T>,
+    a: T,
+    p: &mut DistVector<T>,
+    r: &DistVector<T>,
+    b: T,
+) -> Result<()> {
+    check(x, &[(p, "p"), (r, "r")])?;
+    if x.is_device() {
+        x.axpy(a, p)?;
+        return p.axpby(T::one(), r, b);
+    }
+    let n = x.local().len();
+    let (xl, pl, rl) = (
+        &mut x.local_mut()[..n],
+        &mut p.local_mut()[..n],
+        &r.local()[..n],
+    );
+    step_rows(xl, a, pl, rl, b);
+    Ok(())
+}
+
+fn step_rows<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        return unsafe { step_rows_avx2(x, a, p, r, b) };
+    }
+    step_rows_host(x, a, p, r, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn step_rows_avx2<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
+    step_rows_host(x, a, p, r, b)
+}
+
+#[inline(always)]
+fn step_rows_host<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
+    let n = x.len().min(p.len()).min(r.len());
+    let (x, p, r) = (&mut x[..n], &mut p[..n], &r[..n]);
+    for j in 0..n {
+        let pv = p[j];
+        x[j] += a * pv;
+        p[j] = T::one() * r[j] + b * pv;
+    }
+}
+
 /// Single-reduction CG without a preconditioner (u = r): p = r + b p, s = w + b s, x += a p,
 /// r -= a s; returns the share of ||r||^2 (new r). 72 bytes per double entry instead of 120.
 #[allow(clippy::too_many_arguments)]
@@ -166,60 +237,8 @@ pub fn cg_sr_update<T: Scalar>(
     Ok(share(x.layout(), acc))
 }
 
-/// Pipelined CG without a preconditioner (u = r, m = w, q = s): z = n + b z, s = w + b s,
-/// p = r + b p, x += a p, r -= a s, w -= a z; returns the shares of [r^H r, w^H r] (new r and w:
-/// the next iteration's reduction) as (re, im) pairs. 104 bytes per double entry instead of 216.
-#[allow(clippy::too_many_arguments)]
-pub fn cg_pipe_update<T: Scalar>(
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-    w: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    s: &mut DistVector<T>,
-    z: &mut DistVector<T>,
-    n: &DistVector<T>,
-    alpha: T,
-    beta: T,
-) -> Result<Vec<f64>> {
-    check(
-        x,
-        &[(r, "r"), (w, "w"), (p, "p"), (s, "s"), (z, "z"), (n, "n")],
-    )?;
-    if x.is_device() {
-        let v = device::cg_pipe_update(x, r, w, p, s, z, n, alpha, beta)?;
-        let l = x.layout();
-        return Ok(v.into_iter().map(|v| share(l, v)).collect());
-    }
-    let (mut rr, mut wr) = ((0.0f64, 0.0f64), (0.0f64, 0.0f64));
-    let it = x
-        .local_mut()
-        .iter_mut()
-        .zip(r.local_mut())
-        .zip(w.local_mut())
-        .zip(p.local_mut())
-        .zip(s.local_mut())
-        .zip(z.local_mut())
-        .zip(n.local());
-    for ((((((xi, ri), wi), pi), si), zi), ni) in it {
-        let zv = *ni + beta * *zi;
-        let sv = *wi + beta * *si;
-        let pv = *ri + beta * *pi;
-        *zi = zv;
-        *si = sv;
-        *pi = pv;
-        *xi += alpha * pv;
-        let rv = *ri - alpha * sv;
-        let wv = *wi - alpha * zv;
-        *ri = rv;
-        *wi = wv;
-        rr.0 += rv.abs2_f64();
-        acc_dot(&mut wr, wv, rv);
-    }
-    let l = x.layout();
-    Ok(vec![share(l, rr.0), 0.0, share(l, wr.0), share(l, wr.1)])
-}
-
-/// Pipelined CG's update without a preconditioner (the arithmetic of [`cg_pipe_update`]) made
+/// Pipelined CG's update without a preconditioner (z = n + b z, s = w + b s, p = r + b p,
+/// x += a p, r -= a s, w -= a z, with the shares of [r^H r, w^H r] of the new r and w) made
 /// block by block of rows, as the product n = A w hands them over
 /// ([`crate::op::LinearOperator::apply_streamed`]; or all rows at once after a whole product): n
 /// never goes to memory, and the new w goes into `w_next` (w itself is still read by the product).
@@ -332,7 +351,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         }
     }
 
-    /// This rank's shares of [r^H r, w^H r] (new r and w), as [`cg_pipe_update`] returns them.
+    /// This rank's shares of [r^H r, w^H r] (new r and w) as (re, im) pairs: [re, 0, re, im].
     pub fn shares(&self, l: &super::Layout) -> Vec<f64> {
         let (rr, wr) = (combine_lanes(self.rr), combine_lanes(self.wr));
         vec![share(l, rr.0), 0.0, share(l, wr.0), share(l, wr.1)]
