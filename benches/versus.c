@@ -18,11 +18,11 @@
  * floor times the rows over the same-run triad bandwidth is the fastest the method can run):
  *   SpMV          nnz/row x (8 value + 4 index) + 4 row pointer + 8 x + 8 y
  *   CG (PETSc)    SpMV + p.q 16 + x += a p 24 + r -= a q 24 + r.r 8 + p = r + b p 24  = SpMV + 96
- *   CG (fused)    SpMV (with p.q) + x, r update with r.r 48 + p = r + b p 24          = SpMV + 72
- *   CG matrix-free  the same without the matrix: x 8 + y 8 + 72                        = 88
+ *   CG (fused)    SpMV (with p.q) + r -= a q with r.r 24 + x += a p, p = r + b p 40   = SpMV + 64
+ *   CG matrix-free  the same without the matrix: x 8 + y 8 + 64                        = 80
  *   pipelined CG  the product streamed into the update (n never stored): SpMV - 8 + five vectors
  *                 read and six written 88, with two sums                              = SpMV + 80
- *                 (single-reduction CG: SpMV + 72)
+ *                 (single-reduction CG: SpMV + five vectors read and four written 72)
  *   GMRES(m)      SpMV + projections (k + 2) 8 + update with norm (k + 3) 8 + scale 16, averaged
  *                 over k = 0..m-1: SpMV + 8 (m + 4) + 16
  *   dot           16 per entry
@@ -425,11 +425,11 @@ int main(int argc, char **argv) {
     struct { const char *name; int method; parlops_op *op; double floor; } pl[5];
     int npl = 0;
     if (sym) {
-      pl[npl++] = (typeof(pl[0])){"parlops CG (64-bit input)", PARLOPS_METHOD_CG, A64, spmv_bytes + 72.0};
-      pl[npl++] = (typeof(pl[0])){"parlops CG (32-bit input)", PARLOPS_METHOD_CG, A32, spmv_bytes + 72.0};
+      pl[npl++] = (typeof(pl[0])){"parlops CG (64-bit input)", PARLOPS_METHOD_CG, A64, spmv_bytes + 64.0};
+      pl[npl++] = (typeof(pl[0])){"parlops CG (32-bit input)", PARLOPS_METHOD_CG, A32, spmv_bytes + 64.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 72.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG pipelined", PARLOPS_METHOD_CG_PIPELINED, A32, spmv_bytes + 80.0};
-      if (MF) pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 72.0};
+      if (MF) pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 64.0};
     } else {
       pl[npl++] = (typeof(pl[0])){"parlops GMRES(30)", PARLOPS_METHOD_GMRES, A32, spmv_bytes + 8.0 * 34 + 16};
       pl[npl++] = (typeof(pl[0])){"parlops FGMRES(30)", PARLOPS_METHOD_FGMRES, A32, spmv_bytes + 8.0 * 34 + 16};

@@ -72,19 +72,21 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     ///
     /// `ready(wait)` is the caller's reduction: polled with `wait = false` (`None`: not in yet),
     /// or waited for with `wait = true` (always `Some`); it is asked until it answers, and never
-    /// again. `Some(true)`: `rows(start, values)` is then called for consecutive ranges of this
-    /// rank's rows from 0 to the end, each once, in order, with values[i] = (A x)[start + i] (the
-    /// bits of [`LinearOperator::apply`]), and n's contents are left unspecified. `Some(false)`:
-    /// `rows` is not called and n = A x on return. On an error `ready` may not have been asked.
-    /// The default forms n = A x first, then asks. Operators that can do better (a host CSR
-    /// matrix: the rows that need no ghosts while the halo and the reduction move) override it.
-    /// [collective]
+    /// again. `Some(true)`: `rows(start, values, xs)` is then called for consecutive ranges of
+    /// this rank's rows from 0 to the end, each once, in order, with values[i] = (A x)[start + i]
+    /// (the bits of [`LinearOperator::apply`]) and xs x's entries there, which the caller may
+    /// overwrite (the product reads them no more: pipelined CG's new w goes into w itself); n's
+    /// contents are then left unspecified. `Some(false)`: `rows` is not called and n = A x on
+    /// return. On an error `ready` may not have been asked. The default forms n = A x first, then
+    /// asks. Operators that can do better (a host CSR matrix: the rows that need no ghosts while
+    /// the halo and the reduction move, then the rest a block at a time) override it. Host
+    /// vectors only when streaming. [collective]
     fn apply_streamed(
         &self,
-        x: &DistVector<T>,
+        x: &mut DistVector<T>,
         n: &mut DistVector<T>,
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-        rows: &mut dyn FnMut(usize, &[T]),
+        rows: RowSink<'_, T>,
     ) -> Result<()> {
         streamed_by_apply(self, x, n, ready, rows)
     }
@@ -101,21 +103,25 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
 /// A shared operator.
 pub type Op<T> = Arc<dyn LinearOperator<T>>;
 
+/// The receiver of a streamed product's rows ([`LinearOperator::apply_streamed`]): (first row,
+/// the product's values there, the operand's entries there).
+pub type RowSink<'a, T> = &'a mut dyn FnMut(usize, &[T], &mut [T]);
+
 /// [`LinearOperator::apply_streamed`] made of a whole product: n = A x, then the answer of
 /// `ready(true)`, then (on `Some(true)`) all rows at once.
 pub fn streamed_by_apply<T: Scalar, O: LinearOperator<T> + ?Sized>(
     op: &O,
-    x: &DistVector<T>,
+    x: &mut DistVector<T>,
     n: &mut DistVector<T>,
     ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-    rows: &mut dyn FnMut(usize, &[T]),
+    rows: RowSink<'_, T>,
 ) -> Result<()> {
     op.apply(x, n)?;
     if ready(true)? == Some(true) {
-        if n.is_device() {
+        if n.is_device() || x.is_device() {
             crate::bail!(Internal, "rows of a product streamed from device memory");
         }
-        rows(0, n.local());
+        rows(0, n.local(), x.local_mut());
     }
     Ok(())
 }

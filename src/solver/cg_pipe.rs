@@ -11,11 +11,12 @@
 //! operator forms rows (a host CSR matrix: the rows that need no ghosts first); once it is in, and
 //! this iteration's test is known to pass without collective work (no monitor, not converged, not
 //! diverged, no breakdown), the update is made block by block of rows as the operator forms them,
-//! so n never goes to memory and the new w goes into m (w itself is still read by the product).
-//! Otherwise (the first iteration, a monitor, an operator that cannot stream) the whole product
-//! comes first and the same pass follows: the same bits either way. Bytes per row and iteration
-//! on a 5-point CSR matrix with 32-bit indices: the matrix and w (72), the update (88), and m's
-//! line fetched before it is written (8): about 168 against CG's 152, plus the replacements.
+//! so n never goes to memory, and the new w goes into w itself as the product hands its rows over
+//! (once no later row of the product reads them: a CSR matrix keeps the band below its diagonal
+//! in a small buffer). Otherwise (the first iteration, a monitor, an operator that cannot stream)
+//! the whole product comes first and the same pass follows: the same bits either way. Bytes per
+//! row and iteration on a 5-point CSR matrix with 32-bit indices: the matrix and w (72) and the
+//! update (88): 160 against CG's 144, plus the replacements.
 
 use std::cell::Cell;
 
@@ -102,7 +103,7 @@ pub(crate) fn run<T: Scalar>(
             let mut got: Option<Result<Vec<f64>>> = None;
             let coef = Cell::new(None::<(T, T)>);
             let layout = x.layout().clone();
-            let mut upd = fused::PipeRows::new(x, r, p, s, z, w, m).ok();
+            let mut upd = fused::PipeRows::new(x, r, p, s, z).ok();
             let may_stream = it > 0 && upd.is_some();
             let (op, cx) = (ctx.op, &*ctx);
             // the product n = A w overlaps the reduction; once the reduction is in, and the test
@@ -135,9 +136,9 @@ pub(crate) fn run<T: Scalar>(
                     got = g;
                     Ok(Some(go))
                 },
-                &mut |start, nv| {
+                &mut |start, nv, ws| {
                     if let (Some(u), Some((a, b))) = (upd.as_mut(), coef.get()) {
-                        u.rows(start, nv, a, b);
+                        u.rows(start, nv, ws, a, b);
                     }
                 },
             );
@@ -189,15 +190,13 @@ pub(crate) fn run<T: Scalar>(
         }
         let alpha = gamma / denom;
         if streamed {
-            // made row by row during the product: the new w is in m
-            std::mem::swap(w, m);
+            // made row by row during the product
         } else if fuse {
             let layout = x.layout().clone();
-            partials = fused::PipeRows::new(x, r, p, s, z, w, m).map(|mut u| {
-                u.rows(0, n.local(), alpha, beta);
+            partials = fused::PipeRows::new(x, r, p, s, z).map(|mut u| {
+                u.rows(0, n.local(), w.local_mut(), alpha, beta);
                 u.shares(&layout)
             });
-            std::mem::swap(w, m);
         } else {
             z.axpby(T::one(), n, beta)?;
             q.axpby(T::one(), m, beta)?;

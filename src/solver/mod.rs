@@ -297,10 +297,10 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
     }
     fn apply_streamed(
         &self,
-        x: &DistVector<T>,
+        x: &mut DistVector<T>,
         n: &mut DistVector<T>,
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-        rows: &mut dyn FnMut(usize, &[T]),
+        rows: crate::op::RowSink<'_, T>,
     ) -> Result<()> {
         crate::error::catch_panic_named(
             || self.0.describe(),

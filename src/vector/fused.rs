@@ -241,8 +241,9 @@ pub fn cg_sr_update<T: Scalar>(
 /// x += a p, r -= a s, w -= a z, with the shares of [r^H r, w^H r] of the new r and w) made
 /// block by block of rows, as the product n = A w hands them over
 /// ([`crate::op::LinearOperator::apply_streamed`]; or all rows at once after a whole product): n
-/// never goes to memory, and the new w goes into `w_next` (w itself is still read by the product).
-/// 88 bytes per double entry on top of the product, against 104 + 16 for n.
+/// never goes to memory, and the new w goes into w itself (the operator hands w's rows over once
+/// its product reads them no more, still in the cache). 88 bytes per double entry on top of the
+/// product, against 104 + 16 for n.
 ///
 /// The sums are taken as [`super::ops::dot`] takes them (entry j into lane j mod 8, the last
 /// partial group of eight of the whole vector into lane 0, lanes combined pairwise; one chain in
@@ -254,8 +255,6 @@ pub struct PipeRows<'a, T: Scalar> {
     p: &'a mut [T],
     s: &'a mut [T],
     z: &'a mut [T],
-    w: &'a [T],
-    w_next: &'a mut [T],
     /// Entries below `body` go into lane j mod 8, the others into lane 0.
     body: usize,
     rr: [(f64, f64); LANES],
@@ -264,27 +263,14 @@ pub struct PipeRows<'a, T: Scalar> {
 
 impl<'a, T: Scalar> PipeRows<'a, T> {
     /// Host vectors of one layout (checked).
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         x: &'a mut DistVector<T>,
         r: &'a mut DistVector<T>,
         p: &'a mut DistVector<T>,
         s: &'a mut DistVector<T>,
         z: &'a mut DistVector<T>,
-        w: &'a DistVector<T>,
-        w_next: &'a mut DistVector<T>,
     ) -> Result<Self> {
-        check(
-            x,
-            &[
-                (r, "r"),
-                (p, "p"),
-                (s, "s"),
-                (z, "z"),
-                (w, "w"),
-                (w_next, "w_next"),
-            ],
-        )?;
+        check(x, &[(r, "r"), (p, "p"), (s, "s"), (z, "z")])?;
         if x.is_device() {
             crate::bail!(Internal, "a row-streamed update of device vectors");
         }
@@ -295,8 +281,6 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             p: p.local_mut(),
             s: s.local_mut(),
             z: z.local_mut(),
-            w: w.local(),
-            w_next: w_next.local_mut(),
             body: if sequential_sums() {
                 0
             } else {
@@ -307,20 +291,17 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         })
     }
 
-    /// Rows start..start + n.len(), given (A w) there. Panics outside the vectors.
-    pub fn rows(&mut self, start: usize, n: &[T], alpha: T, beta: T) {
+    /// Rows start..start + n.len(), given (A w) there and w's entries there (`w`, updated in
+    /// place). Panics outside the vectors or when w's length is not n's.
+    pub fn rows(&mut self, start: usize, n: &[T], w: &mut [T], alpha: T, beta: T) {
         let e = start + n.len();
+        assert_eq!(w.len(), n.len(), "pipelined CG's update: w and A w rows");
         let (x, r, p) = (
             &mut self.x[start..e],
             &mut self.r[start..e],
             &mut self.p[start..e],
         );
-        let (s, z, w, wn) = (
-            &mut self.s[start..e],
-            &mut self.z[start..e],
-            &self.w[start..e],
-            &mut self.w_next[start..e],
-        );
+        let (s, z) = (&mut self.s[start..e], &mut self.z[start..e]);
         // whole groups of eight inside the lanes' part: entry j into lane j mod 8
         let g = if start % LANES == 0 && start < self.body {
             (e.min(self.body) - start) / LANES * LANES
@@ -333,8 +314,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             p: &mut p[..g],
             s: &mut s[..g],
             z: &mut z[..g],
-            w: &w[..g],
-            wn: &mut wn[..g],
+            w: &mut w[..g],
             n: &n[..g],
         };
         pipe_groups(v, alpha, beta, &mut self.rr, &mut self.wr);
@@ -342,8 +322,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             let j = start + i;
             let lane = if j < self.body { j % LANES } else { 0 };
             let (a, b) = pipe_one(
-                n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], w[i], &mut wn[i],
-                alpha, beta,
+                n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], &mut w[i], alpha, beta,
             );
             self.rr[lane].0 += a;
             self.wr[lane].0 += b.0;
@@ -368,22 +347,22 @@ fn pipe_one<T: Scalar>(
     p: &mut T,
     s: &mut T,
     z: &mut T,
-    w: T,
-    wn: &mut T,
+    w: &mut T,
     alpha: T,
     beta: T,
 ) -> (f64, (f64, f64)) {
+    let wo = *w;
     let zv = n + beta * *z;
-    let sv = w + beta * *s;
+    let sv = wo + beta * *s;
     let pv = *r + beta * *p;
     *z = zv;
     *s = sv;
     *p = pv;
     *x += alpha * pv;
     let rv = *r - alpha * sv;
-    let wv = w - alpha * zv;
+    let wv = wo - alpha * zv;
     *r = rv;
-    *wn = wv;
+    *w = wv;
     (rv.abs2_f64(), term(wv, rv))
 }
 
@@ -394,8 +373,7 @@ struct PipeVecs<'a, T> {
     p: &'a mut [T],
     s: &'a mut [T],
     z: &'a mut [T],
-    w: &'a [T],
-    wn: &'a mut [T],
+    w: &'a mut [T],
     n: &'a [T],
 }
 
@@ -414,15 +392,14 @@ fn pipe_groups<T: Scalar>(
         s,
         z,
         w,
-        wn,
         n,
     } = v;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
-        return unsafe { pipe_groups_avx2(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr) };
+        return unsafe { pipe_groups_avx2(x, r, p, s, z, w, n, alpha, beta, rr, wr) };
     }
-    pipe_groups_host(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr)
+    pipe_groups_host(x, r, p, s, z, w, n, alpha, beta, rr, wr)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -434,15 +411,14 @@ unsafe fn pipe_groups_avx2<T: Scalar>(
     p: &mut [T],
     s: &mut [T],
     z: &mut [T],
-    w: &[T],
-    wn: &mut [T],
+    w: &mut [T],
     n: &[T],
     alpha: T,
     beta: T,
     rr: &mut [(f64, f64); LANES],
     wr: &mut [(f64, f64); LANES],
 ) {
-    pipe_groups_host(x, r, p, s, z, w, wn, n, alpha, beta, rr, wr)
+    pipe_groups_host(x, r, p, s, z, w, n, alpha, beta, rr, wr)
 }
 
 /// The slices are separate arguments (so the compiler knows they do not overlap, and vectorises),
@@ -455,8 +431,7 @@ fn pipe_groups_host<T: Scalar>(
     p: &mut [T],
     s: &mut [T],
     z: &mut [T],
-    w: &[T],
-    wn: &mut [T],
+    w: &mut [T],
     n: &[T],
     alpha: T,
     beta: T,
@@ -475,22 +450,13 @@ fn pipe_groups_host<T: Scalar>(
         .zip(p.chunks_exact_mut(LANES))
         .zip(s.chunks_exact_mut(LANES))
         .zip(z.chunks_exact_mut(LANES))
-        .zip(w.chunks_exact(LANES))
-        .zip(wn.chunks_exact_mut(LANES))
+        .zip(w.chunks_exact_mut(LANES))
         .zip(n.chunks_exact(LANES));
-    for (((((((xc, rc), pc), sc), zc), wc), wnc), nc) in g {
+    for ((((((xc, rc), pc), sc), zc), wc), nc) in g {
         for k in 0..LANES {
             let (a, b) = pipe_one(
-                nc[k],
-                &mut xc[k],
-                &mut rc[k],
-                &mut pc[k],
-                &mut sc[k],
-                &mut zc[k],
-                wc[k],
-                &mut wnc[k],
-                alpha,
-                beta,
+                nc[k], &mut xc[k], &mut rc[k], &mut pc[k], &mut sc[k], &mut zc[k], &mut wc[k],
+                alpha, beta,
             );
             rr[k] += a;
             wre[k] += b.0;

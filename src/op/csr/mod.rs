@@ -7,7 +7,7 @@
 mod device;
 mod kernels;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use self::device::DevCsr;
 use self::kernels::{nonempty_rows, spmv, spmv_h};
@@ -361,6 +361,14 @@ impl<T: Scalar> LocalCsr<T> {
         }
     }
 
+    /// The largest r - c over the stored entries (r, c) of the block, 0 when none lies left of its
+    /// row: row r of the product reads x from entry r - this on.
+    pub fn lower_reach(&self) -> usize {
+        let mut m = 0usize;
+        self.for_each(|r, c, _| m = m.max(r.saturating_sub(c)));
+        m
+    }
+
     /// x += B^H y.
     pub fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
         match (&self.indptr, &self.indices) {
@@ -415,6 +423,8 @@ pub struct CsrOp<T: Scalar> {
     bufs: Mutex<Bufs<T>>,
     /// Device copy of the matrix and the halo buffers, made at the first device apply.
     dev: Mutex<Option<DevCsr<T>>>,
+    /// The diag block's [`LocalCsr::lower_reach`], found at the first streamed product.
+    reach: OnceLock<usize>,
 }
 
 fn check_layouts(rows: &Layout, cols: &Layout) -> Result<()> {
@@ -561,6 +571,7 @@ impl<T: Scalar> CsrOp<T> {
             halo,
             bufs: Mutex::new(bufs),
             dev: Mutex::new(None),
+            reach: OnceLock::new(),
         })
     }
 
@@ -702,13 +713,17 @@ impl<T: Scalar> CsrOp<T> {
     /// move, the diag product of the first rows goes into n, a block at a time, polling the
     /// reduction between blocks; then the offd part of those rows; then, when the caller streams,
     /// those rows and every further block formed in a small buffer (diag then offd, the bits of
-    /// [`CsrOp::forward_host`]); else the rest of n = A x.
+    /// [`CsrOp::forward_host`]), each row handed over (with x's entry, which the caller may
+    /// overwrite) once the rows that read x there are formed: the buffer holds a block and the
+    /// band below the diagonal. With a band wider than a quarter of the rows, or no buffer, the
+    /// whole product is formed in n and handed over at once; without streaming, the rest of
+    /// n = A x.
     fn streamed_host(
         &self,
-        x: &DistVector<T>,
+        x: &mut DistVector<T>,
         n: &mut DistVector<T>,
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-        rows: &mut dyn FnMut(usize, &[T]),
+        rows: super::RowSink<'_, T>,
     ) -> Result<()> {
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs {
@@ -716,7 +731,7 @@ impl<T: Scalar> CsrOp<T> {
             ghost,
             stream,
         } = &mut *b;
-        let (xl, nl) = (x.local(), n.local_mut());
+        let (xl, nl) = (x.local_mut(), n.local_mut());
         let len = nl.len();
         let mut done = 0;
         let mut go = None;
@@ -740,33 +755,61 @@ impl<T: Scalar> CsrOp<T> {
             None => ready(true)?
                 .ok_or_else(|| crate::err!(Internal, "a reduction waited for did not answer"))?,
         };
+        // a row of x is handed over (and may be overwritten) once every row that reads it is
+        // formed: row i reads x from i - reach on
+        let reach = *self.reach.get_or_init(|| self.diag.lower_reach());
+        let want = if go && reach <= len / 4 {
+            STREAM_ROWS.saturating_add(reach).min(len)
+        } else {
+            0
+        };
         // the block buffer, made at the first streamed product
-        let want = STREAM_ROWS.min(len);
-        if go && stream.len() < want && stream.try_reserve_exact(want - stream.len()).is_ok() {
+        if want > 0 && stream.len() < want && stream.try_reserve_exact(want - stream.len()).is_ok()
+        {
             stream.resize(want, T::zero());
         }
-        if !go || stream.len() < want {
-            // the rest of n = A x (and, streaming without a buffer, all rows at once)
+        if want == 0 || stream.len() < want {
+            // the rest of n = A x (and, streaming with a wide band or without a buffer, all rows
+            // at once)
             self.diag
                 .mult_rows::<false>(xl, &mut nl[done..], done, false, &[]);
             self.offd
                 .mult_rows::<false>(ghost, &mut nl[done..], done, true, &[]);
             if go {
-                rows(0, nl);
+                rows(0, nl, xl);
             }
             return Ok(());
         }
-        if done > 0 {
-            rows(0, &nl[..done]);
+        // (hand-overs start on multiples of 8 rows: the caller's pass then runs in whole groups)
+        let safe = |done: usize| {
+            if done == len {
+                len
+            } else {
+                done.saturating_sub(reach) / 8 * 8
+            }
+        };
+        // rows hand..done are formed and not handed over: hand..hand + k in the buffer
+        let mut hand = safe(done);
+        if hand > 0 {
+            rows(0, &nl[..hand], &mut xl[..hand]);
         }
-        let step = stream.len().max(1);
+        let mut k = done - hand;
+        stream[..k].copy_from_slice(&nl[hand..done]);
         while done < len {
-            let e = (done + step).min(len);
-            let y = &mut stream[..e - done];
+            let e = (done + STREAM_ROWS).min(len);
+            let y = &mut stream[k..k + (e - done)];
             self.diag.mult_rows::<false>(xl, y, done, false, &[]);
             self.offd.mult_rows::<false>(ghost, y, done, true, &[]);
-            rows(done, y);
+            k += e - done;
             done = e;
+            let s = safe(done);
+            if s > hand {
+                let c = s - hand;
+                rows(hand, &stream[..c], &mut xl[hand..s]);
+                stream.copy_within(c..k, 0);
+                k -= c;
+                hand = s;
+            }
         }
         Ok(())
     }
@@ -793,10 +836,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     }
     fn apply_streamed(
         &self,
-        x: &DistVector<T>,
+        x: &mut DistVector<T>,
         n: &mut DistVector<T>,
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-        rows: &mut dyn FnMut(usize, &[T]),
+        rows: super::RowSink<'_, T>,
     ) -> Result<()> {
         if n.is_device() || x.is_device() {
             return super::streamed_by_apply(self, x, n, ready, rows);
