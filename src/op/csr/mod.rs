@@ -758,8 +758,10 @@ impl<T: Scalar> CsrOp<T> {
         // a row of x is handed over (and may be overwritten) once every row that reads it is
         // formed: row i reads x from i - reach on
         let reach = *self.reach.get_or_init(|| self.diag.lower_reach());
+        // (the buffer holds a block, the band, and up to 7 rows kept back to start the next
+        // hand-over on a multiple of 8 rows)
         let want = if go && reach <= len / 4 {
-            STREAM_ROWS.saturating_add(reach).min(len)
+            STREAM_ROWS.saturating_add(reach).saturating_add(8).min(len)
         } else {
             0
         };
