@@ -24,8 +24,13 @@ use crate::error::Result;
 use crate::memory::Location;
 use crate::scalar::Scalar;
 
+/// The cache line the entries of a vector parlops allocates start on (bytes).
+const LINE: usize = 64;
+
 enum Base<T> {
-    Owned(Vec<T>),
+    /// parlops' buffer, the vector's entries from the offset on (they start on a 64-byte boundary:
+    /// a cache line, so that no 32-byte load of an aligned group crosses one).
+    Owned(Vec<T>, usize),
     /// The caller's array (host or device); the caller keeps it alive and frees it.
     Wrapped(NonNull<T>),
     /// Device memory allocated by parlops (freed on drop).
@@ -135,8 +140,10 @@ impl<T: Scalar> DistVector<T> {
             });
         }
         let n = layout.local_len() as usize;
+        let size = std::mem::size_of::<T>();
+        let pad = if n == 0 { 0 } else { LINE / size };
         let mut v: Vec<T> = Vec::new();
-        v.try_reserve_exact(n).map_err(|_| {
+        v.try_reserve_exact(n.saturating_add(pad)).map_err(|_| {
             crate::err!(
                 OutOfMemory,
                 "cannot allocate {n} entries of {} ({} bytes) on this rank",
@@ -145,11 +152,13 @@ impl<T: Scalar> DistVector<T> {
             )
         })?;
         crate::memory::advise_huge(&v);
-        v.resize(n, T::zero());
+        let p = v.as_ptr() as usize;
+        let off = (0..pad).find(|k| (p + k * size) % LINE == 0).unwrap_or(0);
+        v.resize(n + pad, T::zero());
         Ok(DistVector {
             layout,
             location,
-            base: Base::Owned(v),
+            base: Base::Owned(v, off),
             placed: None,
             gpu: None,
             stream: None,
@@ -337,7 +346,8 @@ impl<T: Scalar> DistVector<T> {
         match (self.placed, &self.base) {
             (Some(p), _) => p.as_ptr(),
             (None, Base::Wrapped(p)) | (None, Base::Device(p)) => p.as_ptr(),
-            (None, Base::Owned(v)) => v.as_ptr() as *mut T,
+            // SAFETY: off + the local length <= v.len() (new_in)
+            (None, Base::Owned(v, off)) => unsafe { v.as_ptr().add(*off) as *mut T },
         }
     }
 
