@@ -408,7 +408,7 @@ impl<T: Scalar> LocalCsr<T> {
 struct Bufs<T> {
     send: Vec<T>,
     ghost: Vec<T>,
-    /// One block of rows of a streamed product (at most [`STREAM_ROWS`]).
+    /// A block of rows of a streamed product and the band below the diagonal.
     stream: Vec<T>,
 }
 
@@ -701,30 +701,51 @@ impl<T: Scalar> CsrOp<T> {
     }
 }
 
-/// Rows per block of [`CsrOp::streamed_host`] between two polls of the caller's reduction (about
-/// 10 us of product).
+/// Rows per block of a CSR matrix's [`LinearOperator::apply_streamed`] between two polls of the
+/// caller's reduction (about 10 us of product).
 const POLL_ROWS: usize = 2048;
 /// Rows per hand-over of formed rows to the caller (their values, 64 KiB in double, stay in the
 /// second-level cache; smaller blocks measured slower on pipelined CG's fused pass).
 const STREAM_ROWS: usize = 8192;
 
-impl<T: Scalar> CsrOp<T> {
-    /// [`LinearOperator::apply_streamed`] on the host: while the halo and the caller's reduction
-    /// move, the diag product of the first rows goes into n, a block at a time, polling the
+impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
+    fn rows(&self) -> &Arc<Layout> {
+        &self.rows
+    }
+    fn cols(&self) -> &Arc<Layout> {
+        &self.cols
+    }
+    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        if y.is_device() {
+            return self.forward_device(x, y);
+        }
+        self.forward_host::<false>(x, y).map(|_| ())
+    }
+    fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
+        if y.is_device() || x.is_device() || !self.rows.compatible(&self.cols) {
+            return self.apply(x, y).map(|_| None);
+        }
+        self.forward_host::<true>(x, y).map(Some)
+    }
+    /// On the host (device vectors: [`super::streamed_by_apply`]): while the halo and the
+    /// caller's reduction move, the diag product of the first rows goes into n, a block at a time, polling the
     /// reduction between blocks; then the offd part of those rows; then, when the caller streams,
     /// those rows and every further block formed in a small buffer (diag then offd, the bits of
-    /// [`CsrOp::forward_host`]), each row handed over (with x's entry, which the caller may
+    /// `CsrOp::forward_host`), each row handed over (with x's entry, which the caller may
     /// overwrite) once the rows that read x there are formed: the buffer holds a block and the
     /// band below the diagonal. With a band wider than a quarter of the rows, or no buffer, the
     /// whole product is formed in n and handed over at once; without streaming, the rest of
     /// n = A x.
-    fn streamed_host(
+    fn apply_streamed(
         &self,
         x: &mut DistVector<T>,
         n: &mut DistVector<T>,
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
         rows: super::RowSink<'_, T>,
     ) -> Result<()> {
+        if n.is_device() || x.is_device() {
+            return super::streamed_by_apply(self, x, n, ready, rows);
+        }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs {
             send,
@@ -814,39 +835,6 @@ impl<T: Scalar> CsrOp<T> {
             }
         }
         Ok(())
-    }
-}
-
-impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
-    fn rows(&self) -> &Arc<Layout> {
-        &self.rows
-    }
-    fn cols(&self) -> &Arc<Layout> {
-        &self.cols
-    }
-    fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        if y.is_device() {
-            return self.forward_device(x, y);
-        }
-        self.forward_host::<false>(x, y).map(|_| ())
-    }
-    fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
-        if y.is_device() || x.is_device() || !self.rows.compatible(&self.cols) {
-            return self.apply(x, y).map(|_| None);
-        }
-        self.forward_host::<true>(x, y).map(Some)
-    }
-    fn apply_streamed(
-        &self,
-        x: &mut DistVector<T>,
-        n: &mut DistVector<T>,
-        ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
-        rows: super::RowSink<'_, T>,
-    ) -> Result<()> {
-        if n.is_device() || x.is_device() {
-            return super::streamed_by_apply(self, x, n, ready, rows);
-        }
-        self.streamed_host(x, n, ready, rows)
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         if x.is_device() {
