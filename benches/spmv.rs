@@ -75,14 +75,31 @@ fn main() {
     }
     let a = CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
     let nnz_local = ix.len();
-    drop((ip, ix, v));
     let mut x = DistVector::<f64>::new(l.clone()).unwrap();
     x.fill(1.0).unwrap();
     let mut y = DistVector::<f64>::new(l.clone()).unwrap();
     for _ in 0..3 {
         a.apply(&x, &mut y).unwrap();
     }
-    let t = timed(&comm, reps, || a.apply(&x, &mut y).unwrap());
+    // the same matrix stored row by row (PARLOPS_CSR_LAYOUT=rows), and both with p.q in the pass,
+    // as CG runs it: interleaved, medians
+    unsafe { std::env::set_var("PARLOPS_CSR_LAYOUT", "rows") };
+    let rows_op =
+        CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
+    unsafe { std::env::remove_var("PARLOPS_CSR_LAYOUT") };
+    let (mut t, mut t_rows, mut t_dot, mut t_rows_dot) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..reps {
+        t.push(timed(&comm, 1, || a.apply(&x, &mut y).unwrap()));
+        t_rows.push(timed(&comm, 1, || rows_op.apply(&x, &mut y).unwrap()));
+        t_dot.push(timed(&comm, 1, || {
+            a.apply_dot(&x, &mut y).unwrap();
+        }));
+        t_rows_dot.push(timed(&comm, 1, || {
+            rows_op.apply_dot(&x, &mut y).unwrap();
+        }));
+    }
+    let (t, t_rows) = (median(t), median(t_rows));
+    let (t_dot, t_rows_dot) = (median(t_dot), median(t_rows_dot));
     let nnz = comm
         .allreduce_f64(&[nnz_local as f64], ReduceOp::Sum)
         .unwrap()[0];
@@ -103,6 +120,18 @@ fn main() {
             spmv_bw / 1e9,
             t * 1e3,
             spmv_bw / triad_bw
+        );
+        println!(
+            "  rows one by one   {:8.2} GB/s  {:8.3} ms  chunked / row by row {:.3}",
+            bytes / t_rows / 1e9,
+            t_rows * 1e3,
+            t / t_rows
+        );
+        println!(
+            "  with p.q: chunked {:8.3} ms, row by row {:8.3} ms, ratio {:.3}",
+            t_dot * 1e3,
+            t_rows_dot * 1e3,
+            t_dot / t_rows_dot
         );
         println!(
             "  CSR SpMV adjoint  {:8.2} GB/s  {:8.3} ms  ratio to triad {:.2}",

@@ -815,7 +815,11 @@ parlops_status parlops_op_create_shell(const parlops_layout *rows,
 
 // A distributed sparse matrix from this rank's rows in CSR form with GLOBAL column indices
 // (`row_ptr` has local rows + 1 entries starting at 0; column indices strictly increasing within each
-// row). The arrays are copied (split into hypre's diag and offd blocks). [collective]
+// row). The arrays are copied (split into hypre's diag and offd blocks). On a CPU with AVX-512, a
+// double-precision matrix's diag block is stored in chunks of eight rows (SELL-8), whose product
+// gathers x for eight rows at once; each row's sum keeps the row-by-row order, so the results have
+// the same bits. Setting the environment variable PARLOPS_CSR_LAYOUT=rows before the call keeps
+// rows. [collective]
 parlops_status parlops_op_create_csr(const parlops_layout *rows,
                                      const parlops_layout *cols,
                                      parlops_dtype dtype,

@@ -173,7 +173,7 @@ fn sparse_pattern(m: usize, n: usize, seed: usize) -> Vec<Vec<usize>> {
             let mut c: Vec<usize> = (0..(i + seed) % 5)
                 .map(|k| (i * 7 + k * 13 + seed) % n)
                 .collect();
-            if i < n && (i + seed) % 3 != 0 {
+            if i < n && !(i + seed).is_multiple_of(3) {
                 c.push(i);
             }
             c.sort_unstable();
@@ -770,7 +770,7 @@ fn along(shape: &[usize], a: usize, f: &mut LineFn) {
         .collect();
     let total: usize = shape.iter().product();
     for base in 0..total {
-        if (base / st[a]) % shape[a] != 0 {
+        if !(base / st[a]).is_multiple_of(shape[a]) {
             continue;
         }
         let at = |i: usize| base + i * st[a];

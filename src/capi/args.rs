@@ -121,7 +121,7 @@ pub(crate) unsafe fn array_arg<'a, T>(p: *const c_void, n: usize, name: &str) ->
     if p.is_null() {
         return Err(null(name));
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         crate::bail!(
             InvalidArgument,
             "argument '{name}' ({p:p}) is not aligned for its element type"
@@ -143,7 +143,7 @@ pub(crate) unsafe fn value_slice<'a, T: Scalar>(
     n: usize,
     name: &str,
 ) -> Result<&'a [T]> {
-    if n > 0 && !p.is_null() && (p as usize) % std::mem::align_of::<T>() != 0 {
+    if n > 0 && !p.is_null() && !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         crate::bail!(
             InvalidArgument,
             "argument '{name}' ({p:p}) is not aligned for {}",

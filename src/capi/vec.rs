@@ -34,7 +34,7 @@ unsafe fn global_slice<'a, T: Scalar>(
     if p.is_null() {
         return Ok(None);
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         crate::bail!(
             InvalidArgument,
             "argument '{what}' ({p:p}) is not aligned for {}",
@@ -274,7 +274,7 @@ unsafe fn local_host_slice<'a, T: Scalar>(
     if p.is_null() {
         return Err(null(what));
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         crate::bail!(
             InvalidArgument,
             "argument '{what}' ({p:p}) is not aligned for {}",

@@ -566,7 +566,7 @@ impl MpiComm {
     pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
         alive()?;
         let size = self.size()? as usize;
-        if vals.len() % size.max(1) != 0 {
+        if !vals.len().is_multiple_of(size.max(1)) {
             return Err(Error::new(
                 ErrorKind::Internal,
                 "alltoall: length not a multiple of the size",

@@ -64,18 +64,15 @@ mod tests {
         let mut inside = false;
         for line in smaps.lines() {
             let head = line.split_whitespace().next().unwrap_or("");
-            if let Some((lo, hi)) = head.split_once('-') {
-                if let (Ok(lo), Ok(hi)) =
+            if let Some((lo, hi)) = head.split_once('-')
+                && let (Ok(lo), Ok(hi)) =
                     (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = lo <= addr && addr < hi;
-                    continue;
-                }
+            {
+                inside = lo <= addr && addr < hi;
+                continue;
             }
-            if inside {
-                if let Some(kb) = line.strip_prefix("AnonHugePages:") {
-                    return kb.trim().trim_end_matches("kB").trim().parse().ok();
-                }
+            if inside && let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                return kb.trim().trim_end_matches("kB").trim().parse().ok();
             }
         }
         None

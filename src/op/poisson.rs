@@ -236,7 +236,7 @@ impl<T: Scalar> Poisson<T> {
             let ls = g - g % nx;
             let b = (ls + nx).min(fb);
             let (has_s, has_n) = (
-                nd < 3 || (g / nx) % ny > 0,
+                nd < 3 || !(g / nx).is_multiple_of(ny),
                 nd < 3 || (g / nx) % ny + 1 < ny,
             );
             let (ia, ib) = ((ls + 1).max(g), (ls + nx - 1).min(b));

@@ -303,7 +303,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         );
         let (s, z) = (&mut self.s[start..e], &mut self.z[start..e]);
         // whole groups of eight inside the lanes' part: entry j into lane j mod 8
-        let g = if start % LANES == 0 && start < self.body {
+        let g = if start.is_multiple_of(LANES) && start < self.body {
             (e.min(self.body) - start) / LANES * LANES
         } else {
             0

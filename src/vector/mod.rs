@@ -77,7 +77,7 @@ fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T
             "argument '{what}' is NULL but this rank's local length is {len}"
         );
     }
-    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+    if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
         crate::bail!(
             InvalidArgument,
             "argument '{what}' ({ptr:p}) is not aligned to {} bytes as {} requires",
@@ -153,7 +153,9 @@ impl<T: Scalar> DistVector<T> {
         })?;
         crate::memory::advise_huge(&v);
         let p = v.as_ptr() as usize;
-        let off = (0..pad).find(|k| (p + k * size) % LINE == 0).unwrap_or(0);
+        let off = (0..pad)
+            .find(|k| (p + k * size).is_multiple_of(LINE))
+            .unwrap_or(0);
         v.resize(n + pad, T::zero());
         Ok(DistVector {
             layout,

@@ -26,6 +26,10 @@ struct DevBlock<T> {
 
 impl<T: Scalar> LocalCsr<T> {
     fn upload(&self, s: Stream) -> Result<DevBlock<T>> {
+        if self.sell.is_some() {
+            // the device kernels read CSR: a CSR copy of the chunked block, for the upload only
+            return self.to_csr()?.upload(s);
+        }
         fn bytes<I: Copy>(a: &Arr<I>) -> &[u8] {
             let v = a.as_slice();
             unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }

@@ -28,7 +28,7 @@ pub(super) fn nonempty_rows<I: IndexInt>(p: &[I]) -> Option<Vec<usize>> {
 /// k mod 4, then (s0 + s1) + (s2 + s3)): one chain of additions would otherwise bound a long row
 /// (a finite-element row of 60 or more entries) below the memory bandwidth. Shorter rows, and every
 /// row under PARLOPS_SUM_SEQUENTIAL, are summed in one chain in column order.
-const SPLIT_ROW: usize = 16;
+pub(super) const SPLIT_ROW: usize = 16;
 
 /// One row of B x, with bounds checks (`CHECKED`) or without. SAFETY (unchecked): `r` < nrows and
 /// the arrays passed [`super::LocalCsr::new`]'s checks and cannot have changed since (parlops owns them: row pointers

@@ -6,11 +6,13 @@
 
 mod device;
 mod kernels;
+mod sell;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use self::device::DevCsr;
 use self::kernels::{nonempty_rows, spmv, spmv_h};
+use self::sell::Sell;
 use super::LinearOperator;
 use crate::comm::halo::HaloPlan;
 use crate::error::Result;
@@ -102,6 +104,9 @@ pub struct LocalCsr<T: Scalar> {
     /// rule: an offd block touches only the rows next to another rank's columns): a product then
     /// visits only them.
     nz_rows: Option<Vec<usize>>,
+    /// The same entries in SELL-8 chunks ([`sell`]), where that product is the faster one and
+    /// parlops owns the arrays; the CSR arrays above are then empty.
+    sell: Option<Sell<T>>,
 }
 
 fn check_block<I: IndexInt>(
@@ -195,6 +200,7 @@ impl<T: Scalar> LocalCsr<T> {
             indices,
             values,
             nz_rows,
+            sell: None,
         })
     }
 
@@ -207,27 +213,100 @@ impl<T: Scalar> LocalCsr<T> {
             indices: Idx::I32(Arr::Owned(Vec::new())),
             values: Arr::Owned(Vec::new()),
             nz_rows: Some(Vec::new()),
+            sell: None,
+        }
+    }
+
+    /// Does parlops own the arrays (copied at construction, not borrowed)?
+    fn owned(&self) -> bool {
+        matches!(
+            (&self.indptr, &self.indices, &self.values),
+            (
+                Idx::I32(Arr::Owned(_)),
+                Idx::I32(Arr::Owned(_)),
+                Arr::Owned(_)
+            ) | (
+                Idx::I64(Arr::Owned(_)),
+                Idx::I64(Arr::Owned(_)),
+                Arr::Owned(_)
+            )
+        )
+    }
+
+    /// This block with its entries in SELL-8 chunks where that product is the faster one on this
+    /// CPU and parlops owns the arrays (borrowed arrays are read in place, as promised); otherwise,
+    /// when the chunks would not pay, memory is short, or the environment sets
+    /// PARLOPS_CSR_LAYOUT=rows (row by row, as before), unchanged.
+    fn chunked(mut self) -> Self {
+        let rows_only = std::env::var_os("PARLOPS_CSR_LAYOUT").is_some_and(|v| v == "rows");
+        if rows_only || self.sell.is_some() || !self.owned() || !Sell::<T>::pays() {
+            return self;
+        }
+        let v = self.values.as_slice();
+        let s = match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => Sell::from_csr(p.as_slice(), i.as_slice(), v, self.ncols),
+            (Idx::I64(p), Idx::I64(i)) => Sell::from_csr(p.as_slice(), i.as_slice(), v, self.ncols),
+            _ => None,
+        };
+        if let Some(s) = s {
+            self.sell = Some(s);
+            self.indptr = Idx::I32(Arr::Owned(Vec::new()));
+            self.indices = Idx::I32(Arr::Owned(Vec::new()));
+            self.values = Arr::Owned(Vec::new());
+        }
+        self
+    }
+
+    /// This block in CSR arrays parlops owns (32-bit indices when they fit), whatever its storage.
+    fn to_csr(&self) -> Result<LocalCsr<T>> {
+        let nnz = self.nnz();
+        fn build<T: Scalar, I: IndexInt>(b: &LocalCsr<T>, nnz: usize) -> Result<LocalCsr<T>> {
+            let mut p = crate::error::try_vec(b.nrows + 1, I::from_usize(0), "CSR row pointers")?;
+            let mut i = crate::error::try_vec(nnz, I::from_usize(0), "CSR column indices")?;
+            let mut v = crate::error::try_vec(nnz, T::zero(), "CSR values")?;
+            let mut k = 0;
+            b.for_each(|r, c, a| {
+                i[k] = I::from_usize(c);
+                v[k] = a;
+                k += 1;
+                p[r + 1] = I::from_usize(k);
+            });
+            for r in 0..b.nrows {
+                if p[r + 1].to_usize() < p[r].to_usize() {
+                    p[r + 1] = p[r];
+                }
+            }
+            LocalCsr::new(
+                b.nrows,
+                b.ncols,
+                I::idx(Arr::Owned(p)),
+                I::idx(Arr::Owned(i)),
+                Arr::Owned(v),
+                "CSR block",
+            )
+        }
+        if nnz < i32::MAX as usize && self.ncols < i32::MAX as usize {
+            build::<T, i32>(self, nnz)
+        } else {
+            build::<T, i64>(self, nnz)
         }
     }
 
     pub fn nnz(&self) -> usize {
+        if let Some(s) = &self.sell {
+            return s.nnz;
+        }
         match &self.indptr {
             Idx::I32(p) => p.as_slice()[self.nrows] as usize,
             Idx::I64(p) => p.as_slice()[self.nrows] as usize,
         }
     }
     pub fn values_ptr(&self) -> *const T {
-        self.values.as_ptr()
+        match &self.sell {
+            Some(s) => s.values_ptr(),
+            None => self.values.as_ptr(),
+        }
     }
-    /// Address of the row pointer and column index arrays (as the caller passed them when borrowed).
-    pub fn index_ptrs(&self) -> (*const u8, *const u8) {
-        let p = |a: &Idx| match a {
-            Idx::I32(x) => x.as_ptr() as *const u8,
-            Idx::I64(x) => x.as_ptr() as *const u8,
-        };
-        (p(&self.indptr), p(&self.indices))
-    }
-
     /// Call `f(row, column, value)` for every stored entry, row by row, in storage order.
     pub fn for_each(&self, mut f: impl FnMut(usize, usize, T)) {
         fn go<T: Scalar, I: IndexInt>(
@@ -241,6 +320,9 @@ impl<T: Scalar> LocalCsr<T> {
                     f(r, idx[k].to_usize(), v[k]);
                 }
             }
+        }
+        if let Some(s) = &self.sell {
+            return s.for_each(&mut f);
         }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
@@ -309,22 +391,15 @@ impl<T: Scalar> LocalCsr<T> {
         } else {
             None
         };
+        if let Some(s) = &self.sell {
+            let split = !crate::vector::ops::sequential_sums();
+            return s.mult::<DOT>(x, y, r0, add, rows, w, split);
+        }
         let v = self.values.as_slice();
         // arrays parlops owns cannot change after validation: unchecked inner loop; arrays it
         // borrows (PARLOPS_WRAP) could, against their contract: checked, so that a corrupted one
         // panics (caught, and agreed as PARLOPS_ERR_INTERNAL) instead of reading out of bounds
-        let owned = matches!(
-            (&self.indptr, &self.indices, &self.values),
-            (
-                Idx::I32(Arr::Owned(_)),
-                Idx::I32(Arr::Owned(_)),
-                Arr::Owned(_)
-            ) | (
-                Idx::I64(Arr::Owned(_)),
-                Idx::I64(Arr::Owned(_)),
-                Arr::Owned(_)
-            )
-        );
+        let owned = self.owned();
         macro_rules! go {
             ($p:expr, $i:expr, $I:ty) => {
                 if owned {
@@ -371,6 +446,9 @@ impl<T: Scalar> LocalCsr<T> {
 
     /// x += B^H y.
     pub fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
+        if let Some(s) = &self.sell {
+            return s.mult_adjoint_add(y, x);
+        }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
                 spmv_h(p.as_slice(), i.as_slice(), self.values.as_slice(), y, x)
@@ -392,6 +470,9 @@ impl<T: Scalar> LocalCsr<T> {
                 }
             }
             s
+        }
+        if let Some(s) = &self.sell {
+            return s.entry(r, c);
         }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
@@ -565,7 +646,7 @@ impl<T: Scalar> CsrOp<T> {
         Ok(CsrOp {
             rows,
             cols,
-            diag,
+            diag: diag.chunked(),
             offd,
             col_map,
             halo,
@@ -660,6 +741,7 @@ fn split_rows<T: Scalar, I: IndexInt>(
             indices: J::idx(Arr::Owned(i)),
             values: Arr::Owned(v),
             nz_rows,
+            sell: None,
         })
     }
     let make = |count: usize, ncols: usize, pick: &dyn Fn(i64) -> Option<usize>| {
