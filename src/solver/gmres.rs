@@ -2,7 +2,8 @@
 //! preconditioner may change from one iteration to the next: its outputs are kept). Classical
 //! Gram-Schmidt (default): one reduction for the projections and one for the norm per iteration,
 //! and on host vectors one pass for all the projections ([`fused::mdot`], PETSc's VecMDot) and one
-//! for the update with the norm ([`fused::maxpy_norm`]), the same bits as one pass per vector;
+//! for the update with the norm ([`fused::maxpy_norm`]), the same bits as one pass per vector; the
+//! solution moves once per cycle in one pass over all the basis vectors ([`fused::maxpy`]);
 //! modified Gram-Schmidt (MFEM's): one reduction per projection. Complex Givens rotations. The residual norm tested is ||b - A x|| with right preconditioning (which leaves
 //! it unchanged) and ||M (b - A x)|| against ||M b|| with left: the Arnoldi estimate during a cycle.
 //! A convergence seen on the estimate is confirmed on the recomputed residual (one operator apply,
@@ -298,21 +299,15 @@ fn add_update<T: Scalar>(
     flexible: bool,
     left: bool,
 ) -> Result<()> {
+    // one pass over x (or w) for all the vectors (PETSc's VecMAXPY), with the bits of one axpy
+    // per vector
     if flexible && ctx.pc.is_some() {
-        for (i, yi) in y.iter().enumerate() {
-            x.axpy(*yi, &zs[i])?;
-        }
-        Ok(())
+        fused::maxpy(x, y, &zs[..y.len()])
     } else if left || ctx.pc.is_none() {
-        for (i, yi) in y.iter().enumerate() {
-            x.axpy(*yi, &basis[i])?;
-        }
-        Ok(())
+        fused::maxpy(x, y, &basis[..y.len()])
     } else {
         w.fill(T::zero())?;
-        for (i, yi) in y.iter().enumerate() {
-            w.axpy(*yi, &basis[i])?;
-        }
+        fused::maxpy(w, y, &basis[..y.len()])?;
         let e = ctx.precond(w, &mut zs[0]);
         x.axpy(T::one(), &zs[0])?;
         e

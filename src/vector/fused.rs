@@ -658,38 +658,93 @@ unsafe fn maxpy_avx2<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool)
     maxpy_host(wl, neg, vs, seq)
 }
 
+/// x += sum_i c_i v_i (PETSc's VecMAXPY): one pass over x for all the vectors, adding in the order
+/// of `basis` for every entry (the bits of successive axpys: GMRES' solution update, which moved x
+/// once per basis vector).
+pub fn maxpy<T: Scalar, V: Borrow<DistVector<T>>>(
+    x: &mut DistVector<T>,
+    c: &[T],
+    basis: &[V],
+) -> Result<()> {
+    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
+    check(x, &named)?;
+    if c.len() != basis.len() {
+        crate::bail!(
+            SizeMismatch,
+            "{} coefficients for {} vectors",
+            c.len(),
+            basis.len()
+        );
+    }
+    if x.is_device() {
+        for (ci, v) in c.iter().zip(basis) {
+            x.axpy(*ci, v.borrow())?;
+        }
+        return Ok(());
+    }
+    let vs: Vec<&[T]> = basis.iter().map(|v| v.borrow().local()).collect();
+    let xl = x.local_mut();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        unsafe { maxpy_plain_avx2(xl, c, &vs) };
+        return Ok(());
+    }
+    for a in (0..xl.len()).step_by(BLOCK) {
+        add_block(xl, c, &vs, a);
+    }
+    Ok(())
+}
+
+/// [`maxpy`]'s pass compiled for AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn maxpy_plain_avx2<T: Scalar>(xl: &mut [T], c: &[T], vs: &[&[T]]) {
+    for a in (0..xl.len()).step_by(BLOCK) {
+        add_block(xl, c, vs, a);
+    }
+}
+
+/// w[a..a + BLOCK] += sum_i c_i v_i[a..a + BLOCK]: per entry (((w + c0 v0) + c1 v1) + ...), the
+/// rounding of successive axpys, with w loaded and stored once per eight vectors.
+#[inline(always)]
+fn add_block<T: Scalar>(wl: &mut [T], c: &[T], vs: &[&[T]], a: usize) {
+    let b = (a + BLOCK).min(wl.len());
+    let wb = &mut wl[a..b];
+    let len = wb.len();
+    let mut i = 0;
+    while i + 8 <= vs.len() {
+        let v: [&[T]; 8] = std::array::from_fn(|q| &vs[i + q][a..b]);
+        let cq: [T; 8] = std::array::from_fn(|q| c[i + q]);
+        for j in 0..len {
+            // SAFETY: j < len, and every v[q] and wb have len entries (sliced a..b above)
+            unsafe {
+                let mut t = *wb.get_unchecked(j);
+                for q in 0..8 {
+                    t += cq[q] * *v[q].get_unchecked(j);
+                }
+                *wb.get_unchecked_mut(j) = t;
+            }
+        }
+        i += 8;
+    }
+    for (ci, v) in c[i..].iter().zip(&vs[i..]) {
+        for (wj, vj) in wb.iter_mut().zip(&v[a..b]) {
+            *wj += *ci * *vj;
+        }
+    }
+}
+
 /// w += sum_i neg_i v_i block by block; ||w||^2 with the bits of [`super::ops::dot`] of w with itself.
 #[inline(always)]
 fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64 {
     let mut lanes = [(0.0f64, 0.0f64); LANES];
     let n = wl.len();
     for a in (0..n).step_by(BLOCK) {
+        add_block(wl, neg, vs, a);
         let b = (a + BLOCK).min(n);
-        let wb = &mut wl[a..b];
+        let wb = &wl[a..b];
         let len = wb.len();
-        // w = (((w - h0 v0) - h1 v1) - ...) per entry: the rounding of successive axpys, with w
-        // loaded and stored once per eight vectors
-        let mut i = 0;
-        while i + 8 <= vs.len() {
-            let v: [&[T]; 8] = std::array::from_fn(|q| &vs[i + q][a..b]);
-            let c: [T; 8] = std::array::from_fn(|q| neg[i + q]);
-            for j in 0..len {
-                // SAFETY: j < len, and every v[q] and wb have len entries (sliced a..b above)
-                unsafe {
-                    let mut t = *wb.get_unchecked(j);
-                    for q in 0..8 {
-                        t += c[q] * *v[q].get_unchecked(j);
-                    }
-                    *wb.get_unchecked_mut(j) = t;
-                }
-            }
-            i += 8;
-        }
-        for (ci, v) in neg[i..].iter().zip(&vs[i..]) {
-            for (wj, vj) in wb.iter_mut().zip(&v[a..b]) {
-                *wj += *ci * *vj;
-            }
-        }
         if seq {
             for wj in wb.iter() {
                 acc_dot(&mut lanes[0], *wj, *wj);
@@ -714,6 +769,38 @@ fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64
 mod tests {
     use super::super::ops::{SumOrder, dot};
     use super::*;
+
+    /// maxpy moves x by successive axpys' bits, for 0 to 19 vectors (none, part of a group of
+    /// eight, groups and a rest) over several blocks, with and without AVX2.
+    #[test]
+    fn maxpy_has_the_bits_of_successive_axpys() {
+        let n = 2 * BLOCK + 29;
+        let make = |s: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| ((i * 5 + s * 11) as f64 * 0.377).cos())
+                .collect()
+        };
+        let vs: Vec<Vec<f64>> = (0..19).map(make).collect();
+        let refs: Vec<&[f64]> = vs.iter().map(|v| v.as_slice()).collect();
+        let c: Vec<f64> = (0..19).map(|k| 0.3 - 0.07 * k as f64).collect();
+        for m in [0, 1, 5, 8, 13, 19] {
+            let mut want = make(77);
+            for (ck, v) in c[..m].iter().zip(&vs) {
+                super::super::ops::axpy(&mut want, *ck, v);
+            }
+            let mut plain = make(77);
+            for a in (0..n).step_by(BLOCK) {
+                add_block(&mut plain, &c[..m], &refs[..m], a);
+            }
+            assert!(plain == want, "{m} vectors");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let mut wide = make(77);
+                unsafe { maxpy_plain_avx2(&mut wide, &c[..m], &refs[..m]) };
+                assert!(wide == want, "{m} vectors, AVX2");
+            }
+        }
+    }
 
     /// The projections and the update's norm have the bits of `dot`, in both sum orders, over
     /// several blocks and a last partial group of eight, with and without AVX2.
