@@ -609,6 +609,25 @@ fn group<T: Scalar, const G: usize, const SEQ: bool>(
     lanes[..G].copy_from_slice(&s);
 }
 
+/// The checks of an update by a basis: every vector like `w`, one coefficient per vector.
+fn check_basis<T: Scalar, V: Borrow<DistVector<T>>>(
+    w: &DistVector<T>,
+    c: &[T],
+    basis: &[V],
+) -> Result<()> {
+    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
+    check(w, &named)?;
+    if c.len() != basis.len() {
+        crate::bail!(
+            SizeMismatch,
+            "{} coefficients for {} vectors",
+            c.len(),
+            basis.len()
+        );
+    }
+    Ok(())
+}
+
 /// GMRES' update (PETSc's VecMAXPY and VecNorm in one pass): w -= sum_i h_i v_i, subtracting in
 /// the order of `basis` for every entry (the bits of successive axpys), returning the share of the
 /// new ||w||^2.
@@ -617,16 +636,7 @@ pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
     h: &[T],
     basis: &[V],
 ) -> Result<f64> {
-    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
-    check(w, &named)?;
-    if h.len() != basis.len() {
-        crate::bail!(
-            SizeMismatch,
-            "{} coefficients for {} vectors",
-            h.len(),
-            basis.len()
-        );
-    }
+    check_basis(w, h, basis)?;
     if w.is_device() {
         for (hi, v) in h.iter().zip(basis) {
             w.axpy(-*hi, v.borrow())?;
@@ -666,16 +676,7 @@ pub fn maxpy<T: Scalar, V: Borrow<DistVector<T>>>(
     c: &[T],
     basis: &[V],
 ) -> Result<()> {
-    let named: Vec<(&DistVector<T>, &str)> = basis.iter().map(|v| (v.borrow(), "v")).collect();
-    check(x, &named)?;
-    if c.len() != basis.len() {
-        crate::bail!(
-            SizeMismatch,
-            "{} coefficients for {} vectors",
-            c.len(),
-            basis.len()
-        );
-    }
+    check_basis(x, c, basis)?;
     if x.is_device() {
         for (ci, v) in c.iter().zip(basis) {
             x.axpy(*ci, v.borrow())?;
@@ -770,16 +771,19 @@ mod tests {
     use super::super::ops::{SumOrder, dot};
     use super::*;
 
+    /// Test vector number `s` of n entries (a smooth pattern, different for each s).
+    fn pattern(n: usize, s: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| ((i * 7 + s * 13) as f64 * 0.731).sin())
+            .collect()
+    }
+
     /// maxpy moves x by successive axpys' bits, for 0 to 19 vectors (none, part of a group of
     /// eight, groups and a rest) over several blocks, with and without AVX2.
     #[test]
     fn maxpy_has_the_bits_of_successive_axpys() {
         let n = 2 * BLOCK + 29;
-        let make = |s: usize| -> Vec<f64> {
-            (0..n)
-                .map(|i| ((i * 5 + s * 11) as f64 * 0.377).cos())
-                .collect()
-        };
+        let make = |s: usize| pattern(n, s);
         let vs: Vec<Vec<f64>> = (0..19).map(make).collect();
         let refs: Vec<&[f64]> = vs.iter().map(|v| v.as_slice()).collect();
         let c: Vec<f64> = (0..19).map(|k| 0.3 - 0.07 * k as f64).collect();
@@ -807,11 +811,7 @@ mod tests {
     #[test]
     fn mdot_and_maxpy_norm_have_the_bits_of_dot() {
         let n = 2 * BLOCK + 8 * 3 + 5;
-        let make = |s: usize| -> Vec<f64> {
-            (0..n)
-                .map(|i| ((i * 7 + s * 13) as f64 * 0.731).sin())
-                .collect()
-        };
+        let make = |s: usize| pattern(n, s);
         let vs: Vec<Vec<f64>> = (0..7).map(make).collect();
         let refs: Vec<&[f64]> = vs.iter().map(|v| v.as_slice()).collect();
         let w = make(99);
