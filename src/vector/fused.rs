@@ -243,7 +243,7 @@ pub fn cg_sr_update<T: Scalar>(
 /// ([`crate::op::LinearOperator::apply_streamed`]; or all rows at once after a whole product): n
 /// never goes to memory, and the new w goes into w itself (the operator hands w's rows over once
 /// its product reads them no more, still in the cache). 88 bytes per double entry on top of the
-/// product, against 104 + 16 for n.
+/// product, against 104 + 16 for n; 72 on a pass that leaves x alone ([`XStep`]).
 ///
 /// The sums are taken as [`super::ops::dot`] takes them (entry j into lane j mod 8, the last
 /// partial group of eight of the whole vector into lane 0, lanes combined pairwise; one chain in
@@ -255,10 +255,43 @@ pub struct PipeRows<'a, T: Scalar> {
     p: &'a mut [T],
     s: &'a mut [T],
     z: &'a mut [T],
+    /// What the pass does to x.
+    step: XStep<T>,
     /// Entries below `body` go into lane j mod 8, the others into lane 0.
     body: usize,
     rr: [(f64, f64); LANES],
     wr: [(f64, f64); LANES],
+}
+
+/// What a pass of [`PipeRows`] does to x.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum XStep<T> {
+    /// x += a p with the new p.
+    Now,
+    /// x is left alone: it still lacks a p with this pass's a and new p ([`XStep::owed`]).
+    Later,
+    /// x = (x + a0 p_old) + a p_new: the step x still lacked (a0, with the p this pass replaces)
+    /// and this pass's, with the bits of the two steps made one after the other.
+    Both(T),
+}
+
+impl<T: Scalar> XStep<T> {
+    /// Every other pass leaves x alone (pipelined CG: x is read and written on every second
+    /// iteration only), given the step x lacks before this pass.
+    pub fn alternate(owed: Option<T>) -> Self {
+        match owed {
+            None => XStep::Later,
+            Some(a0) => XStep::Both(a0),
+        }
+    }
+
+    /// The step x lacks after a pass with `alpha` (x += owed p, p the pass's new p).
+    pub fn owed(self, alpha: T) -> Option<T> {
+        match self {
+            XStep::Later => Some(alpha),
+            XStep::Now | XStep::Both(_) => None,
+        }
+    }
 }
 
 impl<'a, T: Scalar> PipeRows<'a, T> {
@@ -269,6 +302,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         p: &'a mut DistVector<T>,
         s: &'a mut DistVector<T>,
         z: &'a mut DistVector<T>,
+        step: XStep<T>,
     ) -> Result<Self> {
         check(x, &[(r, "r"), (p, "p"), (s, "s"), (z, "z")])?;
         if x.is_device() {
@@ -281,6 +315,7 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             p: p.local_mut(),
             s: s.local_mut(),
             z: z.local_mut(),
+            step,
             body: if sequential_sums() {
                 0
             } else {
@@ -317,17 +352,33 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             w: &mut w[..g],
             n: &n[..g],
         };
-        pipe_groups(v, alpha, beta, &mut self.rr, &mut self.wr);
-        for i in g..n.len() {
-            let j = start + i;
-            let lane = if j < self.body { j % LANES } else { 0 };
-            let (a, b) = pipe_one(
-                n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], &mut w[i], alpha, beta,
-            );
-            self.rr[lane].0 += a;
-            self.wr[lane].0 += b.0;
-            self.wr[lane].1 += b.1;
+        let (body, rr, wr) = (self.body, &mut self.rr, &mut self.wr);
+        macro_rules! go {
+            ($X:ident, $a0:expr) => {{
+                pipe_groups::<T, $X>(v, $a0, alpha, beta, rr, wr);
+                for i in g..n.len() {
+                    let j = start + i;
+                    let lane = if j < body { j % LANES } else { 0 };
+                    let (a, b) = pipe_one::<T, $X>(
+                        n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], &mut w[i],
+                        $a0, alpha, beta,
+                    );
+                    rr[lane].0 += a;
+                    wr[lane].0 += b.0;
+                    wr[lane].1 += b.1;
+                }
+            }};
         }
+        match self.step {
+            XStep::Now => go!(X_NOW, T::zero()),
+            XStep::Later => go!(X_LATER, T::zero()),
+            XStep::Both(a0) => go!(X_BOTH, a0),
+        }
+    }
+
+    /// What this pass does to x.
+    pub fn step(&self) -> XStep<T> {
+        self.step
     }
 
     /// This rank's shares of [r^H r, w^H r] (new r and w) as (re, im) pairs: [re, 0, re, im].
@@ -337,10 +388,16 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
     }
 }
 
-/// One entry of pipelined CG's update; returns its terms of r^H r and w^H r.
+/// [`XStep`] as [`pipe_one`]'s constant.
+const X_NOW: u8 = 0;
+const X_LATER: u8 = 1;
+const X_BOTH: u8 = 2;
+
+/// One entry of pipelined CG's update (x as `X` says: `a0` is [`XStep::Both`]'s); returns its
+/// terms of r^H r and w^H r.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn pipe_one<T: Scalar>(
+fn pipe_one<T: Scalar, const X: u8>(
     n: T,
     x: &mut T,
     r: &mut T,
@@ -348,17 +405,23 @@ fn pipe_one<T: Scalar>(
     s: &mut T,
     z: &mut T,
     w: &mut T,
+    a0: T,
     alpha: T,
     beta: T,
 ) -> (f64, (f64, f64)) {
     let wo = *w;
+    let po = *p;
     let zv = n + beta * *z;
     let sv = wo + beta * *s;
-    let pv = *r + beta * *p;
+    let pv = *r + beta * po;
     *z = zv;
     *s = sv;
     *p = pv;
-    *x += alpha * pv;
+    match X {
+        X_NOW => *x += alpha * pv,
+        X_BOTH => *x = (*x + a0 * po) + alpha * pv,
+        _ => {}
+    }
     let rv = *r - alpha * sv;
     let wv = wo - alpha * zv;
     *r = rv;
@@ -378,8 +441,9 @@ struct PipeVecs<'a, T> {
 }
 
 /// [`pipe_one`] over whole groups of eight, entry k of a group into lane k.
-fn pipe_groups<T: Scalar>(
+fn pipe_groups<T: Scalar, const X: u8>(
     v: PipeVecs<'_, T>,
+    a0: T,
     alpha: T,
     beta: T,
     rr: &mut [(f64, f64); LANES],
@@ -397,9 +461,9 @@ fn pipe_groups<T: Scalar>(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
-        return unsafe { pipe_groups_avx2(x, r, p, s, z, w, n, alpha, beta, rr, wr) };
+        return unsafe { pipe_groups_avx2::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr) };
     }
-    pipe_groups_host(x, r, p, s, z, w, n, alpha, beta, rr, wr)
+    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr)
 }
 
 // The AVX2 copy repeats the host loop's separate slice arguments on purpose: passing the vectors
@@ -408,7 +472,7 @@ fn pipe_groups<T: Scalar>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn pipe_groups_avx2<T: Scalar>(
+unsafe fn pipe_groups_avx2<T: Scalar, const X: u8>(
     x: &mut [T],
     r: &mut [T],
     p: &mut [T],
@@ -416,19 +480,20 @@ unsafe fn pipe_groups_avx2<T: Scalar>(
     z: &mut [T],
     w: &mut [T],
     n: &[T],
+    a0: T,
     alpha: T,
     beta: T,
     rr: &mut [(f64, f64); LANES],
     wr: &mut [(f64, f64); LANES],
 ) {
-    pipe_groups_host(x, r, p, s, z, w, n, alpha, beta, rr, wr)
+    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr)
 }
 
 /// The slices are separate arguments (so the compiler knows they do not overlap, and vectorises),
 /// and the lanes are locals while the loop runs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn pipe_groups_host<T: Scalar>(
+fn pipe_groups_host<T: Scalar, const X: u8>(
     x: &mut [T],
     r: &mut [T],
     p: &mut [T],
@@ -436,6 +501,7 @@ fn pipe_groups_host<T: Scalar>(
     z: &mut [T],
     w: &mut [T],
     n: &[T],
+    a0: T,
     alpha: T,
     beta: T,
     rr_out: &mut [(f64, f64); LANES],
@@ -457,8 +523,8 @@ fn pipe_groups_host<T: Scalar>(
         .zip(n.chunks_exact(LANES));
     for ((((((xc, rc), pc), sc), zc), wc), nc) in g {
         for k in 0..LANES {
-            let (a, b) = pipe_one(
-                nc[k], &mut xc[k], &mut rc[k], &mut pc[k], &mut sc[k], &mut zc[k], &mut wc[k],
+            let (a, b) = pipe_one::<T, X>(
+                nc[k], &mut xc[k], &mut rc[k], &mut pc[k], &mut sc[k], &mut zc[k], &mut wc[k], a0,
                 alpha, beta,
             );
             rr[k] += a;
