@@ -26,6 +26,7 @@ BENCH_N ?= 400
 BENCH_ROUNDS ?= 5
 BENCH_K ?= 100
 BENCH_2D ?= 1000
+BENCH_2D_LARGE ?= 2000
 BENCH_3D ?= 100
 BENCH_CONV ?= 710
 BENCH_MFEM ?= 32
@@ -145,7 +146,7 @@ bench: stage
 	rm -f $(BUILD)/bench.json
 	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
 	  $(MPIEXEC) -n $$np $(BUILD)/versus $(BENCH_ROUNDS) $(BENCH_K) $(BENCH_2D) $(BENCH_3D) $(BENCH_CONV) $(BUILD)/bench.json \
-	    $(BUILD)/mfem_matrix.bin || exit 1; \
+	    $(BUILD)/mfem_matrix.bin $(BENCH_2D_LARGE) || exit 1; \
 	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/pylops_cg.py $(BENCH_2D) $(BENCH_ROUNDS) $(BENCH_K) \
 	    $(BUILD)/bench.json || exit 1; \
 	done

@@ -43,8 +43,9 @@ def table(rows, triad):
         for r in rs:
             fl = r["floor_bytes_per_row"]
             floor = f"{fl:.0f} | {r['x_floor']:.2f}" if fl > 0 else "- | -"
+            its = r["iterations"] if r.get("counted", 1) else "not counted"
             out.append(
-                f"| {r['solver']} | {r['iterations']} | {r['ms_per_it']:.3f} ({r['ms_min']:.3f}-{r['ms_max']:.3f}) "
+                f"| {r['solver']} | {its} | {r['ms_per_it']:.3f} ({r['ms_min']:.3f}-{r['ms_max']:.3f}) "
                 f"| {r['vs_first']:.2f} | {floor} |"
             )
     return "\n".join(out) + "\n"
