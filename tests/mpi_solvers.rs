@@ -1333,9 +1333,9 @@ fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// (an empty rank at 3 and 4 ranks; several blocks of a streamed product on every other rank, and
 /// a band of 243 rows below the diagonal, not a multiple of 8):
 /// pipelined CG streams its update into the product, and its new w into w, only without a monitor,
-/// and moves x on every second iteration only (with the step it lacks) without an iterate monitor;
-/// CG moves x with the next direction (p read once for both) only without an iterate monitor, and
-/// otherwise with r. The same iterations, history and bits of x either way, to convergence and to
+/// and moves x on every second iteration only (with the step it lacks) without an iterate monitor,
+/// as single-reduction CG does; CG moves x with the next direction (p read once for both) only
+/// without an iterate monitor, and otherwise with r. The same iterations, history and bits of x either way, to convergence and to
 /// an even and an odd iteration limit (x's pending step made at the exit), with one reduction per
 /// iteration (two for CG) and the true residual.
 fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Method) {
@@ -1359,7 +1359,7 @@ fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Meth
     let mut b = DistVector::<T>::new(l.clone()).unwrap();
     random_fill(&mut b, 17);
     let pipe = method == Method::CgPipelined;
-    let per_it = if pipe { 1 } else { 2 };
+    let per_it = if method == Method::Cg { 2 } else { 1 };
     for limit in [5000, 37, 38] {
         let ctx = format!(
             "{} {method:?}, unmonitored path, max_iter {limit}",
@@ -1454,11 +1454,15 @@ fn main() {
     run_final_check::<c32>(&mut t, &comm);
     run_unmonitored_bits::<f64>(&mut t, &comm, Method::CgPipelined);
     run_unmonitored_bits::<f64>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<f64>(&mut t, &comm, Method::CgSingleReduction);
     run_unmonitored_bits::<c64>(&mut t, &comm, Method::CgPipelined);
     run_unmonitored_bits::<c64>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<c64>(&mut t, &comm, Method::CgSingleReduction);
     run_unmonitored_bits::<f32>(&mut t, &comm, Method::CgPipelined);
     run_unmonitored_bits::<f32>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<f32>(&mut t, &comm, Method::CgSingleReduction);
     run_unmonitored_bits::<c32>(&mut t, &comm, Method::CgPipelined);
     run_unmonitored_bits::<c32>(&mut t, &comm, Method::Cg);
+    run_unmonitored_bits::<c32>(&mut t, &comm, Method::CgSingleReduction);
     common::finish("mpi_solvers", comm, t)
 }

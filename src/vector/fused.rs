@@ -199,8 +199,9 @@ fn step_rows_host<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
     }
 }
 
-/// Single-reduction CG without a preconditioner (u = r): p = r + b p, s = w + b s, x += a p,
-/// r -= a s; returns the share of ||r||^2 (new r). 72 bytes per double entry instead of 120.
+/// Single-reduction CG without a preconditioner (u = r): p = r + b p, s = w + b s, x += a p
+/// (as `step` says), r -= a s; returns the share of ||r||^2 (new r). 72 bytes per double entry
+/// instead of 120; 56 on a pass that leaves x alone. Device vectors take [`XStep::Now`] only.
 #[allow(clippy::too_many_arguments)]
 pub fn cg_sr_update<T: Scalar>(
     x: &mut DistVector<T>,
@@ -210,9 +211,13 @@ pub fn cg_sr_update<T: Scalar>(
     w: &DistVector<T>,
     alpha: T,
     beta: T,
+    step: XStep<T>,
 ) -> Result<f64> {
     check(x, &[(r, "r"), (p, "p"), (s, "s"), (w, "w")])?;
     if x.is_device() {
+        if step != XStep::Now {
+            crate::bail!(Internal, "a deferred step of x on device vectors");
+        }
         let v = device::cg_sr_update(x, r, p, s, w, alpha, beta)?;
         return Ok(share(x.layout(), v));
     }
@@ -224,17 +229,42 @@ pub fn cg_sr_update<T: Scalar>(
         &mut s.local_mut()[..n],
         &w.local()[..n],
     );
+    let acc = match step {
+        XStep::Now => sr_rows::<T, X_NOW>(xl, rl, pl, sl, wl, T::zero(), alpha, beta),
+        XStep::Later => sr_rows::<T, X_LATER>(xl, rl, pl, sl, wl, T::zero(), alpha, beta),
+        XStep::Both(a0) => sr_rows::<T, X_BOTH>(xl, rl, pl, sl, wl, a0, alpha, beta),
+    };
+    Ok(share(x.layout(), acc))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sr_rows<T: Scalar, const X: u8>(
+    xl: &mut [T],
+    rl: &mut [T],
+    pl: &mut [T],
+    sl: &mut [T],
+    wl: &[T],
+    a0: T,
+    alpha: T,
+    beta: T,
+) -> f64 {
+    let n = xl.len();
     let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| {
-        let pv = rl[j] + beta * pl[j];
+        let po = pl[j];
+        let pv = rl[j] + beta * po;
         let sv = wl[j] + beta * sl[j];
         pl[j] = pv;
         sl[j] = sv;
-        xl[j] += alpha * pv;
+        match X {
+            X_NOW => xl[j] += alpha * pv,
+            X_BOTH => xl[j] = (xl[j] + a0 * po) + alpha * pv,
+            _ => {}
+        }
         let rv = rl[j] - alpha * sv;
         rl[j] = rv;
         [term(rv, rv)]
     });
-    Ok(share(x.layout(), acc))
+    acc
 }
 
 /// Pipelined CG's update without a preconditioner (z = n + b z, s = w + b s, p = r + b p,
