@@ -27,7 +27,8 @@
  *   pipelined CG  the product streamed into the update (n never stored): SpMV - 8 + four vectors
  *                 read and five written 72, with two sums, and x read and written on
  *                 every second iteration 8                                            = SpMV + 72
- *                 (single-reduction CG: SpMV + five vectors read and four written 72)
+ *                 (single-reduction CG: SpMV + four vectors read and three written 56, and
+ *                 x read and written on every second iteration 8: 64)
  *   GMRES(m)      SpMV + projections (k + 2) 8 + update with norm (k + 3) 8 + scale 16, averaged
  *                 over k = 0..m-1: SpMV + 8 (m + 4) + 16
  *   dot           16 per entry
@@ -436,7 +437,7 @@ int main(int argc, char **argv) {
     if (sym) {
       pl[npl++] = (typeof(pl[0])){"parlops CG (64-bit input)", PARLOPS_METHOD_CG, A64, spmv_bytes + 64.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG (32-bit input)", PARLOPS_METHOD_CG, A32, spmv_bytes + 64.0};
-      pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 72.0};
+      pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 64.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG pipelined", PARLOPS_METHOD_CG_PIPELINED, A32, spmv_bytes + 72.0};
       if (MF) pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 64.0};
     } else {

@@ -305,8 +305,9 @@ typedef int32_t parlops_monitor_action;
 // Conjugate gradients (Hermitian positive definite A and preconditioner).
 #define PARLOPS_METHOD_CG 0
 
-// CG with one global reduction per iteration (Chronopoulos-Gear). It moves about 5% more bytes per
-// iteration than CG (1.02-1.07x CG's time at 2 ranks, 1.01-1.13x at 1 rank on one node,
+// CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
+// vectors it moves as many bytes per iteration as CG, in fewer, longer passes that find less of
+// their vectors in the cache (1.01-1.09x CG's time at 1 rank, 1.04-1.15x at 2 ranks on one node,
 // memory-bound); pick it where a reduction costs more than that (many ranks). In floating point it
 // may take a few more iterations than CG on long solves.
 #define PARLOPS_METHOD_CG_SINGLE_REDUCTION 1
@@ -315,7 +316,7 @@ typedef int32_t parlops_monitor_action;
 // Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
 // fused with the product, row block by row block: about 5% more bytes per row and iteration than
 // CG, and it replaces its residual every 50 iterations (four extra operator applications) to keep
-// CG's accuracy: 1.03-1.25x CG's time at 2 ranks, 1.19-1.27x at 1 rank on one node
+// CG's accuracy: 1.09-1.2x CG's time at 1 rank, 1.1-1.27x at 2 ranks on one node
 // (memory-bound). It pays where a global reduction costs more than that: many ranks, a slow
 // network.
 #define PARLOPS_METHOD_CG_PIPELINED 2
