@@ -115,11 +115,7 @@ pub(crate) fn run<T: Scalar>(
                 let mut got: Option<Result<Vec<f64>>> = None;
                 let coef = Cell::new(None::<(T, T)>);
                 let layout = x.layout().clone();
-                let step = if defer {
-                    fused::XStep::alternate(owed)
-                } else {
-                    fused::XStep::Now
-                };
+                let step = fused::XStep::pass(defer, owed);
                 let mut upd = fused::PipeRows::new(&mut *x, r, p, s, z, step).ok();
                 let may_stream = it > 0 && upd.is_some();
                 let (op, cx) = (ctx.op, &*ctx);
@@ -211,11 +207,7 @@ pub(crate) fn run<T: Scalar>(
                 // made row by row during the product
             } else if fuse {
                 let layout = x.layout().clone();
-                let step = if defer {
-                    fused::XStep::alternate(owed)
-                } else {
-                    fused::XStep::Now
-                };
+                let step = fused::XStep::pass(defer, owed);
                 partials = fused::PipeRows::new(&mut *x, r, p, s, z, step).map(|mut u| {
                     u.rows(0, n.local(), w.local_mut(), alpha, beta);
                     owed = step.owed(alpha);

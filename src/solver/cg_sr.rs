@@ -74,11 +74,7 @@ pub(crate) fn run<T: Scalar>(
             }
             let alpha = gamma / denom;
             let d = if fuse {
-                let step = if defer {
-                    fused::XStep::alternate(owed)
-                } else {
-                    fused::XStep::Now
-                };
+                let step = fused::XStep::pass(defer, owed);
                 let rr = fused::cg_sr_update(&mut *x, r, p, s, w, alpha, beta, step);
                 if rr.is_ok() {
                     owed = step.owed(alpha);

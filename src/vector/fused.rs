@@ -306,12 +306,13 @@ pub enum XStep<T> {
 }
 
 impl<T: Scalar> XStep<T> {
-    /// Every other pass leaves x alone (pipelined CG: x is read and written on every second
-    /// iteration only), given the step x lacks before this pass.
-    pub fn alternate(owed: Option<T>) -> Self {
-        match owed {
-            None => XStep::Later,
-            Some(a0) => XStep::Both(a0),
+    /// With `defer`, every other pass leaves x alone (x is read and written on every second
+    /// iteration only), given the step x lacks before this pass; otherwise [`XStep::Now`].
+    pub fn pass(defer: bool, owed: Option<T>) -> Self {
+        match (defer, owed) {
+            (false, _) => XStep::Now,
+            (true, None) => XStep::Later,
+            (true, Some(a0)) => XStep::Both(a0),
         }
     }
 
