@@ -1329,9 +1329,9 @@ fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// iteration, and a solution that passes the true-residual check: on 14,400 rows (several blocks
 /// of rows per rank, so the part of the product made while the reduction moves varies), split
 /// unevenly with an empty rank.
-/// A method's fast path without monitors against its path with one, on 59,049 rows split unevenly
-/// (an empty rank at 3 and 4 ranks; several blocks of a streamed product on every other rank, and
-/// a band of 243 rows below the diagonal, not a multiple of 8):
+/// A method's fast path without monitors against its path with one, on 131,769 rows split unevenly
+/// (an empty rank at 3 and 4 ranks; more than one block of a streamed product (32,768 rows) on
+/// every other rank, and a band of 363 rows below the diagonal, not a multiple of 8):
 /// pipelined CG streams its update into the product, and its new w into w, only without a monitor,
 /// and moves x on every second iteration only (with the step it lacks) without an iterate monitor,
 /// as single-reduction CG does; CG moves x with the next direction (p read once for both) only
@@ -1339,7 +1339,7 @@ fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// an even and an odd iteration limit (x's pending step made at the exit), with one reduction per
 /// iteration (two for CG) and the true residual.
 fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Method) {
-    let n = 243i64;
+    let n = 363i64;
     let mut lens = parlops::vector::scatter_lens(n * n, comm.size() as usize);
     if lens.len() > 2 {
         lens[0] += 2 * lens[2] / 3;

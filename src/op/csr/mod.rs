@@ -786,9 +786,11 @@ impl<T: Scalar> CsrOp<T> {
 /// Rows per block of a CSR matrix's [`LinearOperator::apply_streamed`] between two polls of the
 /// caller's reduction (about 10 us of product).
 const POLL_ROWS: usize = 2048;
-/// Rows per hand-over of formed rows to the caller (their values, 64 KiB in double, stay in the
-/// second-level cache; smaller blocks measured slower on pipelined CG's fused pass).
-const STREAM_ROWS: usize = 8192;
+/// Rows per hand-over of formed rows to the caller (their values, 256 KiB in double, stay in the
+/// second-level cache). Pipelined CG against CG, 2D 5-point, 1M rows, 2 ranks (benches/NOTES.md
+/// item 20): 1.22x with 8192 rows, 1.10 with 16384, 1.04 with 32768, 1.07 with 65536: the product
+/// and the update alternate less often, so their streams restart less often.
+const STREAM_ROWS: usize = 32768;
 
 impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     fn rows(&self) -> &Arc<Layout> {
