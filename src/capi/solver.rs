@@ -20,7 +20,7 @@ pub type parlops_method = i32;
 pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
 /// vectors it moves as many bytes per iteration as CG, in fewer, longer passes that find less of
-/// their vectors in the cache (1.01-1.09x CG's time at 1 rank, 1.04-1.15x at 2 ranks on one node,
+/// their vectors in the cache (0.9-1.09x CG's time at 1 rank, 1.0-1.15x at 2 ranks on one node,
 /// memory-bound); pick it where a reduction costs more than that (many ranks). In floating point it
 /// may take a few more iterations than CG on long solves.
 pub const PARLOPS_METHOD_CG_SINGLE_REDUCTION: parlops_method = 1;
@@ -28,7 +28,7 @@ pub const PARLOPS_METHOD_CG_SINGLE_REDUCTION: parlops_method = 1;
 /// Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
 /// fused with the product, row block by row block: about 5% more bytes per row and iteration than
 /// CG, and it replaces its residual every 50 iterations (four extra operator applications) to keep
-/// CG's accuracy: 1.09-1.2x CG's time at 1 rank, 1.1-1.27x at 2 ranks on one node
+/// CG's accuracy: 1.0-1.11x CG's time at 1 rank, 1.03-1.16x at 2 ranks on one node
 /// (memory-bound). It pays where a global reduction costs more than that: many ranks, a slow
 /// network.
 pub const PARLOPS_METHOD_CG_PIPELINED: parlops_method = 2;
