@@ -157,7 +157,7 @@ pub(crate) fn run<T: Scalar>(
                 );
                 if let (Some(u), Some((a, _))) = (upd, coef.get()) {
                     streamed = true;
-                    owed = u.step().owed(a);
+                    owed = step.owed(a);
                     partials = Ok(u.shares(&layout));
                 }
                 pending = e;

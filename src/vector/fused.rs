@@ -407,11 +407,6 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         }
     }
 
-    /// What this pass does to x.
-    pub fn step(&self) -> XStep<T> {
-        self.step
-    }
-
     /// This rank's shares of [r^H r, w^H r] (new r and w) as (re, im) pairs: [re, 0, re, im].
     pub fn shares(&self, l: &super::Layout) -> Vec<f64> {
         let (rr, wr) = (combine_lanes(self.rr), combine_lanes(self.wr));
