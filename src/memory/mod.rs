@@ -56,6 +56,108 @@ pub fn advise_huge<T>(v: &Vec<T>) {
     }
 }
 
+/// An owned host array of `len` entries of a plain number type, zeroed, aligned to a cache line (64
+/// bytes); from 2 MiB on, aligned to 2 MiB and advised for huge pages ([`advise_huge`]'s release
+/// included), so that the whole 2 MiB pages of the array are huge pages wherever the allocator
+/// finds the room. When the array ends a little before a 2 MiB boundary (at most an eighth of its
+/// length), the room is allocated up to that boundary and advised too: the last page is then a
+/// huge page as well, at the cost of that unused remainder. Allocation failure is an error, never an
+/// abort.
+///
+/// Why: an array of a few MiB placed at an arbitrary address holds few or no whole 2 MiB pages, so
+/// it ran on 4 KiB pages or not depending on where the allocator put it, which varied with what ran
+/// before in the process (`benches/NOTES.md`, item 21).
+pub struct HostBuf<T> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: HostBuf owns its entries like a Vec<T>.
+unsafe impl<T: Send> Send for HostBuf<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for HostBuf<T> {}
+
+const LINE: usize = 64;
+const HUGE: usize = 2 << 20;
+
+impl<T: Copy> HostBuf<T> {
+    /// `len` entries, each `zero` (the type's zero: every Scalar's zero is all zero bits, but the
+    /// value is written, not assumed).
+    pub fn zeroed(len: usize, zero: T) -> Result<Self> {
+        let size = std::mem::size_of::<T>();
+        let oom = || {
+            crate::err!(
+                OutOfMemory,
+                "cannot allocate {len} entries of {size} bytes on this rank"
+            )
+        };
+        let bytes = len.checked_mul(size).ok_or_else(oom)?;
+        if bytes == 0 {
+            return Ok(HostBuf {
+                ptr: std::ptr::NonNull::dangling(),
+                len,
+                layout: std::alloc::Layout::new::<()>(),
+            });
+        }
+        let (align, room) = if bytes >= HUGE {
+            let up = bytes.checked_next_multiple_of(HUGE).ok_or_else(oom)?;
+            (HUGE, if (up - bytes) * 8 <= bytes { up } else { bytes })
+        } else {
+            (LINE.max(std::mem::align_of::<T>()), bytes)
+        };
+        let layout = std::alloc::Layout::from_size_align(room, align).map_err(|_| oom())?;
+        // SAFETY: the layout's size is not zero.
+        let base = unsafe { std::alloc::alloc(layout) };
+        if base.is_null() {
+            return Err(oom());
+        }
+        if align == HUGE {
+            // SAFETY: [p, p + room / HUGE * HUGE) lies in the room just allocated, which holds no
+            // values yet (advice changes no contents; the release drops pages nothing needs).
+            unsafe {
+                let whole = room / HUGE * HUGE;
+                let a = base as *mut libc::c_void;
+                if libc::madvise(a, whole, libc::MADV_HUGEPAGE) == 0 {
+                    libc::madvise(a, whole, libc::MADV_DONTNEED);
+                }
+            }
+        }
+        let p = base as *mut T;
+        for i in 0..len {
+            // SAFETY: i < len, inside the room.
+            unsafe { p.add(i).write(zero) };
+        }
+        Ok(HostBuf {
+            // SAFETY: base is not null
+            ptr: unsafe { std::ptr::NonNull::new_unchecked(p) },
+            len,
+            layout,
+        })
+    }
+}
+
+impl<T> HostBuf<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+}
+
+impl<T> Drop for HostBuf<T> {
+    fn drop(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: allocated in `zeroed` with this layout; the entries are Copy (no drop).
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) };
+        }
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     /// The kB of transparent huge pages backing the mapping that holds `addr` (from smaps).
@@ -114,5 +216,54 @@ mod tests {
             (b - a) / MB
         );
         assert!(v.iter().all(|&x| x == 1));
+    }
+
+    /// A vector of 3.85 MiB (the 504,100-row convection-diffusion problem's) starts on a 2 MiB
+    /// boundary and both of its pages are huge pages, even on memory touched on small pages before;
+    /// short buffers start on a cache line; every entry is zero.
+    #[test]
+    fn host_buffers_are_aligned_zeroed_and_on_huge_pages() {
+        const MB: usize = 1 << 20;
+        for len in [1usize, 7, 1000, 262_143, 262_144, 504_100, 1_000_001] {
+            let b = super::HostBuf::zeroed(len, 0.0f64).unwrap();
+            let p = b.as_ptr() as usize;
+            let align = if len * 8 >= 2 * MB { 2 * MB } else { 64 };
+            assert_eq!(p % align, 0, "{len} entries at {p:#x}");
+            // SAFETY: len initialised entries
+            let s = unsafe { std::slice::from_raw_parts(b.as_ptr(), len) };
+            assert!(s.iter().all(|&x| x == 0.0), "{len} entries zeroed");
+        }
+        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if !(mode.contains("[madvise]") || mode.contains("[always]")) {
+            eprintln!("skipped: transparent huge pages are {:?} here", mode.trim());
+            return;
+        }
+        // room touched on small pages first, then freed: what the allocator hands out again
+        let mut old: Vec<u8> = Vec::with_capacity(16 * MB);
+        // SAFETY: inside old's capacity; the advice and the writes stand for an earlier user
+        unsafe {
+            libc::madvise(
+                old.as_mut_ptr() as *mut libc::c_void,
+                16 * MB,
+                libc::MADV_NOHUGEPAGE,
+            );
+            std::ptr::write_bytes(old.as_mut_ptr(), 7, 16 * MB);
+        }
+        drop(old);
+        let b = super::HostBuf::zeroed(504_100, 0.0f64).unwrap();
+        let kb = huge_kb_at(b.as_ptr() as usize).expect("the mapping is in smaps");
+        assert!(kb >= 4096, "{kb} kB of huge pages under a 3.85 MiB vector");
+    }
+
+    /// A length whose bytes overflow, or that no machine holds, is an error (no abort).
+    #[test]
+    fn host_buffer_sizes_are_fallible() {
+        let e = super::HostBuf::zeroed(usize::MAX / 4, 0.0f64)
+            .err()
+            .unwrap();
+        assert!(format!("{e:?}").contains("cannot allocate"), "{e:?}");
+        let e = super::HostBuf::zeroed(1usize << 58, 0.0f32).err().unwrap();
+        assert!(format!("{e:?}").contains("cannot allocate"), "{e:?}");
     }
 }

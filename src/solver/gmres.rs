@@ -26,7 +26,13 @@ pub(crate) fn solve<T: Scalar>(
     flexible: bool,
 ) -> Result<Info> {
     let m = ctx.p.restart.max(1);
-    let n = m + 1 + if flexible { m } else { 1 } + 1;
+    // the preconditioned vectors: m kept (flexible), or one scratch; none without a preconditioner
+    let zs = match (ctx.pc.is_some(), flexible) {
+        (false, _) => 0,
+        (true, true) => m,
+        (true, false) => 1,
+    };
+    let n = m + 1 + zs + 1;
     let mut v = ctx.ws.take(n, x.layout())?;
     let out = run(ctx, b, x, &mut v, m, flexible);
     ctx.ws.put(v);
@@ -76,7 +82,7 @@ fn run<T: Scalar>(
 ) -> Result<Info> {
     let left = ctx.p.pc_side == PcSide::Left && ctx.pc.is_some() && !flexible;
     let (basis, rest) = vs.split_at_mut(m + 1);
-    let (zs, rest) = rest.split_at_mut(if flexible { m } else { 1 });
+    let (zs, rest) = rest.split_at_mut(rest.len() - 1);
     let w = &mut rest[0];
     // fused multi-vector passes on host vectors (the same on every rank: where vectors live is agreed)
     let fuse = !x.is_device();

@@ -24,13 +24,10 @@ use crate::error::Result;
 use crate::memory::Location;
 use crate::scalar::Scalar;
 
-/// The cache line the entries of a vector parlops allocates start on (bytes).
-const LINE: usize = 64;
-
 enum Base<T> {
-    /// parlops' buffer, the vector's entries from the offset on (they start on a 64-byte boundary:
-    /// a cache line, so that no 32-byte load of an aligned group crosses one).
-    Owned(Vec<T>, usize),
+    /// parlops' buffer (starting on a 64-byte boundary: a cache line, so that no 32-byte load of an
+    /// aligned group crosses one; on a 2 MiB one, with huge pages advised, from 2 MiB on).
+    Owned(crate::memory::HostBuf<T>),
     /// The caller's array (host or device); the caller keeps it alive and frees it.
     Wrapped(NonNull<T>),
     /// Device memory allocated by parlops (freed on drop).
@@ -140,27 +137,18 @@ impl<T: Scalar> DistVector<T> {
             });
         }
         let n = layout.local_len() as usize;
-        let size = std::mem::size_of::<T>();
-        let pad = if n == 0 { 0 } else { LINE / size };
-        let mut v: Vec<T> = Vec::new();
-        v.try_reserve_exact(n.saturating_add(pad)).map_err(|_| {
+        let v = crate::memory::HostBuf::zeroed(n, T::zero()).map_err(|_| {
             crate::err!(
                 OutOfMemory,
                 "cannot allocate {n} entries of {} ({} bytes) on this rank",
                 T::DTYPE.name(),
-                n * std::mem::size_of::<T>()
+                n.saturating_mul(std::mem::size_of::<T>())
             )
         })?;
-        crate::memory::advise_huge(&v);
-        let p = v.as_ptr() as usize;
-        let off = (0..pad)
-            .find(|k| (p + k * size).is_multiple_of(LINE))
-            .unwrap_or(0);
-        v.resize(n + pad, T::zero());
         Ok(DistVector {
             layout,
             location,
-            base: Base::Owned(v, off),
+            base: Base::Owned(v),
             placed: None,
             gpu: None,
             stream: None,
@@ -348,8 +336,7 @@ impl<T: Scalar> DistVector<T> {
         match (self.placed, &self.base) {
             (Some(p), _) => p.as_ptr(),
             (None, Base::Wrapped(p)) | (None, Base::Device(p)) => p.as_ptr(),
-            // SAFETY: off + the local length <= v.len() (new_in)
-            (None, Base::Owned(v, off)) => unsafe { v.as_ptr().add(*off) as *mut T },
+            (None, Base::Owned(v)) => v.as_ptr(),
         }
     }
 
