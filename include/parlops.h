@@ -315,10 +315,13 @@ typedef int32_t parlops_monitor_action;
 // Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
 // Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
 // fused with the product, row block by row block: about 5% more bytes per row and iteration than
-// CG, and it replaces its residual every 50 iterations (four extra operator applications) to keep
-// CG's accuracy: 1.0-1.11x CG's time at 1 rank, 1.03-1.16x at 2 ranks on one node
-// (memory-bound). It pays where a global reduction costs more than that: many ranks, a slow
-// network.
+// CG. Its recurrences drift from the true residual b - A x, so it replaces its residual by the
+// true one (four extra operator applications and one reduction) after 100 iterations, then less
+// often while the drift stays small (200, 400, up to 800 iterations apart) and more often when it
+// grows (down to 10); a convergence is confirmed on the true residual, and where that does not
+// meet the rule the solve goes on from it (CG restarted there). Per iteration: 1.0-1.11x CG's
+// time at 1 rank, 1.03-1.16x at 2 ranks on one node (memory-bound). It pays where a global
+// reduction costs more than that: many ranks, a slow network.
 #define PARLOPS_METHOD_CG_PIPELINED 2
 
 // CGLS: min ||b - A x||^2 + damp^2 ||x||^2 for any (rectangular) A.

@@ -1,9 +1,13 @@
 //! Pipelined preconditioned CG (Ghysels and Vanroose): one non-blocking reduction per iteration
 //! ([r^H u, w^H u, r^H r]) overlapped with the preconditioner and the operator apply.
 //!
-//! The recurrences of pipelined CG drift from the true residual (Cools and Vanroose): every
-//! REPLACE iterations the residual and its auxiliary vectors are recomputed from x and p (four extra
-//! operator applications, no extra reduction), which keeps the attainable accuracy that of CG.
+//! The recurrences of pipelined CG drift from the true residual (Cools and Vanroose): now and then
+//! the residual and its auxiliary vectors are recomputed from x and p (four extra operator
+//! applications and one reduction, which also measures the drift). The first replacement comes
+//! after FIRST_EVERY iterations; the interval doubles while the drift stays under GAP_LOW and
+//! halves over GAP_HIGH (within MIN_EVERY and MAX_EVERY), and a drift over GAP_HIGH also restarts
+//! CG from the replaced residual. A convergence seen on the recurrence is confirmed on the true
+//! residual; where it does not hold there, the solve goes on from it, restarted.
 //!
 //! Without a preconditioner on host vectors, u = r, m = w and q = s, and the update is one fused
 //! pass ([`fused::PipeRows`]) that also forms the next reduction's sums. The product n = A w runs
@@ -28,8 +32,14 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots, dots_finish, dots_start, fused};
 
-/// Iterations between residual replacements.
-const REPLACE: i64 = 50;
+/// Iterations between residual replacements: the first, the fewest and the most.
+const FIRST_EVERY: i64 = 100;
+const MIN_EVERY: i64 = 10;
+const MAX_EVERY: i64 = 800;
+/// Relative gaps between the recurrence residual and the true one under which the replacements
+/// grow apart, and over which they come closer.
+const GAP_LOW: f64 = 1e-6;
+const GAP_HIGH: f64 = 1e-3;
 
 /// Work vectors of x's layout that [`run`] takes.
 pub(crate) const WORK: usize = 9;
@@ -82,27 +92,24 @@ pub(crate) fn run<T: Scalar>(
     // replacement, and at every exit (the bits of one step per iteration)
     let defer = fuse && !ctx.watching();
     let mut owed: Option<T> = None;
+    // residual replacements: the iteration of the last one, and the iterations until the next
+    let (mut last, mut every) = (0i64, FIRST_EVERY);
     let iterate = || -> Result<Info> {
         loop {
-            if it > 0 && it % REPLACE == 0 {
-                // residual replacement: r = b - A x, u = M r, w = A u, s = A p, q = M s, z = A q
+            // a residual replacement in this iteration, and whether it restarts CG
+            let (mut replaced, mut drifted) = (false, false);
+            // (none at the last iteration allowed: its test stops the solve)
+            if it > 0 && it - last >= every && it < ctx.p.max_iter {
                 if let Some(a) = owed.take() {
                     x.axpy(a, p)?;
                 }
-                let e = ctx.op.apply(x, r);
-                r.axpby(T::one(), b, -T::one())?;
-                let e = if fuse {
-                    e.and(ctx.op.apply(r, w))
-                        .and(ctx.op.apply(p, s))
-                        .and(ctx.op.apply(s, z))
-                } else {
-                    e.and(ctx.precond(r, u))
-                        .and(ctx.op.apply(u, w))
-                        .and(ctx.op.apply(p, s))
-                        .and(ctx.precond(s, q))
-                        .and(ctx.op.apply(q, z))
-                };
-                pending = pending.and(e);
+                let e = std::mem::replace(&mut pending, Ok(()));
+                let (gap, _) = measure(ctx, b, x, r, u, q, natural, e)?;
+                pending = refresh(ctx, [r, u, w, q, s, z, p], fuse, natural);
+                every = next_interval(every, gap);
+                last = it;
+                replaced = true;
+                drifted = !gap.is_finite() || gap > GAP_HIGH;
                 if fuse {
                     partials = fused::rr_wr(r, w);
                 }
@@ -117,7 +124,7 @@ pub(crate) fn run<T: Scalar>(
                 let layout = x.layout().clone();
                 let step = fused::XStep::pass(defer, owed);
                 let mut upd = fused::PipeRows::new(&mut *x, r, p, s, z, step).ok();
-                let may_stream = it > 0 && upd.is_some();
+                let may_stream = it > 0 && !replaced && upd.is_some();
                 let (op, cx) = (ctx.op, &*ctx);
                 // the product n = A w overlaps the reduction; once the reduction is in, and the test
                 // of this iteration is known to pass without collective work, the update is made
@@ -136,7 +143,8 @@ pub(crate) fn run<T: Scalar>(
                         let go = match &g {
                             Some(Ok(g)) if may_stream => {
                                 let (gamma, delta) = fused_dots::<T>(g);
-                                let (beta, denom) = coefs(it, gamma, delta, gamma_old, alpha_old);
+                                let (beta, denom) =
+                                    coefs(it == 0, gamma, delta, gamma_old, alpha_old);
                                 let go = cx.continues(it, root(re(gamma)), bnorm)
                                     && !breakdown(gamma, denom);
                                 if go {
@@ -176,7 +184,7 @@ pub(crate) fn run<T: Scalar>(
                 pending = e;
                 d
             };
-            let (gamma, delta) = (d[0], d[1]);
+            let gamma = d[0];
             let rnorm = root(re(d[if natural { 0 } else { 2 }]));
             if it == 0 {
                 r0 = rnorm;
@@ -185,12 +193,59 @@ pub(crate) fn run<T: Scalar>(
                 ctx.comm.agree(pending)?;
                 return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
             }
+            let mut d = d;
+            // CG restarts (p = r) where the recurrences no longer hold between the replaced
+            // residual and the old directions: the recurrences had drifted far from the true
+            // residual, or the direction they give is not one of descent
+            let mut restart = it == 0 || drifted;
             if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
-                // an apply that failed in the overlap must still be reported on every rank
-                ctx.comm.agree(pending)?;
-                return Ok(info(it, reason, r0, rnorm, bnorm));
+                if !matches!(reason, Reason::ConvergedRtol | Reason::ConvergedAtol) {
+                    // an apply that failed in the overlap must still be reported on every rank
+                    ctx.comm.agree(pending)?;
+                    return Ok(info(it, reason, r0, rnorm, bnorm));
+                }
+                // the rule held for the recurrence residual: confirmed on the true one, replaced
+                // by it (the iteration goes on from there when the rule does not hold for it)
+                if let Some(a) = owed.take() {
+                    x.axpy(a, p)?;
+                }
+                let e = std::mem::replace(&mut pending, Ok(()));
+                let (gap, tnorm) = measure(ctx, b, x, r, u, q, natural, e)?;
+                last = it;
+                if ctx.holds(tnorm, bnorm) {
+                    return Ok(info(it, reason, r0, rnorm, bnorm));
+                }
+                if !tnorm.is_finite() {
+                    return Ok(info(it, Reason::DivergedNan, r0, tnorm, bnorm));
+                }
+                if it >= ctx.p.max_iter {
+                    return Ok(info(it, Reason::DivergedMaxIter, r0, tnorm, bnorm));
+                }
+                // CG restarted from the true residual (the recurrences' relations do not hold
+                // between it and the old directions): p = r, s = w, z = n, with w = A M r and this
+                // iteration's n = A M w
+                let e = if fuse {
+                    ctx.op.apply(r, w).and(ctx.op.apply(w, n))
+                } else {
+                    let e = if natural { Ok(()) } else { ctx.precond(r, u) };
+                    e.and(ctx.op.apply(u, w))
+                        .and(ctx.precond(w, m))
+                        .and(ctx.op.apply(m, n))
+                };
+                d = if fuse {
+                    let g = dots(&ctx.comm, &[(r, r), (w, r)], e)?;
+                    vec![g[0], g[1], g[0]]
+                } else {
+                    dots(&ctx.comm, &[(r, u), (w, u), (r, r)], e)?
+                };
+                restart = true;
+                every = next_interval(every, gap).min(every / 2).max(MIN_EVERY);
             }
-            let (beta, denom) = coefs(it, gamma, delta, gamma_old, alpha_old);
+            let (gamma, delta) = (d[0], d[1]);
+            let (mut beta, mut denom) = coefs(restart, gamma, delta, gamma_old, alpha_old);
+            if replaced && !restart && breakdown(gamma, denom) {
+                (beta, denom) = coefs(true, gamma, delta, gamma_old, alpha_old);
+            }
             if breakdown(gamma, denom) {
                 ctx.comm.agree(pending)?;
                 let reason = if !re(denom).is_finite() {
@@ -235,9 +290,83 @@ pub(crate) fn run<T: Scalar>(
     out
 }
 
-/// beta and the denominator of alpha = gamma / denom at iteration `it`.
-fn coefs<T: Scalar>(it: i64, gamma: T, delta: T, gamma_old: T, alpha_old: T) -> (T, T) {
-    if it == 0 {
+/// The first half of a residual replacement: r = b - A x, and u = M r with a preconditioner (q is
+/// scratch: formed again by [`refresh`]). One reduction, which also agrees `pending`, gives the gap
+/// the recurrences had reached, ||(b - A x) - r|| / ||b - A x||, and the norm of the new r the
+/// convergence rule reads (sqrt(r^H u) with `natural`, else ||r||). Without a preconditioner
+/// (`fuse`) u is not formed (u = r). [collective]
+#[allow(clippy::too_many_arguments)]
+fn measure<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    r: &mut DistVector<T>,
+    u: &mut DistVector<T>,
+    q: &mut DistVector<T>,
+    natural: bool,
+    pending: Result<()>,
+) -> Result<(f64, f64)> {
+    // u = b - A x (u is free: it is r without a preconditioner, and formed again with one)
+    let e = pending.and(ctx.op.apply(x, u));
+    u.axpby(T::one(), b, -T::one())?;
+    r.axpby(T::one(), u, -T::one())?;
+    let e = if natural { e.and(ctx.precond(u, q)) } else { e };
+    let g = if natural {
+        dots(&ctx.comm, &[(&*r, &*r), (&*u, &*u), (&*u, &*q)], e)?
+    } else {
+        dots(&ctx.comm, &[(&*r, &*r), (&*u, &*u)], e)?
+    };
+    std::mem::swap(r, u);
+    if natural {
+        std::mem::swap(u, q);
+    }
+    let (gap, true_r) = (re(g[0]).sqrt(), re(g[1]).sqrt());
+    let rel = if true_r > 0.0 { gap / true_r } else { gap };
+    let rule = if natural { root(re(g[2])) } else { true_r };
+    Ok((rel, rule))
+}
+
+/// The second half of a residual replacement, after [`measure`]: u = M r (unless `natural` formed
+/// it), w = A u, s = A p, q = M s, z = A q (without a preconditioner, `fuse`: w = A r, s = A p,
+/// z = A s). Returns the outcome of the applies, for the next reduction.
+#[allow(clippy::too_many_arguments)]
+fn refresh<T: Scalar>(
+    ctx: &Ctx<T>,
+    [r, u, w, q, s, z, p]: [&mut DistVector<T>; 7],
+    fuse: bool,
+    natural: bool,
+) -> Result<()> {
+    if fuse {
+        ctx.op
+            .apply(r, w)
+            .and(ctx.op.apply(p, s))
+            .and(ctx.op.apply(s, z))
+    } else {
+        let e = if natural { Ok(()) } else { ctx.precond(r, u) };
+        e.and(ctx.op.apply(u, w))
+            .and(ctx.op.apply(p, s))
+            .and(ctx.precond(s, q))
+            .and(ctx.op.apply(q, z))
+    }
+}
+
+/// The iterations until the next residual replacement, from the relative gap the last one found:
+/// twice as many while the recurrences stay close to the true residual, half as many when they
+/// drift, within [MIN_EVERY, MAX_EVERY].
+fn next_interval(every: i64, gap: f64) -> i64 {
+    let next = if !gap.is_finite() || gap > GAP_HIGH {
+        every / 2
+    } else if gap < GAP_LOW {
+        every * 2
+    } else {
+        every
+    };
+    next.clamp(MIN_EVERY, MAX_EVERY)
+}
+
+/// beta and the denominator of alpha = gamma / denom; `fresh`: the first iteration, or a restart.
+fn coefs<T: Scalar>(fresh: bool, gamma: T, delta: T, gamma_old: T, alpha_old: T) -> (T, T) {
+    if fresh {
         (T::zero(), delta)
     } else {
         let beta = gamma / gamma_old;
