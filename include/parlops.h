@@ -302,7 +302,10 @@ typedef int32_t parlops_monitor_action;
 // Function by function on each rank: all u, then all v, ... (MFEM's Ordering::byNODES).
 #define PARLOPS_DOF_BLOCKED 1
 
-// Conjugate gradients (Hermitian positive definite A and preconditioner).
+// Conjugate gradients (Hermitian positive definite A and preconditioner). A convergence seen on
+// the recurrence residual is confirmed on the true one, b - A x (one more operator application
+// and reduction); where the rule does not hold there (a tolerance near the attainable accuracy),
+// CG restarts from the true residual and goes on.
 #define PARLOPS_METHOD_CG 0
 
 // CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host

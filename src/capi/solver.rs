@@ -16,7 +16,10 @@ use crate::solver::{AnySolver, Method, Orthog, PcSide, Reason, Reference, SumOrd
 pub type parlops_method = i32;
 // One constant per line of the method table (src/solver/methods.rs), same value; src/capi/pins.rs
 // checks both ways.
-/// Conjugate gradients (Hermitian positive definite A and preconditioner).
+/// Conjugate gradients (Hermitian positive definite A and preconditioner). A convergence seen on
+/// the recurrence residual is confirmed on the true one, b - A x (one more operator application
+/// and reduction); where the rule does not hold there (a tolerance near the attainable accuracy),
+/// CG restarts from the true residual and goes on.
 pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
 /// vectors it moves as many bytes per iteration as CG, in fewer, longer passes that find less of
