@@ -19,7 +19,7 @@
  * rank's time per iteration.
  *
  * Byte floors (bytes a method must move per row and iteration, doubles, 32-bit column indices; a
- * floor times the rows over the same-run triad bandwidth is the fastest the method can run):
+ * floor times the rows over the triad bandwidth measured in the same rounds is the fastest the method can run):
  *   SpMV          nnz/row x (8 value + 4 index) + 4 row pointer + 8 x + 8 y
  *   CG (PETSc)    SpMV + p.q 16 + x += a p 24 + r -= a q 24 + r.r 8 + p = r + b p 24  = SpMV + 96
  *   CG (fused)    SpMV (with p.q) + r -= a q with r.r 24 + x += a p, p = r + b p 40   = SpMV + 64
@@ -67,21 +67,33 @@ static double tmax(double t) {
   return t;
 }
 
+/* The STREAM triad a[i] = b[i] + 3 c[i] over 2^24 doubles per rank (24 bytes per entry; arrays kept
+ * for the whole run): once at the start (10 repetitions, the median), and once in every round of every
+ * problem (3 repetitions, the median), so that each problem's floor uses the bandwidth of the same
+ * minutes as its solvers (the machine's bandwidth drifts during a run). */
+static double *ta, *tb, *tc;
+static const size_t tm = (size_t)1 << 24;
+
+static double triad_once(void) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t = MPI_Wtime();
+  for (size_t i = 0; i < tm; ++i) ta[i] = tb[i] + 3.0 * tc[i];
+  t = tmax(MPI_Wtime() - t);
+  return 24.0 * (double)tm * size_ / t + 0 * ta[tm / 2];
+}
+
+static double triad_median(int reps) {
+  double bw[16];
+  for (int k = 0; k < reps; ++k) bw[k] = triad_once();
+  qsort(bw, reps, sizeof(double), cmp);
+  return bw[reps / 2];
+}
+
 static double triad(void) {
-  size_t m = (size_t)1 << 24;
-  double *a = malloc(m * sizeof(double)), *b = malloc(m * sizeof(double)), *c = malloc(m * sizeof(double));
-  for (size_t i = 0; i < m; ++i) { a[i] = 0; b[i] = 1; c[i] = 2; }
-  double ts[10];
-  for (int k = 0; k < 10; ++k) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t = MPI_Wtime();
-    for (size_t i = 0; i < m; ++i) a[i] = b[i] + 3.0 * c[i];
-    ts[k] = tmax(MPI_Wtime() - t);
-  }
-  qsort(ts, 10, sizeof(double), cmp);
-  double bw = 24.0 * (double)m * size_ / ts[5] + 0 * a[m / 2];
-  free(a); free(b); free(c);
-  return bw;
+  ta = malloc(tm * sizeof(double)), tb = malloc(tm * sizeof(double)), tc = malloc(tm * sizeof(double));
+  if (!ta || !tb || !tc) { fprintf(stderr, "versus: no room for the triad's arrays\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+  for (size_t i = 0; i < tm; ++i) { ta[i] = 0; tb[i] = 1; tc[i] = 2; }
+  return triad_median(10);
 }
 
 /* ---------------------------------------------------------------- problems: one rank's rows */
@@ -248,8 +260,9 @@ static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, 
                    int counted, double bw) {
   if (rank_ != 0) return;
   double ref = 0;
-  printf("\n%s: %lld rows, %lld non-zeros, %d ranks; times per iteration over %d interleaved rounds of %lld iterations\n",
-         problem, (long long)R->N, (long long)R->gnnz, size_, rounds, (long long)K);
+  printf("\n%s: %lld rows, %lld non-zeros, %d ranks; times per iteration over %d interleaved rounds of %lld iterations; "
+         "triad %.2f GB/s (median of its rounds)\n",
+         problem, (long long)R->N, (long long)R->gnnz, size_, rounds, (long long)K, bw / 1e9);
   printf("  %-28s %8s %10s %18s %9s %9s %9s\n", "solver", "its", "ms/it", "(min-max)", "vs first", "x floor", "GB/s");
   for (int i = 0; i < ns; ++i) {
     double v[64];
@@ -273,10 +286,13 @@ static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, 
   fflush(json);
 }
 
-/* time every solver: convergence run for the counts (if check), then rounds x fixed K iterations */
-static void bench(Solver *S, int ns, int rounds, int64_t K, int check, int64_t *its) {
+/* time every solver: convergence run for the counts (if check), then rounds x fixed K iterations, each
+ * round with a triad; returns the median of the rounds' triads (bytes per second) */
+static double bench(Solver *S, int ns, int rounds, int64_t K, int check, int64_t *its) {
   for (int i = 0; i < ns; ++i) its[i] = check ? S[i].run(&S[i], 1e-8, 100000) : K;
-  for (int r = 0; r < rounds; ++r)
+  double bw[64];
+  for (int r = 0; r < rounds; ++r) {
+    bw[r] = triad_median(3);
     for (int i0 = 0; i0 < ns; ++i0) {
       int i = (i0 + r) % ns; /* rotate the order each round */
       MPI_Barrier(MPI_COMM_WORLD);
@@ -285,6 +301,9 @@ static void bench(Solver *S, int ns, int rounds, int64_t K, int check, int64_t *
       S[i].t[r] = tmax(MPI_Wtime() - t);
       if (k != K && rank_ == 0) fprintf(stderr, "%s ran %lld iterations, not %lld\n", S[i].name, (long long)k, (long long)K);
     }
+  }
+  qsort(bw, rounds, sizeof(double), cmp);
+  return bw[rounds / 2];
 }
 
 int main(int argc, char **argv) {
@@ -453,8 +472,8 @@ int main(int argc, char **argv) {
       S[ns++] = (Solver){pl[q].name, pl[q].floor, run_parlops, sv, x, b, NULL, NULL, 0, {0}};
     }
     int64_t its[12];
-    bench(S, ns, rounds, K, counted, its);
-    report(problems[pi], &R, S, ns, rounds, K, its, counted, bw);
+    double bwp = bench(S, ns, rounds, K, counted, its);
+    report(problems[pi], &R, S, ns, rounds, K, its, counted, bwp);
 
     if (pi == 0) {
       /* kernels on the same matrix and vectors: SpMV and dot */
@@ -478,16 +497,16 @@ int main(int argc, char **argv) {
                       {"parlops apply (32-bit input)", spmv_bytes, run_apply, A32, x, y, NULL, NULL, 0, {0}},
                       {"parlops apply matrix-free", 16.0, run_apply, MF, x, y, NULL, NULL, 0, {0}},
                       {"parlops apply PyLops Laplacian stencil", 16.0, run_apply, L, xs, ys, NULL, NULL, 0, {0}}};
-      bench(Kn, 4, rounds, K, 0, its);
-      report("spmv", &R, Kn, 4, rounds, K, its, 1, bw);
+      double bwp = bench(Kn, 4, rounds, K, 0, its);
+      report("spmv", &R, Kn, 4, rounds, K, its, 1, bwp);
       CHECKP(parlops_vec_destroy(&xs));
       CHECKP(parlops_vec_destroy(&ys));
       CHECKP(parlops_op_destroy(&L));
       CHECKP(parlops_layout_destroy(&lnd));
       Solver Kd[2] = {{"PETSc VecDot", 16.0, run_vecdot, NULL, px, py, NULL, NULL, 0, {0}},
                       {"parlops vec_dot", 16.0, run_pdot, NULL, x, y, NULL, NULL, 0, {0}}};
-      bench(Kd, 2, rounds, K, 0, its);
-      report("dot", &R, Kd, 2, rounds, K, its, 1, bw);
+      bwp = bench(Kd, 2, rounds, K, 0, its);
+      report("dot", &R, Kd, 2, rounds, K, its, 1, bwp);
       PetscCall(VecDestroy(&py));
       CHECKP(parlops_vec_destroy(&y));
     }
@@ -524,8 +543,8 @@ int main(int argc, char **argv) {
                     {"parlops vec_dot", 16.0, run_pdot, NULL, x, y, NULL, NULL, 0, {0}}};
     int64_t its[2];
     int64_t Kdot = K > 20 ? 20 : K;
-    bench(Kd, 2, rounds, Kdot, 0, its);
-    report("dot-dram", &R, Kd, 2, rounds, Kdot, its, 1, bw);
+    double bwp = bench(Kd, 2, rounds, Kdot, 0, its);
+    report("dot-dram", &R, Kd, 2, rounds, Kdot, its, 1, bwp);
     PetscCall(VecDestroy(&a));
     PetscCall(VecDestroy(&b));
     CHECKP(parlops_vec_destroy(&x));

@@ -35,7 +35,8 @@ def table(rows, triad):
         first = rs[0]
         out.append(
             f"\n### {prob}, {ranks} rank(s): {first.get('rows', 0):,} rows; STREAM triad "
-            f"{triad.get(ranks, first.get('triad_gbs', 0)):.1f} GB/s; medians (min-max) of "
+            f"{first.get('triad_gbs') or triad.get(ranks, 0):.1f} GB/s "
+            f"({'median of its rounds' if first.get('triad_gbs') else 'at the start of the run'}); medians (min-max) of "
             f"{first['rounds']} interleaved rounds of {first['timed_iterations']} iterations\n"
         )
         out.append("| solver | iterations to 1e-8 (kernels: repetitions) | ms/iteration | vs first | bytes/row floor | x floor |")
