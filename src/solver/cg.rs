@@ -166,14 +166,10 @@ pub(crate) fn run<T: Scalar>(
                 e,
             )?;
             let tnorm = root(re(t[if natural { 0 } else { 1 }]));
-            if ctx.holds(tnorm, bnorm) {
-                return Ok(info(it, reason, r0, rnorm, bnorm));
-            }
-            if !tnorm.is_finite() {
-                return Ok(info(it, Reason::DivergedNan, r0, tnorm, bnorm));
-            }
-            if it >= ctx.p.max_iter {
-                return Ok(info(it, Reason::DivergedMaxIter, r0, tnorm, bnorm));
+            if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
+                // a confirmed convergence reports the norm its rule tested, an end the true one
+                let shown = if end == reason { rnorm } else { tnorm };
+                return Ok(info(it, end, r0, shown, bnorm));
             }
             std::mem::swap(r, q);
             d = t;

@@ -212,14 +212,10 @@ pub(crate) fn run<T: Scalar>(
                 let e = std::mem::replace(&mut pending, Ok(()));
                 let (gap, tnorm) = measure(ctx, b, x, r, u, q, natural, e)?;
                 last = it;
-                if ctx.holds(tnorm, bnorm) {
-                    return Ok(info(it, reason, r0, rnorm, bnorm));
-                }
-                if !tnorm.is_finite() {
-                    return Ok(info(it, Reason::DivergedNan, r0, tnorm, bnorm));
-                }
-                if it >= ctx.p.max_iter {
-                    return Ok(info(it, Reason::DivergedMaxIter, r0, tnorm, bnorm));
+                if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
+                    // a confirmed convergence reports the norm its rule tested, an end the true one
+                    let shown = if end == reason { rnorm } else { tnorm };
+                    return Ok(info(it, end, r0, shown, bnorm));
                 }
                 // CG restarted from the true residual (the recurrences' relations do not hold
                 // between it and the old directions): p = r, s = w, z = n, with w = A M r and this

@@ -127,6 +127,22 @@ impl<T: Scalar> Ctx<'_, T> {
         rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
     }
 
+    /// The end of a solve whose `reason` (a convergence seen on a recurrence residual) was checked
+    /// on the true residual's norm `tnorm` at iteration `it`: the convergence where the rule holds
+    /// for it, a divergence where it is not finite or no iteration is left, else None (the method
+    /// goes on from the true residual).
+    pub fn confirmed(&self, it: i64, reason: Reason, tnorm: f64, bnorm: f64) -> Option<Reason> {
+        if self.holds(tnorm, bnorm) {
+            Some(reason)
+        } else if !tnorm.is_finite() {
+            Some(Reason::DivergedNan)
+        } else if it >= self.p.max_iter {
+            Some(Reason::DivergedMaxIter)
+        } else {
+            None
+        }
+    }
+
     /// Record ||b - A x|| of this iteration (least squares, with `keep_history`).
     pub fn record_residual(&mut self, v: f64) {
         if self.p.keep_history {
