@@ -34,7 +34,6 @@ impl Location {
 /// zeroed), and the first write faults in 2 MiB pages. Measured in `benches/NOTES.md` (item 16).
 /// Buffers under 4 MiB, other systems, or a refusal: nothing happens (it is advice).
 pub fn advise_huge<T>(v: &Vec<T>) {
-    const HUGE: usize = 2 << 20;
     let size = std::mem::size_of::<T>();
     let bytes = (v.capacity() - v.len()) * size;
     if bytes < 2 * HUGE {
@@ -45,13 +44,23 @@ pub fn advise_huge<T>(v: &Vec<T>) {
     let b = (start + bytes) / HUGE * HUGE;
     if b > a {
         // SAFETY: [a, b) lies inside the spare capacity of the buffer this Vec owns, which holds no
-        // values (nothing reads it before it is written); MADV_HUGEPAGE changes no contents, and
-        // MADV_DONTNEED only drops pages whose contents nothing needs.
-        unsafe {
-            let p = a as *mut libc::c_void;
-            if libc::madvise(p, b - a, libc::MADV_HUGEPAGE) == 0 {
-                libc::madvise(p, b - a, libc::MADV_DONTNEED);
-            }
+        // values (nothing reads it before it is written).
+        unsafe { advise_and_release(a, b - a) };
+    }
+}
+
+/// Advise huge pages for `[a, a + len)` and release its pages, so that the first write faults in
+/// 2 MiB pages (MADV_HUGEPAGE changes no contents; MADV_DONTNEED drops the pages, which come back
+/// zeroed).
+///
+/// # Safety
+/// The range must lie in memory the caller owns whose contents nothing needs.
+unsafe fn advise_and_release(a: usize, len: usize) {
+    let p = a as *mut libc::c_void;
+    // SAFETY: the caller's promise.
+    unsafe {
+        if libc::madvise(p, len, libc::MADV_HUGEPAGE) == 0 {
+            libc::madvise(p, len, libc::MADV_DONTNEED);
         }
     }
 }
@@ -69,7 +78,6 @@ pub fn advise_huge<T>(v: &Vec<T>) {
 /// before in the process (`benches/NOTES.md`, item 21).
 pub struct HostBuf<T> {
     ptr: std::ptr::NonNull<T>,
-    len: usize,
     layout: std::alloc::Layout,
 }
 
@@ -96,7 +104,6 @@ impl<T: Copy> HostBuf<T> {
         if bytes == 0 {
             return Ok(HostBuf {
                 ptr: std::ptr::NonNull::dangling(),
-                len,
                 layout: std::alloc::Layout::new::<()>(),
             });
         }
@@ -113,15 +120,9 @@ impl<T: Copy> HostBuf<T> {
             return Err(oom());
         }
         if align == HUGE {
-            // SAFETY: [p, p + room / HUGE * HUGE) lies in the room just allocated, which holds no
-            // values yet (advice changes no contents; the release drops pages nothing needs).
-            unsafe {
-                let whole = room / HUGE * HUGE;
-                let a = base as *mut libc::c_void;
-                if libc::madvise(a, whole, libc::MADV_HUGEPAGE) == 0 {
-                    libc::madvise(a, whole, libc::MADV_DONTNEED);
-                }
-            }
+            // SAFETY: the whole 2 MiB pages from base lie in the room just allocated, which holds
+            // no values yet.
+            unsafe { advise_and_release(base as usize, room / HUGE * HUGE) };
         }
         let p = base as *mut T;
         for i in 0..len {
@@ -131,19 +132,12 @@ impl<T: Copy> HostBuf<T> {
         Ok(HostBuf {
             // SAFETY: base is not null
             ptr: unsafe { std::ptr::NonNull::new_unchecked(p) },
-            len,
             layout,
         })
     }
 }
 
 impl<T> HostBuf<T> {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
     pub fn as_ptr(&self) -> *mut T {
         self.ptr.as_ptr()
     }

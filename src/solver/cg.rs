@@ -157,8 +157,9 @@ pub(crate) fn run<T: Scalar>(
             }
             // the rule held for the recurrence residual: confirmed on the true one (q is free:
             // this iteration's A p is spent); where it does not hold there, CG restarts from it
+            // (local failures join the reduction's agreement: every rank ends together)
             let e = ctx.op.apply(x, q);
-            q.axpby(T::one(), b, -T::one())?;
+            let e = e.and(q.axpby(T::one(), b, -T::one()));
             let e = if plain { e } else { e.and(ctx.precond(q, z)) };
             let t = dots(
                 &ctx.comm,

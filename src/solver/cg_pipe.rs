@@ -303,9 +303,10 @@ fn measure<T: Scalar>(
     pending: Result<()>,
 ) -> Result<(f64, f64)> {
     // u = b - A x (u is free: it is r without a preconditioner, and formed again with one)
+    // (local failures join the reduction's agreement: every rank ends together)
     let e = pending.and(ctx.op.apply(x, u));
-    u.axpby(T::one(), b, -T::one())?;
-    r.axpby(T::one(), u, -T::one())?;
+    let e = e.and(u.axpby(T::one(), b, -T::one()));
+    let e = e.and(r.axpby(T::one(), u, -T::one()));
     let e = if natural { e.and(ctx.precond(u, q)) } else { e };
     let g = if natural {
         dots(&ctx.comm, &[(&*r, &*r), (&*u, &*u), (&*u, &*q)], e)?
