@@ -26,8 +26,8 @@ struct DevBlock<T> {
 
 impl<T: Scalar> LocalCsr<T> {
     fn upload(&self, s: Stream) -> Result<DevBlock<T>> {
-        if self.sell.is_some() {
-            // the device kernels read CSR: a CSR copy of the chunked block, for the upload only
+        if self.compact.is_some() {
+            // the device kernels read CSR: a CSR copy of the compact block, for the upload only
             return self.to_csr()?.upload(s);
         }
         fn bytes<I: Copy>(a: &Arr<I>) -> &[u8] {

@@ -52,32 +52,38 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
         return s;
     }
     unsafe {
-        let (a, b) = (
-            p.get_unchecked(r).to_usize(),
-            p.get_unchecked(r + 1).to_usize(),
-        );
-        let term =
-            |k: usize| *v.get_unchecked(k) * *x.get_unchecked(idx.get_unchecked(k).to_usize());
-        if split && b - a >= SPLIT_ROW {
-            let mut c = [T::zero(); 4];
-            let mut k = a;
-            while k + 4 <= b {
-                for (l, cl) in c.iter_mut().enumerate() {
-                    *cl += term(k + l);
-                }
-                k += 4;
-            }
-            for (l, q) in (k..b).enumerate() {
-                c[l] += term(q);
-            }
-            return (c[0] + c[1]) + (c[2] + c[3]);
-        }
-        let mut s = T::zero();
-        for k in a..b {
-            s += term(k);
-        }
-        s
+        let a = p.get_unchecked(r).to_usize();
+        let n = p.get_unchecked(r + 1).to_usize() - a;
+        sum_row(n, split, |k| {
+            *v.get_unchecked(a + k) * *x.get_unchecked(idx.get_unchecked(a + k).to_usize())
+        })
     }
+}
+
+/// The sum of `term(0) + .. + term(n - 1)` as every stored layout forms a row of the product: in
+/// four interleaved chains (term k into chain k mod 4, then (s0 + s1) + (s2 + s3)) when `split` and
+/// n >= [`SPLIT_ROW`], otherwise in one chain in order.
+#[inline(always)]
+pub(super) fn sum_row<T: Scalar>(n: usize, split: bool, term: impl Fn(usize) -> T) -> T {
+    if split && n >= SPLIT_ROW {
+        let mut c = [T::zero(); 4];
+        let mut k = 0;
+        while k + 4 <= n {
+            for (l, cl) in c.iter_mut().enumerate() {
+                *cl += term(k + l);
+            }
+            k += 4;
+        }
+        for (l, q) in (k..n).enumerate() {
+            c[l] += term(q);
+        }
+        return (c[0] + c[1]) + (c[2] + c[3]);
+    }
+    let mut s = T::zero();
+    for k in 0..n {
+        s += term(k);
+    }
+    s
 }
 
 /// y = B x over the rows r0..r0 + y.len() (y[i] is row r0 + i; `add`: y += B x), and with `DOT`
@@ -95,30 +101,45 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
     rows: Option<&[usize]>,
     w: &[T],
 ) -> (f64, f64) {
-    let mut acc = (0.0, 0.0);
     let split = !crate::vector::ops::sequential_sums();
     // SAFETY: see row_sum; the caller checked x, y and w against the block's shape (r0 + y.len()
     // <= nrows), and `rows` holds row numbers in r0..r0 + y.len() (nonempty_rows, then cut).
-    unsafe {
-        match rows {
-            Some(rows) => {
-                for &r in rows {
-                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r, split);
-                    let yr = y.get_unchecked_mut(r - r0);
-                    *yr += s;
-                    if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(r - r0), s);
-                    }
+    drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
+        row_sum::<T, I, CHECKED>(p, idx, v, x, r, split)
+    })
+}
+
+/// The row loop of a product over any stored layout, `row(r)` giving row r of B x: rows r0..r0 +
+/// y.len() into y (y[i] is row r0 + i; `add`: y += B x), or only the listed `rows` (in that range,
+/// in order), added into y; with `DOT` also the sum of conj(w[i]) (B x)[i] in row order. The caller
+/// checked y and w (under DOT as long as y) and the listed rows. The dot goes on from `acc`.
+#[inline(always)]
+pub(super) fn drive<T: Scalar, const DOT: bool>(
+    y: &mut [T],
+    r0: usize,
+    add: bool,
+    rows: Option<&[usize]>,
+    w: &[T],
+    mut acc: (f64, f64),
+    row: impl Fn(usize) -> T,
+) -> (f64, f64) {
+    match rows {
+        Some(rows) => {
+            for &r in rows {
+                let s = row(r);
+                y[r - r0] += s;
+                if DOT {
+                    acc_dot(&mut acc, w[r - r0], s);
                 }
             }
-            None => {
-                for i in 0..y.len() {
-                    let s = row_sum::<T, I, CHECKED>(p, idx, v, x, r0 + i, split);
-                    let yr = y.get_unchecked_mut(i);
-                    *yr = if add { *yr + s } else { s };
-                    if DOT {
-                        acc_dot(&mut acc, *w.get_unchecked(i), s);
-                    }
+        }
+        None => {
+            for (i, yr) in y.iter_mut().enumerate() {
+                let s = row(r0 + i);
+                *yr = if add { *yr + s } else { s };
+                if DOT {
+                    // SAFETY: under DOT w is as long as y
+                    acc_dot(&mut acc, unsafe { *w.get_unchecked(i) }, s);
                 }
             }
         }
@@ -131,6 +152,43 @@ pub(super) fn spmv_h<T: Scalar, I: IndexInt>(p: &[I], idx: &[I], v: &[T], y: &[T
         let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
         for (j, a) in idx[a..b].iter().zip(&v[a..b]) {
             x[j.to_usize()] += a.conj() * *yr;
+        }
+    }
+}
+
+/// A stored layout of a block, row by row: the helpers every layout shares (entries, the adjoint
+/// product) read it through `row`.
+pub(super) trait Rows<T: Scalar> {
+    fn nrows(&self) -> usize;
+    /// Row r's entries as (column, value), in storage order (the CSR arrays' order).
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, T)> + '_;
+
+    /// Sum of the entries (row r, column c), or zero.
+    fn entry(&self, r: usize, c: usize) -> T {
+        let mut s = T::zero();
+        for (j, v) in self.row(r) {
+            if j == c {
+                s += v;
+            }
+        }
+        s
+    }
+
+    /// `f(row, column, value)` for every entry, row by row, in storage order.
+    fn for_each(&self, f: &mut impl FnMut(usize, usize, T)) {
+        for r in 0..self.nrows() {
+            for (c, v) in self.row(r) {
+                f(r, c, v);
+            }
+        }
+    }
+
+    /// x += B^H y, entry by entry in the CSR loop's order.
+    fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
+        for (r, yr) in y.iter().enumerate().take(self.nrows()) {
+            for (c, a) in self.row(r) {
+                x[c] += a.conj() * *yr;
+            }
         }
     }
 }

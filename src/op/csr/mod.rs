@@ -6,12 +6,16 @@
 
 mod device;
 mod kernels;
+mod narrow;
 mod sell;
+#[cfg(test)]
+mod tests;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use self::device::DevCsr;
-use self::kernels::{nonempty_rows, spmv, spmv_h};
+use self::kernels::{Rows, nonempty_rows, spmv, spmv_h};
+use self::narrow::Narrow;
 use self::sell::Sell;
 use super::LinearOperator;
 use crate::comm::halo::HaloPlan;
@@ -104,10 +108,60 @@ pub struct LocalCsr<T: Scalar> {
     /// rule: an offd block touches only the rows next to another rank's columns): a product then
     /// visits only them.
     nz_rows: Option<Vec<usize>>,
-    /// The same entries in SELL-8 chunks ([`sell`]), where that product is the faster one and
-    /// parlops owns the arrays; the CSR arrays above are then empty.
-    sell: Option<Sell<T>>,
+    /// The same entries in a more compact layout ([`Compact`]), where that product is the faster
+    /// one and parlops owns the arrays; the CSR arrays above are then empty.
+    compact: Option<Compact<T>>,
 }
+
+/// The layouts a block parlops owns may take instead of its CSR arrays.
+enum Compact<T> {
+    /// SELL-8 chunks ([`sell`]): double precision on a CPU with AVX-512F, rows of even lengths.
+    Sell(Sell<T>),
+    /// CSR with 16-bit columns from each row's base ([`narrow`]).
+    Narrow(Narrow<T>),
+}
+
+impl<T: Scalar> Compact<T> {
+    fn rows(&self) -> &dyn RowsDyn<T> {
+        match self {
+            Compact::Sell(s) => s,
+            Compact::Narrow(n) => n,
+        }
+    }
+}
+
+/// The object-safe part of [`Rows`] that [`LocalCsr`] forwards to whichever layout it holds.
+trait RowsDyn<T: Scalar> {
+    fn nnz(&self) -> usize;
+    fn values_ptr(&self) -> *const T;
+    fn entry(&self, r: usize, c: usize) -> T;
+    fn for_each_dyn(&self, f: &mut dyn FnMut(usize, usize, T));
+    fn mult_adjoint_add(&self, y: &[T], x: &mut [T]);
+}
+
+macro_rules! rows_dyn {
+    ($t:ident) => {
+        impl<T: Scalar> RowsDyn<T> for $t<T> {
+            fn nnz(&self) -> usize {
+                self.nnz
+            }
+            fn values_ptr(&self) -> *const T {
+                $t::values_ptr(self)
+            }
+            fn entry(&self, r: usize, c: usize) -> T {
+                Rows::entry(self, r, c)
+            }
+            fn for_each_dyn(&self, f: &mut dyn FnMut(usize, usize, T)) {
+                Rows::for_each(self, &mut |r, c, v| f(r, c, v))
+            }
+            fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
+                Rows::mult_adjoint_add(self, y, x)
+            }
+        }
+    };
+}
+rows_dyn!(Sell);
+rows_dyn!(Narrow);
 
 fn check_block<I: IndexInt>(
     indptr: &[I],
@@ -200,7 +254,7 @@ impl<T: Scalar> LocalCsr<T> {
             indices,
             values,
             nz_rows,
-            sell: None,
+            compact: None,
         })
     }
 
@@ -213,7 +267,7 @@ impl<T: Scalar> LocalCsr<T> {
             indices: Idx::I32(Arr::Owned(Vec::new())),
             values: Arr::Owned(Vec::new()),
             nz_rows: Some(Vec::new()),
-            sell: None,
+            compact: None,
         }
     }
 
@@ -233,23 +287,31 @@ impl<T: Scalar> LocalCsr<T> {
         )
     }
 
-    /// This block with its entries in SELL-8 chunks where that product is the faster one on this
-    /// CPU and parlops owns the arrays (borrowed arrays are read in place, as promised); otherwise,
-    /// when the chunks would not pay, memory is short, or the environment sets
-    /// PARLOPS_CSR_LAYOUT=rows (row by row, as before), unchanged.
-    fn chunked(mut self) -> Self {
+    /// This block in a compact layout where that product is the faster one and parlops owns the
+    /// arrays (borrowed arrays are read in place, as promised): SELL-8 chunks where they pay on
+    /// this CPU, else CSR with 16-bit columns where that moves fewer bytes. Unchanged when neither
+    /// applies, memory is short, or the environment sets PARLOPS_CSR_LAYOUT=rows (the CSR arrays
+    /// as given, for comparison).
+    fn compacted(mut self) -> Self {
         let rows_only = std::env::var_os("PARLOPS_CSR_LAYOUT").is_some_and(|v| v == "rows");
-        if rows_only || self.sell.is_some() || !self.owned() || !Sell::<T>::pays() {
+        if rows_only || self.compact.is_some() || !self.owned() {
             return self;
         }
+        fn pick<T: Scalar, I: IndexInt>(p: &[I], i: &[I], v: &[T], n: usize) -> Option<Compact<T>> {
+            let sell = Sell::<T>::pays()
+                .then(|| Sell::from_csr(p, i, v, n))
+                .flatten();
+            sell.map(Compact::Sell)
+                .or_else(|| Narrow::from_csr(p, i, v, n).map(Compact::Narrow))
+        }
         let v = self.values.as_slice();
-        let s = match (&self.indptr, &self.indices) {
-            (Idx::I32(p), Idx::I32(i)) => Sell::from_csr(p.as_slice(), i.as_slice(), v, self.ncols),
-            (Idx::I64(p), Idx::I64(i)) => Sell::from_csr(p.as_slice(), i.as_slice(), v, self.ncols),
+        let c = match (&self.indptr, &self.indices) {
+            (Idx::I32(p), Idx::I32(i)) => pick(p.as_slice(), i.as_slice(), v, self.ncols),
+            (Idx::I64(p), Idx::I64(i)) => pick(p.as_slice(), i.as_slice(), v, self.ncols),
             _ => None,
         };
-        if let Some(s) = s {
-            self.sell = Some(s);
+        if let Some(c) = c {
+            self.compact = Some(c);
             self.indptr = Idx::I32(Arr::Owned(Vec::new()));
             self.indices = Idx::I32(Arr::Owned(Vec::new()));
             self.values = Arr::Owned(Vec::new());
@@ -293,8 +355,8 @@ impl<T: Scalar> LocalCsr<T> {
     }
 
     pub fn nnz(&self) -> usize {
-        if let Some(s) = &self.sell {
-            return s.nnz;
+        if let Some(c) = &self.compact {
+            return c.rows().nnz();
         }
         match &self.indptr {
             Idx::I32(p) => p.as_slice()[self.nrows] as usize,
@@ -302,8 +364,8 @@ impl<T: Scalar> LocalCsr<T> {
         }
     }
     pub fn values_ptr(&self) -> *const T {
-        match &self.sell {
-            Some(s) => s.values_ptr(),
+        match &self.compact {
+            Some(c) => c.rows().values_ptr(),
             None => self.values.as_ptr(),
         }
     }
@@ -321,8 +383,8 @@ impl<T: Scalar> LocalCsr<T> {
                 }
             }
         }
-        if let Some(s) = &self.sell {
-            return s.for_each(&mut f);
+        if let Some(c) = &self.compact {
+            return c.rows().for_each_dyn(&mut f);
         }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
@@ -391,9 +453,11 @@ impl<T: Scalar> LocalCsr<T> {
         } else {
             None
         };
-        if let Some(s) = &self.sell {
-            let split = !crate::vector::ops::sequential_sums();
-            return s.mult::<DOT>(x, y, r0, add, rows, w, split);
+        let split = !crate::vector::ops::sequential_sums();
+        match &self.compact {
+            Some(Compact::Sell(s)) => return s.mult::<DOT>(x, y, r0, add, rows, w, split),
+            Some(Compact::Narrow(s)) => return s.mult::<DOT>(x, y, r0, add, rows, w, split),
+            None => {}
         }
         let v = self.values.as_slice();
         // arrays parlops owns cannot change after validation: unchecked inner loop; arrays it
@@ -446,8 +510,8 @@ impl<T: Scalar> LocalCsr<T> {
 
     /// x += B^H y.
     pub fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
-        if let Some(s) = &self.sell {
-            return s.mult_adjoint_add(y, x);
+        if let Some(c) = &self.compact {
+            return c.rows().mult_adjoint_add(y, x);
         }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
@@ -471,8 +535,8 @@ impl<T: Scalar> LocalCsr<T> {
             }
             s
         }
-        if let Some(s) = &self.sell {
-            return s.entry(r, c);
+        if let Some(s) = &self.compact {
+            return s.rows().entry(r, c);
         }
         match (&self.indptr, &self.indices) {
             (Idx::I32(p), Idx::I32(i)) => {
@@ -646,7 +710,7 @@ impl<T: Scalar> CsrOp<T> {
         Ok(CsrOp {
             rows,
             cols,
-            diag: diag.chunked(),
+            diag: diag.compacted(),
             offd,
             col_map,
             halo,
@@ -668,6 +732,15 @@ impl<T: Scalar> CsrOp<T> {
     pub fn halo(&self) -> &HaloPlan {
         &self.halo
     }
+}
+
+/// A fallible, huge-page advised vector of `n` copies of `v`, or None.
+fn filled<X: Clone>(n: usize, v: X) -> Option<Vec<X>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).ok()?;
+    crate::memory::advise_huge(&out);
+    out.resize(n, v);
+    Some(out)
 }
 
 /// An empty Vec with room for `n` items (a fallible allocation, advised for huge pages).
@@ -741,7 +814,7 @@ fn split_rows<T: Scalar, I: IndexInt>(
             indices: J::idx(Arr::Owned(i)),
             values: Arr::Owned(v),
             nz_rows,
-            sell: None,
+            compact: None,
         })
     }
     let make = |count: usize, ncols: usize, pick: &dyn Fn(i64) -> Option<usize>| {

@@ -1,0 +1,186 @@
+//! CSR with 16-bit columns: each row keeps its smallest column as a base and its entries' columns
+//! as 16-bit offsets from it, so an entry moves its value and 2 bytes of index instead of 4. A
+//! finite-element or stencil matrix whose rows are numbered with locality (a mesh split into
+//! compact pieces, a bandwidth-reducing order) has every row within 65,535 columns: the product of
+//! MFEM's order-2 hexahedra (62 entries a row) moves 628 bytes a row instead of 748, where it is
+//! bound by memory (`benches/NOTES.md`, item 25).
+//!
+//! Rows that span more keep 32-bit columns in a side list; a block where they would hold more than
+//! an eighth of the entries, or where the narrow form would not move fewer bytes, stays CSR. Values
+//! keep the CSR order, and each row's sum is formed as the CSR loop forms it
+//! ([`super::kernels::sum_row`]), so every product has the CSR block's bits.
+
+use super::kernels::{Rows, drive, sum_row};
+use super::{IndexInt, filled};
+use crate::scalar::Scalar;
+
+/// The base of a row whose columns are in the side list.
+const WIDE: u32 = u32::MAX;
+
+pub(super) struct Narrow<T> {
+    pub(super) nrows: usize,
+    pub(super) nnz: usize,
+    /// Row pointer into `off` and `val`.
+    ptr: Vec<u32>,
+    /// Each row's smallest column, or WIDE.
+    base: Vec<u32>,
+    /// Column minus the row's base (0 in wide rows, never read).
+    off: Vec<u16>,
+    val: Vec<T>,
+    /// The wide rows, ascending; row wide[k]'s columns are wide_col[wide_at[k]..wide_at[k + 1]].
+    pub(super) wide: Vec<u32>,
+    wide_at: Vec<usize>,
+    wide_col: Vec<u32>,
+}
+
+impl<T: Scalar> Narrow<T> {
+    /// The block `p`, `i`, `v` (validated CSR, `ncols` columns) with 16-bit columns; None when the
+    /// narrow form would not move fewer bytes than 32-bit CSR (short rows, or wide rows over an
+    /// eighth of the entries), the sizes do not fit 32 bits, or memory is short: the caller keeps
+    /// CSR then.
+    pub(super) fn from_csr<I: IndexInt>(p: &[I], i: &[I], v: &[T], ncols: usize) -> Option<Self> {
+        let nrows = p.len().checked_sub(1)?;
+        let nnz = p[nrows].to_usize();
+        if nnz >= u32::MAX as usize || ncols >= WIDE as usize || nrows >= u32::MAX as usize {
+            return None;
+        }
+        let span = |r: usize| {
+            let cols = &i[p[r].to_usize()..p[r + 1].to_usize()];
+            let lo = cols.iter().map(|c| c.to_usize()).min().unwrap_or(0);
+            let hi = cols.iter().map(|c| c.to_usize()).max().unwrap_or(0);
+            (lo, hi - lo)
+        };
+        let mut nwide = 0usize;
+        let mut wide_nnz = 0usize;
+        for r in 0..nrows {
+            if span(r).1 > u16::MAX as usize {
+                nwide += 1;
+                wide_nnz += p[r + 1].to_usize() - p[r].to_usize();
+            }
+        }
+        // bytes a product reads beyond the values: 8 a row and 2 an entry (4 more in wide rows)
+        // against 32-bit CSR's 4 a row and 4 an entry
+        let narrow = 8 * nrows + 2 * nnz + 4 * wide_nnz + 12 * nwide;
+        if wide_nnz > nnz / 8 || narrow >= 4 * nrows + 4 * nnz {
+            return None;
+        }
+        let mut ptr = filled(nrows + 1, 0u32)?;
+        let mut base = filled(nrows, 0u32)?;
+        let mut off = filled(nnz, 0u16)?;
+        let mut val = filled(nnz, T::zero())?;
+        let mut wide = filled(nwide, 0u32)?;
+        let mut wide_at = filled(nwide + 1, 0usize)?;
+        let mut wide_col = filled(wide_nnz, 0u32)?;
+        let mut k = 0;
+        for r in 0..nrows {
+            let (a, b) = (p[r].to_usize(), p[r + 1].to_usize());
+            ptr[r + 1] = b as u32;
+            val[a..b].copy_from_slice(&v[a..b]);
+            let (lo, s) = span(r);
+            if s > u16::MAX as usize {
+                base[r] = WIDE;
+                wide[k] = r as u32;
+                let at = wide_at[k];
+                for (j, c) in i[a..b].iter().enumerate() {
+                    wide_col[at + j] = c.to_usize() as u32;
+                }
+                wide_at[k + 1] = at + (b - a);
+                k += 1;
+            } else {
+                base[r] = lo as u32;
+                for (o, c) in off[a..b].iter_mut().zip(&i[a..b]) {
+                    *o = (c.to_usize() - lo) as u16;
+                }
+            }
+        }
+        Some(Narrow {
+            nrows,
+            nnz,
+            ptr,
+            base,
+            off,
+            val,
+            wide,
+            wide_at,
+            wide_col,
+        })
+    }
+
+    pub(super) fn values_ptr(&self) -> *const T {
+        self.val.as_ptr()
+    }
+
+    /// The side list's columns of wide row r.
+    fn wide_cols(&self, r: usize) -> &[u32] {
+        let k = self.wide.partition_point(|&w| (w as usize) < r);
+        &self.wide_col[self.wide_at[k]..self.wide_at[k + 1]]
+    }
+
+    /// Row r of B x in the CSR loop's order. SAFETY: r < nrows, and x has at least the block's
+    /// columns (every base + offset and side-list column is below them: they were made from the
+    /// validated CSR block).
+    #[inline(always)]
+    unsafe fn row_sum(&self, x: &[T], r: usize, split: bool) -> T {
+        unsafe {
+            let a = *self.ptr.get_unchecked(r) as usize;
+            let n = *self.ptr.get_unchecked(r + 1) as usize - a;
+            let v = self.val.as_ptr().add(a);
+            let base = *self.base.get_unchecked(r);
+            if base == WIDE {
+                return self.wide_sum(x, r, split);
+            }
+            let o = self.off.as_ptr().add(a);
+            let xb = x.as_ptr().add(base as usize);
+            sum_row(n, split, |k| *v.add(k) * *xb.add(*o.add(k) as usize))
+        }
+    }
+
+    /// [`Narrow::row_sum`] of a wide row, out of line. SAFETY: as there.
+    #[cold]
+    #[inline(never)]
+    unsafe fn wide_sum(&self, x: &[T], r: usize, split: bool) -> T {
+        let a = self.ptr[r] as usize;
+        let cols = self.wide_cols(r);
+        let v = &self.val[a..a + cols.len()];
+        sum_row(cols.len(), split, |k| unsafe {
+            *v.get_unchecked(k) * *x.get_unchecked(*cols.get_unchecked(k) as usize)
+        })
+    }
+
+    /// [`super::kernels::spmv`] on this storage (the same arguments and checks).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mult<const DOT: bool>(
+        &self,
+        x: &[T],
+        y: &mut [T],
+        r0: usize,
+        add: bool,
+        rows: Option<&[usize]>,
+        w: &[T],
+        split: bool,
+    ) -> (f64, f64) {
+        // SAFETY: the rows lie in r0..r0 + y.len() <= nrows (the caller's check; listed rows: see
+        // mult_rows), and x holds the block's columns
+        drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
+            self.row_sum(x, r, split)
+        })
+    }
+}
+
+impl<T: Scalar> Rows<T> for Narrow<T> {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, T)> + '_ {
+        let (a, b) = (self.ptr[r] as usize, self.ptr[r + 1] as usize);
+        let base = self.base[r];
+        let cols: Option<&[u32]> = (base == WIDE).then(|| self.wide_cols(r));
+        (a..b).map(move |e| {
+            let c = match cols {
+                Some(c) => c[e - a] as usize,
+                None => base as usize + self.off[e] as usize,
+            };
+            (c, self.val[e])
+        })
+    }
+}

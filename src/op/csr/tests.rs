@@ -1,0 +1,270 @@
+//! The compact layouts ([`super::sell`], [`super::narrow`]) against the CSR loop: every product,
+//! block of rows, fused dot, entry and adjoint has the CSR block's bits.
+
+use super::narrow::Narrow;
+use super::sell::Sell;
+use super::{Arr, Compact, Idx, LocalCsr};
+use crate::scalar::Scalar;
+use crate::vector::ops::SumOrder;
+
+/// A small generator (splitmix64) for reproducible test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+}
+
+/// A block of `nrows` x `ncols` whose row lengths vary from 0 to `maxlen` (runs of equal
+/// lengths, as in a mesh, and isolated long rows), with sorted distinct columns: anywhere, or
+/// with `near` within `near` columns of the row's place on the diagonal but for one column
+/// anywhere in about one row of 16 (the rows a 16-bit offset cannot reach).
+fn block(
+    rng: &mut Rng,
+    nrows: usize,
+    ncols: usize,
+    maxlen: usize,
+    near: Option<usize>,
+) -> LocalCsr<f64> {
+    let (mut p, mut i, mut v) = (vec![0i32], Vec::new(), Vec::new());
+    let mut len = 0;
+    for r in 0..nrows {
+        if rng.below(6) == 0 {
+            len = rng.below(maxlen + 1).min(ncols);
+        }
+        let mut col = |k: usize| match near {
+            Some(w) if k > 0 || rng.below(16) != 0 => {
+                let d = r * ncols / nrows;
+                (d.saturating_sub(w) + rng.below(2 * w + 1)).min(ncols - 1) as i32
+            }
+            _ => rng.below(ncols) as i32,
+        };
+        let mut cols: Vec<i32> = (0..len).map(&mut col).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        for c in cols {
+            i.push(c);
+            v.push(rng.unit() * 8.0);
+        }
+        p.push(i.len() as i32);
+    }
+    let b = LocalCsr::new(
+        nrows,
+        ncols,
+        Idx::I32(Arr::Owned(p)),
+        Idx::I32(Arr::Owned(i)),
+        Arr::Owned(v),
+        "test block",
+    )
+    .unwrap();
+    assert!(b.compact.is_none());
+    b
+}
+
+/// The same block in SELL-8 storage (whatever this CPU prefers), or with 16-bit columns.
+fn compact(b: &LocalCsr<f64>, narrow: bool) -> LocalCsr<f64> {
+    let c = b.to_csr().unwrap();
+    let s = match (&c.indptr, &c.indices, narrow) {
+        (Idx::I32(p), Idx::I32(i), false) => {
+            Sell::padded(p.as_slice(), i.as_slice(), c.values.as_slice(), c.ncols, 0)
+                .map(Compact::Sell)
+        }
+        (Idx::I32(p), Idx::I32(i), true) => {
+            Narrow::from_csr(p.as_slice(), i.as_slice(), c.values.as_slice(), c.ncols)
+                .map(Compact::Narrow)
+        }
+        _ => unreachable!(),
+    };
+    let mut c = c;
+    c.compact = Some(s.unwrap_or_else(|| panic!("no compact layout for {}x{}", b.nrows, b.ncols)));
+    c.indptr = Idx::I32(Arr::Owned(Vec::new()));
+    c.indices = Idx::I32(Arr::Owned(Vec::new()));
+    c.values = Arr::Owned(Vec::new());
+    c
+}
+
+/// Every product of the chunked block (whole, blocks of rows that start and end inside a
+/// chunk, adding, with the dot, one chain or split sums) has the CSR block's bits.
+#[test]
+fn chunked_products_have_the_csr_bits() {
+    let mut rng = Rng(7);
+    for (nrows, ncols, maxlen) in [
+        (203, 190, 9),
+        (96, 300, 40),
+        (37, 37, 20),
+        (8, 5, 5),
+        (1, 3, 3),
+    ] {
+        let a = block(&mut rng, nrows, ncols, maxlen, None);
+        same_products(&mut rng, &a, &compact(&a, false));
+    }
+}
+
+/// The same with 16-bit columns, on blocks whose rows reach up to 70,000 columns around their
+/// diagonal (so some need the 32-bit side list) and on blocks of few columns.
+#[test]
+fn narrow_products_have_the_csr_bits() {
+    let mut rng = Rng(11);
+    for (nrows, ncols, maxlen, near) in [
+        (203, 190, 30, None),
+        (96, 300, 40, None),
+        (400, 500_000, 70, Some(30_000)),
+        (300, 300_000, 24, Some(20_000)),
+        (37, 37, 20, None),
+        (64, 40, 40, None),
+    ] {
+        let a = block(&mut rng, nrows, ncols, maxlen, near);
+        let s = compact(&a, true);
+        if let Some(Compact::Narrow(n)) = &s.compact {
+            // the wide blocks hold rows of both kinds
+            assert_eq!(near.is_some(), !n.wide.is_empty(), "{nrows}x{ncols}");
+            assert!(
+                near.is_none() || n.wide.len() < nrows / 4,
+                "{}",
+                n.wide.len()
+            );
+        }
+        same_products(&mut rng, &a, &s);
+    }
+}
+
+/// `s` (a compact layout of `a`) against `a`, bit for bit.
+fn same_products(rng: &mut Rng, a: &LocalCsr<f64>, s: &LocalCsr<f64>) {
+    let (nrows, ncols) = (a.nrows, a.ncols);
+    {
+        assert_eq!(s.nnz(), a.nnz());
+        let x: Vec<f64> = (0..ncols).map(|_| rng.unit()).collect();
+        let w: Vec<f64> = (0..nrows).map(|_| rng.unit()).collect();
+        let y0: Vec<f64> = (0..nrows).map(|_| rng.unit()).collect();
+        for sequential in [false, true] {
+            let _order = SumOrder::set(sequential);
+            for (r0, r1) in [
+                (0, nrows),
+                (3.min(nrows), nrows),
+                (0, nrows - nrows / 3),
+                (nrows / 5, nrows - nrows / 7),
+            ] {
+                for add in [false, true] {
+                    let (mut ya, mut ys) = (y0[r0..r1].to_vec(), y0[r0..r1].to_vec());
+                    let da = a.mult_rows::<true>(&x, &mut ya, r0, add, &w[r0..r1]);
+                    let ds = s.mult_rows::<true>(&x, &mut ys, r0, add, &w[r0..r1]);
+                    let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits(&ya),
+                        bits(&ys),
+                        "{nrows}x{ncols} rows {r0}..{r1} add {add} sequential {sequential}"
+                    );
+                    assert_eq!(da.0.to_bits(), ds.0.to_bits(), "dot, rows {r0}..{r1}");
+                    let (mut yb, mut yt) = (y0[r0..r1].to_vec(), y0[r0..r1].to_vec());
+                    a.mult_rows::<false>(&x, &mut yb, r0, add, &[]);
+                    s.mult_rows::<false>(&x, &mut yt, r0, add, &[]);
+                    assert_eq!(bits(&yb), bits(&ya));
+                    assert_eq!(bits(&yt), bits(&ya));
+                }
+            }
+        }
+        // the entries, the diagonal, the adjoint and the CSR copy
+        let (mut ea, mut es) = (Vec::new(), Vec::new());
+        a.for_each(|r, c, v| ea.push((r, c, v.to_bits())));
+        s.for_each(|r, c, v| es.push((r, c, v.to_bits())));
+        assert_eq!(ea, es);
+        for r in 0..nrows.min(ncols) {
+            assert_eq!(a.entry(r, r).to_bits(), s.entry(r, r).to_bits());
+        }
+        let (mut xa, mut xs) = (vec![0.5; ncols], vec![0.5; ncols]);
+        a.mult_adjoint_add(&w, &mut xa);
+        s.mult_adjoint_add(&w, &mut xs);
+        assert_eq!(
+            xa.iter().map(|z| z.to_bits()).collect::<Vec<_>>(),
+            xs.iter().map(|z| z.to_bits()).collect::<Vec<_>>()
+        );
+        let mut back = Vec::new();
+        s.to_csr()
+            .unwrap()
+            .for_each(|r, c, v| back.push((r, c, v.to_bits())));
+        assert_eq!(back, ea);
+        assert_eq!(a.lower_reach(), s.lower_reach());
+    }
+}
+
+/// Rows of very different lengths side by side would pad too much: CSR stays.
+#[test]
+fn uneven_rows_stay_csr() {
+    let mut p = vec![0i32];
+    let mut i = Vec::new();
+    for r in 0..64 {
+        let n = if r % 8 == 0 { 50 } else { 1 };
+        i.extend(0..n);
+        p.push(i.len() as i32);
+    }
+    let v = vec![1.0f64; i.len()];
+    assert!(Sell::from_csr(&p, &i, &v, 50).is_none());
+    assert!(Sell::<f64>::from_csr(&[0i32, 0], &[], &[], 0).is_some());
+    let _ = f64::zero();
+}
+
+/// 16-bit columns only where they move fewer bytes: not for rows of one entry, not when rows that
+/// need 32-bit columns hold over an eighth of the entries; and a matrix parlops copies takes them
+/// where SELL-8 does not apply, with 32-bit and 64-bit input alike.
+#[test]
+fn narrow_where_it_pays() {
+    let diag: Vec<i32> = (0..=100).collect();
+    let cols: Vec<i32> = (0..100).collect();
+    assert!(Narrow::from_csr(&diag, &cols, &[1.0f64; 100], 100).is_none());
+    // 20 rows of 10 entries spanning 100,000 columns, 80 rows of 10 within 9 columns
+    let (mut p, mut i) = (vec![0i64], Vec::new());
+    for r in 0..100i64 {
+        let (step, at) = if r < 20 { (10_000, 0) } else { (1, r * 1000) };
+        i.extend((0..10).map(|k| at + k * step));
+        p.push(i.len() as i64);
+    }
+    let v = vec![1.0f64; i.len()];
+    assert!(Narrow::from_csr(&p, &i, &v, 100_000).is_none());
+    for r in 1..=20 {
+        // the same 20 rows, now within reach
+        for k in 0..10 {
+            i[(r - 1) * 10 + k] = k as i64 * 6_000;
+        }
+    }
+    let n = Narrow::from_csr(&p, &i, &v, 100_000).expect("all rows narrow");
+    assert!(n.wide.is_empty());
+    // rows of 9 entries with one of 4, 9 rows of 8, far apart: 16-bit columns when SELL-8 does
+    // not take them (on this CPU, or as double precision without AVX-512)
+    for wide in [false, true] {
+        let (mut p, mut i) = (vec![0i32], Vec::new());
+        for r in 0..1000i32 {
+            let n = if r % 10 == 0 { 4 } else { 9 };
+            i.extend((0..n).map(|k| (r * 70 + k * if wide { 9_000 } else { 3 }) % 70_000));
+            let row = &mut i[p[r as usize] as usize..];
+            row.sort_unstable();
+            p.push(i.len() as i32);
+        }
+        let v = vec![2.0f64; i.len()];
+        let b = LocalCsr::new(
+            1000,
+            70_000,
+            Idx::I32(Arr::Owned(p)),
+            Idx::I32(Arr::Owned(i)),
+            Arr::Owned(v),
+            "b",
+        )
+        .unwrap()
+        .compacted();
+        match (&b.compact, Sell::<f64>::pays()) {
+            (Some(Compact::Sell(_)), true) => {}
+            (Some(Compact::Narrow(n)), false) => assert_eq!(n.wide.is_empty(), !wide),
+            (None, false) => assert!(wide),
+            _ => panic!("layout on this CPU (pays {})", Sell::<f64>::pays()),
+        }
+    }
+}
