@@ -268,3 +268,30 @@ fn narrow_where_it_pays() {
         }
     }
 }
+
+/// The CSR loop (whatever this CPU runs it with: four scalar chains, or their AVX2 lanes) forms
+/// each row as [`super::kernels::sum_row`] does: rows of every length against that sum, bit for bit.
+#[test]
+fn csr_rows_are_sum_row() {
+    let mut rng = Rng(5);
+    for (nrows, ncols, maxlen) in [(300, 400, 70), (64, 50, 23), (40, 30, 17)] {
+        let a = block(&mut rng, nrows, ncols, maxlen, None);
+        let x: Vec<f64> = (0..ncols).map(|_| rng.unit()).collect();
+        let mut rows = vec![Vec::new(); nrows];
+        a.for_each(|r, c, v| rows[r].push((c, v)));
+        for sequential in [false, true] {
+            let _order = SumOrder::set(sequential);
+            let mut y = vec![0.0; nrows];
+            a.mult_rows::<false>(&x, &mut y, 0, false, &[]);
+            for (r, e) in rows.iter().enumerate() {
+                let s = super::kernels::sum_row(e.len(), !sequential, |k| e[k].1 * x[e[k].0]);
+                assert_eq!(
+                    y[r].to_bits(),
+                    s.to_bits(),
+                    "row {r} of {} entries",
+                    e.len()
+                );
+            }
+        }
+    }
+}
