@@ -310,8 +310,8 @@ typedef int32_t parlops_monitor_action;
 
 // CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
 // vectors it moves as many bytes per iteration as CG, in fewer, longer passes that find less of
-// their vectors in the cache (0.93-1.18x CG's time at 1 rank, 0.96-1.13x at 2 ranks on one node,
-// memory-bound); pick it where a reduction costs more than that (many ranks). In floating point it
+// their vectors in the cache (0.93-1.20x CG's time at 1 rank, 0.96-1.13x at 2 ranks on one node,
+// memory-bound, on two machines); pick it where a reduction costs more than that (many ranks). In floating point it
 // may take a few more iterations than CG on long solves.
 #define PARLOPS_METHOD_CG_SINGLE_REDUCTION 1
 
@@ -322,8 +322,8 @@ typedef int32_t parlops_monitor_action;
 // true one (four extra operator applications and one reduction) after 100 iterations, then less
 // often while the drift stays small (200, 400, up to 800 iterations apart) and more often when it
 // grows (down to 10); a convergence is confirmed on the true residual, and where that does not
-// meet the rule the solve goes on from it (CG restarted there). Per iteration: 0.95-1.04x CG's
-// time at 1 rank, 0.94-1.08x at 2 ranks on one node (memory-bound). It pays where a global
+// meet the rule the solve goes on from it (CG restarted there). Per iteration: 0.95-1.24x CG's
+// time at 1 rank, 0.94-1.08x at 2 ranks on one node (memory-bound, on two machines). It pays where a global
 // reduction costs more than that: many ranks, a slow network.
 #define PARLOPS_METHOD_CG_PIPELINED 2
 
