@@ -158,12 +158,13 @@ pub struct Stencil<T: Scalar> {
     name: String,
 }
 
-fn strides(shape: &[i64]) -> Vec<i64> {
+/// Row-major strides of `shape`, or None when one overflows i64.
+fn strides(shape: &[i64]) -> Option<Vec<i64>> {
     let mut s = vec![1i64; shape.len()];
     for a in (0..shape.len().saturating_sub(1)).rev() {
-        s[a] = s[a + 1] * shape[a + 1];
+        s[a] = s[a + 1].checked_mul(shape[a + 1])?;
     }
-    s
+    Some(s)
 }
 
 impl<T: Scalar> Stencil<T> {
@@ -182,7 +183,13 @@ impl<T: Scalar> Stencil<T> {
     ) -> Result<Stencil<T>> {
         cols.comm().agree_same(pre, what, same)?;
         let shape = cols.shape().to_vec();
-        let st = strides(&shape);
+        // the shape is every rank's (agreed when the layout was made): so is this verdict
+        let Some(st) = strides(&shape) else {
+            crate::bail!(
+                InvalidArgument,
+                "{name}: the input shape {shape:?} has more entries than an i64 can count"
+            );
+        };
         let adj: Vec<Block> = fwd
             .iter()
             .map(|b| b.iter().map(|(a, r)| (*a, r.adjoint())).collect())
@@ -582,5 +589,17 @@ impl<T: Scalar> LinearOperator<T> for Stencil<T> {
             dl[(a - s) as usize..(bb - s) as usize].fill(v);
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A shape whose entries overflow i64 has no strides (the fuzzer's shape: a stride that wrapped
+    /// to zero made a later product divide by it), and an ordinary one has row-major strides.
+    #[test]
+    fn strides_are_checked() {
+        assert_eq!(super::strides(&[3, 4, 5]), Some(vec![20, 5, 1]));
+        assert_eq!(super::strides(&[2, 1 << 32, 1 << 32]), None);
+        assert_eq!(super::strides(&[]), Some(vec![]));
     }
 }
