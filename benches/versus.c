@@ -32,6 +32,11 @@
  *   GMRES(m)      SpMV + projections (k + 2) 8 + update with norm (k + 3) 8 + scale 16, averaged
  *                 over k = 0..m-1: SpMV + 8 (m + 4) + 16
  *   dot           16 per entry
+ * The floors count 32-bit CSR for every solver. parlops stores a copied double-precision matrix more
+ * compactly where it can (16-bit column offsets: 10 bytes an entry instead of 12, plus a few bytes a
+ * row), so for its CSR solvers "x floor" is against the 32-bit floor the method would need, and
+ * "GB/s" (floor bytes over time) is more than the bytes it moved: about 0.87x of it on the MFEM
+ * matrix, 0.9x on the 5-point matrix (benches/NOTES.md, items 25 and 28).
  * Run: mpiexec -n P ./versus [rounds] [K] [n2d] [n3d] [nconv] [json-file] [mfem-matrix-file] [n2l] */
 #include <math.h>
 #include <stdio.h>

@@ -822,11 +822,14 @@ parlops_status parlops_op_create_shell(const parlops_layout *rows,
 
 // A distributed sparse matrix from this rank's rows in CSR form with GLOBAL column indices
 // (`row_ptr` has local rows + 1 entries starting at 0; column indices strictly increasing within each
-// row). The arrays are copied (split into hypre's diag and offd blocks). On a CPU with AVX-512, a
-// double-precision matrix's diag block is stored in chunks of eight rows (SELL-8), whose product
-// gathers x for eight rows at once; each row's sum keeps the row-by-row order, so the results have
-// the same bits. Setting the environment variable PARLOPS_CSR_LAYOUT=rows before the call keeps
-// rows. [collective]
+// row). The arrays are copied (split into hypre's diag and offd blocks), and the diag block is
+// stored in whichever layout moves fewer bytes or gathers faster on this CPU: for double precision
+// on a CPU with AVX-512, chunks of eight rows (SELL-8; rows sorted by length within windows of 128
+// rows where neighbouring rows differ in length), whose product gathers x for eight rows at once;
+// otherwise rows with 16-bit column offsets where the rows span at most 65,535 columns. Each row's
+// sum keeps the row-by-row order, so the results have the same bits as the plain CSR loop. Setting
+// the environment variable PARLOPS_CSR_LAYOUT=rows before the call keeps the CSR rows.
+// [collective]
 parlops_status parlops_op_create_csr(const parlops_layout *rows,
                                      const parlops_layout *cols,
                                      parlops_dtype dtype,

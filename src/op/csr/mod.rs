@@ -115,7 +115,8 @@ pub struct LocalCsr<T: Scalar> {
 
 /// The layouts a block parlops owns may take instead of its CSR arrays.
 enum Compact<T> {
-    /// SELL-8 chunks ([`sell`]): double precision on a CPU with AVX-512F, rows of even lengths.
+    /// SELL-8 chunks ([`sell`]): double precision on a CPU with AVX-512F; rows sorted by length
+    /// within windows where their lengths differ, 16-bit columns where the rows allow them.
     Sell(Sell<T>),
     /// CSR with 16-bit columns from each row's base ([`narrow`]).
     Narrow(Narrow<T>),
@@ -289,7 +290,8 @@ impl<T: Scalar> LocalCsr<T> {
 
     /// This block in a compact layout where that product is the faster one and parlops owns the
     /// arrays (borrowed arrays are read in place, as promised): SELL-8 chunks where they pay on
-    /// this CPU, else CSR with 16-bit columns where that moves fewer bytes. Unchanged when neither
+    /// this CPU (sorted within windows where that pads less), else CSR with 16-bit columns where
+    /// that moves fewer bytes. Unchanged when neither
     /// applies, memory is short, or the environment sets PARLOPS_CSR_LAYOUT=rows (the CSR arrays
     /// as given, for comparison).
     fn compacted(mut self) -> Self {

@@ -2,7 +2,7 @@
 //! block of rows, fused dot, entry and adjoint has the CSR block's bits.
 
 use super::narrow::Narrow;
-use super::sell::Sell;
+use super::sell::{Sell, Shape};
 use super::{Arr, Compact, Idx, LocalCsr};
 use crate::scalar::Scalar;
 use crate::vector::ops::SumOrder;
@@ -71,15 +71,30 @@ fn block(
     b
 }
 
-/// The same block in SELL-8 storage (whatever this CPU prefers), or with 16-bit columns.
-fn compact(b: &LocalCsr<f64>, narrow: bool) -> LocalCsr<f64> {
+/// The same block in SELL-8 storage laid out as `shape` says (`None`: with 16-bit columns, CSR's
+/// rows).
+fn compact(b: &LocalCsr<f64>, shape: Option<Shape>) -> LocalCsr<f64> {
     let c = b.to_csr().unwrap();
-    let s = match (&c.indptr, &c.indices, narrow) {
-        (Idx::I32(p), Idx::I32(i), false) => {
-            Sell::padded(p.as_slice(), i.as_slice(), c.values.as_slice(), c.ncols, 0)
-                .map(Compact::Sell)
+    let s = match (&c.indptr, &c.indices, shape) {
+        (Idx::I32(p), Idx::I32(i), Some(shape)) => {
+            let s = Sell::build(
+                p.as_slice(),
+                i.as_slice(),
+                c.values.as_slice(),
+                c.ncols,
+                0,
+                shape,
+            );
+            if let Some(s) = &s {
+                let want = (
+                    shape.sort.unwrap_or(s.shape().0),
+                    shape.narrow.unwrap_or(s.shape().1),
+                );
+                assert_eq!(s.shape(), want);
+            }
+            s.map(Compact::Sell)
         }
-        (Idx::I32(p), Idx::I32(i), true) => {
+        (Idx::I32(p), Idx::I32(i), None) => {
             Narrow::from_csr(p.as_slice(), i.as_slice(), c.values.as_slice(), c.ncols)
                 .map(Compact::Narrow)
         }
@@ -94,19 +109,31 @@ fn compact(b: &LocalCsr<f64>, narrow: bool) -> LocalCsr<f64> {
 }
 
 /// Every product of the chunked block (whole, blocks of rows that start and end inside a
-/// chunk, adding, with the dot, one chain or split sums) has the CSR block's bits.
+/// chunk or a sorting window, adding, with the dot, one chain or split sums), sorted or not, with
+/// 32-bit or 16-bit columns, has the CSR block's bits.
 #[test]
 fn chunked_products_have_the_csr_bits() {
     let mut rng = Rng(7);
     for (nrows, ncols, maxlen) in [
         (203, 190, 9),
         (96, 300, 40),
+        (1003, 2000, 70),
+        (517, 600, 20),
         (37, 37, 20),
         (8, 5, 5),
         (1, 3, 3),
     ] {
         let a = block(&mut rng, nrows, ncols, maxlen, None);
-        same_products(&mut rng, &a, &compact(&a, false));
+        for sort in [false, true] {
+            for narrow in [false, true] {
+                let shape = Shape {
+                    sort: Some(sort),
+                    narrow: Some(narrow),
+                };
+                same_products(&mut rng, &a, &compact(&a, Some(shape)));
+            }
+        }
+        same_products(&mut rng, &a, &compact(&a, Some(Shape::default())));
     }
 }
 
@@ -124,7 +151,7 @@ fn narrow_products_have_the_csr_bits() {
         (64, 40, 40, None),
     ] {
         let a = block(&mut rng, nrows, ncols, maxlen, near);
-        let s = compact(&a, true);
+        let s = compact(&a, None);
         if let Some(Compact::Narrow(n)) = &s.compact {
             // the wide blocks hold rows of both kinds
             assert_eq!(near.is_some(), !n.wide.is_empty(), "{nrows}x{ncols}");
@@ -197,18 +224,38 @@ fn same_products(rng: &mut Rng, a: &LocalCsr<f64>, s: &LocalCsr<f64>) {
     }
 }
 
-/// Rows of very different lengths side by side would pad too much: CSR stays.
+/// Rows of very different lengths side by side are sorted within windows where that pads less
+/// (an order-2 finite-element matrix: rows of 27, 45, 75 and 125 entries in turn), with 16-bit
+/// columns where every row allows them; one long row among short ones in every window would still
+/// pad too much: CSR stays.
 #[test]
-fn uneven_rows_stay_csr() {
-    let mut p = vec![0i32];
-    let mut i = Vec::new();
-    for r in 0..64 {
-        let n = if r % 8 == 0 { 50 } else { 1 };
-        i.extend(0..n);
-        p.push(i.len() as i32);
-    }
-    let v = vec![1.0f64; i.len()];
-    assert!(Sell::from_csr(&p, &i, &v, 50).is_none());
+fn uneven_rows_sort_or_stay_csr() {
+    let rows = |len: &dyn Fn(usize) -> usize, reach: usize| {
+        let (mut p, mut i) = (vec![0i32], Vec::new());
+        for r in 0..1000 {
+            i.extend((0..len(r)).map(|k| ((r + k * reach) % 100_000) as i32));
+            let row = &mut i[p[r] as usize..];
+            row.sort_unstable();
+            p.push(i.len() as i32);
+        }
+        let v = vec![1.0f64; i.len()];
+        (p, i, v)
+    };
+    let fe = |r: usize| [27, 45, 75, 125, 45, 75, 27][r % 7];
+    let (p, i, v) = rows(&fe, 3);
+    let s = Sell::from_csr(&p, &i, &v, 100_000).expect("sorted");
+    assert_eq!(s.shape(), (true, true));
+    let (p, i, v) = rows(&fe, 1_000);
+    let s = Sell::from_csr(&p, &i, &v, 100_000).expect("sorted");
+    assert_eq!(s.shape(), (true, false));
+    // even rows stay in their order
+    let (p, i, v) = rows(&|r| 5 + (r % 50 == 0) as usize, 3);
+    assert_eq!(
+        Sell::from_csr(&p, &i, &v, 100_000).unwrap().shape(),
+        (false, true)
+    );
+    let (p, i, v) = rows(&|r| if r % 128 == 5 { 50 } else { 1 }, 3);
+    assert!(Sell::from_csr(&p, &i, &v, 100_000).is_none());
     assert!(Sell::<f64>::from_csr(&[0i32, 0], &[], &[], 0).is_some());
     let _ = f64::zero();
 }
