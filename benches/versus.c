@@ -36,7 +36,7 @@
  * compactly where it can (16-bit column offsets: 10 bytes an entry instead of 12, plus a few bytes a
  * row), so for its CSR solvers "x floor" is against the 32-bit floor the method would need, and
  * "GB/s" (floor bytes over time) is more than the bytes it moved: about 0.87x of it on the MFEM
- * matrix, 0.9x on the 5-point matrix (benches/NOTES.md, items 25 and 28).
+ * matrix, 0.96x on the 5-point matrix (benches/NOTES.md, items 25 and 28).
  * Run: mpiexec -n P ./versus [rounds] [K] [n2d] [n3d] [nconv] [json-file] [mfem-matrix-file] [n2l] */
 #include <math.h>
 #include <stdio.h>
