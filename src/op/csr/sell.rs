@@ -335,19 +335,20 @@ impl<T: Scalar> Sell<T> {
             let yf = unsafe { std::slice::from_raw_parts_mut(y.as_mut_ptr() as *mut f64, y.len()) };
             let sell = unsafe { &*(self as *const Sell<T> as *const Sell<f64>) };
             let (x, w) = (f(x), f(w));
+            let narrow = matches!(self.cols, Cols::Narrow { .. });
             acc = unsafe {
-                match (sorted, &self.cols) {
-                    (false, Cols::Wide(_)) => {
-                        chunks_f64::<DOT, false>(sell, x, yf, ua, ub, r0, add, w, split, acc)
+                match (sorted, narrow) {
+                    (false, false) => {
+                        units_f64::<DOT, false, false>(sell, x, yf, ua, ub, r0, add, w, split, acc)
                     }
-                    (false, Cols::Narrow { .. }) => {
-                        chunks_f64::<DOT, true>(sell, x, yf, ua, ub, r0, add, w, split, acc)
+                    (false, true) => {
+                        units_f64::<DOT, true, false>(sell, x, yf, ua, ub, r0, add, w, split, acc)
                     }
-                    (true, Cols::Wide(_)) => {
-                        windows_f64::<DOT, false>(sell, x, yf, ua, ub, r0, add, w, split, acc)
+                    (true, false) => {
+                        units_f64::<DOT, false, true>(sell, x, yf, ua, ub, r0, add, w, split, acc)
                     }
-                    (true, Cols::Narrow { .. }) => {
-                        windows_f64::<DOT, true>(sell, x, yf, ua, ub, r0, add, w, split, acc)
+                    (true, true) => {
+                        units_f64::<DOT, true, true>(sell, x, yf, ua, ub, r0, add, w, split, acc)
                     }
                 }
             };
@@ -459,21 +460,23 @@ unsafe fn chunk_f64<const NARROW: bool>(
     }
 }
 
-/// Chunks ca..cb of an unsorted double-precision block ([`chunk_f64`]) into y (`add`: y += B x);
-/// with `DOT`, goes on adding w[i] (B x)[i] over these rows, in row order, to the running sum
-/// `acc`, and returns it.
+/// The chunks (unsorted) or windows (`SORTED`) ua..ub of a double-precision block
+/// ([`chunk_f64`]) into y (`add`: y += B x); with `DOT`, goes on adding w[i] (B x)[i] over these
+/// rows, in row order, to the running sum `acc`, and returns it. Unsorted, a chunk's eight rows go
+/// straight from the registers; sorted, each window's chunks go into a buffer at their rows'
+/// places, then the window's rows in row order into y, as [`drive`] does.
 ///
-/// SAFETY: as [`chunk_f64`]; chunks ca..cb lie inside the rows r0..r0 + y.len(); under DOT w is as
-/// long as y.
+/// SAFETY: as [`chunk_f64`]; the units lie inside the rows r0..r0 + y.len() (a last window may end
+/// at the block's last row); `SORTED` is the block's; under DOT w is as long as y.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn chunks_f64<const DOT: bool, const NARROW: bool>(
+unsafe fn units_f64<const DOT: bool, const NARROW: bool, const SORTED: bool>(
     s: &Sell<f64>,
     x: &[f64],
     y: &mut [f64],
-    ca: usize,
-    cb: usize,
+    ua: usize,
+    ub: usize,
     r0: usize,
     add: bool,
     w: &[f64],
@@ -482,7 +485,27 @@ unsafe fn chunks_f64<const DOT: bool, const NARROW: bool>(
 ) -> (f64, f64) {
     use std::arch::x86_64::*;
     unsafe {
-        for c in ca..cb {
+        if SORTED {
+            let mut buf = [0.0f64; SIGMA];
+            for win in ua..ub {
+                let w0 = win * SIGMA;
+                let wl = (s.nrows - w0).min(SIGMA);
+                // a window's slots (including the padding of a last, partial chunk) hold places
+                // 0..SIGMA
+                for c in w0 / C..(w0 + wl).div_ceil(C) {
+                    let sum = chunk_f64::<NARROW>(s, x, c, split);
+                    let at = _mm_loadl_epi64(s.at.as_ptr().add(c * C) as *const __m128i);
+                    _mm512_i32scatter_pd::<8>(buf.as_mut_ptr(), _mm256_cvtepu8_epi32(at), sum);
+                }
+                let i = w0 - r0;
+                let ww = if DOT { &w[i..i + wl] } else { &[] };
+                acc = drive::<f64, DOT>(&mut y[i..i + wl], w0, add, None, ww, acc, |r| {
+                    *buf.get_unchecked(r - w0)
+                });
+            }
+            return acc;
+        }
+        for c in ua..ub {
             let mut sum = chunk_f64::<NARROW>(s, x, c, split);
             let i = c * C - r0;
             if DOT {
@@ -501,50 +524,6 @@ unsafe fn chunks_f64<const DOT: bool, const NARROW: bool>(
                 sum = _mm512_add_pd(_mm512_loadu_pd(yp), sum);
             }
             _mm512_storeu_pd(yp, sum);
-        }
-    }
-    acc
-}
-
-/// Windows wa..wb of a sorted double-precision block: each window's chunks ([`chunk_f64`]) into
-/// a buffer at their rows' places, then its rows in row order into y (`add`: y += B x), with `DOT`
-/// going on adding w[i] (B x)[i] to the running sum `acc`, as [`drive`] does.
-///
-/// SAFETY: as [`chunk_f64`]; the block is sorted; windows wa..wb lie inside the rows r0..r0 +
-/// y.len() (the last may end at the block's last row); under DOT w is as long as y.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn windows_f64<const DOT: bool, const NARROW: bool>(
-    s: &Sell<f64>,
-    x: &[f64],
-    y: &mut [f64],
-    wa: usize,
-    wb: usize,
-    r0: usize,
-    add: bool,
-    w: &[f64],
-    split: bool,
-    mut acc: (f64, f64),
-) -> (f64, f64) {
-    use std::arch::x86_64::*;
-    let mut buf = [0.0f64; SIGMA];
-    unsafe {
-        for win in wa..wb {
-            let w0 = win * SIGMA;
-            let wl = (s.nrows - w0).min(SIGMA);
-            // a window's slots (including the padding of a last, partial chunk) hold places
-            // 0..SIGMA
-            for c in w0 / C..(w0 + wl).div_ceil(C) {
-                let sum = chunk_f64::<NARROW>(s, x, c, split);
-                let at = _mm_loadl_epi64(s.at.as_ptr().add(c * C) as *const __m128i);
-                _mm512_i32scatter_pd::<8>(buf.as_mut_ptr(), _mm256_cvtepu8_epi32(at), sum);
-            }
-            let i = w0 - r0;
-            let ww = if DOT { &w[i..i + wl] } else { &[] };
-            acc = drive::<f64, DOT>(&mut y[i..i + wl], w0, add, None, ww, acc, |r| {
-                *buf.get_unchecked(r - w0)
-            });
         }
     }
     acc
