@@ -16,7 +16,11 @@
  * guess) gives the iteration count, which is printed next to PETSc's; then ROUNDS interleaved rounds
  * time every solver for the same fixed number of iterations (rtol 0, max_it K), so time per
  * iteration is measured on equal work. Reported: median (min-max) over the rounds of the slowest
- * rank's time per iteration.
+ * rank's time per iteration. The ratios ("vs first", "x floor") are medians over the rounds of each
+ * round's own ratio: a solver's time over the first solver's time in the same round, and over the
+ * floor at the triad measured at the start of that round. Pairing within a round cancels the
+ * machine's drift between rounds (on the 2-vCPU VM two runs of the same code differ by up to 15%
+ * from round to round); the JSON keeps the ratios of the medians too ("..._of_medians").
  *
  * Byte floors (bytes a method must move per row and iteration, doubles, 32-bit column indices; a
  * floor times the rows over the triad bandwidth measured in the same rounds is the fastest the method can run):
@@ -261,6 +265,14 @@ static int64_t run_pdot(Solver *s, double rtol, int64_t maxit) {
   return maxit;
 }
 
+/* the triad of each round of the last bench() (bytes per second) */
+static double round_bw[64];
+
+static double median(double *v, int n) {
+  qsort(v, n, sizeof(double), cmp);
+  return v[n / 2];
+}
+
 static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, int64_t K, int64_t *its,
                    int counted, double bw) {
   if (rank_ != 0) return;
@@ -277,16 +289,24 @@ static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, 
     if (i == 0) ref = med;
     double bytes = S[i].floor * (double)R->N;
     double floor = bytes / bw;
+    /* the rounds' own ratios: against the first solver of the round, against the round's floor */
+    double pv[64], pf[64];
+    for (int r = 0; r < rounds; ++r) {
+      pv[r] = S[i].t[r] / S[0].t[r];
+      pf[r] = S[i].t[r] / K / (bytes / round_bw[r]);
+    }
+    double vs = median(pv, rounds), xf = median(pf, rounds);
     char itsc[24] = "-";
     if (counted) snprintf(itsc, sizeof itsc, "%lld", (long long)its[i]);
     printf("  %-28s %8s %10.3f   (%6.3f-%6.3f) %9.2f %9.2f %9.1f\n", S[i].name, itsc, 1e3 * med, 1e3 * lo,
-           1e3 * hi, med / ref, med / floor, bytes / med / 1e9);
+           1e3 * hi, vs, xf, bytes / med / 1e9);
     fprintf(json,
             "{\"problem\":\"%s\",\"rows\":%lld,\"nnz\":%lld,\"ranks\":%d,\"solver\":\"%s\",\"iterations\":%lld,"
             "\"ms_per_it\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"vs_first\":%.4f,\"floor_bytes_per_row\":%.1f,"
-            "\"x_floor\":%.4f,\"triad_gbs\":%.3f,\"rounds\":%d,\"timed_iterations\":%lld,\"counted\":%d}\n",
+            "\"x_floor\":%.4f,\"vs_first_of_medians\":%.4f,\"x_floor_of_medians\":%.4f,\"triad_gbs\":%.3f,"
+            "\"rounds\":%d,\"timed_iterations\":%lld,\"counted\":%d}\n",
             problem, (long long)R->N, (long long)R->gnnz, size_, S[i].name, (long long)its[i], 1e3 * med, 1e3 * lo,
-            1e3 * hi, med / ref, S[i].floor, med / floor, bw / 1e9, rounds, (long long)K, counted);
+            1e3 * hi, vs, S[i].floor, xf, med / ref, med / floor, bw / 1e9, rounds, (long long)K, counted);
   }
   fflush(json);
 }
@@ -307,8 +327,8 @@ static double bench(Solver *S, int ns, int rounds, int64_t K, int check, int64_t
       if (k != K && rank_ == 0) fprintf(stderr, "%s ran %lld iterations, not %lld\n", S[i].name, (long long)k, (long long)K);
     }
   }
-  qsort(bw, rounds, sizeof(double), cmp);
-  return bw[rounds / 2];
+  memcpy(round_bw, bw, sizeof(double) * rounds);
+  return median(bw, rounds);
 }
 
 int main(int argc, char **argv) {

@@ -37,7 +37,8 @@ def table(rows, triad):
             f"\n### {prob}, {ranks} rank(s): {first.get('rows', 0):,} rows; STREAM triad "
             f"{first.get('triad_gbs') or triad.get(ranks, 0):.1f} GB/s "
             f"({'median of its rounds' if first.get('triad_gbs') else 'at the start of the run'}); medians (min-max) of "
-            f"{first['rounds']} interleaved rounds of {first['timed_iterations']} iterations\n"
+            f"{first['rounds']} interleaved rounds of {first['timed_iterations']} iterations"
+            f"{'; ratios: medians of each round' + chr(39) + 's own ratio' if 'vs_first_of_medians' in first else ''}\n"
         )
         out.append("| solver | iterations to 1e-8 (kernels: repetitions) | ms/iteration | vs first | bytes/row floor | x floor |")
         out.append("|---|---|---|---|---|---|")
