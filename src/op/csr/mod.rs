@@ -291,9 +291,8 @@ impl<T: Scalar> LocalCsr<T> {
     /// This block in a compact layout where that product is the faster one and parlops owns the
     /// arrays (borrowed arrays are read in place, as promised): SELL-8 chunks where they pay on
     /// this CPU (sorted within windows where that pads less), else CSR with 16-bit columns where
-    /// that moves fewer bytes. Unchanged when neither
-    /// applies, memory is short, or the environment sets PARLOPS_CSR_LAYOUT=rows (the CSR arrays
-    /// as given, for comparison).
+    /// that moves fewer bytes. Unchanged when neither applies, memory is short, or the environment
+    /// sets PARLOPS_CSR_LAYOUT=rows (the CSR arrays as given, for comparison).
     fn compacted(mut self) -> Self {
         let rows_only = std::env::var_os("PARLOPS_CSR_LAYOUT").is_some_and(|v| v == "rows");
         if rows_only || self.compact.is_some() || !self.owned() {
@@ -737,6 +736,15 @@ impl<T: Scalar> CsrOp<T> {
 }
 
 /// A fallible, huge-page advised vector of `n` copies of `v`, or None.
+/// Row r's smallest column and how far its largest lies from it ((0, 0) for an empty row) in the
+/// validated CSR arrays `p`, `i`: whether a 16-bit offset from a base reaches every column.
+fn row_span<I: IndexInt>(p: &[I], i: &[I], r: usize) -> (usize, usize) {
+    let cols = &i[p[r].to_usize()..p[r + 1].to_usize()];
+    let lo = cols.iter().map(|c| c.to_usize()).min().unwrap_or(0);
+    let hi = cols.iter().map(|c| c.to_usize()).max().unwrap_or(0);
+    (lo, hi - lo)
+}
+
 fn filled<X: Clone>(n: usize, v: X) -> Option<Vec<X>> {
     let mut out = Vec::new();
     out.try_reserve_exact(n).ok()?;

@@ -13,7 +13,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::kernels::sum4_f64_avx2;
 use super::kernels::{Rows, SPLIT_ROW, drive, sum_row};
-use super::{IndexInt, filled};
+use super::{IndexInt, filled, row_span};
 use crate::scalar::DType;
 use crate::scalar::Scalar;
 
@@ -47,12 +47,7 @@ impl<T: Scalar> Narrow<T> {
         if nnz >= u32::MAX as usize || ncols >= WIDE as usize || nrows >= u32::MAX as usize {
             return None;
         }
-        let span = |r: usize| {
-            let cols = &i[p[r].to_usize()..p[r + 1].to_usize()];
-            let lo = cols.iter().map(|c| c.to_usize()).min().unwrap_or(0);
-            let hi = cols.iter().map(|c| c.to_usize()).max().unwrap_or(0);
-            (lo, hi - lo)
-        };
+        let span = |r: usize| row_span(p, i, r);
         let mut nwide = 0usize;
         let mut wide_nnz = 0usize;
         for r in 0..nrows {

@@ -18,7 +18,7 @@
 //! block of rows of it, or a row from the scalar path here has the CSR block's bits.
 
 use super::kernels::{Rows, SPLIT_ROW, drive, sum_row};
-use super::{IndexInt, filled};
+use super::{IndexInt, filled, row_span};
 use crate::scalar::{DType, Scalar};
 
 /// Rows per chunk.
@@ -176,12 +176,7 @@ impl<T: Scalar> Sell<T> {
         if pad > 0 && total > nnz + nnz / pad + C {
             return None;
         }
-        let span_ok = (0..nrows).all(|r| {
-            let cols = &i[p[r].to_usize()..p[r + 1].to_usize()];
-            let lo = cols.iter().map(|c| c.to_usize()).min().unwrap_or(0);
-            let hi = cols.iter().map(|c| c.to_usize()).max().unwrap_or(0);
-            hi - lo <= u16::MAX as usize
-        });
+        let span_ok = (0..nrows).all(|r| row_span(p, i, r).1 <= u16::MAX as usize);
         // 16-bit columns read 4 bytes a slot and 2 an entry, against 4 an entry
         let narrow = match shape.narrow {
             Some(true) if !span_ok => return None,
@@ -197,7 +192,7 @@ impl<T: Scalar> Sell<T> {
                 *n = u32::try_from(k).ok()?;
                 w = w.max(k);
             }
-            chunk[c + 1] = chunk[c] + w * C;
+            chunk[c + 1] = chunk[c].checked_add(w.checked_mul(C)?)?;
         }
         let mut val = filled(total, T::zero())?;
         let mut cols = if narrow {
@@ -215,7 +210,7 @@ impl<T: Scalar> Sell<T> {
             }
             let (a, n) = (p[r].to_usize(), row_len(r));
             let e0 = chunk[s / C] + s % C;
-            let lo = i[a..a + n].iter().map(|c| c.to_usize()).min().unwrap_or(0);
+            let lo = row_span(p, i, r).0;
             for k in 0..n {
                 let (e, col) = (e0 + C * k, i[a + k].to_usize());
                 val[e] = v[a + k];
