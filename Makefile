@@ -7,6 +7,7 @@
 #   make bench                  parlops next to PETSc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot, an MFEM matrix), 1 and 2 ranks:
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
+#   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
@@ -23,6 +24,7 @@ PREFIX ?= /usr/local
 N ?= 400
 NP ?= 2
 BENCH_N ?= 400
+PASSES_N ?= 1000
 BENCH_ROUNDS ?= 5
 BENCH_K ?= 100
 BENCH_2D ?= 1000
@@ -55,7 +57,11 @@ bench-spmv: deps
 	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
 	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+bench-passes: deps
+	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="passes" and m.get("executable")]'); \
+	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(PASSES_N); done
+
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
