@@ -20,12 +20,10 @@ use parlops::op::csr::CsrOp;
 use parlops::op::{LinearOperator, Op};
 use parlops::solver::{Method, Solver};
 use parlops::vector::fused::{self, PipeRows, XStep};
-use parlops::vector::{DistVector, Layout, Partition};
+use parlops::vector::{DistVector, Layout};
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
+mod common;
+use common::median;
 
 /// `k` runs of `f` on every rank together: the slowest rank's time per run, in ms.
 fn timed(comm: &Comm, k: usize, f: &mut dyn FnMut()) -> f64 {
@@ -62,32 +60,12 @@ const NAMES: [&str; 10] = [
 ];
 
 fn main() {
-    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
-    let comm = Arc::new(Comm::world().unwrap());
-    let args: Vec<String> = std::env::args().filter(|a| !a.starts_with("--")).collect();
-    let m: i64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let rounds: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(21);
-    let k: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(60);
+    let (comm, args) = common::start();
+    let m: i64 = common::arg(&args, 1, 1000);
+    let rounds: usize = common::arg(&args, 2, 21);
+    let k: usize = common::arg(&args, 3, 60);
 
-    let l = Layout::new(comm.clone(), Partition::Scatter, m * m, -1).unwrap();
-    let (s, len) = (l.local_start(), l.local_len());
-    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
-    for r in s..s + len {
-        let (i, j) = (r / m, r % m);
-        for (c, ok, a) in [
-            (r - m, i > 0, -1.0),
-            (r - 1, j > 0, -1.0),
-            (r, true, 4.0),
-            (r + 1, j + 1 < m, -1.0),
-            (r + m, i + 1 < m, -1.0),
-        ] {
-            if ok {
-                ix.push(c);
-                v.push(a);
-            }
-        }
-        ip.push(ix.len() as i64);
-    }
+    let (l, ip, ix, v) = common::laplacian_2d(&comm, m);
     let op = Arc::new(
         CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap(),
     );

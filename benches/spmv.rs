@@ -7,18 +7,15 @@
 //! 24 bytes per element (STREAM's convention). Times are the median of `reps` runs, each the
 //! slowest rank's.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use parlops::comm::{Comm, ReduceOp};
 use parlops::op::LinearOperator;
 use parlops::op::csr::CsrOp;
-use parlops::vector::{DistVector, Layout, Partition};
+use parlops::vector::DistVector;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
+mod common;
+use common::median;
 
 /// Time `f` on every rank together; the slowest rank's time, median over `reps`.
 fn timed(comm: &Comm, reps: usize, mut f: impl FnMut()) -> f64 {
@@ -30,15 +27,13 @@ fn timed(comm: &Comm, reps: usize, mut f: impl FnMut()) -> f64 {
         let dt = t.elapsed().as_secs_f64();
         ts.push(comm.allreduce_f64(&[dt], ReduceOp::Max).unwrap()[0]);
     }
-    median(ts)
+    median(&mut ts)
 }
 
 fn main() {
-    unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
-    let comm = Arc::new(Comm::world().unwrap());
-    let args: Vec<String> = std::env::args().filter(|a| !a.starts_with("--")).collect();
-    let n: i64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let reps: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let (comm, args) = common::start();
+    let n: i64 = common::arg(&args, 1, 1000);
+    let reps: usize = common::arg(&args, 2, 30);
     let (rank, p) = (comm.rank(), comm.size());
 
     // STREAM triad on 3 arrays of 2^24 doubles per rank (400 MB in all per rank: far beyond cache)
@@ -54,25 +49,7 @@ fn main() {
     drop((a, b, c));
 
     // the Laplacian, each rank assembling its rows
-    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
-    let (s, len) = (l.local_start(), l.local_len());
-    let (mut ip, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
-    for r in s..s + len {
-        let (i, j) = (r / n, r % n);
-        for (ok, c, val) in [
-            (i > 0, r - n, -1.0),
-            (j > 0, r - 1, -1.0),
-            (true, r, 4.0),
-            (j < n - 1, r + 1, -1.0),
-            (i < n - 1, r + n, -1.0),
-        ] {
-            if ok {
-                ix.push(c);
-                v.push(val);
-            }
-        }
-        ip.push(ix.len() as i64);
-    }
+    let (l, ip, ix, v) = common::laplacian_2d(&comm, n);
     let a = CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
     let nnz_local = ix.len();
     let mut x = DistVector::<f64>::new(l.clone()).unwrap();
@@ -98,8 +75,8 @@ fn main() {
             rows_op.apply_dot(&x, &mut y).unwrap();
         }));
     }
-    let (t, t_rows) = (median(t), median(t_rows));
-    let (t_dot, t_rows_dot) = (median(t_dot), median(t_rows_dot));
+    let (t, t_rows) = (median(&mut t), median(&mut t_rows));
+    let (t_dot, t_rows_dot) = (median(&mut t_dot), median(&mut t_rows_dot));
     let nnz = comm
         .allreduce_f64(&[nnz_local as f64], ReduceOp::Sum)
         .unwrap()[0];
