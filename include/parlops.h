@@ -323,9 +323,11 @@ typedef int32_t parlops_monitor_action;
 // often while the drift stays small (200, 400, up to 800 iterations apart) and more often when it
 // grows (down to 10); a convergence is confirmed on the true residual, and where that does not
 // meet the rule the solve goes on from it (CG restarted there). Per iteration: 0.94-1.24x CG's
-// time at 1 rank, 0.94-1.16x at 2 ranks on one node (memory-bound, on two machines; the top of
-// both ranges where the vectors stay in the cache). It pays where a global reduction costs more
-// than that: many ranks, a slow network.
+// time at 1 rank, 0.91-1.16x at 2 ranks on one node (memory-bound, on two machines). Its six
+// vectors make a working set half as large again as CG's four (besides the matrix): the top of
+// both ranges comes at sizes where CG's working set still fits the last-level cache and pipelined
+// CG's does not; where both fit, or neither, it measured 0.91-1.02x at 2 ranks. It pays where a
+// global reduction costs more than that: many ranks, a slow network.
 #define PARLOPS_METHOD_CG_PIPELINED 2
 
 // CGLS: min ||b - A x||^2 + damp^2 ||x||^2 for any (rectangular) A.
