@@ -735,7 +735,6 @@ impl<T: Scalar> CsrOp<T> {
     }
 }
 
-/// A fallible, huge-page advised vector of `n` copies of `v`, or None.
 /// Row r's smallest column and how far its largest lies from it ((0, 0) for an empty row) in the
 /// validated CSR arrays `p`, `i`: whether a 16-bit offset from a base reaches every column.
 fn row_span<I: IndexInt>(p: &[I], i: &[I], r: usize) -> (usize, usize) {
@@ -745,6 +744,7 @@ fn row_span<I: IndexInt>(p: &[I], i: &[I], r: usize) -> (usize, usize) {
     (lo, hi - lo)
 }
 
+/// A fallible, huge-page advised vector of `n` copies of `v`, or None.
 fn filled<X: Clone>(n: usize, v: X) -> Option<Vec<X>> {
     let mut out = Vec::new();
     out.try_reserve_exact(n).ok()?;
