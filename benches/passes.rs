@@ -156,14 +156,14 @@ fn main() {
                     std::hint::black_box(u.shares(&l));
                 }),
                 _ => {
+                    // one solve of k iterations
                     let solver = &mut solvers[i - 8];
                     xs.fill(0.0).unwrap();
-                    comm.barrier().unwrap();
-                    let t0 = Instant::now();
-                    let info = solver.solve(&b, &mut xs).unwrap();
-                    assert_eq!(info.iterations, k as i64, "{}: {info:?}", NAMES[i]);
-                    let dt = t0.elapsed().as_secs_f64() / k as f64 * 1e3;
-                    comm.allreduce_f64(&[dt], ReduceOp::Max).unwrap()[0]
+                    let solve = timed(&comm, 1, &mut || {
+                        let info = solver.solve(&b, &mut xs).unwrap();
+                        assert_eq!(info.iterations, k as i64, "{}: {info:?}", NAMES[i]);
+                    });
+                    solve / k as f64
                 }
             };
         }
