@@ -7,10 +7,10 @@
 //! order that rotates from round to round; the table gives the median time per repetition and the
 //! median of each round's own ratio to CG's iteration (its passes and its two reductions). Bytes a
 //! row each vector pass must move, counting a written entry's read for ownership: CG's residual and
-//! step passes 64 (r 16, q 8, x 16, p 16, r 8); pipelined CG's update from an n in memory 96 (r, p,
-//! s, z 64, w 16, n 8, x 16 every second pass); a whole iteration of either 88 a row besides the
-//! matrix (CG: p 8 and q 16 in the product, then the 64; pipelined: w 8 in the product, the
-//! update's 88 less n, which stays in the cache when streamed, and less w's read).
+//! step passes 64 (r 16, q 8, x 16, p 16, r 8); pipelined CG's update from an n in memory 88 (r,
+//! s, z 48, w 16, n 8, p and x 32 every second pass); a whole iteration 88 a row besides the matrix
+//! for CG (p 8 and q 16 in the product, then the 64), 80 for pipelined CG (w 8 in the product, the
+//! update's 80 less n, which stays in the cache when streamed, and less w's read).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -85,14 +85,14 @@ fn main() {
         [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map(|seed| filled(&l, seed));
     // small steps keep every vector bounded over any number of repetitions
     let (alpha, beta) = (1e-9, 0.5);
-    // pipelined passes alternate as in the solver: x left alone, then both steps at once
+    // pipelined passes alternate as in the solver: p and x left alone, then both steps at once
     let mut later = false;
     let mut step = move || {
         later = !later;
         if later {
             XStep::Later
         } else {
-            XStep::Both(alpha)
+            XStep::Both(alpha, beta)
         }
     };
 

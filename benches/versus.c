@@ -28,11 +28,11 @@
  *   CG (PETSc)    SpMV + p.q 16 + x += a p 24 + r -= a q 24 + r.r 8 + p = r + b p 24  = SpMV + 96
  *   CG (fused)    SpMV (with p.q) + r -= a q with r.r 24 + x += a p, p = r + b p 40   = SpMV + 64
  *   CG matrix-free  the same without the matrix: x 8 + y 8 + 64                        = 80
- *   pipelined CG  the product streamed into the update (n never stored): SpMV - 8 + four vectors
- *                 read and five written 72, with two sums, and x read and written on
- *                 every second iteration 8                                            = SpMV + 72
- *                 (single-reduction CG: SpMV + four vectors read and three written 56, and
- *                 x read and written on every second iteration 8: 64)
+ *   pipelined CG  the product streamed into the update (n never stored): SpMV - 8 + r, s, z
+ *                 read and r, s, z, w written 56, with two sums, and p and x read and
+ *                 written on every second iteration 16                                = SpMV + 64
+ *                 (single-reduction CG: SpMV + r, s, w read and r, s written 40, and p and
+ *                 x read and written on every second iteration 16: 56)
  *   GMRES(m)      SpMV + projections (k + 2) 8 + update with norm (k + 3) 8 + scale 16, averaged
  *                 over k = 0..m-1: SpMV + 8 (m + 4) + 16
  *   dot           16 per entry
@@ -481,8 +481,8 @@ int main(int argc, char **argv) {
     if (sym) {
       pl[npl++] = (typeof(pl[0])){"parlops CG (64-bit input)", PARLOPS_METHOD_CG, A64, spmv_bytes + 64.0};
       pl[npl++] = (typeof(pl[0])){"parlops CG (32-bit input)", PARLOPS_METHOD_CG, A32, spmv_bytes + 64.0};
-      pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 64.0};
-      pl[npl++] = (typeof(pl[0])){"parlops CG pipelined", PARLOPS_METHOD_CG_PIPELINED, A32, spmv_bytes + 72.0};
+      pl[npl++] = (typeof(pl[0])){"parlops CG single-reduction", PARLOPS_METHOD_CG_SINGLE_REDUCTION, A32, spmv_bytes + 56.0};
+      pl[npl++] = (typeof(pl[0])){"parlops CG pipelined", PARLOPS_METHOD_CG_PIPELINED, A32, spmv_bytes + 64.0};
       if (MF) pl[npl++] = (typeof(pl[0])){"parlops CG matrix-free", PARLOPS_METHOD_CG, MF, 16.0 + 64.0};
     } else {
       pl[npl++] = (typeof(pl[0])){"parlops GMRES(30)", PARLOPS_METHOD_GMRES, A32, spmv_bytes + 8.0 * 34 + 16};

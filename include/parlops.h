@@ -309,16 +309,16 @@ typedef int32_t parlops_monitor_action;
 #define PARLOPS_METHOD_CG 0
 
 // CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
-// vectors it moves as many bytes per iteration as CG, in fewer, longer passes that find less of
-// their vectors in the cache (0.93-1.20x CG's time at 1 rank, 0.96-1.13x at 2 ranks on one node,
+// vectors it moves a few bytes per iteration fewer than CG (the direction and x move on every
+// second iteration only), in fewer, longer passes that find less of their vectors in the cache (0.93-1.20x CG's time at 1 rank, 0.96-1.13x at 2 ranks on one node,
 // memory-bound, on two machines); pick it where a reduction costs more than that (many ranks). In floating point it
 // may take a few more iterations than CG on long solves.
 #define PARLOPS_METHOD_CG_SINGLE_REDUCTION 1
 
 // Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
 // Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
-// fused with the product, row block by row block: about 5% more bytes per row and iteration than
-// CG. Its recurrences drift from the true residual b - A x, so it replaces its residual by the
+// fused with the product, row block by row block, and the direction and x move on every second
+// iteration only: as many bytes per row and iteration as CG. Its recurrences drift from the true residual b - A x, so it replaces its residual by the
 // true one (four extra operator applications and one reduction) after 100 iterations, then less
 // often while the drift stays small (200, 400, up to 800 iterations apart) and more often when it
 // grows (down to 10); a convergence is confirmed on the true residual, and where that does not

@@ -177,24 +177,25 @@ extern "C" __global__ void k_cg_update(T *x, T a, const T *p, T *r, const T *q, 
   block_reduce(v, 1, 0, part);
 }
 
-// single-reduction CG (u = r): p = r + b p, s = w + b s, x += a p, r -= a s; partials of |r|^2.
+// single-reduction CG (u = r): s = w + b s, r -= a s, p = (r + a s) + b p, x += a p; partials of |r|^2.
 extern "C" __global__ void k_cg_sr_update(T *x, T *r, T *p, T *s, const T *w, T a, T b, i64 n, double *part) {
   double v[1] = {0};
   GRID_STRIDE(i, n) {
     const T ri = r[i];
-    const T pv = add(ri, mul(b, p[i]));
     const T sv = add(w[i], mul(b, s[i]));
+    const T rv = sub(ri, mul(a, sv));
+    // the direction from the new r and s, as on the host (src/vector/fused.rs, XStep)
+    const T pv = add(add(rv, mul(a, sv)), mul(b, p[i]));
     p[i] = pv;
     s[i] = sv;
     x[i] = add(x[i], mul(a, pv));
-    const T rv = sub(ri, mul(a, sv));
     r[i] = rv;
     v[0] += abs2d(rv);
   }
   block_reduce(v, 1, 0, part);
 }
 
-// pipelined CG (u = r, m = w): z = m + b z, s = w + b s, p = r + b p, x += a p, r -= a s, w -= a z;
+// pipelined CG (u = r, m = w): z = m + b z, s = w + b s, r -= a s, p = (r + a s) + b p, x += a p, w -= a z;
 // partials of [|r|^2, 0, re(w^H r), im(w^H r)] (the new r and w: the next iteration's reduction).
 extern "C" __global__ void k_cg_pipe_update(T *x, T *r, T *w, T *p, T *s, T *z, const T *m, T a, T b, i64 n,
                                             double *part) {
@@ -203,13 +204,14 @@ extern "C" __global__ void k_cg_pipe_update(T *x, T *r, T *w, T *p, T *s, T *z, 
     const T ri = r[i], wi = w[i];
     const T zv = add(m[i], mul(b, z[i]));
     const T sv = add(wi, mul(b, s[i]));
-    const T pv = add(ri, mul(b, p[i]));
+    const T rv = sub(ri, mul(a, sv));
+    const T wv = sub(wi, mul(a, zv));
+    // the direction from the new r and s, as on the host (src/vector/fused.rs, XStep)
+    const T pv = add(add(rv, mul(a, sv)), mul(b, p[i]));
     z[i] = zv;
     s[i] = sv;
     p[i] = pv;
     x[i] = add(x[i], mul(a, pv));
-    const T rv = sub(ri, mul(a, sv));
-    const T wv = sub(wi, mul(a, zv));
     r[i] = rv;
     w[i] = wv;
     v[0] += abs2d(rv);

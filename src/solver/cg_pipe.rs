@@ -18,12 +18,14 @@
 //! so n never goes to memory, and the new w goes into w itself as the product hands its rows over
 //! (once no later row of the product reads them: a CSR matrix keeps the band below its diagonal
 //! in a small buffer). Otherwise (the first iteration, a monitor, an operator that cannot stream)
-//! the whole product comes first and the same pass follows: the same bits either way. Without an
-//! iterate monitor, x moves on every second iteration only: the pass that replaces p_i makes
+//! the whole product comes first and the same pass follows: the same bits either way. Only x's
+//! step reads the direction p, so without an iterate monitor p and x move on every second
+//! iteration only: the pass after one that left them alone forms p_i from the r and s it reads
+//! (r_i = r_(i+1) + a_i s_i, as every pass forms it: [`fused::XStep`]), then p_(i+1), and makes
 //! x + a_i p_i + a_(i+1) p_(i+1) (the bits of the two steps one after the other). Bytes per row and
-//! iteration on a 5-point CSR matrix with 32-bit indices: the matrix and w (72) and the update (r,
-//! p, s, z read, those and w written: 72, and x's 16 every second iteration: 80 on average): 152
-//! against CG's 144, plus the replacements.
+//! iteration besides the matrix: w read by the product (8), r, s, z read and written and w written
+//! (56), and p's and x's 32 every second iteration: 80 on average, against CG's 88 (both counting
+//! the read for ownership of a written entry), plus the replacements.
 
 use std::cell::Cell;
 
@@ -87,11 +89,11 @@ pub(crate) fn run<T: Scalar>(
         Ok(Vec::new())
     };
     let mut it = 0;
-    // x is read and written on every second iteration only when no iterate monitor reads it at
-    // the test: the step it lacks (x += owed p) is made with the next one, before a residual
-    // replacement, and at every exit (the bits of one step per iteration)
+    // p and x are read and written on every second iteration only when no iterate monitor reads x
+    // at the test: the step x lacks (owed: that pass's a and b) is made with the next one, before
+    // a residual replacement, and at every exit (the bits of one step per iteration)
     let defer = fuse && !ctx.watching();
-    let mut owed: Option<T> = None;
+    let mut owed: Option<(T, T)> = None;
     // residual replacements: the iteration of the last one, and the iterations until the next
     let (mut last, mut every) = (0i64, FIRST_EVERY);
     let iterate = || -> Result<Info> {
@@ -100,8 +102,8 @@ pub(crate) fn run<T: Scalar>(
             let (mut replaced, mut drifted) = (false, false);
             // (none at the last iteration allowed: its test stops the solve)
             if it > 0 && it - last >= every && it < ctx.p.max_iter {
-                if let Some(a) = owed.take() {
-                    x.axpy(a, p)?;
+                if let Some(lag) = owed.take() {
+                    fused::catch_up(x, p, r, s, lag)?;
                 }
                 let e = std::mem::replace(&mut pending, Ok(()));
                 let (gap, _) = measure(ctx, b, x, r, u, q, natural, e)?;
@@ -163,9 +165,9 @@ pub(crate) fn run<T: Scalar>(
                         }
                     },
                 );
-                if let (Some(u), Some((a, _))) = (upd, coef.get()) {
+                if let (Some(u), Some((a, b))) = (upd, coef.get()) {
                     streamed = true;
-                    owed = step.owed(a);
+                    owed = step.owed(a, b);
                     partials = Ok(u.shares(&layout));
                 }
                 pending = e;
@@ -206,8 +208,8 @@ pub(crate) fn run<T: Scalar>(
                 }
                 // the rule held for the recurrence residual: confirmed on the true one, replaced
                 // by it (the iteration goes on from there when the rule does not hold for it)
-                if let Some(a) = owed.take() {
-                    x.axpy(a, p)?;
+                if let Some(lag) = owed.take() {
+                    fused::catch_up(x, p, r, s, lag)?;
                 }
                 let e = std::mem::replace(&mut pending, Ok(()));
                 let (gap, tnorm) = measure(ctx, b, x, r, u, q, natural, e)?;
@@ -261,7 +263,7 @@ pub(crate) fn run<T: Scalar>(
                 let step = fused::XStep::pass(defer, owed);
                 partials = fused::PipeRows::new(&mut *x, r, p, s, z, step).map(|mut u| {
                     u.rows(0, n.local(), w.local_mut(), alpha, beta);
-                    owed = step.owed(alpha);
+                    owed = step.owed(alpha, beta);
                     u.shares(&layout)
                 });
             } else {
@@ -280,8 +282,8 @@ pub(crate) fn run<T: Scalar>(
         }
     };
     let out = iterate();
-    if let Some(a) = owed {
-        x.axpy(a, p)?;
+    if let Some(lag) = owed {
+        fused::catch_up(x, p, r, s, lag)?;
     }
     out
 }

@@ -1,9 +1,11 @@
 //! Single-reduction preconditioned CG (Chronopoulos and Gear): [r^H u, w^H u, r^H r] in ONE
 //! reduction per iteration, u = M r and w = A u computed before it. Without a preconditioner on host
 //! vectors, u is r itself and the iteration makes two passes: the four updates with r^H r
-//! ([`fused::cg_sr_update`]), then w = A r with r^H w ([`LinearOperator::apply_dot`]). Without an
-//! iterate monitor, x moves on every second iteration only (the pass that replaces p_i makes
-//! x + a_i p_i + a_(i+1) p_(i+1), the bits of the two steps one after the other): 64 bytes per row
+//! ([`fused::cg_sr_update`]), then w = A r with r^H w ([`LinearOperator::apply_dot`]). Only x's
+//! step reads the direction p, so without an iterate monitor p and x move on every second
+//! iteration only: the pass after one that left them alone forms p_i from the r and s it reads
+//! (r_i = r_(i+1) + a_i s_i, as every pass forms it: [`fused::XStep`]), then p_(i+1), and makes
+//! x + a_i p_i + a_(i+1) p_(i+1), the bits of the two steps one after the other. 56 bytes per row
 //! on average besides the product, against CG's 64 with its p.q in the product.
 //!
 //! [`LinearOperator::apply_dot`]: crate::op::LinearOperator::apply_dot
@@ -45,11 +47,11 @@ pub(crate) fn run<T: Scalar>(
     let mut rnorm = r0;
     // fused passes: no preconditioner, host vectors (the same on every rank)
     let fuse = ctx.pc.is_none() && !x.is_device();
-    // x is read and written on every second iteration only when no iterate monitor reads it at
-    // the test: the step it lacks (x += owed p) is made with the next one, and at every exit (the
-    // bits of one step per iteration)
+    // p and x are read and written on every second iteration only when no iterate monitor reads x
+    // at the test: the step x lacks (owed: that pass's a and b) is made with the next one, and at
+    // every exit (the bits of one step per iteration)
     let defer = fuse && !ctx.watching();
-    let mut owed: Option<T> = None;
+    let mut owed: Option<(T, T)> = None;
     let mut it = 0;
     let mut iterate = || -> Result<Info> {
         loop {
@@ -77,7 +79,7 @@ pub(crate) fn run<T: Scalar>(
                 let step = fused::XStep::pass(defer, owed);
                 let rr = fused::cg_sr_update(&mut *x, r, p, s, w, alpha, beta, step);
                 if rr.is_ok() {
-                    owed = step.owed(alpha);
+                    owed = step.owed(alpha, beta);
                 }
                 let rw = rr.and_then(|rr| match ctx.op.apply_dot(r, w) {
                     Ok(Some((re, im))) => Ok(vec![rr, 0.0, re, im]),
@@ -116,8 +118,8 @@ pub(crate) fn run<T: Scalar>(
         }
     };
     let out = iterate();
-    if let Some(a) = owed {
-        x.axpy(a, p)?;
+    if let Some(lag) = owed {
+        fused::catch_up(x, p, r, s, lag)?;
     }
     out
 }

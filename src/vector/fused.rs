@@ -202,9 +202,10 @@ fn step_rows_host<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
     }
 }
 
-/// Single-reduction CG without a preconditioner (u = r): p = r + b p, s = w + b s, x += a p
-/// (as `step` says), r -= a s; returns the share of ||r||^2 (new r). 72 bytes per double entry
-/// instead of 120; 56 on a pass that leaves x alone. Device vectors take [`XStep::Now`] only.
+/// Single-reduction CG without a preconditioner (u = r): s = w + b s, r -= a s, and p and x as
+/// `step` says ([`XStep`]: p = (r + a s) + b p, x += a p); returns the share of ||r||^2 (new r).
+/// 72 bytes per double entry instead of 120; 40 on a pass that leaves p and x alone. Device
+/// vectors take [`XStep::Now`] only.
 #[allow(clippy::too_many_arguments)]
 pub fn cg_sr_update<T: Scalar>(
     x: &mut DistVector<T>,
@@ -233,9 +234,11 @@ pub fn cg_sr_update<T: Scalar>(
         &w.local()[..n],
     );
     let acc = match step {
-        XStep::Now => sr_rows::<T, X_NOW>(xl, rl, pl, sl, wl, T::zero(), alpha, beta),
-        XStep::Later => sr_rows::<T, X_LATER>(xl, rl, pl, sl, wl, T::zero(), alpha, beta),
-        XStep::Both(a0) => sr_rows::<T, X_BOTH>(xl, rl, pl, sl, wl, a0, alpha, beta),
+        XStep::Now => sr_rows::<T, X_NOW>(xl, rl, pl, sl, wl, (T::zero(), T::zero()), alpha, beta),
+        XStep::Later => {
+            sr_rows::<T, X_LATER>(xl, rl, pl, sl, wl, (T::zero(), T::zero()), alpha, beta)
+        }
+        XStep::Both(a0, b0) => sr_rows::<T, X_BOTH>(xl, rl, pl, sl, wl, (a0, b0), alpha, beta),
     };
     Ok(share(x.layout(), acc))
 }
@@ -247,7 +250,7 @@ fn sr_rows<T: Scalar, const X: u8>(
     pl: &mut [T],
     sl: &mut [T],
     wl: &[T],
-    a0: T,
+    lag: (T, T),
     alpha: T,
     beta: T,
 ) -> f64 {
@@ -257,30 +260,31 @@ fn sr_rows<T: Scalar, const X: u8>(
     assert!(rl.len() == n && pl.len() == n && sl.len() == n && wl.len() == n);
     let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| unsafe {
         // SAFETY: j < n, the length of every slice (checked above)
-        let po = *pl.get_unchecked(j);
-        let pv = *rl.get_unchecked(j) + beta * po;
-        let sv = *wl.get_unchecked(j) + beta * *sl.get_unchecked(j);
-        *pl.get_unchecked_mut(j) = pv;
+        let (ro, so) = (*rl.get_unchecked(j), *sl.get_unchecked(j));
+        let sv = *wl.get_unchecked(j) + beta * so;
+        let rv = ro - alpha * sv;
         *sl.get_unchecked_mut(j) = sv;
-        match X {
-            X_NOW => *xl.get_unchecked_mut(j) += alpha * pv,
-            X_BOTH => *xl.get_unchecked_mut(j) = (*xl.get_unchecked(j) + a0 * po) + alpha * pv,
-            _ => {}
-        }
-        let rv = *rl.get_unchecked(j) - alpha * sv;
         *rl.get_unchecked_mut(j) = rv;
+        direction::<T, X>(
+            xl.get_unchecked_mut(j),
+            pl.get_unchecked_mut(j),
+            [ro, so, rv, sv],
+            lag,
+            alpha,
+            beta,
+        );
         [term(rv, rv)]
     });
     acc
 }
 
-/// Pipelined CG's update without a preconditioner (z = n + b z, s = w + b s, p = r + b p,
-/// x += a p, r -= a s, w -= a z, with the shares of [r^H r, w^H r] of the new r and w) made
+/// Pipelined CG's update without a preconditioner (z = n + b z, s = w + b s, r -= a s, w -= a z,
+/// p and x as [`XStep`] says, with the shares of [r^H r, w^H r] of the new r and w) made
 /// block by block of rows, as the product n = A w hands them over
 /// ([`crate::op::LinearOperator::apply_streamed`]; or all rows at once after a whole product): n
 /// never goes to memory, and the new w goes into w itself (the operator hands w's rows over once
 /// its product reads them no more, still in the cache). 88 bytes per double entry on top of the
-/// product, against 104 + 16 for n; 72 on a pass that leaves x alone ([`XStep`]).
+/// product, against 104 + 16 for n; 56 on a pass that leaves p and x alone ([`XStep`]).
 ///
 /// The sums are taken as [`super::ops::dot`] takes them (entry j into lane j mod 8, the last
 /// partial group of eight of the whole vector into lane 0, lanes combined pairwise; one chain in
@@ -300,35 +304,94 @@ pub struct PipeRows<'a, T: Scalar> {
     wr: [(f64, f64); LANES],
 }
 
-/// What a pass of [`PipeRows`] does to x.
+/// What a pass of single-reduction or pipelined CG ([`cg_sr_update`], [`PipeRows`]) does to the
+/// direction p and to x, which only x's step reads. Every pass makes the direction from the new
+/// residual and s: p_i = (r_(i+1) + a_i s_i) + b_i p_(i-1) (r_i = r_(i+1) + a_i s_i in exact
+/// arithmetic), so that a pass one iteration later, which still holds r_(i+1) and s_i, forms it
+/// with the same bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum XStep<T> {
-    /// x += a p with the new p.
+    /// p = p_i, x += a_i p_i.
     Now,
-    /// x is left alone: it still lacks a p with this pass's a and new p ([`XStep::owed`]).
+    /// p and x are left alone: x still lacks a_i p_i, which [`XStep::owed`] describes.
     Later,
-    /// x = (x + a0 p_old) + a p_new: the step x still lacked (a0, with the p this pass replaces)
-    /// and this pass's, with the bits of the two steps made one after the other.
-    Both(T),
+    /// After a [`XStep::Later`] pass with (a0, b0): p_(i-1) formed from the r and s this pass
+    /// replaces, then p_i, and x = (x + a0 p_(i-1)) + a_i p_i: the bits of two [`XStep::Now`]
+    /// passes.
+    Both(T, T),
 }
 
 impl<T: Scalar> XStep<T> {
-    /// With `defer`, every other pass leaves x alone (x is read and written on every second
-    /// iteration only), given the step x lacks before this pass; otherwise [`XStep::Now`].
-    pub fn pass(defer: bool, owed: Option<T>) -> Self {
+    /// With `defer`, every other pass leaves p and x alone (both are read and written on every
+    /// second iteration only), given the step x lacks before this pass; otherwise [`XStep::Now`].
+    pub fn pass(defer: bool, owed: Option<(T, T)>) -> Self {
         match (defer, owed) {
             (false, _) => XStep::Now,
             (true, None) => XStep::Later,
-            (true, Some(a0)) => XStep::Both(a0),
+            (true, Some((a0, b0))) => XStep::Both(a0, b0),
         }
     }
 
-    /// The step x lacks after a pass with `alpha` (x += owed p, p the pass's new p).
-    pub fn owed(self, alpha: T) -> Option<T> {
+    /// The step x lacks after a pass with `alpha` and `beta`: (alpha, beta) after a
+    /// [`XStep::Later`] pass, made by the next pass or by [`catch_up`].
+    pub fn owed(self, alpha: T, beta: T) -> Option<(T, T)> {
         match self {
-            XStep::Later => Some(alpha),
-            XStep::Now | XStep::Both(_) => None,
+            XStep::Later => Some((alpha, beta)),
+            XStep::Now | XStep::Both(..) => None,
         }
+    }
+}
+
+/// The step a [`XStep::Later`] pass left x lacking, `owed` = its (a, b), made alone while r and s
+/// are still the ones that pass left: p = (r + a s) + b p, x += a p (the bits of that pass made
+/// with [`XStep::Now`]). 40 bytes per double entry. Host vectors only (the solvers defer x on the
+/// host only).
+pub fn catch_up<T: Scalar>(
+    x: &mut DistVector<T>,
+    p: &mut DistVector<T>,
+    r: &DistVector<T>,
+    s: &DistVector<T>,
+    owed: (T, T),
+) -> Result<()> {
+    check(x, &[(p, "p"), (r, "r"), (s, "s")])?;
+    if x.is_device() {
+        crate::bail!(Internal, "a deferred step of x on device vectors");
+    }
+    let (a, b) = owed;
+    let (xl, pl) = (x.local_mut(), p.local_mut());
+    for (((xj, pj), &rj), &sj) in xl.iter_mut().zip(pl).zip(r.local()).zip(s.local()) {
+        let pv = (rj + a * sj) + b * *pj;
+        *pj = pv;
+        *xj += a * pv;
+    }
+    Ok(())
+}
+
+/// One entry's direction and x as `X` ([`XStep`]) says, given [r_i, s_(i-1), r_(i+1), s_i] (the
+/// residual and s the pass read, and the ones it made) and `lag`, [`XStep::Both`]'s (a0, b0).
+#[inline(always)]
+fn direction<T: Scalar, const X: u8>(
+    x: &mut T,
+    p: &mut T,
+    [ro, so, rv, sv]: [T; 4],
+    lag: (T, T),
+    alpha: T,
+    beta: T,
+) {
+    match X {
+        X_NOW => {
+            let pv = (rv + alpha * sv) + beta * *p;
+            *p = pv;
+            *x += alpha * pv;
+        }
+        X_BOTH => {
+            let (a0, b0) = lag;
+            let pm = (ro + a0 * so) + b0 * *p;
+            let pv = (rv + alpha * sv) + beta * pm;
+            *p = pv;
+            *x = (*x + a0 * pm) + alpha * pv;
+        }
+        _ => {}
     }
 }
 
@@ -392,14 +455,14 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
         };
         let (body, rr, wr) = (self.body, &mut self.rr, &mut self.wr);
         macro_rules! go {
-            ($X:ident, $a0:expr) => {{
-                pipe_groups::<T, $X>(v, $a0, alpha, beta, rr, wr);
+            ($X:ident, $lag:expr) => {{
+                pipe_groups::<T, $X>(v, $lag, alpha, beta, rr, wr);
                 for i in g..n.len() {
                     let j = start + i;
                     let lane = if j < body { j % LANES } else { 0 };
                     let (a, b) = pipe_one::<T, $X>(
                         n[i], &mut x[i], &mut r[i], &mut p[i], &mut s[i], &mut z[i], &mut w[i],
-                        $a0, alpha, beta,
+                        $lag, alpha, beta,
                     );
                     rr[lane].0 += a;
                     wr[lane].0 += b.0;
@@ -408,9 +471,9 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             }};
         }
         match self.step {
-            XStep::Now => go!(X_NOW, T::zero()),
-            XStep::Later => go!(X_LATER, T::zero()),
-            XStep::Both(a0) => go!(X_BOTH, a0),
+            XStep::Now => go!(X_NOW, (T::zero(), T::zero())),
+            XStep::Later => go!(X_LATER, (T::zero(), T::zero())),
+            XStep::Both(a0, b0) => go!(X_BOTH, (a0, b0)),
         }
     }
 
@@ -426,7 +489,7 @@ const X_NOW: u8 = 0;
 const X_LATER: u8 = 1;
 const X_BOTH: u8 = 2;
 
-/// One entry of pipelined CG's update (x as `X` says: `a0` is [`XStep::Both`]'s); returns its
+/// One entry of pipelined CG's update (p and x as `X` says: `lag` is [`XStep::Both`]'s); returns its
 /// terms of r^H r and w^H r.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -438,27 +501,20 @@ fn pipe_one<T: Scalar, const X: u8>(
     s: &mut T,
     z: &mut T,
     w: &mut T,
-    a0: T,
+    lag: (T, T),
     alpha: T,
     beta: T,
 ) -> (f64, (f64, f64)) {
-    let wo = *w;
-    let po = *p;
+    let (wo, ro, so) = (*w, *r, *s);
     let zv = n + beta * *z;
-    let sv = wo + beta * *s;
-    let pv = *r + beta * po;
+    let sv = wo + beta * so;
+    let rv = ro - alpha * sv;
+    let wv = wo - alpha * zv;
     *z = zv;
     *s = sv;
-    *p = pv;
-    match X {
-        X_NOW => *x += alpha * pv,
-        X_BOTH => *x = (*x + a0 * po) + alpha * pv,
-        _ => {}
-    }
-    let rv = *r - alpha * sv;
-    let wv = wo - alpha * zv;
     *r = rv;
     *w = wv;
+    direction::<T, X>(x, p, [ro, so, rv, sv], lag, alpha, beta);
     (rv.abs2_f64(), term(wv, rv))
 }
 
@@ -476,7 +532,7 @@ struct PipeVecs<'a, T> {
 /// [`pipe_one`] over whole groups of eight, entry k of a group into lane k.
 fn pipe_groups<T: Scalar, const X: u8>(
     v: PipeVecs<'_, T>,
-    a0: T,
+    lag: (T, T),
     alpha: T,
     beta: T,
     rr: &mut [(f64, f64); LANES],
@@ -494,9 +550,9 @@ fn pipe_groups<T: Scalar, const X: u8>(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
-        return unsafe { pipe_groups_avx2::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr) };
+        return unsafe { pipe_groups_avx2::<T, X>(x, r, p, s, z, w, n, lag, alpha, beta, rr, wr) };
     }
-    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr)
+    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, lag, alpha, beta, rr, wr)
 }
 
 // The AVX2 copy repeats the host loop's separate slice arguments on purpose: passing the vectors
@@ -513,13 +569,13 @@ unsafe fn pipe_groups_avx2<T: Scalar, const X: u8>(
     z: &mut [T],
     w: &mut [T],
     n: &[T],
-    a0: T,
+    lag: (T, T),
     alpha: T,
     beta: T,
     rr: &mut [(f64, f64); LANES],
     wr: &mut [(f64, f64); LANES],
 ) {
-    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, a0, alpha, beta, rr, wr)
+    pipe_groups_host::<T, X>(x, r, p, s, z, w, n, lag, alpha, beta, rr, wr)
 }
 
 /// The slices are separate arguments (so the compiler knows they do not overlap, and vectorises),
@@ -534,7 +590,7 @@ fn pipe_groups_host<T: Scalar, const X: u8>(
     z: &mut [T],
     w: &mut [T],
     n: &[T],
-    a0: T,
+    lag: (T, T),
     alpha: T,
     beta: T,
     rr_out: &mut [(f64, f64); LANES],
@@ -557,7 +613,7 @@ fn pipe_groups_host<T: Scalar, const X: u8>(
     for ((((((xc, rc), pc), sc), zc), wc), nc) in g {
         for k in 0..LANES {
             let (a, b) = pipe_one::<T, X>(
-                nc[k], &mut xc[k], &mut rc[k], &mut pc[k], &mut sc[k], &mut zc[k], &mut wc[k], a0,
+                nc[k], &mut xc[k], &mut rc[k], &mut pc[k], &mut sc[k], &mut zc[k], &mut wc[k], lag,
                 alpha, beta,
             );
             rr[k] += a;
