@@ -43,7 +43,8 @@ const MAX_EVERY: i64 = 800;
 const GAP_LOW: f64 = 1e-6;
 const GAP_HIGH: f64 = 1e-3;
 
-/// Work vectors of x's layout that [`run`] takes.
+/// Work vectors of x's layout that [`run`] takes (as an earlier solve left them: it zeroes those it
+/// reads before it writes them).
 pub(crate) const WORK: usize = 9;
 
 pub(crate) fn run<T: Scalar>(
@@ -57,7 +58,19 @@ pub(crate) fn run<T: Scalar>(
     };
     // fused passes: no preconditioner, host vectors (the same on every rank)
     let fuse = ctx.pc.is_none() && !x.is_device();
-    let e = initial_residual(ctx, b, x, r);
+    // the first step scales z, s, p (and q) by zero; a preconditioner writes u and m (and might
+    // read them first); the others are written before they are read (a failure joins the first
+    // reduction's agreement: every rank ends together)
+    let mut e = Ok(());
+    for v in [&mut *z, s, p] {
+        e = e.and(v.fill(T::zero()));
+    }
+    if !fuse {
+        for v in [&mut *u, m, q] {
+            e = e.and(v.fill(T::zero()));
+        }
+    }
+    let e = e.and(initial_residual(ctx, b, x, r));
     let e = if fuse {
         e.and(ctx.op.apply(r, w))
     } else {

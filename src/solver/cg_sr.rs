@@ -16,7 +16,8 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dot_partials, dots, fused};
 
-/// Work vectors of x's layout that [`run`] takes.
+/// Work vectors of x's layout that [`run`] takes (as an earlier solve left them: it zeroes those it
+/// reads before it writes them).
 pub(crate) const WORK: usize = 5;
 
 pub(crate) fn run<T: Scalar>(
@@ -26,7 +27,13 @@ pub(crate) fn run<T: Scalar>(
     v: &mut [DistVector<T>],
 ) -> Result<Info> {
     let [r, u, w, p, s] = v else { unreachable!() };
-    let e = initial_residual(ctx, b, x, r);
+    // fused passes: no preconditioner, host vectors (the same on every rank)
+    let fuse = ctx.pc.is_none() && !x.is_device();
+    // the first step scales p and s by zero; a preconditioner writes u (and might read it first)
+    // (a failure joins the first reduction's agreement: every rank ends together)
+    let e = p.fill(T::zero()).and(s.fill(T::zero()));
+    let e = if fuse { e } else { e.and(u.fill(T::zero())) };
+    let e = e.and(initial_residual(ctx, b, x, r));
     let e = e.and(ctx.precond(r, u)).and(ctx.op.apply(u, w));
     let d = dots(&ctx.comm, &[(b, b), (r, u), (u, w), (r, r)], e)?;
     let natural = ctx.p.natural_norm && ctx.pc.is_some();
@@ -45,8 +52,6 @@ pub(crate) fn run<T: Scalar>(
     }
     let (mut alpha_old, mut gamma_old) = (T::one(), T::one());
     let mut rnorm = r0;
-    // fused passes: no preconditioner, host vectors (the same on every rank)
-    let fuse = ctx.pc.is_none() && !x.is_device();
     // p and x are read and written on every second iteration only when no iterate monitor reads x
     // at the test: the step x lacks (owed: that pass's a and b) is made with the next one, and at
     // every exit (the bits of one step per iteration)

@@ -27,9 +27,19 @@ impl<T: Scalar> Workspace<T> {
             stream: None,
         }
     }
-    /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise); give them back
-    /// with [`Workspace::put`].
+    /// `n` vectors of `layout` (reused when the layout fits, allocated otherwise), all zero; give
+    /// them back with [`Workspace::put`].
     pub(crate) fn take(&mut self, n: usize, layout: &Arc<Layout>) -> Result<Vec<DistVector<T>>> {
+        self.take_as(n, layout, true)
+    }
+    /// [`Workspace::take`]; without `zero`, reused vectors hold what an earlier solve left there
+    /// (new ones are zero).
+    fn take_as(
+        &mut self,
+        n: usize,
+        layout: &Arc<Layout>,
+        zero: bool,
+    ) -> Result<Vec<DistVector<T>>> {
         let mut out = Vec::with_capacity(n);
         // vectors allocated here (dropped if any rank fails, so that every workspace stays the same)
         let mut fresh = Vec::new();
@@ -44,7 +54,9 @@ impl<T: Scalar> Workspace<T> {
                 Some(i) => {
                     // zeroed, so that nothing from an earlier solve (a NaN) leaks into 0 * v
                     let mut v = self.vecs.swap_remove(i);
-                    v.fill(T::zero())?;
+                    if zero {
+                        v.fill(T::zero())?;
+                    }
                     out.push(v)
                 }
                 None => {
@@ -323,6 +335,24 @@ pub(crate) fn square<T: Scalar>(
 ) -> Result<Info> {
     let layout = x.layout().clone();
     with_vecs(ctx, n, &layout, |ctx, v| run(ctx, b, x, v))
+}
+
+/// [`square`] with the work vectors as an earlier solve left them (new ones are zero), for a
+/// method that zeroes those it reads before it writes them: the vectors a first step scales by
+/// zero (0 * v must not carry a NaN over from an earlier solve). Each zeroing is a pass over a
+/// vector, and a method that uses some of its vectors only with a preconditioner need not make it.
+pub(crate) fn square_unzeroed<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    b: &DistVector<T>,
+    x: &mut DistVector<T>,
+    n: usize,
+    run: SquareRun<T>,
+) -> Result<Info> {
+    let layout = x.layout().clone();
+    let mut v = ctx.ws.take_as(n, &layout, false)?;
+    let out = run(ctx, b, x, &mut v);
+    ctx.ws.put(v);
+    out
 }
 
 /// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.
