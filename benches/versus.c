@@ -20,7 +20,8 @@
  * round's own ratio: a solver's time over the first solver's time in the same round, and over the
  * floor at the triad measured at the start of that round. Pairing within a round cancels the
  * machine's drift between rounds (on the 2-vCPU VM two runs of the same code differ by up to 15%
- * from round to round); the JSON keeps the ratios of the medians too ("..._of_medians").
+ * from round to round); the JSON keeps the ratios of the medians too ("..._of_medians"). The other
+ * parlops CG solvers are also given against parlops CG (32-bit input), paired the same way ("vs CG").
  *
  * Byte floors (bytes a method must move per row and iteration, doubles, 32-bit column indices; a
  * floor times the rows over the triad bandwidth measured in the same rounds is the fastest the method can run):
@@ -277,10 +278,14 @@ static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, 
                    int counted, double bw) {
   if (rank_ != 0) return;
   double ref = 0;
+  int cg = -1; /* parlops CG (32-bit input): the other parlops CG solvers' "vs CG" */
+  for (int i = 0; i < ns; ++i)
+    if (strcmp(S[i].name, "parlops CG (32-bit input)") == 0) cg = i;
   printf("\n%s: %lld rows, %lld non-zeros, %d ranks; times per iteration over %d interleaved rounds of %lld iterations; "
          "triad %.2f GB/s (median of its rounds)\n",
          problem, (long long)R->N, (long long)R->gnnz, size_, rounds, (long long)K, bw / 1e9);
-  printf("  %-28s %8s %10s %18s %9s %9s %9s\n", "solver", "its", "ms/it", "(min-max)", "vs first", "x floor", "GB/s");
+  printf("  %-28s %8s %10s %18s %9s %9s %9s %9s\n", "solver", "its", "ms/it", "(min-max)", "vs first", "x floor", "GB/s",
+         "vs CG");
   for (int i = 0; i < ns; ++i) {
     double v[64];
     memcpy(v, S[i].t, sizeof(double) * rounds);
@@ -296,17 +301,24 @@ static void report(const char *problem, Rows *R, Solver *S, int ns, int rounds, 
       pf[r] = S[i].t[r] / K / (bytes / round_bw[r]);
     }
     double vs = median(pv, rounds), xf = median(pf, rounds);
-    char itsc[24] = "-";
+    char itsc[24] = "-", vcg[24] = "-", vcgj[24] = "null";
     if (counted) snprintf(itsc, sizeof itsc, "%lld", (long long)its[i]);
-    printf("  %-28s %8s %10.3f   (%6.3f-%6.3f) %9.2f %9.2f %9.1f\n", S[i].name, itsc, 1e3 * med, 1e3 * lo,
-           1e3 * hi, vs, xf, bytes / med / 1e9);
+    if (cg >= 0 && i != cg && strncmp(S[i].name, "parlops CG ", 11) == 0) {
+      double pc[64];
+      for (int r = 0; r < rounds; ++r) pc[r] = S[i].t[r] / S[cg].t[r];
+      double vc = median(pc, rounds);
+      snprintf(vcg, sizeof vcg, "%.2f", vc);
+      snprintf(vcgj, sizeof vcgj, "%.4f", vc);
+    }
+    printf("  %-28s %8s %10.3f   (%6.3f-%6.3f) %9.2f %9.2f %9.1f %9s\n", S[i].name, itsc, 1e3 * med, 1e3 * lo,
+           1e3 * hi, vs, xf, bytes / med / 1e9, vcg);
     fprintf(json,
             "{\"problem\":\"%s\",\"rows\":%lld,\"nnz\":%lld,\"ranks\":%d,\"solver\":\"%s\",\"iterations\":%lld,"
             "\"ms_per_it\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"vs_first\":%.4f,\"floor_bytes_per_row\":%.1f,"
             "\"x_floor\":%.4f,\"vs_first_of_medians\":%.4f,\"x_floor_of_medians\":%.4f,\"triad_gbs\":%.3f,"
-            "\"rounds\":%d,\"timed_iterations\":%lld,\"counted\":%d}\n",
+            "\"rounds\":%d,\"timed_iterations\":%lld,\"counted\":%d,\"vs_parlops_cg\":%s}\n",
             problem, (long long)R->N, (long long)R->gnnz, size_, S[i].name, (long long)its[i], 1e3 * med, 1e3 * lo,
-            1e3 * hi, vs, S[i].floor, xf, med / ref, med / floor, bw / 1e9, rounds, (long long)K, counted);
+            1e3 * hi, vs, S[i].floor, xf, med / ref, med / floor, bw / 1e9, rounds, (long long)K, counted, vcgj);
   }
   fflush(json);
 }

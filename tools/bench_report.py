@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turn the JSON lines of benches/versus.c (and benches/pylops_cg.py) into a Markdown table and an
 SVG chart: time per iteration of every solver relative to the first one of its group (PETSc), by
-problem and rank count. Usage: bench_report.py bench.json [bench.svg] [bench.md]"""
+problem and rank count; the table also gives the parlops CG variants relative to parlops CG (32-bit
+input). Usage: bench_report.py bench.json [bench.svg] [bench.md]"""
 import json
 import sys
 from collections import OrderedDict
@@ -40,15 +41,19 @@ def table(rows, triad):
             f"{first['rounds']} interleaved rounds of {first['timed_iterations']} iterations"
             f"{'; ratios: medians of each round' + chr(39) + 's own ratio' if 'vs_first_of_medians' in first else ''}\n"
         )
-        out.append("| solver | iterations to 1e-8 (kernels: repetitions) | ms/iteration | vs first | bytes/row floor | x floor |")
-        out.append("|---|---|---|---|---|---|")
+        out.append(
+            "| solver | iterations to 1e-8 (kernels: repetitions) | ms/iteration | vs first | bytes/row floor "
+            "| x floor | vs parlops CG |"
+        )
+        out.append("|---|---|---|---|---|---|---|")
         for r in rs:
             fl = r["floor_bytes_per_row"]
             floor = f"{fl:.0f} | {r['x_floor']:.2f}" if fl > 0 else "- | -"
             its = r["iterations"] if r.get("counted", 1) else "not counted"
+            vcg = r.get("vs_parlops_cg")
             out.append(
                 f"| {r['solver']} | {its} | {r['ms_per_it']:.3f} ({r['ms_min']:.3f}-{r['ms_max']:.3f}) "
-                f"| {r['vs_first']:.2f} | {floor} |"
+                f"| {r['vs_first']:.2f} | {floor} | {'-' if vcg is None else f'{vcg:.2f}'} |"
             )
     return "\n".join(out) + "\n"
 
