@@ -23,23 +23,26 @@ pub type parlops_method = i32;
 pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// CG with one global reduction per iteration (Chronopoulos-Gear). Without a preconditioner on host
 /// vectors it moves a few bytes per iteration fewer than CG (the direction and x move on every
-/// second iteration only), in fewer, longer passes that find less of their vectors in the cache (0.93-1.20x CG's time at 1 rank, 0.96-1.13x at 2 ranks on one node,
-/// memory-bound, on two machines); pick it where a reduction costs more than that (many ranks). In floating point it
-/// may take a few more iterations than CG on long solves.
+/// second iteration only), in fewer, longer passes that find less of their vectors in the cache:
+/// 0.95-1.01x CG's time per iteration at 1 rank and 0.95-1.10x at 2 ranks on one node
+/// (memory-bound, on a 2-core VM). Pick it where a global reduction costs more than that (many
+/// ranks, a slow network). In floating point it may take a few more iterations than CG on long
+/// solves.
 pub const PARLOPS_METHOD_CG_SINGLE_REDUCTION: parlops_method = 1;
 /// Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
 /// Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
 /// fused with the product, row block by row block, and the direction and x move on every second
-/// iteration only: as many bytes per row and iteration as CG. Its recurrences drift from the true residual b - A x, so it replaces its residual by the
-/// true one (four extra operator applications and one reduction) after 100 iterations, then less
-/// often while the drift stays small (200, 400, up to 800 iterations apart) and more often when it
-/// grows (down to 10); a convergence is confirmed on the true residual, and where that does not
-/// meet the rule the solve goes on from it (CG restarted there). Per iteration: 0.94-1.24x CG's
-/// time at 1 rank, 0.91-1.16x at 2 ranks on one node (memory-bound, on two machines). Its six
-/// vectors make a working set half as large again as CG's four (besides the matrix): the top of
-/// both ranges comes at sizes where CG's working set still fits the last-level cache and pipelined
-/// CG's does not; where both fit, or neither, it measured 0.91-1.02x at 2 ranks. It pays where a
-/// global reduction costs more than that: many ranks, a slow network.
+/// iteration only: as many bytes per row and iteration as CG. Its recurrences drift from the true
+/// residual b - A x, so it replaces its residual by the true one (four extra operator applications
+/// and one reduction) after 100 iterations, then less often while the drift stays small (200, 400,
+/// up to 800 iterations apart) and more often when it grows (down to 10); a convergence is
+/// confirmed on the true residual, and where that does not meet the rule the solve goes on from it
+/// (CG restarted there). Per iteration: 0.95-1.03x CG's time at 1 rank and 0.92-1.11x at 2 ranks
+/// on one node (memory-bound, on a 2-core VM). The top of the range comes at sizes where CG's four
+/// vectors and the matrix still fit the last-level cache and pipelined CG's six do not; where both
+/// fit, or neither, it measured 0.92-1.01x at 2 ranks. Each solve starts with one operator
+/// application more than CG's. It pays where a global reduction costs more than that: many ranks, a
+/// slow network.
 pub const PARLOPS_METHOD_CG_PIPELINED: parlops_method = 2;
 /// CGLS: min ||b - A x||^2 + damp^2 ||x||^2 for any (rectangular) A.
 pub const PARLOPS_METHOD_CGLS: parlops_method = 3;
