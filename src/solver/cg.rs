@@ -18,7 +18,7 @@ use crate::scalar::Scalar;
 use crate::vector::{DistVector, dot_partials, dots, fused, sum_partials};
 
 /// Work vectors of x's layout that [`run`] takes.
-pub(crate) const WORK: usize = 4;
+pub(crate) const WORK: super::Work = super::Work::zeroed(4);
 
 pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,

@@ -45,7 +45,7 @@ const GAP_HIGH: f64 = 1e-3;
 
 /// Work vectors of x's layout that [`run`] takes (as an earlier solve left them: it zeroes those it
 /// reads before it writes them).
-pub(crate) const WORK: usize = 9;
+pub(crate) const WORK: super::Work = super::Work::unzeroed(9);
 
 pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,

@@ -18,7 +18,7 @@ use crate::vector::{DistVector, dot_partials, dots, fused};
 
 /// Work vectors of x's layout that [`run`] takes (as an earlier solve left them: it zeroes those it
 /// reads before it writes them).
-pub(crate) const WORK: usize = 5;
+pub(crate) const WORK: super::Work = super::Work::unzeroed(5);
 
 pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,

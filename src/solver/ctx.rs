@@ -308,14 +308,14 @@ impl<T: Scalar> Ctx<'_, T> {
     }
 }
 
-/// Run a method with `n` work vectors of `layout` taken from (and given back to) the workspace.
+/// Run a method with its work vectors of `layout` taken from (and given back to) the workspace.
 pub(crate) fn with_vecs<T: Scalar, R>(
     ctx: &mut Ctx<T>,
-    n: usize,
+    work: Work,
     layout: &Arc<Layout>,
     f: impl FnOnce(&mut Ctx<T>, &mut [DistVector<T>]) -> Result<R>,
 ) -> Result<R> {
-    let mut v = ctx.ws.take(n, layout)?;
+    let mut v = ctx.ws.take_as(work.n, layout, work.zero)?;
     let out = f(ctx, &mut v);
     ctx.ws.put(v);
     out
@@ -325,34 +325,37 @@ pub(crate) fn with_vecs<T: Scalar, R>(
 pub(crate) type SquareRun<T> =
     fn(&mut Ctx<T>, &DistVector<T>, &mut DistVector<T>, &mut [DistVector<T>]) -> Result<Info>;
 
-/// The entry of a method on a square operator: `n` work vectors of x's layout, then `run`.
+/// The work vectors a method takes.
+#[derive(Clone, Copy)]
+pub(crate) struct Work {
+    n: usize,
+    zero: bool,
+}
+
+impl Work {
+    /// `n` vectors, all zero.
+    pub(crate) const fn zeroed(n: usize) -> Self {
+        Work { n, zero: true }
+    }
+    /// `n` vectors as an earlier solve left them (new ones are zero), for a method that zeroes
+    /// those it reads before it writes them: the vectors a first step scales by zero (0 * v must
+    /// not carry a NaN over from an earlier solve). Each zeroing is a pass over a vector, and a
+    /// method that uses some of its vectors only with a preconditioner need not make it.
+    pub(crate) const fn unzeroed(n: usize) -> Self {
+        Work { n, zero: false }
+    }
+}
+
+/// The entry of a method on a square operator: its work vectors, then `run`.
 pub(crate) fn square<T: Scalar>(
     ctx: &mut Ctx<T>,
     b: &DistVector<T>,
     x: &mut DistVector<T>,
-    n: usize,
+    work: Work,
     run: SquareRun<T>,
 ) -> Result<Info> {
     let layout = x.layout().clone();
-    with_vecs(ctx, n, &layout, |ctx, v| run(ctx, b, x, v))
-}
-
-/// [`square`] with the work vectors as an earlier solve left them (new ones are zero), for a
-/// method that zeroes those it reads before it writes them: the vectors a first step scales by
-/// zero (0 * v must not carry a NaN over from an earlier solve). Each zeroing is a pass over a
-/// vector, and a method that uses some of its vectors only with a preconditioner need not make it.
-pub(crate) fn square_unzeroed<T: Scalar>(
-    ctx: &mut Ctx<T>,
-    b: &DistVector<T>,
-    x: &mut DistVector<T>,
-    n: usize,
-    run: SquareRun<T>,
-) -> Result<Info> {
-    let layout = x.layout().clone();
-    let mut v = ctx.ws.take_as(n, &layout, false)?;
-    let out = run(ctx, b, x, &mut v);
-    ctx.ws.put(v);
-    out
+    with_vecs(ctx, work, &layout, |ctx, v| run(ctx, b, x, v))
 }
 
 /// [`with_vecs`] for the least-squares methods: `nr` vectors of the rows layout, `nc` of the columns.

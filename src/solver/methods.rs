@@ -65,9 +65,9 @@ macro_rules! methods {
 methods! { (ctx, b, x) =>
     Cg = 0, PARLOPS_METHOD_CG, "CG", super::square(ctx, b, x, super::cg::WORK, super::cg::run), [NaturalNorm];
     CgSingleReduction = 1, PARLOPS_METHOD_CG_SINGLE_REDUCTION, "CG (single reduction)",
-        super::square_unzeroed(ctx, b, x, super::cg_sr::WORK, super::cg_sr::run), [NaturalNorm];
+        super::square(ctx, b, x, super::cg_sr::WORK, super::cg_sr::run), [NaturalNorm];
     CgPipelined = 2, PARLOPS_METHOD_CG_PIPELINED, "CG (pipelined)",
-        super::square_unzeroed(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm];
+        super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm];
     Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
     Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
     Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [LeftPc, Arnoldi];

@@ -12,7 +12,7 @@ use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
 
 /// Work vectors of x's layout that [`run`] takes.
-pub(crate) const WORK: usize = 6;
+pub(crate) const WORK: super::Work = super::Work::zeroed(6);
 
 pub(crate) fn run<T: Scalar>(
     ctx: &mut Ctx<T>,

@@ -28,7 +28,7 @@ mod richardson;
 mod trust;
 
 pub use any::AnySolver;
-pub(crate) use ctx::{Ctx, Workspace, square, square_unzeroed, with_vecs2};
+pub(crate) use ctx::{Ctx, Work, Workspace, square, with_vecs2};
 pub use methods::{Method, Orthog, PcSide, Reason, Reference, SumOrder, Threshold};
 
 use std::sync::Arc;
