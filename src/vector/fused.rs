@@ -344,7 +344,7 @@ impl<T: Scalar> XStep<T> {
 
 /// The step a [`XStep::Later`] pass left x lacking, `owed` = its (a, b), made alone while r and s
 /// are still the ones that pass left: p = (r + a s) + b p, x += a p (the bits of that pass made
-/// with [`XStep::Now`]). 40 bytes per double entry. Host vectors only (the solvers defer x on the
+/// with [`XStep::Now`]). 48 bytes per double entry. Host vectors only (the solvers defer x on the
 /// host only).
 pub fn catch_up<T: Scalar>(
     x: &mut DistVector<T>,
