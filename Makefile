@@ -53,13 +53,15 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 CARGO_FLAGS := --release --locked
 LIB := target/release/libparlops.so
 
+# A Rust benchmark of benches/ ($(1), its cargo [[bench]] name) at 1 and 2 ranks, with argument $(2).
+rust_bench = @bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="$(1)" and m.get("executable")]'); \
+	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(2); done
+
 bench-spmv: deps
-	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="spmv" and m.get("executable")]'); \
-	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(BENCH_N); done
+	$(call rust_bench,spmv,$(BENCH_N))
 
 bench-passes: deps
-	@bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="passes" and m.get("executable")]'); \
-	for np in 1 2; do $(MPIEXEC) -n $$np $$bin $(PASSES_N); done
+	$(call rust_bench,passes,$(PASSES_N))
 
 .PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 

@@ -1354,6 +1354,15 @@ fn run_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// without an iterate monitor, and otherwise with r. The same iterations, history and bits of x either way, to convergence and to
 /// an even and an odd iteration limit (x's pending step made at the exit), with one reduction per
 /// iteration (two for CG) and the true residual.
+/// Two gathered vectors of one length with the same bits in every entry.
+fn same_bits<T: Scalar>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            let (a, b) = (a.to_parts(), b.to_parts());
+            a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
+        })
+}
+
 fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Method) {
     let n = 363i64;
     let mut lens = parlops::vector::scatter_lens(n * n, comm.size() as usize);
@@ -1436,12 +1445,7 @@ fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, method: Meth
             runs.push((info.iterations, s.history().to_vec(), gathered(&x)));
         }
         for (k, run) in runs.iter().enumerate().skip(1) {
-            let same = runs[0].0 == run.0
-                && runs[0].1 == run.1
-                && runs[0].2.iter().zip(&run.2).all(|(a, b)| {
-                    let (a, b) = (a.to_parts(), b.to_parts());
-                    a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
-                });
+            let same = runs[0].0 == run.0 && runs[0].1 == run.1 && same_bits(&runs[0].2, &run.2);
             t.check(
                 same,
                 &format!(
@@ -1540,11 +1544,8 @@ fn run_leftovers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 let mut fresh = Solver::<T>::new(m);
                 fresh.set_operator(good.clone()).unwrap();
                 let (want, xf) = solve(&mut fresh);
-                let same = info.iterations == want.iterations
-                    && gathered(&x).iter().zip(gathered(&xf)).all(|(a, b)| {
-                        let (a, b) = (a.to_parts(), b.to_parts());
-                        a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
-                    });
+                let same =
+                    info.iterations == want.iterations && same_bits(&gathered(&x), &gathered(&xf));
                 t.check(
                     info.reason.converged() && same,
                     &format!(
