@@ -26,6 +26,7 @@ crate::codes::code_table! {
         InvalidHandle = 16, PARLOPS_ERR_INVALID_HANDLE,
             "a handle is destroyed, of another type, or not from parlops";
         NotConverged = 17, PARLOPS_ERR_NOT_CONVERGED, "an inner solve did not converge";
+        Busy = 18, PARLOPS_ERR_BUSY, "an object is in use by a call that has not returned";
     }
 }
 
@@ -159,8 +160,8 @@ mod tests {
     use super::*;
     #[test]
     fn codes_round_trip() {
-        assert_eq!(ErrorKind::ALL.len(), 17);
-        for c in 1..=17 {
+        assert_eq!(ErrorKind::ALL.len(), 18);
+        for c in 1..=18 {
             assert_eq!(ErrorKind::from_code(c).code(), c);
         }
         assert_eq!(ErrorKind::from_code(99), ErrorKind::Internal);

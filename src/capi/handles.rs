@@ -1,12 +1,11 @@
 //! Handles, the panic boundary, the thread-local last error and argument checks.
 
-use std::alloc;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::types::parlops_status;
 use crate::comm::Comm;
@@ -86,7 +85,12 @@ pub(crate) fn last_error_ptr() -> *const c_char {
 
 /// Run `f` inside the panic boundary; errors become a status and this thread's last message.
 pub(crate) fn guard<F: FnOnce() -> Result<()>>(func: &'static str, f: F) -> parlops_status {
-    let status = match catch_unwind(AssertUnwindSafe(f)) {
+    let frame = enter_frame(func);
+    let result = catch_unwind(AssertUnwindSafe(f));
+    if let Some(id) = frame {
+        leave_frame(id);
+    }
+    let status = match result {
         Ok(Ok(())) => return parlops_status::PARLOPS_OK,
         Ok(Err(e)) => {
             let kind = e.kind;
@@ -131,6 +135,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    const ALL: [Kind; 5] = [Kind::Comm, Kind::Layout, Kind::Vec, Kind::Op, Kind::Solver];
     fn name(self) -> &'static str {
         match self {
             Kind::Comm => "parlops_comm",
@@ -159,36 +164,156 @@ impl Handle for parlops_op {
     const KIND: Kind = Kind::Op;
 }
 
-/// How many destroyed handles keep their memory (contents dropped, allocation not yet returned):
-/// while an address sits here no new handle can be given it, so a use after destroy is reported as
-/// such instead of reaching whatever object was allocated there next.
-const QUARANTINE: usize = 4096;
+// A handle's value is not an address: it is a serial number that is never given out twice (with
+// its type and a tag in the high bits, where no user-space address on Linux lies), and the registry
+// maps it to the object. So a destroyed handle stays recognisably destroyed however many objects
+// come after it, and a pointer parlops never handed out is never mistaken for one.
+const TAG: u64 = 0x7A5E;
+const TAG_SHIFT: u32 = 48;
+const KIND_SHIFT: u32 = 44;
+const SERIAL_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
-struct Registry {
-    /// Address -> type of every live handle.
-    live: BTreeMap<usize, Kind>,
-    /// Destroyed handles, oldest first: address, type, and the layout to free it with.
-    dead: VecDeque<(usize, Kind, alloc::Layout)>,
+/// A hold on a live handle by a call that has not returned (its frame): `excl` for the handles it
+/// may write (`arg_mut`).
+struct Hold {
+    frame: u64,
+    excl: bool,
+    func: &'static str,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    live: BTreeMap::new(),
-    dead: VecDeque::new(),
-});
+struct Entry {
+    kind: Kind,
+    /// The boxed object.
+    ptr: usize,
+    /// Calls (frames) using it now: while any holds it, it cannot be destroyed, and a call that would
+    /// write it (or read it while another call writes it) is refused, not allowed to alias it.
+    holds: Vec<Hold>,
+    /// Lent to a callback for the length of the call (the iterate monitor's x and r): parlops frees it.
+    lent: bool,
+}
 
-fn registry() -> MutexGuard<'static, Registry> {
-    // a panic while the lock is held leaves the maps consistent (each update is one insert/remove)
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+struct Registry {
+    live: HashMap<u64, Entry>,
+    /// The next serial number.
+    next: u64,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    // a panic while the lock is held leaves the map consistent (each update is one insert/remove)
+    let mut g = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let reg = g.get_or_insert_with(|| Registry {
+        live: HashMap::new(),
+        next: 1,
+    });
+    f(reg)
+}
+
+fn handle_value(kind: Kind, serial: u64) -> u64 {
+    (TAG << TAG_SHIFT) | ((kind as u64) << KIND_SHIFT) | serial
+}
+
+/// The type and serial a value would have if parlops made it (it may be destroyed since).
+fn decode(v: u64) -> Option<(Kind, u64)> {
+    if v >> TAG_SHIFT != TAG {
+        return None;
+    }
+    let k = ((v >> KIND_SHIFT) & 0xF) as usize;
+    Kind::ALL.get(k).map(|&kind| (kind, v & SERIAL_MASK))
+}
+
+// ---- frames: each exported call (each `guard`) is a frame; the handles it borrows are held by it
+// until it returns
+
+thread_local! {
+    /// This thread's running calls, innermost last: (frame, function, the handles it holds).
+    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+}
+static FRAME_SEQ: AtomicU64 = AtomicU64::new(1);
+
+struct Frame {
+    id: u64,
+    func: &'static str,
+    held: Vec<u64>,
+}
+
+/// Enter a frame for `func`; `None` when this thread's storage is already gone (then its borrows
+/// hold nothing).
+fn enter_frame(func: &'static str) -> Option<u64> {
+    let id = FRAME_SEQ.fetch_add(1, Ordering::Relaxed);
+    FRAMES
+        .try_with(|f| {
+            f.try_borrow_mut()
+                .map(|mut f| {
+                    f.push(Frame {
+                        id,
+                        func,
+                        held: Vec::new(),
+                    })
+                })
+                .is_ok()
+        })
+        .ok()
+        .filter(|ok| *ok)
+        .map(|_| id)
+}
+
+/// Leave frame `id`: release its holds.
+fn leave_frame(id: u64) {
+    let held = FRAMES
+        .try_with(|f| {
+            let mut f = f.try_borrow_mut().ok()?;
+            let i = f.iter().rposition(|x| x.id == id)?;
+            Some(f.remove(i).held)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    if held.is_empty() {
+        return;
+    }
+    with_registry(|reg| {
+        for h in held {
+            if let Some(e) = reg.live.get_mut(&h) {
+                e.holds.retain(|x| x.frame != id);
+            }
+        }
+    });
+}
+
+/// The innermost frame of this thread and its function, if any.
+fn current_frame() -> Option<(u64, &'static str)> {
+    FRAMES
+        .try_with(|f| {
+            f.try_borrow()
+                .ok()
+                .and_then(|f| f.last().map(|x| (x.id, x.func)))
+        })
+        .ok()
+        .flatten()
+}
+
+fn record_hold(frame: u64, v: u64) {
+    let _ = FRAMES.try_with(|f| {
+        if let Ok(mut f) = f.try_borrow_mut()
+            && let Some(last) = f.iter_mut().rev().find(|x| x.id == frame)
+        {
+            last.held.push(v);
+        }
+    });
 }
 
 /// The error for `p`, which is not NULL and not a live handle of type `T`.
 fn invalid<T: Handle>(reg: &Registry, p: *const T, name: &str) -> Error {
-    let a = p as usize;
-    let what = match reg.live.get(&a) {
-        Some(k) => format!("a {} handle", k.name()),
-        None => match reg.dead.iter().find(|d| d.0 == a) {
-            Some(d) => format!("a {} handle that was already destroyed", d.1.name()),
-            None => "not a handle parlops created (or one destroyed long ago)".to_string(),
+    let v = p as u64;
+    let what = match reg.live.get(&v) {
+        Some(e) => format!("a {} handle", e.kind.name()),
+        None => match decode(v) {
+            Some((k, serial)) if serial < reg.next => {
+                format!("a {} handle that was already destroyed", k.name())
+            }
+            _ => "not a handle parlops created".to_string(),
         },
     };
     Error::new(
@@ -200,23 +325,53 @@ fn invalid<T: Handle>(reg: &Registry, p: *const T, name: &str) -> Error {
     )
 }
 
-/// Is `p` a live handle of type `T`? Never reads `*p`.
-fn check<T: Handle>(p: *const T, name: &str) -> Result<()> {
+fn busy(name: &str, kind: Kind, by: &str, verb: &str) -> Error {
+    Error::new(
+        ErrorKind::Busy,
+        format!(
+            "argument '{name}' (a {}) is in use by {by}, which has not returned: it cannot be {verb} from inside that call (its callbacks) or from another thread while it runs",
+            kind.name()
+        ),
+    )
+}
+
+/// Look up a live handle of type `T` and hold it for the current call (`excl`: it will be written).
+/// Returns the object's address. Never reads `*p`.
+fn borrow<T: Handle>(p: *const T, name: &str, excl: bool) -> Result<usize> {
     if p.is_null() {
         return Err(null(name));
     }
-    let reg = registry();
-    if reg.live.get(&(p as usize)) == Some(&T::KIND) {
-        Ok(())
-    } else {
-        Err(invalid(&reg, p, name))
+    let v = p as u64;
+    let frame = current_frame();
+    let r = with_registry(|reg| {
+        let Some(e) = reg.live.get_mut(&v).filter(|e| e.kind == T::KIND) else {
+            return Err(invalid(reg, p, name));
+        };
+        if let Some((id, func)) = frame {
+            // holds of this same call do not conflict with each other (a call checks its own
+            // arguments for aliasing); another call's do
+            if let Some(h) = e.holds.iter().find(|h| h.frame != id && (h.excl || excl)) {
+                let verb = if excl { "changed" } else { "read" };
+                return Err(busy(name, e.kind, h.func, verb));
+            }
+            e.holds.push(Hold {
+                frame: id,
+                excl,
+                func,
+            });
+        }
+        Ok(e.ptr)
+    })?;
+    if let Some((id, _)) = frame {
+        record_hold(id, v);
     }
+    Ok(r)
 }
 
-/// Borrow a handle (checked against the registry: live and of type `T`).
+/// Borrow a handle (checked against the registry: live and of type `T`; held until this call returns).
 pub(crate) unsafe fn arg<'a, T: Handle>(p: *const T, name: &str) -> Result<&'a T> {
-    check(p, name)?;
-    Ok(unsafe { &*p })
+    let a = borrow(p, name, false)?;
+    Ok(unsafe { &*(a as *const T) })
 }
 
 /// Borrow the `n` handles of a caller's array (each checked as [`arg`], named `name[i]`); `n_name`
@@ -244,32 +399,6 @@ pub(crate) unsafe fn arg_array<'a, T: Handle>(
         .collect()
 }
 
-/// [`arg_array`] for collective calls: the live handles of the array and its first error, so that
-/// a rank with a bad entry can still find the communicator (from a good one) and agree the error
-/// with the other ranks instead of returning alone.
-pub(crate) unsafe fn arg_array_lenient<'a, T: Handle>(
-    n: std::ffi::c_int,
-    p: *const *const T,
-    n_name: &str,
-    name: &str,
-) -> (Vec<&'a T>, Result<()>) {
-    if n < 0 || (n > 0 && p.is_null()) {
-        return (
-            Vec::new(),
-            unsafe { arg_array::<T>(n, p, n_name, name) }.map(|_| ()),
-        );
-    }
-    let mut live = Vec::new();
-    let mut first = Ok(());
-    for i in 0..n as usize {
-        match unsafe { arg(*p.add(i), &format!("{name}[{i}]")) } {
-            Ok(h) => live.push(h),
-            Err(e) => first = first.and(Err(e)),
-        }
-    }
-    (live, first)
-}
-
 /// Borrow an array of `n` distinct handles mutably (each checked as [`arg_mut`]; the same handle
 /// twice is an error naming both positions).
 pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
@@ -278,19 +407,33 @@ pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
     n_name: &str,
     name: &str,
 ) -> Result<Vec<&'a mut T>> {
-    let ptrs: Vec<*mut T> = {
-        let shared = unsafe { arg_array(n, p.cast::<*const T>(), n_name, name)? };
-        shared.iter().map(|r| (*r as *const T).cast_mut()).collect()
-    };
+    if n < 0 {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{n_name}' is {n}; it must be >= 0"
+        );
+    }
+    if n > 0 && p.is_null() {
+        crate::bail!(
+            NullArgument,
+            "argument '{name}' is NULL with {n_name} = {n}"
+        );
+    }
+    let ptrs: Vec<*mut T> = (0..n as usize).map(|i| unsafe { *p.add(i) }).collect();
     for (i, a) in ptrs.iter().enumerate() {
-        if let Some(j) = ptrs[..i].iter().position(|b| b == a) {
+        if !a.is_null()
+            && let Some(j) = ptrs[..i].iter().position(|b| b == a)
+        {
             crate::bail!(
                 InvalidArgument,
                 "{name}[{j}] and {name}[{i}] are the same handle: each output must be its own"
             );
         }
     }
-    Ok(ptrs.into_iter().map(|q| unsafe { &mut *q }).collect())
+    ptrs.into_iter()
+        .enumerate()
+        .map(|(i, q)| unsafe { arg_mut(q, &format!("{name}[{i}]")) })
+        .collect()
 }
 
 /// Does the handle at `p` appear in `list`? (For outputs that must not alias inputs.)
@@ -298,10 +441,10 @@ pub(crate) fn same_handle<T>(p: *const T, list: &[*const T]) -> Option<usize> {
     list.iter().position(|q| *q == p)
 }
 
-/// Borrow a handle mutably (checked as [`arg`]).
+/// Borrow a handle mutably (checked as [`arg`]; no other running call may hold it).
 pub(crate) unsafe fn arg_mut<'a, T: Handle>(p: *mut T, name: &str) -> Result<&'a mut T> {
-    check(p.cast_const(), name)?;
-    Ok(unsafe { &mut *p })
+    let a = borrow(p.cast_const(), name, true)?;
+    Ok(unsafe { &mut *(a as *mut T) })
 }
 
 /// Borrow an optional handle: NULL gives `None`, anything else must be a live handle of type `T`.
@@ -325,32 +468,52 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
     }
 }
 
+/// Register `v` and return its handle value.
+fn register<T: Handle>(v: T, lent: bool) -> *mut T {
+    let p = Box::into_raw(Box::new(v)) as usize;
+    let h = with_registry(|reg| {
+        let serial = reg.next;
+        reg.next += 1;
+        let h = handle_value(T::KIND, serial & SERIAL_MASK);
+        reg.live.insert(
+            h,
+            Entry {
+                kind: T::KIND,
+                ptr: p,
+                holds: Vec::new(),
+                lent,
+            },
+        );
+        h
+    });
+    h as usize as *mut T
+}
+
 /// Hand a new object to C (and record it as a live handle).
 pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
-    let p = Box::into_raw(Box::new(v));
-    // a quarantined address is still allocated, so `p` is never one of them
-    registry().live.insert(p as usize, T::KIND);
-    unsafe { *out = p };
+    let h = register(v, false);
+    unsafe { *out = h };
 }
 
-/// Lend an object to C for the length of a callback (recorded as a live handle); take it back with
-/// [`reclaim`].
+/// Lend an object to C for the length of a callback (recorded as a live handle that the callback
+/// cannot destroy); take it back with [`reclaim`].
 pub(crate) fn lend<T: Handle>(v: T) -> *mut T {
-    let p = Box::into_raw(Box::new(v));
-    registry().live.insert(p as usize, T::KIND);
-    p
+    register(v, true)
 }
 
-/// Take back what [`lend`] gave; `None` when the callback destroyed it (then `p` is not touched).
+/// Take back what [`lend`] gave; `None` when the callback still holds it in a call of its own that
+/// has not returned (another thread) and it must be left alone.
 pub(crate) unsafe fn reclaim<T: Handle>(p: *mut T) -> Option<T> {
-    {
-        let mut reg = registry();
-        if reg.live.get(&(p as usize)) != Some(&T::KIND) {
-            return None;
+    let ptr = with_registry(|reg| {
+        let v = p as u64;
+        match reg.live.get(&v) {
+            Some(e) if e.kind == T::KIND && e.holds.is_empty() => {
+                reg.live.remove(&v).map(|e| e.ptr)
+            }
+            _ => None,
         }
-        reg.live.remove(&(p as usize));
-    }
-    Some(*unsafe { Box::from_raw(p) })
+    })?;
+    Some(*unsafe { Box::from_raw(ptr as *mut T) })
 }
 
 /// The one construction idiom of the collective constructors (operators, vectors):
@@ -378,7 +541,8 @@ pub(crate) fn create_agreed<T: Handle>(
 }
 
 /// `_destroy(&h)`: free and NULL; NULL handle is a no-op; a destroyed or foreign handle is
-/// `PARLOPS_ERR_INVALID_HANDLE` (and `*h` is left as it was).
+/// `PARLOPS_ERR_INVALID_HANDLE` (and `*h` is left as it was); a handle that a running call holds
+/// (or lends to its callback) is `PARLOPS_ERR_BUSY` (and left alive).
 pub(crate) unsafe fn destroy<T: Handle>(h: *mut *mut T, name: &str) -> Result<()> {
     if h.is_null() {
         return Err(null(name));
@@ -387,32 +551,30 @@ pub(crate) unsafe fn destroy<T: Handle>(h: *mut *mut T, name: &str) -> Result<()
     if p.is_null() {
         return Ok(());
     }
-    {
-        // unregister first: from here on no other call can borrow it
-        let mut reg = registry();
-        if reg.live.get(&(p as usize)) != Some(&T::KIND) {
-            return Err(invalid(&reg, p.cast_const(), name));
+    let ptr = with_registry(|reg| {
+        let v = p as u64;
+        let Some(e) = reg.live.get(&v).filter(|e| e.kind == T::KIND) else {
+            return Err(invalid(reg, p.cast_const(), name));
+        };
+        if let Some(hd) = e.holds.first() {
+            return Err(busy(name, e.kind, hd.func, "destroyed"));
         }
-        reg.live.remove(&(p as usize));
-    }
+        if e.lent {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "argument '{name}' (a {}) is lent to this callback by parlops, which frees it when the callback returns: do not destroy it",
+                    e.kind.name()
+                ),
+            ));
+        }
+        // unregistered first: from here on no other call can borrow it
+        Ok(reg.live.remove(&v).map(|e| e.ptr))
+    })?;
     unsafe { *h = std::ptr::null_mut() };
-    // drop the contents (this may run user callbacks that call parlops: no lock held), keep the memory
-    unsafe { std::ptr::drop_in_place(p) };
-    let evicted = {
-        let mut reg = registry();
-        reg.dead
-            .push_back((p as usize, T::KIND, alloc::Layout::new::<T>()));
-        if reg.dead.len() > QUARANTINE {
-            reg.dead.pop_front()
-        } else {
-            None
-        }
-    };
-    if let Some((a, _, layout)) = evicted {
-        // SAFETY: allocated by Box::new with this layout, contents already dropped
-        if layout.size() != 0 {
-            unsafe { alloc::dealloc(a as *mut u8, layout) };
-        }
+    // dropped without the lock held: this may run user callbacks that call parlops
+    if let Some(a) = ptr {
+        drop(unsafe { Box::from_raw(a as *mut T) });
     }
     Ok(())
 }

@@ -577,30 +577,37 @@ pub unsafe extern "C" fn parlops_solver_solve(
     guard("parlops_solver_solve", || {
         let s = unsafe { arg_mut(s, "s")? };
         let comm = s.inner.comm().clone();
-        let pre = (|| {
+        let vecs = (|| {
             s.inner.require_operator()?;
-            let bv = unsafe { arg(b, "b")? };
-            if std::ptr::eq(b, x) {
+            if std::ptr::eq(b, x) && !b.is_null() {
                 crate::bail!(
                     InvalidArgument,
                     "arguments 'b' and 'x' are the same vector; they must differ"
                 );
             }
-            let xv = unsafe { arg(x as *const parlops_vec, "x")? };
-            s.inner.check_solve(&bv.inner, &xv.inner)
+            let bv = unsafe { arg(b, "b")? };
+            let xv = unsafe { arg_mut(x, "x")? };
+            s.inner.check_solve(&bv.inner, &xv.inner)?;
+            Ok((bv, xv))
         })();
+        let pre = vecs.as_ref().map(|_| ()).map_err(|e| e.clone());
         // Settings that steer the iteration must be the same everywhere, or ranks would stop at
         // different iterations and wait for each other: agreed with the argument checks, with where
         // b and x live (every rank must take the same host or device path).
         let mut settings = s.inner.agreement_values();
-        for (v, name) in [(b, "memory of b"), (x.cast_const(), "memory of x")] {
-            let code = unsafe { arg(v, name) }.map_or(-1, |v| v.inner.location().code() as i64);
-            settings.push((name, code));
-        }
+        let (bcode, xcode) = match &vecs {
+            Ok((bv, xv)) => (
+                bv.inner.location().code() as i64,
+                xv.inner.location().code() as i64,
+            ),
+            Err(_) => (-1, -1),
+        };
+        settings.push(("memory of b", bcode));
+        settings.push(("memory of x", xcode));
         let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
         comm.agree_same_named(pre, "solver settings", &names, &vals)?;
-        let (bv, xv) = unsafe { (&(*b).inner, &mut (*x).inner) };
-        s.inner.solve(bv, xv)?;
+        let (bv, xv) = vecs?;
+        s.inner.solve(&bv.inner, &mut xv.inner)?;
         Ok(())
     })
 }

@@ -45,6 +45,11 @@ pub enum parlops_status {
     /// A solve inside an operator (parlops_op_create_inverse) did not converge: the reason, the
     /// iterations and the norms are in the message.
     PARLOPS_ERR_NOT_CONVERGED = 17,
+    /// The object is in use by a call that has not returned (a solve, an apply or an eigensolver
+    /// running one of your callbacks, or a call on another thread): it cannot be destroyed, or
+    /// changed, or read while that call writes it, until the call returns. A vector lent to a
+    /// callback (the iterate monitor's x and r) cannot be destroyed at all: parlops frees it.
+    PARLOPS_ERR_BUSY = 18,
 }
 
 impl From<ErrorKind> for parlops_status {
@@ -68,6 +73,7 @@ impl From<ErrorKind> for parlops_status {
             ErrorKind::Internal => PARLOPS_ERR_INTERNAL,
             ErrorKind::InvalidHandle => PARLOPS_ERR_INVALID_HANDLE,
             ErrorKind::NotConverged => PARLOPS_ERR_NOT_CONVERGED,
+            ErrorKind::Busy => PARLOPS_ERR_BUSY,
         }
     }
 }

@@ -355,13 +355,27 @@ fn in_out(
     f(&xr.inner, &mut y.inner)
 }
 
-/// Owned copy of `x` when it aliases `w`.
-fn unalias(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Option<AnyVec>> {
-    let xr = unsafe { arg(x, name)? };
+/// `x` as an input of a call that writes `w`: borrowed, or an owned copy when it is `w` itself.
+enum Input<'a> {
+    Borrowed(&'a AnyVec),
+    Copy(AnyVec),
+}
+
+impl Input<'_> {
+    fn get(&self) -> &AnyVec {
+        match self {
+            Input::Borrowed(v) => v,
+            Input::Copy(v) => v,
+        }
+    }
+}
+
+fn unalias<'a>(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Input<'a>> {
+    let xr: &'a parlops_vec = unsafe { arg(x, name)? };
     Ok(if std::ptr::eq(x, w) {
-        Some(xr.inner.clone_values()?)
+        Input::Copy(xr.inner.clone_values()?)
     } else {
-        None
+        Input::Borrowed(&xr.inner)
     })
 }
 
@@ -489,8 +503,7 @@ pub unsafe extern "C" fn parlops_vec_waxpy(
     guard("parlops_vec_waxpy", || {
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
-        let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
-        let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
+        let (xr, yr) = (xc.get(), yc.get());
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar_arg(a, "a")?; wv.waxpy(a, xv, yv) })?;
         w.inner.settle()
@@ -507,8 +520,7 @@ pub unsafe extern "C" fn parlops_vec_pointwise_mult(
     guard("parlops_vec_pointwise_mult", || {
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
-        let xr = xc.as_ref().unwrap_or_else(|| unsafe { &(*x).inner });
-        let yr = yc.as_ref().unwrap_or_else(|| unsafe { &(*y).inner });
+        let (xr, yr) = (xc.get(), yc.get());
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))?;
         w.inner.settle()
