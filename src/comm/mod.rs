@@ -28,6 +28,24 @@ pub enum ReduceOp {
     Max,
 }
 
+/// How many values [`Comm::agree_same`] compares directly; longer lists are compared by hashes.
+const SAME_INLINE: usize = 4;
+
+/// A 64-bit hash of `vals` (splitmix64 steps over the values, `lane` selecting one of several
+/// independent hashes): for comparing lists across ranks without sending them.
+pub(crate) fn list_hash(vals: &[i64], lane: u64) -> u64 {
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+        z ^ (z >> 31)
+    };
+    let mut h = mix(0x9e3779b97f4a7c15 ^ lane.wrapping_mul(0xd1b54a32d192ed03));
+    for &v in vals {
+        h = mix(h ^ (v as u64)).wrapping_add(0x9e3779b97f4a7c15);
+    }
+    mix(h ^ vals.len() as u64)
+}
+
 /// A communicator owned by parlops (a duplicate of the caller's).
 pub struct Comm {
     raw: MpiComm,
@@ -323,47 +341,100 @@ impl Comm {
         self.raw.allreduce_f64(vals, op)
     }
 
-    /// Like [`Comm::agree`], and on success every rank's `vals` (same length everywhere), in rank
-    /// order, so that callers can check that ranks passed the same arguments. [collective]
-    pub fn agree_with(&self, local: Result<()>, vals: &[i64]) -> Result<Vec<Vec<i64>>> {
-        let mut buf = Vec::with_capacity(vals.len() + 1);
+    /// Like [`Comm::agree`], and on success every rank's `N` values, in rank order, so that callers
+    /// can compare them. The length is a constant of the call site: every rank sends the same
+    /// number of values by construction (a list whose length may differ goes through
+    /// [`Comm::agree_same`], which compares a fixed-size record). [collective]
+    pub fn agree_with<const N: usize>(
+        &self,
+        local: Result<()>,
+        vals: &[i64; N],
+    ) -> Result<Vec<[i64; N]>> {
+        let mut buf = Vec::with_capacity(N + 1);
         buf.push(local.as_ref().err().map_or(0, |e| e.kind.code() as i64));
         buf.extend_from_slice(vals);
         let all = self.allgather_i64(&buf)?;
-        let rows: Vec<Vec<i64>> = all.chunks(vals.len() + 1).map(|c| c.to_vec()).collect();
+        let codes: Vec<i64> = all.chunks(N + 1).map(|c| c[0]).collect();
+        if codes.iter().any(|&c| c != 0) {
+            self.spread_failure(local, &codes)?;
+        }
+        Ok(all
+            .chunks(N + 1)
+            .map(|c| {
+                let mut r = [0i64; N];
+                r.copy_from_slice(&c[1..]);
+                r
+            })
+            .collect())
+    }
+
+    /// The outcome agreed with [`Comm::agree`], and whether every rank passed the same `vals` (any
+    /// length, which may itself differ between ranks): one allgather of a fixed-size record per
+    /// rank (the error code, the length, and the values when at most [`SAME_INLINE`] of them, else
+    /// four independent 64-bit hashes of them). On a difference, every rank's list (an allgather
+    /// of bytes, made only then and by every rank alike) for the message. [collective]
+    fn same_lists(&self, local: Result<()>, vals: &[i64]) -> Result<Option<Vec<Vec<i64>>>> {
+        let mut rec = [0i64; 2 + SAME_INLINE];
+        rec[0] = local.as_ref().err().map_or(0, |e| e.kind.code() as i64);
+        rec[1] = vals.len() as i64;
+        if vals.len() <= SAME_INLINE {
+            rec[2..2 + vals.len()].copy_from_slice(vals);
+        } else {
+            for (lane, r) in rec[2..].iter_mut().enumerate() {
+                *r = list_hash(vals, lane as u64) as i64;
+            }
+        }
+        let all = self.allgather_i64(&rec)?;
+        let rows: Vec<&[i64]> = all.chunks(rec.len()).collect();
         let codes: Vec<i64> = rows.iter().map(|r| r[0]).collect();
         if codes.iter().any(|&c| c != 0) {
             self.spread_failure(local, &codes)?;
         }
-        Ok(rows.into_iter().map(|r| r[1..].to_vec()).collect())
+        if rows.iter().all(|r| r[1..] == rec[1..]) {
+            return Ok(None);
+        }
+        // every rank saw the same records, so every rank takes this branch
+        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let lists = self
+            .allgather_bytes(&bytes)?
+            .into_iter()
+            .map(|b| {
+                b.chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect()
+            })
+            .collect();
+        Ok(Some(lists))
     }
 
-    /// [`Comm::agree_with`], then the check every collective entry needs: the ranks passed the same
-    /// `vals`. On a difference every rank fails with `InconsistentAcrossRanks`, naming `what` (e.g.
-    /// "dtypes", "(N, K, M)") and the values by rank. On success, every rank's `vals` (all equal).
-    /// [collective]
+    /// [`Comm::agree`], then the check every collective entry needs: the ranks passed the same
+    /// `vals` (a list of any length; ranks passing lists of different lengths differ too). On a
+    /// difference every rank fails with `InconsistentAcrossRanks`, naming `what` (e.g. "dtypes",
+    /// "(N, K, M)") and the values by rank. [collective]
     pub fn agree_same(&self, local: Result<()>, what: &str, vals: &[i64]) -> Result<()> {
-        let rows = self.agree_with(local, vals)?;
-        if let Some(q) = rows.iter().position(|r| r[..] != vals[..]) {
-            let shown: Vec<String> = rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    if r.len() == 1 {
-                        format!("rank {i}: {}", r[0])
-                    } else {
-                        format!("rank {i}: {r:?}")
-                    }
-                })
-                .collect();
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different {what} (rank {q} differs from rank {}; {})",
-                self.rank(),
-                shown.join(", ")
-            );
-        }
-        Ok(())
+        let Some(rows) = self.same_lists(local, vals)? else {
+            return Ok(());
+        };
+        let q = rows.iter().position(|r| r[..] != vals[..]).unwrap_or(0);
+        let shown: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                if r.len() == 1 {
+                    format!("rank {i}: {}", r[0])
+                } else if r.len() <= 16 {
+                    format!("rank {i}: {r:?}")
+                } else {
+                    format!("rank {i}: {} values {:?}...", r.len(), &r[..8])
+                }
+            })
+            .collect();
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different {what} (rank {q} differs from rank {}; {})",
+            self.rank(),
+            shown.join(", ")
+        );
     }
 
     /// [`Comm::agree_same`] for a list of named settings: on a difference the message names the
@@ -376,21 +447,22 @@ impl Comm {
         names: &[&str],
         vals: &[i64],
     ) -> Result<()> {
-        let rows = self.agree_with(local, vals)?;
-        if let Some(q) = rows.iter().position(|r| r[..] != vals[..]) {
-            let differ: Vec<&str> = (0..vals.len())
-                .filter(|&i| rows.iter().any(|r| r[i] != rows[0][i]))
-                .map(|i| names.get(i).copied().unwrap_or("(unnamed)"))
-                .collect();
-            crate::bail!(
-                InconsistentAcrossRanks,
-                "ranks passed different {what}: {} differ between ranks {} and {q}; set them \
-                 identically on every rank",
-                differ.join(", "),
-                self.rank()
-            );
-        }
-        Ok(())
+        let Some(rows) = self.same_lists(local, vals)? else {
+            return Ok(());
+        };
+        let q = rows.iter().position(|r| r[..] != vals[..]).unwrap_or(0);
+        let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        let differ: Vec<&str> = (0..width)
+            .filter(|&i| rows.iter().any(|r| r.get(i) != rows[0].get(i)))
+            .map(|i| names.get(i).copied().unwrap_or("(unnamed)"))
+            .collect();
+        crate::bail!(
+            InconsistentAcrossRanks,
+            "ranks passed different {what}: {} differ between ranks {} and {q}; set them \
+             identically on every rank",
+            differ.join(", "),
+            self.rank()
+        );
     }
 
     /// Every rank's byte string, in rank order, on every rank. [collective]
@@ -589,10 +661,23 @@ impl Comm {
         send_counts: &[i64],
         recv_counts: &[i64],
     ) -> Result<Vec<i64>> {
-        let (sc, sd) = counts_displs(send_counts, 1)?;
-        let (rc, rd) = counts_displs(recv_counts, 1)?;
-        let total: i64 = recv_counts.iter().sum();
-        let mut recv = vec![0i64; total as usize];
+        // counts too large for MPI, or a receive buffer too large for memory, on one rank: agreed
+        // before the exchange, so that no rank is left in it alone
+        let local = (|| {
+            let (sc, sd) = counts_displs(send_counts, 1)?;
+            let (rc, rd) = counts_displs(recv_counts, 1)?;
+            let total = recv_counts
+                .iter()
+                .try_fold(0i64, |a, &c| a.checked_add(c))
+                .filter(|t| *t >= 0)
+                .ok_or_else(|| {
+                    crate::err!(InvalidArgument, "receive counts {recv_counts:?} overflow")
+                })?;
+            let recv =
+                crate::error::try_vec(total as usize, 0i64, "an all-to-all's receive buffer")?;
+            Ok((sc, sd, rc, rd, recv))
+        })();
+        let (sc, sd, rc, rd, mut recv) = self.agree(local)?;
         self.raw.alltoallv_raw(
             send.as_ptr().cast(),
             &sc,
