@@ -123,6 +123,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ERR_INTERNAL = 15
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_HANDLE = 16
   integer(c_int), parameter :: PARLOPS_ERR_NOT_CONVERGED = 17
+  integer(c_int), parameter :: PARLOPS_ERR_BUSY = 18
   integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
   integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
@@ -199,10 +200,11 @@ module parlops
       integer(c_int64_t), intent(out) :: count
       integer(c_int) :: parlops_comm_reduction_count
     end function parlops_comm_reduction_count
-    function parlops_vec_block_dot(nx, x, ny, y, out) &
+    function parlops_vec_block_dot(comm, nx, x, ny, y, out) &
         bind(C, name='parlops_vec_block_dot')
       import
       implicit none
+      type(c_ptr), value :: comm
       integer(c_int), value :: nx
       type(c_ptr), intent(in) :: x(*)
       integer(c_int), value :: ny
@@ -220,10 +222,11 @@ module parlops
       type(c_ptr), intent(in) :: x(*)
       integer(c_int) :: parlops_vec_maxpy
     end function parlops_vec_maxpy
-    function parlops_vec_orthonormalize(n, v, b, r) &
+    function parlops_vec_orthonormalize(comm, n, v, b, r) &
         bind(C, name='parlops_vec_orthonormalize')
       import
       implicit none
+      type(c_ptr), value :: comm
       integer(c_int), value :: n
       type(c_ptr), intent(in) :: v(*)
       type(c_ptr), value :: b
@@ -263,10 +266,11 @@ module parlops
       integer(c_int64_t), intent(out) :: steps
       integer(c_int) :: parlops_eig_lanczos
     end function parlops_eig_lanczos
-    function parlops_op_low_rank(k, u, d, out) &
+    function parlops_op_low_rank(comm, k, u, d, out) &
         bind(C, name='parlops_op_low_rank')
       import
       implicit none
+      type(c_ptr), value :: comm
       integer(c_int), value :: k
       type(c_ptr), intent(in) :: u(*)
       real(c_double), intent(in) :: d(*)
@@ -1178,10 +1182,11 @@ module parlops
       real(c_double), value :: radius
       integer(c_int) :: parlops_solver_set_trust_region
     end function parlops_solver_set_trust_region
-    function parlops_layout_stack(n, parts, out) &
+    function parlops_layout_stack(comm, n, parts, out) &
         bind(C, name='parlops_layout_stack')
       import
       implicit none
+      type(c_ptr), value :: comm
       integer(c_int), value :: n
       type(c_ptr), intent(in) :: parts(*)
       type(c_ptr), intent(out) :: out

@@ -40,6 +40,16 @@
 // Blocks of reduction kernels (partials reduced by `k_finish` in one block).
 #define RED_BLOCKS 1024
 
+// The largest sweep count per level, level count, and functions per node accepted.
+#define MAX_SWEEPS 100
+
+#define MAX_LEVELS 100
+
+#define MAX_FUNCTIONS 256
+
+// hypre's print levels (0 silent .. 3 set-up and solve).
+#define MAX_PRINT_LEVEL 3
+
 // The largest degree accepted (each degree is one more operator apply per application).
 #define MAX_DEGREE 1000
 
@@ -84,6 +94,11 @@ typedef enum {
   // A solve inside an operator (parlops_op_create_inverse) did not converge: the reason, the
   // iterations and the norms are in the message.
   PARLOPS_ERR_NOT_CONVERGED = 17,
+  // The object is in use by a call that has not returned (a solve, an apply or an eigensolver
+  // running one of your callbacks, or a call on another thread): it cannot be destroyed, or
+  // changed, or read while that call writes it, until the call returns. A vector lent to a
+  // callback (the iterate monitor's x and r) cannot be destroyed at all: parlops frees it.
+  PARLOPS_ERR_BUSY = 18,
 } parlops_status;
 
 // Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
@@ -177,29 +192,34 @@ typedef int32_t parlops_stencil;
 typedef int32_t parlops_dof_ordering;
 
 // BoomerAMG's options (hypre's names). Fill with `parlops_amg_options_init` (hypre's defaults),
-// then change what you tune. A negative value keeps hypre's default for that option.
+// then change what you tune. A negative value keeps hypre's default for that option. Every value is
+// checked before hypre sees it (a value outside the ranges below fails on every rank with
+// PARLOPS_ERR_INVALID_ARGUMENT naming the option), and every rank must pass the same options.
 typedef struct {
-  // Strength threshold (hypre's default 0.25; 0.5 or more for 3D problems).
+  // Strength threshold in [0, 1] (hypre's default 0.25; 0.5 or more for 3D problems).
   double strong_threshold;
-  // Coarsening (hypre's CoarsenType: 6 Falgout, 8 PMIS, 10 HMIS, ...).
+  // Coarsening (hypre's CoarsenType): 0 CLJP, 1, 3 Ruge-Stueben, 6 Falgout, 7 CLJP (fixed random
+  // vector), 8 PMIS, 9 PMIS (fixed random vector), 10 HMIS, 11 one-pass RS, 21 CGC, 22 CGC-E.
   int32_t coarsen_type;
-  // Interpolation (hypre's InterpType: 0 classical, 6 extended+i, ...).
+  // Interpolation (hypre's InterpType): 0-9, 12, 13, 14, 16, 17, 18 (0 classical, 6 extended+i,
+  // 14 extended, ...; 10 and 11, nodal-systems only, and 15, GPU only, are refused).
   int32_t interp_type;
-  // Smoother on every level (hypre's RelaxType: 3 hybrid Gauss-Seidel, 6 symmetric hybrid GS,
-  // 8 l1-symmetric GS, 13/14 l1-GS forward/backward, 18 l1-Jacobi, ...).
+  // Smoother on every level (hypre's RelaxType): 0 Jacobi, 1, 2 Gauss-Seidel (slow), 3/4 hybrid
+  // Gauss-Seidel forward/backward, 6 symmetric hybrid GS, 8 l1-symmetric GS, 13/14 l1-GS
+  // forward/backward, 15 CG, 16 Chebyshev, 17 FCF-Jacobi, 18 l1-Jacobi.
   int32_t relax_type;
-  // Smoothing sweeps on each level.
+  // Smoothing sweeps on each level, 1..=100.
   int32_t num_sweeps;
-  // Maximum number of levels.
+  // Maximum number of levels, 1..=100 (hypre's default 25).
   int32_t max_levels;
-  // Levels of aggressive coarsening (0: none).
+  // Levels of aggressive coarsening, 0..=100 (0: none).
   int32_t agg_num_levels;
-  // Unknowns per node of a system (3 for 3D elasticity); 1 for a scalar problem. Must divide
-  // every rank's row count.
+  // Unknowns per node of a system (3 for 3D elasticity), 1..=256; 1 for a scalar problem. Must
+  // divide every rank's row count.
   int32_t num_functions;
   // Order of a system's unknowns on each rank: PARLOPS_DOF_INTERLEAVED or PARLOPS_DOF_BLOCKED.
   parlops_dof_ordering dof_ordering;
-  // hypre's print level (0: silent; 1: the set-up's statistics, printed by hypre).
+  // hypre's print level, 0..=3 (0: silent; 1: the set-up's statistics, printed by hypre).
   int32_t print_level;
 } parlops_amg_options;
 
@@ -537,9 +557,10 @@ parlops_status parlops_comm_destroy(parlops_comm **comm);
 parlops_status parlops_comm_reduction_count(const parlops_comm *comm, uint64_t *count);
 
 // out[i*ny + j] = x_i^H y_j for every pair, in one reduction (PETSc's VecMDot for many y): nx*ny
-// entries. All vectors share a layout, memory and dtype; every rank passes the same nx and ny.
-// [collective]
-parlops_status parlops_vec_block_dot(int nx,
+// entries. All vectors share a layout of `comm`, memory and dtype; every rank passes the same nx
+// and ny (0 allowed: nothing is computed). [collective]
+parlops_status parlops_vec_block_dot(const parlops_comm *comm,
+                                     int nx,
                                      const parlops_vec *const *x,
                                      int ny,
                                      const parlops_vec *const *y,
@@ -555,10 +576,12 @@ parlops_status parlops_vec_maxpy(parlops_vec *y,
 // Orthonormalise v[0..n) in place, in order, by classical Gram-Schmidt twice (CGS2), in the inner
 // product u^H B v when `b` is not NULL (B Hermitian positive definite, square on the vectors'
 // layout; hIPPYlib's Borthogonalize): V_in = V_out R with R upper triangular, written row-major to
-// `r` (n*n entries) unless NULL. A vector that loses all but 1e-10 of its norm (1e-4 in single
-// precision) to the projections, or u^H B u <= 0, fails on every rank naming it (the vectors are
-// then partly changed). [collective]
-parlops_status parlops_vec_orthonormalize(int n,
+// `r` (n*n entries) unless NULL. The vectors are of a layout of `comm`; every rank passes the same
+// n (0 allowed: nothing to do) and gives b or not alike. A vector that loses all but 1e-10 of its
+// norm (1e-4 in single precision) to the projections, or u^H B u <= 0, fails on every rank naming
+// it (the vectors are then partly changed). [collective]
+parlops_status parlops_vec_orthonormalize(const parlops_comm *comm,
+                                          int n,
                                           parlops_vec *const *v,
                                           const parlops_op *b,
                                           parlops_scalar *r);
@@ -568,7 +591,9 @@ parlops_status parlops_vec_orthonormalize(int n,
 // or, with `b` and `binv` (B Hermitian positive definite and an operator applying B^-1, e.g. a
 // parlops_op_create_inverse or an AMG solve), of the pencil A u = lambda B u (U^H B U = I), from the
 // n_omega >= k random vectors `omega` (k plus an oversampling of about 10; parlops_vec_set_random
-// makes them, the same for any number of ranks; not modified), with `power` >= 1 products with A (or
+// makes them, the same for any number of ranks; not modified; where n_omega exceeds A's size n,
+// the first n are used: they span the whole space and the eigenpairs are exact; k > n is
+// PARLOPS_ERR_INVALID_ARGUMENT), with `power` >= 1 products with A (or
 // B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
 // PARLOPS_RANDOMIZED_DOUBLE_PASS (T = Q^H A Q: the leading eigenvalues to about the square of
 // the first one left out) or _SINGLE_PASS (no product after the basis: to about the first one left
@@ -608,9 +633,11 @@ parlops_status parlops_eig_lanczos(const parlops_op *a,
 
 // The low-rank Hermitian operator U diag(d) U^H (hIPPYlib's LowRankOperator; with the output of
 // parlops_eig_randomized, the low-rank part of a Laplace-approximation Hessian): `k` >= 1 vectors
-// of one layout (copied) and `k` finite weights. An apply costs one reduction (all k dots) and one
-// pass. [collective]
-parlops_status parlops_op_low_rank(int k,
+// of one layout of `comm` (copied) and `k` finite weights, the same on every rank (agreed: a
+// difference fails on every rank). An apply costs one reduction (all k dots) and one pass.
+// [collective]
+parlops_status parlops_op_low_rank(const parlops_comm *comm,
+                                   int k,
                                    const parlops_vec *const *u,
                                    const double *d,
                                    parlops_op **out);
@@ -1301,12 +1328,14 @@ parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
 parlops_status parlops_solver_set_trust_region(parlops_solver *s,
                                                double radius);
 
-// The layout of stacked vectors made of `n` split layouts of one communicator: on every rank its
-// part of parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A
-// vector of it is an ordinary vector: every vector operation covers all parts (a dot product or a
-// norm in one reduction), and every solver accepts it. parlops_op_block's rows and columns are
-// stacked layouts. Every rank passes the same number of parts. [collective]
-parlops_status parlops_layout_stack(int n,
+// The layout of stacked vectors made of `n` >= 1 split layouts of `comm`: on every rank its part of
+// parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A vector of
+// it is an ordinary vector: every vector operation covers all parts (a dot product or a norm in one
+// reduction), and every solver accepts it. parlops_op_block's rows and columns are stacked layouts.
+// Every rank passes the same `n` and the same parts in the same order (compared by their global
+// lengths and splits; a difference fails on every rank). [collective]
+parlops_status parlops_layout_stack(const parlops_comm *comm,
+                                    int n,
                                     const parlops_layout *const *parts,
                                     parlops_layout **out);
 

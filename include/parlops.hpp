@@ -936,13 +936,14 @@ inline std::vector<parlops_vec *> raw_mut(const std::vector<Vec *> &v) {
 }
 }  // namespace detail
 
-/// x_i^H y_j for every pair in one reduction, row-major (x.size() rows of y.size()). [collective]
-[[nodiscard]] inline std::vector<parlops_scalar> block_dot(const std::vector<const Vec *> &x,
+/// x_i^H y_j for every pair in one reduction, row-major (x.size() rows of y.size()); the vectors
+/// live on c. [collective]
+[[nodiscard]] inline std::vector<parlops_scalar> block_dot(const Comm &c, const std::vector<const Vec *> &x,
                                                            const std::vector<const Vec *> &y) {
   std::vector<parlops_scalar> out(x.size() * y.size());
   auto hx = detail::raw<const parlops_vec *>(x), hy = detail::raw<const parlops_vec *>(y);
-  check(parlops_vec_block_dot(static_cast<int>(hx.size()), hx.data(), static_cast<int>(hy.size()), hy.data(),
-                              out.data()));
+  check(parlops_vec_block_dot(c.get(), static_cast<int>(hx.size()), hx.data(), static_cast<int>(hy.size()),
+                              hy.data(), out.data()));
   return out;
 }
 
@@ -953,12 +954,13 @@ inline void maxpy(Vec &y, const std::vector<parlops_scalar> &a, const std::vecto
   check(parlops_vec_maxpy(y.get(), static_cast<int>(hx.size()), a.data(), hx.data()));
 }
 
-/// Orthonormalise v in place (CGS2; in the B inner product when b is given); returns R (row-major,
-/// V_in = V_out R). [collective]
-inline std::vector<parlops_scalar> orthonormalize(const std::vector<Vec *> &v, const Op *b = nullptr) {
+/// Orthonormalise v (vectors on c) in place (CGS2; in the B inner product when b is given); returns
+/// R (row-major, V_in = V_out R). [collective]
+inline std::vector<parlops_scalar> orthonormalize(const Comm &c, const std::vector<Vec *> &v, const Op *b = nullptr) {
   std::vector<parlops_scalar> r(v.size() * v.size());
   auto h = detail::raw_mut(v);
-  check(parlops_vec_orthonormalize(static_cast<int>(h.size()), h.data(), b ? b->get() : nullptr, r.data()));
+  check(parlops_vec_orthonormalize(c.get(), static_cast<int>(h.size()), h.data(), b ? b->get() : nullptr,
+                                   r.data()));
   return r;
 }
 
@@ -1009,12 +1011,13 @@ inline std::vector<double> eig_lanczos(const Op &a, const Vec &v0, int n_ev, par
   return n;
 }
 
-/// The layout of stacked vectors made of `parts` (each rank: its part of parts[0], then of parts[1], ...). [collective]
-[[nodiscard]] inline Layout stack(const std::vector<const Layout *> &parts) {
+/// The layout of stacked vectors made of `parts`, layouts of c (each rank: its part of parts[0], then
+/// of parts[1], ...). [collective]
+[[nodiscard]] inline Layout stack(const Comm &c, const std::vector<const Layout *> &parts) {
   std::vector<const parlops_layout *> h;
   for (const Layout *l : parts) h.push_back(l ? l->get() : nullptr);
   parlops_layout *out = nullptr;
-  check(parlops_layout_stack(static_cast<int>(h.size()), h.data(), &out));
+  check(parlops_layout_stack(c.get(), static_cast<int>(h.size()), h.data(), &out));
   return Layout(out);
 }
 /// Copy part i of the stacked vector v into `part` / `part` into part i of v (host memory).
@@ -1042,12 +1045,12 @@ inline void stack_set(Vec &v, int i, const Vec &part) { check(parlops_vec_stack_
   return Op(o);
 }
 
-/// U diag(d) U^H (copies of u). [collective]
-[[nodiscard]] inline Op low_rank(const std::vector<const Vec *> &u, const std::vector<double> &d) {
+/// U diag(d) U^H (copies of u, vectors on c; d the same on every rank). [collective]
+[[nodiscard]] inline Op low_rank(const Comm &c, const std::vector<const Vec *> &u, const std::vector<double> &d) {
   if (u.size() != d.size()) throw Error(PARLOPS_ERR_SIZE_MISMATCH, "low_rank: u and d differ in length");
   auto hu = detail::raw<const parlops_vec *>(u);
   parlops_op *o = nullptr;
-  check(parlops_op_low_rank(static_cast<int>(hu.size()), hu.data(), d.data(), &o));
+  check(parlops_op_low_rank(c.get(), static_cast<int>(hu.size()), hu.data(), d.data(), &o));
   return Op(o);
 }
 

@@ -733,11 +733,11 @@ int main(int argc, char **argv) {
       std::vector<double> top = parlops::eig_lanczos(A, v0, 2, PARLOPS_EIG_LARGEST, n, 1e-10, {&u0, &u1}, &res, &steps);
       expect(close(top[0], exact(n), 1e-8) && close(top[1], exact(n - 1), 1e-8) && steps <= n,
              "Lanczos: the two largest eigenvalues of the 1-D Laplacian");
-      auto g = parlops::block_dot({&u0, &u1}, {&u0, &u1});
+      auto g = parlops::block_dot(comm, {&u0, &u1}, {&u0, &u1});
       expect(close(g[0].re, 1.0, 1e-10) && std::abs(g[1].re) < 1e-10 && close(g[3].re, 1.0, 1e-10),
              "block_dot: the Ritz vectors are orthonormal");
       // U diag(theta) U^H u0 = theta_0 u0
-      Op L = parlops::low_rank({&u0, &u1}, top);
+      Op L = parlops::low_rank(comm, {&u0, &u1}, top);
       Vec y(l), d(l);
       L.apply(u0, y);
       d.copy_from(u0);
@@ -758,10 +758,10 @@ int main(int argc, char **argv) {
       Vec a0(l), a1(l);
       a0.set_random(PARLOPS_RANDOM_GAUSSIAN, 5);
       a1.set_random(PARLOPS_RANDOM_GAUSSIAN, 6);
-      auto r = parlops::orthonormalize({&a0, &a1});
-      auto q = parlops::block_dot({&a0, &a1}, {&a0, &a1});
+      auto r = parlops::orthonormalize(comm, {&a0, &a1});
+      auto q = parlops::block_dot(comm, {&a0, &a1}, {&a0, &a1});
       expect(close(q[0].re, 1.0, 1e-12) && std::abs(q[1].re) < 1e-12 && r[2].re == 0.0, "orthonormalize: Q^H Q = I, R upper");
-      expect(status_of([&] { (void)parlops::orthonormalize({&a0, &a0}); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+      expect(status_of([&] { (void)parlops::orthonormalize(comm, {&a0, &a0}); }) == PARLOPS_ERR_INVALID_ARGUMENT,
              "orthonormalize: the same vector twice is refused");
     });
 
@@ -781,7 +781,7 @@ int main(int argc, char **argv) {
       // [A; I] stacked: y = [A x; x]; the parts come back with stack_get
       Op I = Op::identity(l);
       Op K = parlops::block(comm, 2, 1, {&A, &I});
-      Layout s = parlops::stack({&l, &l});
+      Layout s = parlops::stack(comm, {&l, &l});
       Vec x(l), y(s), p0(l), p1(l);
       set_by_global<double>(x, g_of);
       K.apply(x, y);

@@ -49,8 +49,8 @@ program eigen
   call check(parlops_vec_duplicate(v0, vs(2)))
   call check(parlops_vec_set_random(vs(1), PARLOPS_RANDOM_GAUSSIAN, 1_c_int64_t))
   call check(parlops_vec_set_random(vs(2), PARLOPS_RANDOM_GAUSSIAN, 2_c_int64_t))
-  call check(parlops_vec_orthonormalize(2_c_int, vs, c_null_ptr, r))
-  call check(parlops_vec_block_dot(2_c_int, vs, 2_c_int, vs, g))
+  call check(parlops_vec_orthonormalize(comm, 2_c_int, vs, c_null_ptr, r))
+  call check(parlops_vec_block_dot(comm, 2_c_int, vs, 2_c_int, vs, g))
   if (abs(g(1)%re - 1.0d0) > 1.0d-12 .or. abs(g(2)%re) > 1.0d-12 .or. abs(g(4)%re - 1.0d0) > 1.0d-12) &
     error stop 'orthonormalize: the Gram matrix is not the identity'
   if (rank == 0) write (*, '(a)') 'orthonormalize: Q^H Q = I'

@@ -4,7 +4,7 @@ use std::ffi::c_int;
 
 use super::args::with_dtype;
 use super::handles::{
-    arg, arg_array, arg_array_lenient, arg_array_mut, give, guard, opt_arg, out_ok, parlops_op,
+    arg, arg_array, arg_array_mut, give, guard, opt_arg, out_ok, parlops_comm, parlops_op,
     parlops_vec, same_handle,
 };
 use super::types::{parlops_scalar, parlops_status};
@@ -33,10 +33,6 @@ pub type parlops_eig_which = i32;
 pub const PARLOPS_EIG_LARGEST: parlops_eig_which = 0;
 /// The smallest eigenvalues (returned in ascending order).
 pub const PARLOPS_EIG_SMALLEST: parlops_eig_which = 1;
-
-fn comm_of(v: &parlops_vec) -> std::sync::Arc<Comm> {
-    v.inner.layout().comm().clone()
-}
 
 /// The local check's outcome agreed with the values every rank must pass alike; the local error
 /// (when there is one) kept as this rank's message. [collective]
@@ -105,10 +101,11 @@ fn put_scalars<T: Scalar>(out: *mut parlops_scalar, v: &[T]) {
 }
 
 /// out[i*ny + j] = x_i^H y_j for every pair, in one reduction (PETSc's VecMDot for many y): nx*ny
-/// entries. All vectors share a layout, memory and dtype; every rank passes the same nx and ny.
-/// [collective]
+/// entries. All vectors share a layout of `comm`, memory and dtype; every rank passes the same nx
+/// and ny (0 allowed: nothing is computed). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_block_dot(
+    comm: *const parlops_comm,
     nx: c_int,
     x: *const *const parlops_vec,
     ny: c_int,
@@ -116,37 +113,62 @@ pub unsafe extern "C" fn parlops_vec_block_dot(
     out: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_block_dot", || {
-        // a bad entry on one rank is agreed with the others (the communicator from a good one)
-        let (xs, ex) = unsafe { arg_array_lenient(nx, x, "nx", "x") };
-        let (ys, ey) = unsafe { arg_array_lenient(ny, y, "ny", "y") };
-        let Some(first) = xs.first().or(ys.first()).copied() else {
-            return ex.and(ey);
+        let comm = unsafe { arg(comm, "comm")? }.inner.clone();
+        let xs = unsafe { arg_array(nx, x, "nx", "x") };
+        let ys = unsafe { arg_array(ny, y, "ny", "y") };
+        // the dtype from the first vector; a rank without vectors takes part with -1 (it fails
+        // there unless every rank has none)
+        let dtype = xs
+            .as_ref()
+            .ok()
+            .and_then(|v| v.first())
+            .or(ys.as_ref().ok().and_then(|v| v.first()))
+            .map(|v| v.inner.dtype());
+        let parsed = (|| {
+            let (xs, ys) = (xs?, ys?);
+            if nx > 0 && ny > 0 && out.is_null() {
+                return Err(super::handles::null("out"));
+            }
+            for (i, v) in xs.iter().chain(ys.iter()).enumerate() {
+                on_comm(v, &comm, &format!("vector {i} of x then y"))?;
+            }
+            Ok((xs, ys))
+        })();
+        let same = [nx as i64, ny as i64, dtype.map_or(-1, |d| d as i64)];
+        let (xs, ys) = agree_parsed(&comm, parsed, "nx, ny and the dtype", &same)?;
+        let Some(dtype) = dtype else {
+            return Ok(());
         };
-        let comm = comm_of(first);
-        let dtype = first.inner.dtype();
         with_dtype!(dtype, T => {
             let parsed = (|| {
-                ex.clone().and(ey.clone())?;
-                if nx > 0 && ny > 0 && out.is_null() {
-                    return Err(super::handles::null("out"));
-                }
                 let tx = typed::<T>(&xs, "x")?;
                 let ty = typed::<T>(&ys, "y")?;
-                let l = first.inner.layout();
+                let f = tx.first().or(ty.first()).copied().ok_or_else(|| crate::err!(Internal, "no vector"))?;
                 for (i, v) in tx.iter().chain(ty.iter()).enumerate() {
-                    v.layout().check_compatible(l, &format!("vector {i} of x then y"), "the first")?;
-                    let f = tx.first().or(ty.first()).copied().ok_or_else(|| crate::err!(Internal, "no vector"))?;
+                    v.layout().check_compatible(f.layout(), &format!("vector {i} of x then y"), "the first")?;
                     f.check_location(v, &format!("vector {i} of x then y"), "the first")?;
                 }
                 Ok((tx, ty))
             })();
-            let same = [nx as i64, ny as i64, dtype as i64];
-            let (tx, ty) = agree_parsed(&comm, parsed, "nx, ny and the dtype", &same)?;
+            let (tx, ty) = agree_parsed(&comm, parsed, "the vectors' dtypes and layouts", &[])?;
             let v = block_dot::<T>(&tx, &ty, Ok(()))?;
-            put_scalars(out, &v);
+            if !v.is_empty() {
+                put_scalars(out, &v);
+            }
             Ok(())
         })
     })
+}
+
+/// Is `v` a vector of a layout of `comm`?
+fn on_comm(v: &parlops_vec, comm: &std::sync::Arc<Comm>, name: &str) -> Result<()> {
+    if !std::sync::Arc::ptr_eq(v.inner.layout().comm(), comm) {
+        crate::bail!(
+            LayoutMismatch,
+            "{name} lives on another communicator than 'comm'"
+        );
+    }
+    Ok(())
 }
 
 /// y += sum_k a[k] x[k] in one pass over y (entries updated in the order of x; PETSc's VecMAXPY).
@@ -160,12 +182,9 @@ pub unsafe extern "C" fn parlops_vec_maxpy(
 ) -> parlops_status {
     guard("parlops_vec_maxpy", || {
         let xs = unsafe { arg_array(n, x, "n", "x")? };
-        if let Some(i) = same_handle(
-            y.cast_const(),
-            &xs.iter()
-                .map(|v| *v as *const parlops_vec)
-                .collect::<Vec<_>>(),
-        ) {
+        let x_handles: Vec<*const parlops_vec> =
+            (0..xs.len()).map(|i| unsafe { *x.add(i) }).collect();
+        if let Some(i) = same_handle(y.cast_const(), &x_handles) {
             crate::bail!(
                 InvalidArgument,
                 "y is also x[{i}]: the output must not be an input"
@@ -191,40 +210,56 @@ pub unsafe extern "C" fn parlops_vec_maxpy(
 /// Orthonormalise v[0..n) in place, in order, by classical Gram-Schmidt twice (CGS2), in the inner
 /// product u^H B v when `b` is not NULL (B Hermitian positive definite, square on the vectors'
 /// layout; hIPPYlib's Borthogonalize): V_in = V_out R with R upper triangular, written row-major to
-/// `r` (n*n entries) unless NULL. A vector that loses all but 1e-10 of its norm (1e-4 in single
-/// precision) to the projections, or u^H B u <= 0, fails on every rank naming it (the vectors are
-/// then partly changed). [collective]
+/// `r` (n*n entries) unless NULL. The vectors are of a layout of `comm`; every rank passes the same
+/// n (0 allowed: nothing to do) and gives b or not alike. A vector that loses all but 1e-10 of its
+/// norm (1e-4 in single precision) to the projections, or u^H B u <= 0, fails on every rank naming
+/// it (the vectors are then partly changed). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_orthonormalize(
+    comm: *const parlops_comm,
     n: c_int,
     v: *const *mut parlops_vec,
     b: *const parlops_op,
     r: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_orthonormalize", || {
-        // the communicator and dtype from a good entry; a bad one (or the same handle twice) is
-        // then agreed with the other ranks
-        let (comm, dtype) = {
-            let (live, e) =
-                unsafe { arg_array_lenient(n, v.cast::<*const parlops_vec>(), "n", "v") };
-            let Some(first) = live.first() else {
-                e?;
-                // nothing to do, but a bad b is still an error
-                unsafe { opt_arg(b, "b")? };
-                return Ok(());
-            };
-            (comm_of(first), first.inner.dtype())
-        };
+        let comm = unsafe { arg(comm, "comm")? }.inner.clone();
         let vs = unsafe { arg_array_mut(n, v, "n", "v") };
         let bop = unsafe { opt_arg(b, "b") };
-        let has_b = matches!(bop, Ok(Some(_)));
+        let has_b = !b.is_null();
+        let dtype = vs
+            .as_ref()
+            .ok()
+            .and_then(|v| v.first())
+            .map(|v| v.inner.dtype());
+        let parsed = (|| {
+            let vs = vs?;
+            let bop = bop?;
+            for (i, x) in vs.iter().enumerate() {
+                on_comm(x, &comm, &format!("v[{i}]"))?;
+            }
+            if let Some(o) = bop
+                && !std::sync::Arc::ptr_eq(o.inner.rows().comm(), &comm)
+            {
+                crate::bail!(
+                    LayoutMismatch,
+                    "b lives on another communicator than 'comm'"
+                );
+            }
+            Ok((vs, bop))
+        })();
+        let same = [n as i64, dtype.map_or(-1, |d| d as i64), has_b as i64];
+        let (vs, bop) = agree_parsed(&comm, parsed, "n, the dtype and whether b is given", &same)?;
+        let Some(dtype) = dtype else {
+            return Ok(());
+        };
         with_dtype!(dtype, T => {
             let parsed = (|| {
-                let bt = match bop? {
+                let bt = match bop {
                     Some(o) => Some(op_typed::<T>(o, "b")?),
                     None => None,
                 };
-                let tv = typed_mut::<T>(vs?, "v")?;
+                let tv = typed_mut::<T>(vs, "v")?;
                 let l = tv[0].layout().clone();
                 for (i, x) in tv.iter().enumerate() {
                     x.layout().check_compatible(&l, &format!("v[{i}]"), "v[0]")?;
@@ -235,7 +270,7 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
                 }
                 Ok((tv, bt))
             })();
-            let (mut tv, bt) = agree_parsed(&comm, parsed, "n, the dtype and whether b is given", &[n as i64, dtype as i64, has_b as i64])?;
+            let (mut tv, bt) = agree_parsed(&comm, parsed, "the vectors' dtypes and layouts", &[])?;
             let rr = orthonormalize::<T>(&mut tv, bt.as_deref(), Dependent::Fail)?;
             if !r.is_null() {
                 put_scalars(r, &rr);
@@ -250,7 +285,9 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
 /// or, with `b` and `binv` (B Hermitian positive definite and an operator applying B^-1, e.g. a
 /// parlops_op_create_inverse or an AMG solve), of the pencil A u = lambda B u (U^H B U = I), from the
 /// n_omega >= k random vectors `omega` (k plus an oversampling of about 10; parlops_vec_set_random
-/// makes them, the same for any number of ranks; not modified), with `power` >= 1 products with A (or
+/// makes them, the same for any number of ranks; not modified; where n_omega exceeds A's size n,
+/// the first n are used: they span the whole space and the eigenpairs are exact; k > n is
+/// PARLOPS_ERR_INVALID_ARGUMENT), with `power` >= 1 products with A (or
 /// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
 /// PARLOPS_RANDOMIZED_DOUBLE_PASS (T = Q^H A Q: the leading eigenvalues to about the square of
 /// the first one left out) or _SINGLE_PASS (no product after the basis: to about the first one left
@@ -459,35 +496,50 @@ pub unsafe extern "C" fn parlops_eig_lanczos(
 
 /// The low-rank Hermitian operator U diag(d) U^H (hIPPYlib's LowRankOperator; with the output of
 /// parlops_eig_randomized, the low-rank part of a Laplace-approximation Hessian): `k` >= 1 vectors
-/// of one layout (copied) and `k` finite weights. An apply costs one reduction (all k dots) and one
-/// pass. [collective]
+/// of one layout of `comm` (copied) and `k` finite weights, the same on every rank (agreed: a
+/// difference fails on every rank). An apply costs one reduction (all k dots) and one pass.
+/// [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_low_rank(
+    comm: *const parlops_comm,
     k: c_int,
     u: *const *const parlops_vec,
     d: *const f64,
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_low_rank", || {
-        let (us, eu) = unsafe { arg_array_lenient(k, u, "k", "u") };
-        let Some(first) = us.first().copied() else {
-            eu?;
-            crate::bail!(
-                InvalidArgument,
-                "k is 0: a low-rank operator needs at least one vector"
-            );
-        };
-        let comm = comm_of(first);
-        let dtype = first.inner.dtype();
+        let comm = unsafe { arg(comm, "comm")? }.inner.clone();
+        let us = unsafe { arg_array(k, u, "k", "u") };
+        let dtype = us
+            .as_ref()
+            .ok()
+            .and_then(|v| v.first())
+            .map(|v| v.inner.dtype());
         let parsed = (|| {
-            eu?;
+            let us = us?;
+            if us.is_empty() {
+                crate::bail!(
+                    InvalidArgument,
+                    "k is 0: a low-rank operator needs at least one vector"
+                );
+            }
+            for (i, v) in us.iter().enumerate() {
+                on_comm(v, &comm, &format!("u[{i}]"))?;
+            }
             out_ok(out, "out")?;
             if d.is_null() {
                 return Err(super::handles::null("d"));
             }
-            Ok(unsafe { super::args::array_arg::<f64>(d.cast(), k as usize, "d")? }.to_vec())
+            let w = unsafe { super::args::array_arg::<f64>(d.cast(), k as usize, "d")? }.to_vec();
+            Ok((us, w))
         })();
-        let w = agree_parsed(&comm, parsed, "k and the dtype", &[k as i64, dtype as i64])?;
+        // the weights are part of what every rank must pass alike
+        let mut same = vec![k as i64, dtype.map_or(-1, |d| d as i64)];
+        if let Ok((_, w)) = &parsed {
+            same.extend(w.iter().map(|x| x.to_bits() as i64));
+        }
+        let (us, w) = agree_parsed(&comm, parsed, "k, the dtype and the weights d", &same)?;
+        let dtype = dtype.ok_or_else(|| crate::err!(Internal, "dtype"))?;
         let op = with_dtype!(dtype, T => {
             let made = typed::<T>(&us, "u").and_then(|tu| crate::op::lowrank::LowRank::<T>::new(&tu, &w));
             let made = comm.agree(made)?;

@@ -4,41 +4,44 @@
 use std::ffi::c_int;
 
 use super::handles::{
-    arg, arg_array_lenient, arg_mut, give, guard, out_ok, parlops_layout, parlops_vec,
+    arg, arg_array, arg_mut, give, guard, out_ok, parlops_comm, parlops_layout, parlops_vec,
 };
 use super::types::parlops_status;
 use crate::error::Result;
 use crate::vector::Layout;
 
-/// The layout of stacked vectors made of `n` split layouts of one communicator: on every rank its
-/// part of parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A
-/// vector of it is an ordinary vector: every vector operation covers all parts (a dot product or a
-/// norm in one reduction), and every solver accepts it. parlops_op_block's rows and columns are
-/// stacked layouts. Every rank passes the same number of parts. [collective]
+/// The layout of stacked vectors made of `n` >= 1 split layouts of `comm`: on every rank its part of
+/// parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A vector of
+/// it is an ordinary vector: every vector operation covers all parts (a dot product or a norm in one
+/// reduction), and every solver accepts it. parlops_op_block's rows and columns are stacked layouts.
+/// Every rank passes the same `n` and the same parts in the same order (compared by their global
+/// lengths and splits; a difference fails on every rank). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_layout_stack(
+    comm: *const parlops_comm,
     n: c_int,
     parts: *const *const parlops_layout,
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_layout_stack", || {
-        let (ps, e) = unsafe { arg_array_lenient(n, parts, "n", "parts") };
-        let Some(first) = ps.first() else {
-            e?;
-            crate::bail!(
-                InvalidArgument,
-                "n is 0: a stacked layout needs at least one part"
-            );
-        };
-        let comm = first.inner.comm().clone();
-        let list: Vec<_> = ps.iter().map(|p| p.inner.clone()).collect();
-        // a bad part on one rank is agreed with the others (the communicator from a good one)
-        comm.agree_same(
-            e.and(out_ok(out, "out")),
-            "the number of parts",
-            &[n as i64],
-        )?;
-        let l = Layout::stack(&comm, &list)?;
+        let comm = &unsafe { arg(comm, "comm")? }.inner;
+        // a bad part on one rank is agreed with the others
+        let list = unsafe { arg_array(n, parts, "n", "parts") }.and_then(|ps| {
+            if ps.is_empty() {
+                crate::bail!(
+                    InvalidArgument,
+                    "n is 0: a stacked layout needs at least one part"
+                );
+            }
+            Ok(ps.iter().map(|p| p.inner.clone()).collect::<Vec<_>>())
+        });
+        let pre = list
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| e.clone())
+            .and(out_ok(out, "out"));
+        comm.agree_same(pre, "numbers of parts", &[n as i64])?;
+        let l = Layout::stack(comm, &list?)?;
         give(out, parlops_layout { inner: l });
         Ok(())
     })

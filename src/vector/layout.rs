@@ -188,9 +188,26 @@ impl Layout {
                     );
                 }
             }
-            Ok(parts.iter().map(|p| p.local_len()).sum::<i64>())
+            parts
+                .iter()
+                .try_fold(0i64, |a, p| a.checked_add(p.local_len()))
+                .ok_or_else(|| {
+                    crate::err!(
+                        InvalidArgument,
+                        "this rank's parts hold {:?} entries: more than 2^63 - 1 together",
+                        parts.iter().map(|p| p.local_len()).collect::<Vec<_>>()
+                    )
+                })
         })();
-        let len = comm.agree(local)?;
+        // every rank must pass the same parts in the same order (each part compared by its global
+        // length, split and shape): part i must mean the same layout everywhere
+        let prints: Vec<i64> = parts.iter().map(|p| p.fingerprint()).collect();
+        comm.agree_same(
+            local.as_ref().map(|_| ()).map_err(|e| e.clone()),
+            "parts (compared by global length, split and shape, in order)",
+            &prints,
+        )?;
+        let len = local?;
         let base = Layout::new(comm.clone(), Partition::Scatter, -1, len)?;
         Ok(Arc::new(Layout {
             comm: base.comm.clone(),
@@ -201,6 +218,23 @@ impl Layout {
             offsets: base.offsets.clone(),
             parts: parts.to_vec(),
         }))
+    }
+
+    /// A 64-bit summary of what makes two layouts interchangeable on every rank (global length,
+    /// replication, every rank's local length, shape, the parts of a stacked layout): equal on every
+    /// rank for the same layout, so that ranks can compare layouts by sending it.
+    pub fn fingerprint(&self) -> i64 {
+        let mut v = vec![
+            self.global_len,
+            self.partition.is_replicated() as i64,
+            self.local_lens.len() as i64,
+        ];
+        v.extend_from_slice(&self.local_lens);
+        v.push(self.shape.len() as i64);
+        v.extend_from_slice(&self.shape);
+        v.push(self.parts.len() as i64);
+        v.extend(self.parts.iter().map(|p| p.fingerprint()));
+        crate::comm::list_hash(&v, 0) as i64
     }
 
     /// The parts of a stacked layout (empty for any other).

@@ -256,11 +256,11 @@ int main(int argc, char **argv) {
     EXPECT(parlops_vec_set_random(v2, PARLOPS_RANDOM_GAUSSIAN, 2), PARLOPS_OK, NULL);
     const parlops_vec *xs[2] = {b, v1}, *bad_dt[2] = {b, bf}, *bad_len[2] = {b, b2};
     parlops_scalar g[4], a2[2] = {PARLOPS_REAL(1), PARLOPS_REAL(2)};
-    EXPECT(parlops_vec_block_dot(-1, xs, 2, xs, g), PARLOPS_ERR_INVALID_ARGUMENT, "nx");
-    EXPECT(parlops_vec_block_dot(2, xs, 2, xs, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
-    EXPECT(parlops_vec_block_dot(2, bad_dt, 1, xs, g), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
-    EXPECT(parlops_vec_block_dot(2, bad_len, 1, xs, g), PARLOPS_ERR_SIZE_MISMATCH, "global length 13");
-    if (one) EXPECT(parlops_vec_block_dot(rank_ == last ? 1 : 2, xs, 2, xs, g), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nx");
+    EXPECT(parlops_vec_block_dot(c, -1, xs, 2, xs, g), PARLOPS_ERR_INVALID_ARGUMENT, "nx");
+    EXPECT(parlops_vec_block_dot(c, 2, xs, 2, xs, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_vec_block_dot(c, 2, bad_dt, 1, xs, g), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
+    EXPECT(parlops_vec_block_dot(c, 2, bad_len, 1, xs, g), PARLOPS_ERR_SIZE_MISMATCH, "global length 13");
+    if (one) EXPECT(parlops_vec_block_dot(c, rank_ == last ? 1 : 2, xs, 2, xs, g), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nx");
     /* an array entry bad on one rank only: every rank gets the error */
     if (one) {
       const parlops_vec *xs_bad[2] = {b, rank_ == last ? NULL : v1};
@@ -269,25 +269,25 @@ int main(int argc, char **argv) {
       parlops_layout *sl_bad = NULL;
       parlops_op *lr_bad = NULL;
       double d2[2] = {1.0, 2.0};
-      EXPECT(parlops_vec_block_dot(2, xs_bad, 2, xs, g), PARLOPS_ERR_NULL_ARGUMENT, NULL);
-      EXPECT(parlops_vec_orthonormalize(2, vs_bad, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, NULL);
-      EXPECT(parlops_layout_stack(2, ls_bad, &sl_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
-      EXPECT(parlops_op_low_rank(2, xs_bad, d2, &lr_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_vec_block_dot(c, 2, xs_bad, 2, xs, g), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_vec_orthonormalize(c, 2, vs_bad, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_layout_stack(c, 2, ls_bad, &sl_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
+      EXPECT(parlops_op_low_rank(c, 2, xs_bad, d2, &lr_bad), PARLOPS_ERR_NULL_ARGUMENT, NULL);
     }
-    EXPECT(parlops_vec_block_dot(2, xs, 2, xs, g), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_block_dot(c, 2, xs, 2, xs, g), PARLOPS_OK, NULL);
     EXPECT(parlops_vec_maxpy(v1, 2, a2, xs), PARLOPS_ERR_INVALID_ARGUMENT, "also x[1]");
     EXPECT(parlops_vec_maxpy(v2, 2, NULL, xs), PARLOPS_ERR_NULL_ARGUMENT, "'a'");
     parlops_scalar ai[1] = {{1.0, 1.0}};
     EXPECT(parlops_vec_maxpy(v2, 1, ai, xs), PARLOPS_ERR_INVALID_ARGUMENT, "imaginary");
     EXPECT(parlops_vec_maxpy(v2, 2, a2, bad_dt), PARLOPS_ERR_DTYPE_MISMATCH, "x[1]");
     parlops_vec *same[2] = {v1, v1}, *pair[2] = {v1, v2};
-    EXPECT(parlops_vec_orthonormalize(2, same, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "same handle");
-    EXPECT(parlops_vec_orthonormalize(2, pair, R, NULL), PARLOPS_ERR_SIZE_MISMATCH, "square");
-    if (one) EXPECT(parlops_vec_orthonormalize(rank_ == 0 ? 1 : 2, pair, NULL, NULL), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, NULL);
+    EXPECT(parlops_vec_orthonormalize(c, 2, same, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "same handle");
+    EXPECT(parlops_vec_orthonormalize(c, 2, pair, R, NULL), PARLOPS_ERR_SIZE_MISMATCH, "square");
+    if (one) EXPECT(parlops_vec_orthonormalize(c, rank_ == 0 ? 1 : 2, pair, NULL, NULL), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, NULL);
     EXPECT(parlops_vec_copy(v1, v2), PARLOPS_OK, NULL);
-    EXPECT(parlops_vec_orthonormalize(2, pair, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "vector 1 depends");
+    EXPECT(parlops_vec_orthonormalize(c, 2, pair, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "vector 1 depends");
     EXPECT(parlops_vec_set_random(v2, PARLOPS_RANDOM_GAUSSIAN, 2), PARLOPS_OK, NULL);
-    EXPECT(parlops_vec_orthonormalize(2, pair, A, g), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_orthonormalize(c, 2, pair, A, g), PARLOPS_OK, NULL);
     /* randomized eigensolver */
     const parlops_vec *om[2] = {v1, v2};
     parlops_vec *us[1] = {u0}, *us_alias[1] = {v1};
@@ -323,11 +323,11 @@ int main(int argc, char **argv) {
     parlops_op *L = NULL;
     const parlops_vec *lu[1] = {v1};
     double dn[1] = {NAN}, d1[1] = {2.0};
-    EXPECT(parlops_op_low_rank(1, lu, dn, &L), PARLOPS_ERR_INVALID_ARGUMENT, "d[0]");
-    EXPECT(parlops_op_low_rank(0, lu, d1, &L), PARLOPS_ERR_INVALID_ARGUMENT, "k is 0");
-    EXPECT(parlops_op_low_rank(1, lu, NULL, &L), PARLOPS_ERR_NULL_ARGUMENT, "'d'");
-    EXPECT(parlops_op_low_rank(1, lu, d1, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
-    EXPECT(parlops_op_low_rank(1, lu, d1, &L), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_low_rank(c, 1, lu, dn, &L), PARLOPS_ERR_INVALID_ARGUMENT, "d[0]");
+    EXPECT(parlops_op_low_rank(c, 0, lu, d1, &L), PARLOPS_ERR_INVALID_ARGUMENT, "k is 0");
+    EXPECT(parlops_op_low_rank(c, 1, lu, NULL, &L), PARLOPS_ERR_NULL_ARGUMENT, "'d'");
+    EXPECT(parlops_op_low_rank(c, 1, lu, d1, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_op_low_rank(c, 1, lu, d1, &L), PARLOPS_OK, NULL);
     double rel = 1.0;
     EXPECT(parlops_op_dottest(L, 3, &rel), PARLOPS_OK, NULL);
     expect("low-rank operator: the dot test", rel < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
@@ -335,11 +335,11 @@ int main(int argc, char **argv) {
     /* stacked layouts, block operators, block lower-triangular preconditioners */
     parlops_layout *sl = NULL;
     const parlops_layout *two[2] = {l, l}, *mixed[2] = {l, lo};
-    EXPECT(parlops_layout_stack(0, two, &sl), PARLOPS_ERR_INVALID_ARGUMENT, "n is 0");
-    EXPECT(parlops_layout_stack(2, NULL, &sl), PARLOPS_ERR_NULL_ARGUMENT, "parts");
-    EXPECT(parlops_layout_stack(2, mixed, &sl), PARLOPS_ERR_LAYOUT_MISMATCH, "another communicator");
-    if (one) EXPECT(parlops_layout_stack(rank_ == last ? 1 : 2, two, &sl), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "parts");
-    EXPECT(parlops_layout_stack(2, two, &sl), PARLOPS_OK, NULL);
+    EXPECT(parlops_layout_stack(c, 0, two, &sl), PARLOPS_ERR_INVALID_ARGUMENT, "n is 0");
+    EXPECT(parlops_layout_stack(c, 2, NULL, &sl), PARLOPS_ERR_NULL_ARGUMENT, "parts");
+    EXPECT(parlops_layout_stack(c, 2, mixed, &sl), PARLOPS_ERR_LAYOUT_MISMATCH, "another communicator");
+    if (one) EXPECT(parlops_layout_stack(c, rank_ == last ? 1 : 2, two, &sl), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "parts");
+    EXPECT(parlops_layout_stack(c, 2, two, &sl), PARLOPS_OK, NULL);
     parlops_vec *sv = NULL;
     EXPECT(parlops_vec_create(sl, PARLOPS_F64, PARLOPS_MEMORY_HOST, &sv), PARLOPS_OK, NULL);
     EXPECT(parlops_vec_stack_set(sv, 1, b), PARLOPS_OK, NULL);

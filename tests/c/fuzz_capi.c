@@ -820,7 +820,7 @@ static int do_call(int k) {
       const parlops_vec *xs[2] = {NULL, NULL}, *ys[2] = {NULL, NULL};
       for (int i = 0; i < nx; i++) xs[i] = PV();
       for (int i = 0; i < ny; i++) ys[i] = PV();
-      st = parlops_vec_block_dot(nx, chance(5) ? NULL : xs, ny, chance(5) ? NULL : ys,
+      st = parlops_vec_block_dot(PC(), nx, chance(5) ? NULL : xs, ny, chance(5) ? NULL : ys,
                                  chance(5) ? NULL : out_reg(outbuf, 4 * 16));
       break;
     }
@@ -836,7 +836,7 @@ static int do_call(int k) {
       int k = chance(90) ? (int)below(3) : -1;
       parlops_vec *vs[2] = {NULL, NULL};
       for (int i = 0; i < k; i++) vs[i] = PV();
-      st = parlops_vec_orthonormalize(k, chance(5) ? NULL : vs, chance(50) ? NULL : PO(),
+      st = parlops_vec_orthonormalize(PC(), k, chance(5) ? NULL : vs, chance(50) ? NULL : PO(),
                                       chance(30) ? NULL : (parlops_scalar *)out_reg(outbuf, 4 * 16));
       break;
     }
@@ -869,7 +869,7 @@ static int do_call(int k) {
       const parlops_vec *us[2] = {NULL, NULL};
       double d[2] = {dbl_v(), dbl_v()};
       for (int i = 0; i < k; i++) us[i] = PV();
-      st = parlops_op_low_rank(k, chance(5) ? NULL : us, chance(5) ? NULL : d, OUT(h1));
+      st = parlops_op_low_rank(PC(), k, chance(5) ? NULL : us, chance(5) ? NULL : d, OUT(h1));
       if (new_handle_ok(st, h1)) adopt(OP, h1, 2);
       break;
     }
@@ -884,7 +884,7 @@ static int do_call(int k) {
       int k = chance(90) ? (int)below(3) : -1;
       const parlops_layout *ls[2] = {NULL, NULL};
       for (int i = 0; i < k; i++) ls[i] = PL();
-      st = parlops_layout_stack(k, chance(5) ? NULL : ls, OUT(h1));
+      st = parlops_layout_stack(PC(), k, chance(5) ? NULL : ls, OUT(h1));
       if (new_handle_ok(st, h1)) adopt(LAYOUT, h1, 1);
       break;
     }
