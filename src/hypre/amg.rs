@@ -54,6 +54,80 @@ impl Default for AmgOptions {
     }
 }
 
+/// The values parlops hands to hypre for each option, checked before hypre sees them (hypre
+/// loops for ever on a huge sweep count, and crashes on a huge level count or on some codes meant
+/// for other builds): the codes hypre 2.26 documents for a CPU build, and bounds far beyond any use.
+pub const COARSEN_TYPES: &[i32] = &[0, 1, 3, 6, 7, 8, 9, 10, 11, 21, 22];
+/// Interpolations (10 and 11 need hypre's nodal systems mode and 15 a GPU build: left out).
+pub const INTERP_TYPES: &[i32] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 16, 17, 18];
+/// Smoothers for every level (9, Gaussian elimination, is for the coarsest level only; 5 needs
+/// OpenMP; 7 is not documented for this call: left out).
+pub const RELAX_TYPES: &[i32] = &[0, 1, 2, 3, 4, 6, 8, 13, 14, 15, 16, 17, 18];
+/// The largest sweep count per level, level count, and functions per node accepted.
+pub const MAX_SWEEPS: i32 = 100;
+pub const MAX_LEVELS: i32 = 100;
+pub const MAX_FUNCTIONS: i32 = 256;
+/// hypre's print levels (0 silent .. 3 set-up and solve).
+pub const MAX_PRINT_LEVEL: i32 = 3;
+
+impl AmgOptions {
+    /// Every option within what hypre takes (see [`COARSEN_TYPES`] and the bounds beside it);
+    /// an error names the option, its value and what is accepted.
+    pub fn check_ranges(&self) -> Result<()> {
+        if let Some(t) = self.strong_threshold
+            && !(0.0..=1.0).contains(&t)
+        {
+            crate::bail!(
+                InvalidArgument,
+                "options.strong_threshold is {t}; it must be in [0, 1]"
+            );
+        }
+        for (v, name, list) in [
+            (self.coarsen_type, "coarsen_type", COARSEN_TYPES),
+            (self.interp_type, "interp_type", INTERP_TYPES),
+            (self.relax_type, "relax_type", RELAX_TYPES),
+        ] {
+            if let Some(v) = v
+                && !list.contains(&v)
+            {
+                crate::bail!(
+                    InvalidArgument,
+                    "options.{name} is {v}; hypre's values are {list:?} (or -1 for hypre's default)"
+                );
+            }
+        }
+        for (v, name, lo, hi) in [
+            (self.num_sweeps, "num_sweeps", 1, MAX_SWEEPS),
+            (self.max_levels, "max_levels", 1, MAX_LEVELS),
+            (self.agg_num_levels, "agg_num_levels", 0, MAX_LEVELS),
+        ] {
+            if let Some(v) = v
+                && !(lo..=hi).contains(&v)
+            {
+                crate::bail!(
+                    InvalidArgument,
+                    "options.{name} is {v}; it must be in {lo}..={hi} (or -1 for hypre's default)"
+                );
+            }
+        }
+        if !(1..=MAX_FUNCTIONS).contains(&self.num_functions) {
+            crate::bail!(
+                InvalidArgument,
+                "options.num_functions is {}; it must be in 1..={MAX_FUNCTIONS}",
+                self.num_functions
+            );
+        }
+        if !(0..=MAX_PRINT_LEVEL).contains(&self.print_level) {
+            crate::bail!(
+                InvalidArgument,
+                "options.print_level is {}; it must be in 0..={MAX_PRINT_LEVEL}",
+                self.print_level
+            );
+        }
+        Ok(())
+    }
+}
+
 /// hypre's objects of one AMG operator.
 struct Objects {
     ij_a: *mut std::ffi::c_void,
@@ -141,6 +215,7 @@ fn hint(v: usize, what: &str) -> Result<HInt> {
 impl BoomerAmg {
     /// This rank's checks (agreed by the caller before [`BoomerAmg::setup`]).
     pub fn check(a: &CsrOp<f64>, o: &AmgOptions) -> Result<()> {
+        o.check_ranges()?;
         api()?;
         if !a.rows().compatible(a.cols()) {
             crate::bail!(
@@ -186,28 +261,6 @@ impl BoomerAmg {
                 "BoomerAMG: global row {} has no non-zero diagonal entry (its smoothers divide by it)",
                 lo + i as i64
             );
-        }
-        if let Some(t) = o.strong_threshold
-            && !(0.0..=1.0).contains(&t)
-        {
-            crate::bail!(
-                InvalidArgument,
-                "options.strong_threshold is {t}; it must be in [0, 1]"
-            );
-        }
-        for (v, name) in [
-            (o.num_sweeps, "num_sweeps"),
-            (o.max_levels, "max_levels"),
-            (o.agg_num_levels, "agg_num_levels"),
-        ] {
-            if let Some(v) = v
-                && (v < 0 || (name != "agg_num_levels" && v == 0))
-            {
-                crate::bail!(
-                    InvalidArgument,
-                    "options.{name} is {v}; it must be > 0 (or -1 for hypre's default)"
-                );
-            }
         }
         Ok(())
     }

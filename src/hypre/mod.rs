@@ -86,19 +86,22 @@ fn dlerror() -> String {
     }
 }
 
-/// The libraries tried, in order.
-fn candidates() -> Vec<String> {
-    let mut v = Vec::new();
-    if let Some(p) = crate::config::env().get("PARLOPS_HYPRE_LIBRARY") {
-        v.push(p.to_string());
+/// The libraries tried, in order, and whether the caller named it: a library named by
+/// PARLOPS_HYPRE_LIBRARY is the only one tried (the caller gets that library or an error saying why,
+/// never another hypre in its place).
+fn candidates() -> (Vec<String>, bool) {
+    if let Some(p) = crate::config::env().get("PARLOPS_HYPRE_LIBRARY")
+        && !p.is_empty()
+    {
+        return (vec![p.to_string()], true);
     }
-    v.push("libHYPRE.so".into());
+    let mut v = vec!["libHYPRE.so".to_string()];
     if let Some(ver) = option_env!("PARLOPS_HYPRE_HEADERS_VERSION")
         && !ver.is_empty()
     {
         v.push(format!("libHYPRE-{ver}.so"));
     }
-    v
+    (v, false)
 }
 
 /// Where the dynamic loader would find `name` (LD_LIBRARY_PATH, then the usual directories), so that
@@ -129,9 +132,51 @@ fn locate(name: &str) -> Option<String> {
         .find(|p| std::path::Path::new(p).exists())
 }
 
-/// Which MPI a library file was linked with, from the names it needs.
+/// How much of a library file is read to find the MPI it needs (the names it needs sit in its
+/// dynamic string table, near the start of the file).
+const SCAN_BYTES: u64 = 64 << 20;
+
+/// Why `path` cannot be a shared library to load, if it cannot: it must be a regular file (after
+/// symbolic links) that this process can read and that starts as an ELF object does. Checked
+/// before anything opens it for its contents, so that a FIFO, a device (/dev/zero), a directory or
+/// a text file is refused at once instead of blocking, reading without end, or being skipped.
+fn not_a_library(path: &str) -> Option<String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("{path}: {e}")),
+    };
+    if meta.is_dir() {
+        return Some(format!("{path} is a directory"));
+    }
+    if !meta.is_file() {
+        return Some(format!(
+            "{path} is not a regular file (a FIFO, a socket or a device)"
+        ));
+    }
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    match std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)) {
+        Err(e) => Some(format!("{path} cannot be read: {e}")),
+        Ok(()) if &magic != b"\x7fELF" => Some(format!(
+            "{path} is not a shared library (it does not start as an ELF object)"
+        )),
+        Ok(()) => None,
+    }
+}
+
+/// Which MPI a library file was linked with, from the names it needs (a regular file, checked by
+/// [`not_a_library`]; at most [`SCAN_BYTES`] of it are read).
 fn mpi_of_file(path: &str) -> Option<&'static str> {
-    let bytes = std::fs::read(path).ok()?;
+    if not_a_library(path).is_some() {
+        return None;
+    }
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(SCAN_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
     let has = |n: &[u8]| bytes.windows(n.len()).any(|w| w == n);
     if has(b"libmpi.so.40") || has(b"libopen-pal") {
         Some("Open MPI")
@@ -168,10 +213,29 @@ fn load() -> std::result::Result<Api, String> {
     let mut tried = Vec::new();
     let mut handle = std::ptr::null_mut();
     let process_mpi = mpi_of_process();
-    for c in candidates() {
+    let (names, named) = candidates();
+    let mut loaded = String::new();
+    for c in names {
+        // the file must be a library before the loader or the MPI check opens it
+        let path = locate(&c);
+        match &path {
+            Some(path) => {
+                if let Some(why) = not_a_library(path) {
+                    tried.push(why);
+                    continue;
+                }
+            }
+            None if named => {
+                tried.push(format!(
+                    "{c}: not found in LD_LIBRARY_PATH or the system's library directories"
+                ));
+                continue;
+            }
+            None => {}
+        }
         // refuse a hypre of another MPI before loading it (its MPI would come with it)
-        if let (Some(path), Some(p)) = (locate(&c), process_mpi)
-            && let Some(h) = mpi_of_file(&path)
+        if let (Some(path), Some(p)) = (&path, process_mpi)
+            && let Some(h) = mpi_of_file(path)
             && h != p
         {
             tried.push(format!(
@@ -182,11 +246,18 @@ fn load() -> std::result::Result<Api, String> {
         let name = CString::new(c.clone()).map_err(|e| e.to_string())?;
         handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if !handle.is_null() {
+            loaded = path.unwrap_or(c);
             break;
         }
         tried.push(format!("{c}: {}", dlerror()));
     }
     if handle.is_null() {
+        if named {
+            return Err(format!(
+                "the library named by PARLOPS_HYPRE_LIBRARY could not be loaded ({}); point it at a libHYPRE.so built with real double values for this process's MPI, or unset it to use the system's hypre",
+                tried.join("; ")
+            ));
+        }
         return Err(format!(
             "hypre could not be loaded ({}); install Debian's libhypre-dev (make demo does) or set PARLOPS_HYPRE_LIBRARY to a libHYPRE.so built with real double values for this process's MPI",
             tried.join("; ")
@@ -196,7 +267,7 @@ fn load() -> std::result::Result<Api, String> {
         let n = CString::new(name).unwrap();
         let p = unsafe { libc::dlsym(handle, n.as_ptr()) };
         if p.is_null() {
-            Err(format!("hypre has no symbol {name}"))
+            Err(format!("{loaded} is not hypre: it has no symbol {name}"))
         } else {
             Ok(p)
         }

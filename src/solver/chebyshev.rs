@@ -110,7 +110,9 @@ impl<T: Scalar> Chebyshev<T> {
         (self.lmin, self.lmax)
     }
 
-    /// y = p(D^{-1} A) D^{-1} b (or the adjoint, p(D^{-H} A^H) D^{-H} b).
+    /// y = p(D^{-1} A) D^{-1} b (or the adjoint, p(D^{-H} A^H) D^{-H} b). Every step runs on every
+    /// rank whatever failed before on this one (A's applies may communicate), and the first error
+    /// is returned at the end, for the caller to agree.
     fn run(&self, b: &DistVector<T>, y: &mut DistVector<T>, adjoint: bool) -> Result<()> {
         let dinv: &dyn LinearOperator<T> = if adjoint { &self.dinv_h } else { &*self.dinv };
         let (theta, delta) = (0.5 * (self.lmax + self.lmin), 0.5 * (self.lmax - self.lmin));
@@ -118,25 +120,25 @@ impl<T: Scalar> Chebyshev<T> {
         let mut r = self.r.get_like(b)?;
         let mut d = self.d.get_like(b)?;
         let mut z = self.z.get_like(b)?;
-        r.copy_from(b)?;
-        dinv.apply(&r, &mut d)?;
-        d.scale(T::real(1.0 / theta))?;
-        y.copy_from(&d)?;
+        let mut e = r.copy_from(b);
+        e = e.and(dinv.apply(&r, &mut d));
+        e = e.and(d.scale(T::real(1.0 / theta)));
+        e = e.and(y.copy_from(&d));
         let mut rho = 1.0 / sigma;
         for _ in 1..self.degree {
-            if adjoint {
-                self.a.apply_adjoint(&d, &mut z)?;
+            e = e.and(if adjoint {
+                self.a.apply_adjoint(&d, &mut z)
             } else {
-                self.a.apply(&d, &mut z)?;
-            }
-            r.axpy(-T::one(), &z)?;
+                self.a.apply(&d, &mut z)
+            });
+            e = e.and(r.axpy(-T::one(), &z));
             let rho_new = 1.0 / (2.0 * sigma - rho);
-            dinv.apply(&r, &mut z)?;
-            d.axpby(T::real(2.0 * rho_new / delta), &z, T::real(rho_new * rho))?;
-            y.axpy(T::one(), &d)?;
+            e = e.and(dinv.apply(&r, &mut z));
+            e = e.and(d.axpby(T::real(2.0 * rho_new / delta), &z, T::real(rho_new * rho)));
+            e = e.and(y.axpy(T::one(), &d));
             rho = rho_new;
         }
-        Ok(())
+        e
     }
 }
 

@@ -33,31 +33,36 @@ pub const PARLOPS_DOF_INTERLEAVED: parlops_dof_ordering = 0;
 pub const PARLOPS_DOF_BLOCKED: parlops_dof_ordering = 1;
 
 /// BoomerAMG's options (hypre's names). Fill with `parlops_amg_options_init` (hypre's defaults),
-/// then change what you tune. A negative value keeps hypre's default for that option.
+/// then change what you tune. A negative value keeps hypre's default for that option. Every value is
+/// checked before hypre sees it (a value outside the ranges below fails on every rank with
+/// PARLOPS_ERR_INVALID_ARGUMENT naming the option), and every rank must pass the same options.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct parlops_amg_options {
-    /// Strength threshold (hypre's default 0.25; 0.5 or more for 3D problems).
+    /// Strength threshold in [0, 1] (hypre's default 0.25; 0.5 or more for 3D problems).
     pub strong_threshold: f64,
-    /// Coarsening (hypre's CoarsenType: 6 Falgout, 8 PMIS, 10 HMIS, ...).
+    /// Coarsening (hypre's CoarsenType): 0 CLJP, 1, 3 Ruge-Stueben, 6 Falgout, 7 CLJP (fixed random
+    /// vector), 8 PMIS, 9 PMIS (fixed random vector), 10 HMIS, 11 one-pass RS, 21 CGC, 22 CGC-E.
     pub coarsen_type: i32,
-    /// Interpolation (hypre's InterpType: 0 classical, 6 extended+i, ...).
+    /// Interpolation (hypre's InterpType): 0-9, 12, 13, 14, 16, 17, 18 (0 classical, 6 extended+i,
+    /// 14 extended, ...; 10 and 11, nodal-systems only, and 15, GPU only, are refused).
     pub interp_type: i32,
-    /// Smoother on every level (hypre's RelaxType: 3 hybrid Gauss-Seidel, 6 symmetric hybrid GS,
-    /// 8 l1-symmetric GS, 13/14 l1-GS forward/backward, 18 l1-Jacobi, ...).
+    /// Smoother on every level (hypre's RelaxType): 0 Jacobi, 1, 2 Gauss-Seidel (slow), 3/4 hybrid
+    /// Gauss-Seidel forward/backward, 6 symmetric hybrid GS, 8 l1-symmetric GS, 13/14 l1-GS
+    /// forward/backward, 15 CG, 16 Chebyshev, 17 FCF-Jacobi, 18 l1-Jacobi.
     pub relax_type: i32,
-    /// Smoothing sweeps on each level.
+    /// Smoothing sweeps on each level, 1..=100.
     pub num_sweeps: i32,
-    /// Maximum number of levels.
+    /// Maximum number of levels, 1..=100 (hypre's default 25).
     pub max_levels: i32,
-    /// Levels of aggressive coarsening (0: none).
+    /// Levels of aggressive coarsening, 0..=100 (0: none).
     pub agg_num_levels: i32,
-    /// Unknowns per node of a system (3 for 3D elasticity); 1 for a scalar problem. Must divide
-    /// every rank's row count.
+    /// Unknowns per node of a system (3 for 3D elasticity), 1..=256; 1 for a scalar problem. Must
+    /// divide every rank's row count.
     pub num_functions: i32,
     /// Order of a system's unknowns on each rank: PARLOPS_DOF_INTERLEAVED or PARLOPS_DOF_BLOCKED.
     pub dof_ordering: parlops_dof_ordering,
-    /// hypre's print level (0: silent; 1: the set-up's statistics, printed by hypre).
+    /// hypre's print level, 0..=3 (0: silent; 1: the set-up's statistics, printed by hypre).
     pub print_level: i32,
 }
 
@@ -229,6 +234,7 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
             o.agg_num_levels as i64,
             o.num_functions as i64,
             o.dof_ordering as i64,
+            o.print_level as i64,
         ];
         create_agreed(&comm, out, pre, "BoomerAMG options", &same, || {
             let op = csr_of::<f64>(&a.inner)?;
@@ -273,6 +279,15 @@ pub unsafe extern "C" fn parlops_op_create_chebyshev(
                 crate::solver::chebyshev::MAX_DEGREE
             ))
         };
+        let pre = pre.and_then(|_| {
+            if lmin.is_nan() || lmax.is_nan() {
+                crate::bail!(
+                    InvalidArgument,
+                    "arguments 'lmin' and 'lmax' are {lmin} and {lmax}: NaN is neither a bound nor a request to estimate (lmax <= 0)"
+                );
+            }
+            Ok(())
+        });
         let pre = pre.and_then(|_| match bounds {
             Some((lo, hi)) if !(lo > 0.0 && hi > lo && hi.is_finite()) => Err(crate::err!(
                 InvalidArgument,
