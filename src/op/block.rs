@@ -1,10 +1,10 @@
 //! Block operators of per-rank local operators (PyLops-MPI's MPIBlockDiag, MPIVStack, MPIHStack).
 //! "Local" operators live on a one-rank communicator (`MPI_COMM_SELF`); each rank passes its own.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::compose::Adjoint;
-use super::{LinearOperator, Op};
+use super::{LinearOperator, Op, OpState};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -183,7 +183,7 @@ pub struct VStack<T: Scalar> {
     cols: Arc<Layout>,
     row_off: Vec<usize>,
     /// (one block's A^H y_i, local sum, global sum)
-    work: Mutex<(Vec<T>, Vec<T>, Vec<T>)>,
+    work: OpState<(Vec<T>, Vec<T>, Vec<T>)>,
 }
 
 impl<T: Scalar> VStack<T> {
@@ -225,7 +225,7 @@ impl<T: Scalar> VStack<T> {
             ops,
             rows,
             cols,
-            work: Mutex::new(work),
+            work: OpState::new(work),
         })
     }
 }
@@ -251,7 +251,7 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
         r
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        let mut w = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.work.lock(&|| self.describe())?;
         let (one, sum, total) = &mut *w;
         sum.iter_mut().for_each(|v| *v = T::zero());
         let yp = y.local().as_ptr();

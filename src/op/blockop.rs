@@ -4,9 +4,9 @@
 //! layout, [`Layout::stack`]: on every rank its part of x_1, then of x_2, ...). And MFEM's
 //! BlockLowerTriangularPreconditioner on such an operator.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::{LinearOperator, Op};
+use super::{LinearOperator, Op, OpState};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -43,7 +43,7 @@ fn work<T: Scalar>(comm: &Comm, parts: &[Arc<Layout>]) -> Result<Vec<DistVector<
 
 /// Two sets of work vectors (a block operator's row sums and column sums; a preconditioner's
 /// residual and product).
-type WorkPair<T> = Mutex<(Vec<DistVector<T>>, Vec<DistVector<T>>)>;
+type WorkPair<T> = OpState<(Vec<DistVector<T>>, Vec<DistVector<T>>)>;
 
 /// The m x n block operator.
 pub struct BlockOp<T: Scalar> {
@@ -147,7 +147,7 @@ impl<T: Scalar> BlockOp<T> {
             col_off: offsets(&col_parts),
             rows,
             cols,
-            work: Mutex::new(w),
+            work: OpState::new(w),
         })
     }
 
@@ -177,7 +177,7 @@ impl<T: Scalar> BlockOp<T> {
         } else {
             (&self.col_off, &self.row_off)
         };
-        let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.work.lock(&|| self.describe())?;
         let work = if adjoint { &mut guard.1 } else { &mut guard.0 };
         let (xp, yp) = (x.local().as_ptr() as *mut T, y.local_ptr());
         // every block is applied on every rank, whatever failed before (applies are collective)
@@ -317,7 +317,7 @@ impl<T: Scalar> BlockLower<T> {
         Ok(BlockLower {
             a,
             diag,
-            work: Mutex::new(w),
+            work: OpState::new(w),
         })
     }
 }
@@ -334,7 +334,7 @@ impl<T: Scalar> LinearOperator<T> for BlockLower<T> {
             crate::bail!(Internal, "block operator");
         };
         let parts = self.a.rows().parts();
-        let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.work.lock(&|| self.describe())?;
         let (r, t) = &mut *guard;
         let (bp, xp) = (b.local().as_ptr() as *mut T, x.local_ptr());
         let mut e = Ok(());

@@ -286,6 +286,52 @@ pub(crate) fn enter(key: usize, what: &dyn Fn() -> String) -> Result<Busy> {
     })
 }
 
+/// An operator's mutable state that it holds while it applies other operators (whose callbacks may
+/// apply it again): a lock that refuses to be taken a second time by the thread that holds it
+/// (an error naming the operator, as [`enter`] gives) instead of deadlocking on itself. Every
+/// composite operator keeps such state behind one.
+pub(crate) struct OpState<S> {
+    inner: Mutex<S>,
+}
+
+/// The state of an [`OpState`], held (and the operator marked busy on this thread) until dropped.
+pub(crate) struct OpStateLock<'a, S> {
+    guard: std::sync::MutexGuard<'a, S>,
+    _busy: Busy,
+}
+
+impl<S> OpState<S> {
+    pub(crate) fn new(s: S) -> OpState<S> {
+        OpState {
+            inner: Mutex::new(s),
+        }
+    }
+    /// The state, for this apply; `what` names the operator in the reentrance error.
+    pub(crate) fn lock(&self, what: &dyn Fn() -> String) -> Result<OpStateLock<'_, S>> {
+        let busy = enter(self as *const Self as *const u8 as usize, what)?;
+        Ok(OpStateLock {
+            guard: self.inner.lock().unwrap_or_else(|p| p.into_inner()),
+            _busy: busy,
+        })
+    }
+    /// The state without waiting, when no apply holds it (for descriptions).
+    pub(crate) fn try_peek<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
+        self.inner.try_lock().ok().map(|g| f(&g))
+    }
+}
+
+impl<S> std::ops::Deref for OpStateLock<'_, S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.guard
+    }
+}
+impl<S> std::ops::DerefMut for OpStateLock<'_, S> {
+    fn deref_mut(&mut self) -> &mut S {
+        &mut self.guard
+    }
+}
+
 impl<T: Scalar> Work<T> {
     pub(crate) fn new(layout: &Arc<Layout>) -> Result<Work<T>> {
         Ok(Work {

@@ -98,7 +98,6 @@ impl<T: Scalar> Poisson<T> {
         layout
             .comm()
             .agree_same(pre, "Poisson grid extents (ndim, dims)", &same)?;
-        let pre = Ok(());
         let ndim = dims.len().clamp(1, 3);
         let width = match ndim {
             1 => 1,
@@ -110,12 +109,24 @@ impl<T: Scalar> Poisson<T> {
             layout.local_start() + layout.local_len(),
             layout.global_len(),
         );
+        // this rank's ghosts: up to a grid line (2D) or plane (3D) on each side, which a caller's
+        // grid can make larger than memory: allocated fallibly, the failure agreed by the plan
         let mut ghosts = Vec::new();
-        if pre.is_ok() && e > s {
+        let pre = if e > s {
             let w = width as i64;
-            ghosts.extend((s - w).max(0)..s);
-            ghosts.extend(e..(e + w).min(total));
-        }
+            let (lo, hi) = ((s - w).max(0), e.saturating_add(w).min(total));
+            crate::error::try_reserve(
+                &mut ghosts,
+                ((s - lo) + (hi - e)) as usize,
+                "the Poisson operator's ghost indices",
+            )
+            .map(|_| {
+                ghosts.extend(lo..s);
+                ghosts.extend(e..hi);
+            })
+        } else {
+            Ok(())
+        };
         let below = ghosts.iter().take_while(|&&g| g < s).count();
         let halo = HaloPlan::new(
             layout.comm(),

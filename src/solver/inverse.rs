@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use super::{Info, Reason, Solver};
 use crate::error::Result;
 use crate::memory::Location;
-use crate::op::{LinearOperator, Op};
+use crate::op::{LinearOperator, Op, OpState};
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout};
 
@@ -24,7 +24,7 @@ pub struct Inverse<T: Scalar> {
     cols: Arc<Layout>,
     op: Op<T>,
     pc: Option<Op<T>>,
-    solver: Mutex<Solver<T>>,
+    solver: OpState<Solver<T>>,
     accept_max_iter: bool,
     last: Mutex<Info>,
 }
@@ -50,7 +50,7 @@ impl<T: Scalar> Inverse<T> {
             cols: op.rows().clone(),
             pc: solver.preconditioner().cloned(),
             op,
-            solver: Mutex::new(solver),
+            solver: OpState::new(solver),
             accept_max_iter,
             last: Mutex::new(Info::default()),
         })
@@ -71,8 +71,12 @@ impl<T: Scalar> LinearOperator<T> for Inverse<T> {
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         // held only for this apply: a second apply from another thread waits its turn here (an early
-        // return on one rank would leave the other ranks waiting in the solve)
-        let mut s = self.solver.lock().unwrap_or_else(|p| p.into_inner());
+        // return on one rank would leave the other ranks waiting in the solve); the same thread
+        // applying it again from inside the solve (a callback of its operator) is refused on every
+        // rank alike (every rank is in that callback) instead of deadlocking
+        let mut s = self
+            .solver
+            .lock(&|| format!("inverse of {}", self.op.describe()))?;
         s.params.nonzero_guess = false;
         let info = s.solve(x, y)?;
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = info;
@@ -105,8 +109,7 @@ impl<T: Scalar> LinearOperator<T> for Inverse<T> {
     fn describe(&self) -> String {
         let s = self
             .solver
-            .try_lock()
-            .map(|s| s.method.name())
+            .try_peek(|s| s.method.name())
             .unwrap_or("solver");
         format!("inverse of {} by {}", self.op.describe(), s)
     }
