@@ -25,7 +25,9 @@ pub enum Pass {
 
 /// The `k` leading eigenvalues (descending) of A, or of (A, B) with `pencil` = (B, B^-1), written with
 /// their eigenvectors into `u` (k vectors of A's layout; B-orthonormal for the pencil), from the
-/// random vectors `omega` (k + oversampling of them; not modified). [collective]
+/// random vectors `omega` (k + oversampling of them; not modified; beyond A's size n only the first
+/// n are used, which span the whole space: the eigenpairs are then exact). k must not exceed n.
+/// [collective]
 pub fn randomized<T: Scalar>(
     a: &dyn LinearOperator<T>,
     pencil: Option<(&dyn LinearOperator<T>, &dyn LinearOperator<T>)>,
@@ -39,11 +41,18 @@ pub fn randomized<T: Scalar>(
         crate::bail!(InvalidArgument, "no random vectors (n_omega is 0)");
     };
     let comm = first.layout().comm().clone();
+    let size = first.layout().global_len();
     let pre = (|| {
         if k == 0 || k > m {
             crate::bail!(
                 InvalidArgument,
                 "k = {k} eigenpairs from n_omega = {m} random vectors: 1 <= k <= n_omega"
+            );
+        }
+        if k as i64 > size {
+            crate::bail!(
+                InvalidArgument,
+                "k = {k} eigenpairs of an operator of size {size}: k must be at most its size"
             );
         }
         if power == 0 {
@@ -65,6 +74,10 @@ pub fn randomized<T: Scalar>(
         Ok(())
     })();
     comm.agree(pre)?;
+    // more random vectors than the size: the first `size` of them already span the whole space (no
+    // more than `size` vectors can be orthonormal), and the projected problem is then exact
+    let omega = &omega[..m.min(size.max(1) as usize)];
+    let m = omega.len();
     // the power iteration: Y = A Q (and Q = B^-1 Y), `power` times; Y_pr is the last input
     let mut q = alloc(&comm, m, first)?;
     for (qi, o) in q.iter_mut().zip(omega) {

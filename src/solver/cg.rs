@@ -50,8 +50,14 @@ pub(crate) fn run<T: Scalar>(
         re(d[0]).sqrt()
     };
     let r0 = root(re(d[if natural { 1 } else { 2 }]));
-    if natural && (re(rz) < 0.0 || bnorm < 0.0) {
-        // r^H M r < 0 or b^H M b < 0: the preconditioner is not positive definite
+    if natural
+        && (re(rz) < 0.0
+            || bnorm < 0.0
+            || super::pc_loses(re(rz), re(d[2]))
+            || super::pc_loses(bnorm, re(d[0])))
+    {
+        // r^H M r <= 0 or b^H M b <= 0 for a nonzero r or b: the preconditioner is not positive
+        // definite (M = 0 would otherwise meet the natural-norm rule at once)
         return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
     if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
@@ -142,7 +148,7 @@ pub(crate) fn run<T: Scalar>(
             dots(&ctx.comm, &[(r, z), (r, r)], e)?
         };
         rnorm = root(re(d[if natural { 0 } else { 1 }]));
-        if natural && re(d[0]) < 0.0 {
+        if natural && (re(d[0]) < 0.0 || super::pc_loses(re(d[0]), re(d[1]))) {
             return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
         }
         let verdict = ctx.check(it, rnorm, bnorm, b, x);
@@ -167,6 +173,9 @@ pub(crate) fn run<T: Scalar>(
                 e,
             )?;
             let tnorm = root(re(t[if natural { 0 } else { 1 }]));
+            if natural && super::pc_loses(re(t[0]), re(t[1])) {
+                return Ok(info(it, Reason::DivergedIndefinite, r0, tnorm, bnorm));
+            }
             if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
                 // a confirmed convergence reports the norm its rule tested, an end the true one
                 let shown = if end == reason { rnorm } else { tnorm };

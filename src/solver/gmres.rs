@@ -92,7 +92,18 @@ fn run<T: Scalar>(
         let e = ctx.precond(b, &mut b1[0]);
         let e = e.and(initial_residual(ctx, b, x, &mut b0[0]));
         let e = e.and(ctx.precond(&b0[0], w));
-        dots(&ctx.comm, &[(&b1[0], &b1[0]), (w, w)], e)?
+        let d = dots(
+            &ctx.comm,
+            &[(&b1[0], &b1[0]), (w, w), (b, b), (&b0[0], &b0[0])],
+            e,
+        )?;
+        if super::pc_loses(re(d[0]), re(d[2])) || super::pc_loses(re(d[1]), re(d[3])) {
+            // M b = 0 or M r = 0 for a nonzero b or r: the left-preconditioned rule would hold
+            // for a residual that is not small (M = 0)
+            let (bn, rn) = (root(re(d[0])), root(re(d[1])));
+            return Ok(info(0, Reason::DivergedBreakdown, rn, rn, bn));
+        }
+        d
     } else {
         let e = initial_residual(ctx, b, x, w);
         dots(&ctx.comm, &[(b, b), (w, w)], e)?

@@ -6,7 +6,7 @@
 //! product of the rotations' sines. Two reductions per iteration. The reference for rtol is the
 //! same norm of b.
 
-use super::{Ctx, Info, Reason, info, initial_residual, re, root};
+use super::{Ctx, Info, Reason, info, initial_residual, pc_loses, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots};
@@ -26,16 +26,20 @@ pub(crate) fn run<T: Scalar>(
     let pc = ctx.pc.is_some();
     // ||b||_M with its own preconditioner application (x may start nonzero)
     let e = ctx.precond(b, q);
-    let bm = re(dots(&ctx.comm, &[(b, &*q)], e)?[0]);
+    let db = dots(&ctx.comm, &[(b, &*q), (b, b)], e)?;
+    let bm = re(db[0]);
     // v1 = b - A x, u1 = M v1; the residual norm is sqrt(u1^H v1)
     let e = initial_residual(ctx, b, x, v1);
     let e = e.and(ctx.precond(v1, u1));
-    let ry = re(dots(&ctx.comm, &[(&*u1, &*v1)], e)?[0]);
+    let dr = dots(&ctx.comm, &[(&*u1, &*v1), (&*v1, &*v1)], e)?;
+    let ry = re(dr[0]);
     let bnorm = if bm < 0.0 { 0.0 } else { root(bm) };
     if !bm.is_finite() || !ry.is_finite() {
         return Ok(info(0, Reason::DivergedNan, f64::NAN, f64::NAN, bnorm));
     }
-    if bm < 0.0 || ry < 0.0 {
+    if bm < 0.0 || ry < 0.0 || (pc && (pc_loses(bm, re(db[1])) || pc_loses(ry, re(dr[1])))) {
+        // b^H M b or r^H M r <= 0 for a nonzero b or r: M is not positive definite (M = 0 would
+        // otherwise meet the rule at once)
         return Ok(info(0, Reason::DivergedIndefinite, 0.0, 0.0, bnorm));
     }
     let beta1 = ry.sqrt();

@@ -237,6 +237,14 @@ pub(crate) fn root(sq: f64) -> f64 {
     if sq >= 0.0 { sq.sqrt() } else { f64::NAN }
 }
 
+/// Does the preconditioner lose a nonzero vector: its preconditioned square norm `pm` (r^H M r or
+/// ||M r||^2) is zero or less while its Euclidean one `r2` is not? A preconditioned stopping rule
+/// would then hold for a residual that is not small at all (M = 0 gives 0 <= rtol * 0), so the
+/// methods that test such a norm end with a breakdown (or an indefinite preconditioner) instead.
+pub(crate) fn pc_loses(pm: f64, r2: f64) -> bool {
+    pm <= 0.0 && r2 > 0.0
+}
+
 /// Is any entry of x NaN or Inf, on any rank? One reduction; every rank gets the same answer. [collective]
 fn nonfinite_anywhere<T: Scalar>(comm: &Comm, x: &DistVector<T>) -> Result<bool> {
     let local = if x.is_device() {
