@@ -129,6 +129,15 @@ for prog in bad_input bad_input_ops bad_input_solver bad_handles; do
   run 3 "$B/$prog"
 done
 
+echo "== one rank differs: every collective function of the header, each argument changed on one rank (and numbers on every rank), 2, 3 and 4 ranks"
+# generated from include/parlops.h and one recipe per collective function: a collective function
+# without a recipe stops here
+python3 tests/c/gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h >"$B/collective_guard.c"
+# shellcheck disable=SC2046
+"$MPICC" -O1 -g -Wall -Wextra -Werror -Itests/c "$B/collective_guard.c" $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/collective_guard"
+for n in 2 3 4; do run $n "$B/collective_guard"; done
+
 echo "== nested solves (parlops_op_create_inverse) at 1, 2, 3 and 4 ranks"
 # shellcheck disable=SC2046
 "$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/nested_solve.c $(pkg-config --cflags --libs parlops) \

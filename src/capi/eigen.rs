@@ -4,8 +4,8 @@ use std::ffi::c_int;
 
 use super::args::with_dtype;
 use super::handles::{
-    arg, arg_array, arg_array_mut, give, guard, opt_arg, out_ok, parlops_comm, parlops_op,
-    parlops_vec, same_handle,
+    arg, arg_array, arg_array_mut, guard, opt_arg, out_ok, parlops_comm, parlops_op, parlops_vec,
+    same_handle,
 };
 use super::types::{parlops_scalar, parlops_status};
 use crate::comm::Comm;
@@ -227,6 +227,7 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
         let vs = unsafe { arg_array_mut(n, v, "n", "v") };
         let bop = unsafe { opt_arg(b, "b") };
         let has_b = !b.is_null();
+        let b_ident = bop.as_ref().ok().and_then(|o| o.map(|o| o.ident as i64));
         let dtype = vs
             .as_ref()
             .ok()
@@ -248,8 +249,18 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
             }
             Ok((vs, bop))
         })();
-        let same = [n as i64, dtype.map_or(-1, |d| d as i64), has_b as i64];
-        let (vs, bop) = agree_parsed(&comm, parsed, "n, the dtype and whether b is given", &same)?;
+        let same = [
+            n as i64,
+            dtype.map_or(-1, |d| d as i64),
+            has_b as i64,
+            b_ident.unwrap_or(0),
+        ];
+        let (vs, bop) = agree_parsed(
+            &comm,
+            parsed,
+            "n, the dtype and b ([n, dtype, b given, b's identity])",
+            &same,
+        )?;
         let Some(dtype) = dtype else {
             return Ok(());
         };
@@ -288,7 +299,7 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
 /// makes them, the same for any number of ranks; not modified; where n_omega exceeds A's size n,
 /// the first n are used: they span the whole space and the eigenpairs are exact; k > n is
 /// PARLOPS_ERR_INVALID_ARGUMENT), with `power` >= 1 products with A (or
-/// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
+/// B^-1 A) per vector before the projection (1: the plain range finder; at most 100). `pass`:
 /// PARLOPS_RANDOMIZED_DOUBLE_PASS (T = Q^H A Q: the leading eigenvalues to about the square of
 /// the first one left out) or _SINGLE_PASS (no product after the basis: to about the first one left
 /// out, for operators too expensive to apply again). The dense work, n_omega^2 values and about
@@ -341,22 +352,33 @@ pub unsafe extern "C" fn parlops_eig_randomized(
                     "pass is {pass}; expected PARLOPS_RANDOMIZED_DOUBLE_PASS = 0 or PARLOPS_RANDOMIZED_SINGLE_PASS = 1"
                 ),
             };
-            if power < 1 {
-                crate::bail!(InvalidArgument, "power is {power}; it must be >= 1");
+            if !(1..=crate::eigen::randomized::MAX_POWER).contains(&power) {
+                crate::bail!(
+                    InvalidArgument,
+                    "power is {power}; it must be in 1..={}",
+                    crate::eigen::randomized::MAX_POWER
+                );
             }
             Ok((bo.zip(bi), om, us, pass))
         })();
+        let ident = |p: *const parlops_op| {
+            unsafe { opt_arg(p, "") }
+                .ok()
+                .flatten()
+                .map_or(0, |o| o.ident as i64)
+        };
         let same = [
             n_omega as i64,
             k as i64,
             power as i64,
             pass as i64,
             dtype as i64,
+            super::op::idents_of_values(&[a.ident as i64, ident(b), ident(binv)]),
         ];
         let (pencil, om, us, pass) = agree_parsed(
             &comm,
             parsed,
-            "n_omega, k, power, pass and the dtype",
+            "n_omega, k, power, pass, the dtype and the operators a, b, binv",
             &same,
         )?;
         with_dtype!(dtype, T => {
@@ -456,11 +478,12 @@ pub unsafe extern "C" fn parlops_eig_lanczos(
             which as i64,
             vecs.is_null() as i64,
             dtype as i64,
+            a.ident as i64,
         ];
         let (v, vs, which) = agree_parsed(
             &comm,
             parsed,
-            "max_steps, tol, n_ev, which, whether vecs is given and the dtype",
+            "max_steps, tol, n_ev, which, whether vecs is given, the dtype and the operator a",
             &same,
         )?;
         with_dtype!(dtype, T => {
@@ -540,13 +563,12 @@ pub unsafe extern "C" fn parlops_op_low_rank(
         }
         let (us, w) = agree_parsed(&comm, parsed, "k, the dtype and the weights d", &same)?;
         let dtype = dtype.ok_or_else(|| crate::err!(Internal, "dtype"))?;
-        let op = with_dtype!(dtype, T => {
-            let made = typed::<T>(&us, "u").and_then(|tu| crate::op::lowrank::LowRank::<T>::new(&tu, &w));
-            let made = comm.agree(made)?;
-            let o: Op<T> = std::sync::Arc::new(made);
-            o.into_any()
+        let made = with_dtype!(dtype, T => {
+            typed::<T>(&us, "u").and_then(|tu| crate::op::lowrank::LowRank::<T>::new(&tu, &w)).map(|m| {
+                let o: Op<T> = std::sync::Arc::new(m);
+                o.into_any()
+            })
         });
-        give(out, super::op::wrap(op));
-        Ok(())
+        super::op::give_agreed(&comm, out, made)
     })
 }

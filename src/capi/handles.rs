@@ -32,6 +32,12 @@ pub struct parlops_op {
     pub(crate) inner: crate::op::AnyOp,
     /// Work vectors for `parlops_op_multadd` and `_multadd_adjoint`, allocated at first use.
     pub(crate) work: crate::op::apply::MultAddWork,
+    /// Which distributed operator this is, the same number on every rank for the same operator:
+    /// agreed at creation by the collective constructors (a serial every rank takes alike), derived
+    /// from the parts by the local ones (compositions, diagonal, identity, zero). Collective calls
+    /// compare it, so that ranks passing different operators fail together instead of entering
+    /// different communication.
+    pub(crate) ident: u64,
 }
 
 // ---- the last error: thread-local, with a process-wide fallback once this thread's storage is gone
@@ -150,6 +156,8 @@ impl Kind {
 /// A type handed to C as an opaque handle.
 pub(crate) trait Handle {
     const KIND: Kind;
+    /// Record the serial agreed by a collective constructor (operators keep it as their identity).
+    fn agreed_serial(&mut self, _serial: u64) {}
 }
 impl Handle for parlops_comm {
     const KIND: Kind = Kind::Comm;
@@ -162,7 +170,15 @@ impl Handle for parlops_vec {
 }
 impl Handle for parlops_op {
     const KIND: Kind = Kind::Op;
+    fn agreed_serial(&mut self, serial: u64) {
+        self.ident = crate::comm::list_hash(&[0x0c01, serial as i64], 0);
+    }
 }
+
+/// The serial of the next object a collective constructor makes on this process; every rank of the
+/// constructor's communicator takes the largest of theirs, so that the object gets the same serial
+/// on every rank.
+static SERIAL: AtomicU64 = AtomicU64::new(1);
 
 // A handle's value is not an address: it is a serial number that is never given out twice (with
 // its type and a tag in the high bits, where no user-space address on Linux lies), and the registry
@@ -535,9 +551,20 @@ pub(crate) fn create_agreed<T: Handle>(
     build: impl FnOnce() -> Result<T>,
 ) -> Result<()> {
     comm.agree_same(out_ok(out, "out").and(pre), what, same)?;
-    let made = comm.agree(build())?;
-    give(out, made);
+    let mut made = agree_serial(comm, build())?;
+    made.0.agreed_serial(made.1);
+    give(out, made.0);
     Ok(())
+}
+
+/// [`Comm::agree`] on an object made by a collective constructor, with its serial: the largest of
+/// the ranks' next serials (in the same allgather), taken by every rank. [collective]
+pub(crate) fn agree_serial<T>(comm: &Comm, made: Result<T>) -> Result<(T, u64)> {
+    let mine = SERIAL.load(Ordering::Relaxed);
+    let (made, all) = comm.agree_carrying(made, mine as i64)?;
+    let serial = all.iter().copied().max().unwrap_or(0) as u64;
+    SERIAL.fetch_max(serial + 1, Ordering::Relaxed);
+    Ok((made, serial))
 }
 
 /// `_destroy(&h)`: free and NULL; NULL handle is a no-op; a destroyed or foreign handle is

@@ -86,13 +86,25 @@ pub unsafe extern "C" fn parlops_config_report(
     needed: *mut usize,
 ) -> parlops_status {
     guard("parlops_config_report", || {
-        let text = match unsafe { opt_arg(comm, "comm")? } {
-            Some(c) => crate::report::report(&c.inner)?,
-            None => crate::report::process_report(),
+        let pre = if buf.is_null() && len > 0 {
+            Err(crate::err!(
+                NullArgument,
+                "argument 'buf' is NULL but 'len' is {len}"
+            ))
+        } else {
+            Ok(())
         };
-        if buf.is_null() && len > 0 {
-            crate::bail!(NullArgument, "argument 'buf' is NULL but 'len' is {len}");
-        }
+        let text = match unsafe { opt_arg(comm, "comm")? } {
+            Some(c) => {
+                // this rank's argument checks agreed before the report's collective
+                c.inner.agree(pre)?;
+                crate::report::report(&c.inner)?
+            }
+            None => {
+                pre?;
+                crate::report::process_report()
+            }
+        };
         let bytes = text.as_bytes();
         if len > 0 {
             let n = bytes.len().min(len - 1);

@@ -238,7 +238,7 @@ pub unsafe extern "C" fn parlops_solver_set_operator(
     guard("parlops_solver_set_operator", || {
         let s = unsafe { arg_mut(s, "s")? };
         let a = unsafe { arg(a, "A")? };
-        s.inner.set_operator(&a.inner)
+        s.inner.set_operator(&a.inner, a.ident)
     })
 }
 
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
     guard("parlops_solver_set_preconditioner", || {
         let s = unsafe { arg_mut(s, "s")? };
         let m = unsafe { opt_arg(m, "M")? };
-        s.inner.set_preconditioner(m.map(|m| &m.inner))
+        s.inner.set_preconditioner(m.map(|m| (&m.inner, m.ident)))
     })
 }
 
@@ -640,9 +640,7 @@ pub unsafe extern "C" fn parlops_op_create_inverse(
             &names,
             &vals,
         )?;
-        let op = comm.agree(s.inner.inverse(accept_max_iter))?;
-        give(out, super::op::wrap(op));
-        Ok(())
+        super::op::give_agreed(&comm, out, s.inner.inverse(accept_max_iter))
     })
 }
 
@@ -776,10 +774,10 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
     guard("parlops_op_power_iteration", || {
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
-        let args = [max_iter, tol.to_bits() as i64, seed as i64];
+        let args = [max_iter, tol.to_bits() as i64, seed as i64, a.ident as i64];
         comm.agree_same(
             out_ok(eigenvalue, "eigenvalue"),
-            "max_iter, tol or seed",
+            "max_iter, tol, seed or operators (the operator's identity)",
             &args,
         )?;
         let r = crate::any_op!(&a.inner, op => {

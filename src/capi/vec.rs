@@ -645,11 +645,24 @@ pub unsafe extern "C" fn parlops_vec_redistribute(
 }
 
 /// After writing into a `PARLOPS_PARTITION_BROADCAST` vector's local data: make every rank's copy equal
-/// to rank 0's. No communication for other partitions. [collective]
+/// to rank 0's (other partitions: nothing to do but one small agreement that every rank passes a vector
+/// of the same layout). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_assemble", || {
         let v = unsafe { arg_mut(v, "v")? };
+        // every rank must pass a vector of the same layout (a broadcast one communicates, others
+        // do not): agreed first
+        let l = v.inner.layout().clone();
+        l.comm().agree_same(
+            Ok(()),
+            "vectors ([layout, dtype, memory])",
+            &[
+                l.fingerprint(),
+                v.inner.dtype() as i64,
+                v.inner.location().code() as i64,
+            ],
+        )?;
         any_vec!(&mut v.inner, x => x.assemble())
     })
 }

@@ -198,6 +198,21 @@ impl Comm {
         self.spread_failure(local, &codes)
     }
 
+    /// [`Comm::agree`] carrying one value per rank in the same allgather: on success, every rank's
+    /// value in rank order. [collective]
+    pub fn agree_carrying<T>(&self, local: Result<T>, v: i64) -> Result<(T, Vec<i64>)> {
+        let code = match &local {
+            Ok(_) => 0i64,
+            Err(e) => e.kind.code() as i64,
+        };
+        let all = self.allgather_i64(&[code, v])?;
+        let codes: Vec<i64> = all.chunks(2).map(|c| c[0]).collect();
+        if codes.iter().any(|&c| c != 0) {
+            return self.spread_failure(local, &codes).map(|t| (t, Vec::new()));
+        }
+        Ok((local?, all.chunks(2).map(|c| c[1]).collect()))
+    }
+
     /// Error path of [`Comm::agree`]: the lowest failing rank broadcasts its message. [collective]
     pub(crate) fn spread_failure<T>(&self, local: Result<T>, codes: &[i64]) -> Result<T> {
         let first = codes.iter().position(|&c| c != 0).unwrap_or(0);
@@ -216,8 +231,11 @@ impl Comm {
         msg.resize(len[0].max(0) as usize, 0);
         self.raw.bcast_bytes(&mut msg, first as i32)?;
         let remote = String::from_utf8_lossy(&msg).into_owned();
+        // every rank returns the status of the lowest failing rank (ranks that failed for different
+        // reasons still give the caller one status), with its own message where it failed itself
+        let kind = ErrorKind::from_code(codes[first] as i32);
         match local {
-            Err(e) => {
+            Err(e) if e.kind == kind => {
                 let mut e = e;
                 if (failing.len() > 1 || first as i32 != self.rank)
                     && !e.msg.contains("(failed on rank(s)")
@@ -226,6 +244,15 @@ impl Comm {
                 }
                 Err(e)
             }
+            Err(e) => Err(Error::new(
+                kind,
+                format!(
+                    "failed on rank(s) {}; rank {first} said: {remote}; this rank ({}) said: {}",
+                    failing.join(", "),
+                    self.rank,
+                    e.msg
+                ),
+            )),
             Ok(_) => Err(Error::new(
                 ErrorKind::from_code(codes[first] as i32),
                 format!(

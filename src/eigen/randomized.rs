@@ -14,6 +14,10 @@ use crate::scalar::Scalar;
 use crate::vector::DistVector;
 use crate::vector::multi::{block_dot, maxpy};
 
+/// The most products with A per random vector accepted (hIPPYlib uses 1 to 3; each is a pass of
+/// n_omega products).
+pub const MAX_POWER: i32 = 100;
+
 /// Which variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {

@@ -61,11 +61,15 @@ impl AnyOp {
     /// provide them included) are checked and the check agreed on every rank together, then the
     /// operator runs (a panic in it becomes an error on that rank) and the outcome is agreed.
     /// [collective]
+    ///
+    /// `ident` is what names this operator the same on every rank (the C handle's identity): ranks
+    /// passing different operators fail together instead of entering different communication.
     pub fn apply_checked(
         &self,
         x: Result<&AnyVec>,
         y: Result<&mut AnyVec>,
         adjoint: bool,
+        ident: i64,
     ) -> Result<()> {
         let comm = self.rows().comm().clone();
         let (xn, yn) = if adjoint { ("y", "x") } else { ("x", "y") };
@@ -83,9 +87,9 @@ impl AnyOp {
         comm.agree_same(
             pre,
             &format!(
-                "memories for argument '{yn}' (use one memory on every rank; 0 = host, 1 = CUDA)"
+                "operators or memories for argument '{yn}' ([the operator's identity, memory]: pass the same operator on every rank, and one memory, 0 = host, 1 = CUDA)"
             ),
-            &[loc],
+            &[ident, loc],
         )?;
         let (x, y) = (x?, y?);
         // a panic inside one rank's apply must still reach the agreement, or the others would wait
@@ -110,6 +114,7 @@ impl AnyOp {
         beta: (f64, f64),
         y: Result<&mut AnyVec>,
         adjoint: bool,
+        ident: i64,
     ) -> Result<()> {
         let yn = if adjoint { "x" } else { "y" };
         let range = if adjoint { self.cols() } else { self.rows() };
@@ -157,7 +162,7 @@ impl AnyOp {
             }
             Err(e) => (Err(e), None),
         };
-        self.apply_checked(x, Ok(t), adjoint)?;
+        self.apply_checked(x, Ok(t), adjoint, ident)?;
         let yv = y.ok_or_else(|| crate::err!(Internal, "output missing after agreement"))?;
         let t = w[adjoint as usize]
             .as_ref()

@@ -44,6 +44,10 @@ pub struct AnySolver {
     pub params: Params,
     op: Option<AnyOp>,
     pc: Option<AnyOp>,
+    /// What names the operator and the preconditioner the same on every rank (the C handles'
+    /// identities; 0 from Rust): agreed at every solve with the settings.
+    op_ident: u64,
+    pc_ident: u64,
     jacobi: bool,
     monitor: Option<SharedMonitor>,
     watch: Option<IterateMonitor>,
@@ -64,6 +68,8 @@ impl AnySolver {
             params: Params::default(),
             op: None,
             pc: None,
+            op_ident: 0,
+            pc_ident: 0,
             jacobi: false,
             monitor: None,
             watch: None,
@@ -148,7 +154,9 @@ impl AnySolver {
 
     /// The operator A (kept by reference). Methods other than the least-squares ones need a square
     /// A with equal row and column layouts.
-    pub fn set_operator(&mut self, a: &AnyOp) -> Result<()> {
+    ///
+    /// `ident` names the operator the same on every rank (a C handle's identity; 0 from Rust).
+    pub fn set_operator(&mut self, a: &AnyOp, ident: u64) -> Result<()> {
         self.same_comm(a, "A")?;
         if !self.method.least_squares() && !a.rows().compatible(a.cols()) {
             crate::bail!(
@@ -160,15 +168,18 @@ impl AnySolver {
             );
         }
         self.op = Some(a.clone());
+        self.op_ident = ident;
         Ok(())
     }
 
     /// Preconditioner M^{-1} applied as z = M r; `None` removes it (and Jacobi).
-    pub fn set_preconditioner(&mut self, m: Option<&AnyOp>) -> Result<()> {
-        if let Some(m) = m {
+    /// `ident` (with the operator) names it the same on every rank (see [`AnySolver::set_operator`]).
+    pub fn set_preconditioner(&mut self, m: Option<(&AnyOp, u64)>) -> Result<()> {
+        if let Some((m, _)) = m {
             self.same_comm(m, "M")?;
         }
-        self.pc = m.cloned();
+        self.pc = m.map(|(m, _)| m.clone());
+        self.pc_ident = m.map_or(0, |(_, i)| i);
         self.jacobi = false;
         Ok(())
     }
@@ -177,6 +188,7 @@ impl AnySolver {
     pub fn set_jacobi(&mut self) {
         self.jacobi = true;
         self.pc = None;
+        self.pc_ident = 0;
     }
 
     pub fn set_monitor(&mut self, m: Option<SharedMonitor>) {
@@ -197,6 +209,8 @@ impl AnySolver {
             ("iterate monitor set", self.watch.is_some() as i64),
             ("Jacobi set", self.jacobi as i64),
             ("preconditioner set", self.pc.is_some() as i64),
+            ("operator", self.op_ident as i64),
+            ("preconditioner", self.pc_ident as i64),
             (
                 "null space: constant",
                 self.null_space.as_ref().is_some_and(|n| n.0) as i64,

@@ -489,7 +489,11 @@ impl<T: Scalar> DistVector<T> {
                 _ => Ok(()),
             }
         });
-        comm.agree_same(local, "roots", &[root as i64])?;
+        comm.agree_same(
+            local,
+            "roots or vectors ([root, the vector's layout and dtype])",
+            &[root as i64, self.layout.fingerprint(), T::DTYPE as i64],
+        )?;
         let mut empty: [T; 0] = [];
         let out: &mut [T] = match out {
             Some(o) if receiving => o,
@@ -554,7 +558,11 @@ impl<T: Scalar> DistVector<T> {
                 _ => Ok(()),
             }
         });
-        comm.agree_same(local, "roots", &[root as i64])?;
+        comm.agree_same(
+            local,
+            "roots or vectors ([root, the vector's layout and dtype])",
+            &[root as i64, self.layout.fingerprint(), T::DTYPE as i64],
+        )?;
         let input: &[T] = if rank == root {
             global_in.unwrap_or(&[])
         } else {
@@ -618,9 +626,16 @@ impl<T: Scalar> DistVector<T> {
             }
             Ok(())
         });
-        // the allocation can fail on one rank: agreed with the arguments, before any exchange
-        let mut out =
-            comm.agree(local.and_then(|_| DistVector::new_in(to.clone(), self.location)))?;
+        // the allocation can fail on one rank: agreed with the arguments, before any exchange, and
+        // so are the layouts (ranks passing different ones would exchange different counts)
+        let made = local.and_then(|_| DistVector::new_in(to.clone(), self.location));
+        let pre = made.as_ref().map(|_| ()).map_err(|e| e.clone());
+        comm.agree_same(
+            pre,
+            "layouts ([the vector's layout, 'to'])",
+            &[from.fingerprint(), to.fingerprint()],
+        )?;
+        let mut out = made?;
         let rank = comm.rank() as usize;
         if from.partition().is_replicated() {
             let s = to.local_start() as usize;

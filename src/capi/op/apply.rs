@@ -38,7 +38,7 @@ pub unsafe extern "C" fn parlops_op_apply(
     guard("parlops_op_apply", || {
         let a = unsafe { arg(a, "A")? };
         let (xr, yr) = in_out(x, y, "x", "y");
-        a.inner.apply_checked(xr, yr, false)
+        a.inner.apply_checked(xr, yr, false, a.ident as i64)
     })
 }
 
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn parlops_op_apply_adjoint(
     guard("parlops_op_apply_adjoint", || {
         let a = unsafe { arg(a, "A")? };
         let (yr, xr) = in_out(y, x, "y", "x");
-        a.inner.apply_checked(yr, xr, true)
+        a.inner.apply_checked(yr, xr, true, a.ident as i64)
     })
 }
 
@@ -69,8 +69,15 @@ fn multadd(
     let (xn, yn) = if adjoint { ("y", "x") } else { ("x", "y") };
     let (xr, yr) = in_out(x, y, xn, yn);
     let parts = |s: parlops_scalar| (s.re, s.im);
-    a.inner
-        .multadd(&a.work, parts(alpha), xr, parts(beta), yr, adjoint)
+    a.inner.multadd(
+        &a.work,
+        parts(alpha),
+        xr,
+        parts(beta),
+        yr,
+        adjoint,
+        a.ident as i64,
+    )
 }
 
 /// y = alpha A x + beta y (a work vector is allocated at the first call and kept). [collective]
@@ -227,7 +234,11 @@ pub unsafe extern "C" fn parlops_op_dottest(
     guard("parlops_op_dottest", || {
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
-        comm.agree(out_ok(relative_error, "relative_error"))?;
+        comm.agree_same(
+            out_ok(relative_error, "relative_error"),
+            "operators or seeds ([the operator's identity, seed])",
+            &[a.ident as i64, seed as i64],
+        )?;
         let r = a.inner.dottest(seed);
         let e = comm.agree(r)?;
         unsafe { *relative_error = e };

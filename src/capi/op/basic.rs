@@ -3,7 +3,7 @@
 use super::super::args::{dtype_arg, with_dtype};
 use super::super::handles::{arg, give, guard, out_ok, parlops_layout, parlops_op, parlops_vec};
 use super::super::types::{parlops_dtype, parlops_status};
-use super::{layout_pair, op_of, wrap};
+use super::{layout_pair, op_of, wrap_derived};
 use crate::op::basic::{Diagonal, Identity, Zero};
 use crate::scalar::{c32, c64};
 use crate::vector::AnyVec;
@@ -20,7 +20,7 @@ pub unsafe extern "C" fn parlops_op_identity(
         out_ok(out, "out")?;
         let d = dtype_arg(dtype)?;
         let op = with_dtype!(d, T => op_of::<T>(Identity::new(l.inner.clone())));
-        give(out, wrap(op));
+        give(out, wrap_derived(op, &[9, l.inner.fingerprint()]));
         Ok(())
     })
 }
@@ -38,7 +38,10 @@ pub unsafe extern "C" fn parlops_op_zero(
         out_ok(out, "out")?;
         let d = dtype_arg(dtype)?;
         let op = with_dtype!(d, T => op_of::<T>(Zero::new(r.clone(), c.clone())));
-        give(out, wrap(op));
+        give(
+            out,
+            wrap_derived(op, &[10, r.fingerprint(), c.fingerprint()]),
+        );
         Ok(())
     })
 }
@@ -58,7 +61,9 @@ pub unsafe extern "C" fn parlops_op_diagonal_matrix(
             AnyVec::C64(v) => op_of::<c32>(Diagonal::new(v)?),
             AnyVec::C128(v) => op_of::<c64>(Diagonal::new(v)?),
         };
-        give(out, wrap(op));
+        // (its values differ between ranks by nature: ranks that pass different diagonals of one
+        // layout still communicate alike)
+        give(out, wrap_derived(op, &[11, d.inner.layout().fingerprint()]));
         Ok(())
     })
 }

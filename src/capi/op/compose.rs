@@ -3,7 +3,7 @@
 use super::super::args::{scalar_arg, with_dtype};
 use super::super::handles::{arg, give, guard, out_ok, parlops_op};
 use super::super::types::{parlops_scalar, parlops_status};
-use super::{op_of, typed, wrap};
+use super::{op_of, typed, wrap_derived};
 use crate::error::Result;
 use crate::op::AnyOp;
 use crate::op::compose::{Adjoint, Conjugate, LinComb, Power, Product};
@@ -22,10 +22,12 @@ fn same_dtype(a: &AnyOp, b: &AnyOp) -> Result<()> {
     Ok(())
 }
 
+/// A composition of two operators; `kind` names it in its identity ([`wrap_derived`]).
 fn compose2(
     a: *const parlops_op,
     b: *const parlops_op,
     out: *mut *mut parlops_op,
+    kind: i64,
     f: impl FnOnce(&AnyOp, &AnyOp) -> Result<AnyOp>,
 ) -> Result<()> {
     let a = unsafe { arg(a, "A")? };
@@ -33,7 +35,10 @@ fn compose2(
     out_ok(out, "out")?;
     same_dtype(&a.inner, &b.inner)?;
     let r = f(&a.inner, &b.inner)?;
-    give(out, wrap(r));
+    give(
+        out,
+        wrap_derived(r, &[kind, a.ident as i64, b.ident as i64]),
+    );
     Ok(())
 }
 
@@ -59,6 +64,7 @@ pub unsafe extern "C" fn parlops_op_sum(
             a,
             b,
             out,
+            1,
             |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::sum(x, y)),
         )
     })
@@ -76,6 +82,7 @@ pub unsafe extern "C" fn parlops_op_difference(
             a,
             b,
             out,
+            2,
             |a, b| typed2!(a, b, T, (x, y) => LinComb::<T>::difference(x, y)),
         )
     })
@@ -93,20 +100,26 @@ pub unsafe extern "C" fn parlops_op_product(
             a,
             b,
             out,
+            3,
             |a, b| typed2!(a, b, T, (x, y) => Product::<T>::new(x, y)),
         )
     })
 }
 
+/// A composition of one operator; `kind` and `param` (a scale's or power's bits) name it in its
+/// identity ([`wrap_derived`]).
 fn compose1(
     a: *const parlops_op,
     out: *mut *mut parlops_op,
+    kind: &[i64],
     f: impl FnOnce(&AnyOp) -> Result<AnyOp>,
 ) -> Result<()> {
     let a = unsafe { arg(a, "A")? };
     out_ok(out, "out")?;
     let r = f(&a.inner)?;
-    give(out, wrap(r));
+    let mut parts = kind.to_vec();
+    parts.push(a.ident as i64);
+    give(out, wrap_derived(r, &parts));
     Ok(())
 }
 
@@ -130,6 +143,7 @@ pub unsafe extern "C" fn parlops_op_scale(
         compose1(
             a,
             out,
+            &[4, alpha.re.to_bits() as i64, alpha.im.to_bits() as i64],
             |a| typed1!(a, T, x => scalar_arg::<T>(alpha, "alpha").and_then(|al| LinComb::<T>::scale(al, x))),
         )
     })
@@ -145,6 +159,7 @@ pub unsafe extern "C" fn parlops_op_adjoint(
         compose1(
             a,
             out,
+            &[5],
             |a| typed1!(a, T, x => Ok::<_, crate::Error>(Adjoint::<T>::new(x))),
         )
     })
@@ -157,7 +172,12 @@ pub unsafe extern "C" fn parlops_op_transpose(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_transpose", || {
-        compose1(a, out, |a| typed1!(a, T, x => Conjugate::<T>::new(x, true)))
+        compose1(
+            a,
+            out,
+            &[6],
+            |a| typed1!(a, T, x => Conjugate::<T>::new(x, true)),
+        )
     })
 }
 
@@ -171,6 +191,7 @@ pub unsafe extern "C" fn parlops_op_conj(
         compose1(
             a,
             out,
+            &[7],
             |a| typed1!(a, T, x => Conjugate::<T>::new(x, false)),
         )
     })
@@ -184,6 +205,11 @@ pub unsafe extern "C" fn parlops_op_power(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_power", || {
-        compose1(a, out, |a| typed1!(a, T, x => Power::<T>::new(x, k)))
+        compose1(
+            a,
+            out,
+            &[8, k],
+            |a| typed1!(a, T, x => Power::<T>::new(x, k)),
+        )
     })
 }

@@ -63,7 +63,58 @@ pub(crate) fn wrap(op: AnyOp) -> parlops_op {
     parlops_op {
         inner: op,
         work: Default::default(),
+        ident: 0,
     }
+}
+
+/// An operator made locally from others (a composition) or from layouts (identity, zero, a
+/// diagonal): its identity from what it is made of, so that the same construction gives the same
+/// identity on every rank. `parts` are the kind's code, the inputs' identities and parameters.
+pub(crate) fn wrap_derived(op: AnyOp, parts: &[i64]) -> parlops_op {
+    let mut w = wrap(op);
+    let mut v = vec![0x0c02, w.inner.dtype() as i64];
+    v.extend_from_slice(parts);
+    w.ident = crate::comm::list_hash(&v, 0);
+    w
+}
+
+/// Give an operator made by a collective call outside [`create_op`]: its outcome agreed with its
+/// serial (its identity). [collective]
+pub(crate) fn give_agreed(
+    comm: &Comm,
+    out: *mut *mut parlops_op,
+    made: Result<AnyOp>,
+) -> Result<()> {
+    let (op, serial) = super::handles::agree_serial(comm, made)?;
+    let mut w = wrap(op);
+    super::handles::Handle::agreed_serial(&mut w, serial);
+    super::handles::give(out, w);
+    Ok(())
+}
+
+/// The identities of a list of operators (NULL entries as 0), as one value for an agreement.
+pub(crate) fn idents_of<'a>(ops: impl IntoIterator<Item = Option<&'a parlops_op>>) -> i64 {
+    let v: Vec<i64> = ops
+        .into_iter()
+        .map(|o| o.map_or(0, |o| o.ident as i64))
+        .collect();
+    idents_of_values(&v)
+}
+
+/// [`idents_of`] for a caller's array of `n` operator handles (NULL, or not a live operator: 0; a
+/// NULL array or a negative count: nothing), as it stands before the arguments are checked.
+pub(crate) fn idents_of_array(n: c_int, ops: *const *const parlops_op) -> i64 {
+    if ops.is_null() || n <= 0 {
+        return idents_of(std::iter::empty());
+    }
+    idents_of(
+        (0..n as usize).map(|i| unsafe { super::handles::opt_arg(*ops.add(i), "").ok().flatten() }),
+    )
+}
+
+/// [`idents_of`] from the identities themselves.
+pub(crate) fn idents_of_values(v: &[i64]) -> i64 {
+    crate::comm::list_hash(v, 1) as i64
 }
 
 fn op_of<T: Scalar>(v: impl LinearOperator<T> + 'static) -> AnyOp
@@ -87,6 +138,24 @@ fn layout_pair<'a>(
     Ok((&r.inner, &c.inner))
 }
 
+/// The layouts of a collective constructor: `rows` names the communicator (a rank without it cannot
+/// take part: it returns at once), `cols` is checked with the constructor's other arguments (its
+/// error goes into the agreement), and both layouts' fingerprints make the value to agree
+/// ([`create_op_of`]'s `inputs`), so that ranks passing different layouts fail together.
+#[allow(clippy::type_complexity)]
+fn layout_args<'a>(
+    rows: *const parlops_layout,
+    cols: *const parlops_layout,
+) -> Result<(&'a Arc<Layout>, Result<&'a Arc<Layout>>, i64)> {
+    let r = unsafe { arg(rows, "rows")? };
+    let c = unsafe { arg(cols, "cols") }.map(|c| &c.inner);
+    let prints = [
+        r.inner.fingerprint(),
+        c.as_ref().map_or(0, |c| c.fingerprint()),
+    ];
+    Ok((&r.inner, c, idents_of_values(&prints)))
+}
+
 /// The construction idiom of the collective operator constructors: [`create_agreed`] with the
 /// dtype parsed (after `out`, before this rank's other checks `pre`) and agreed across ranks;
 /// `build` gets the dtype.
@@ -97,11 +166,32 @@ fn create_op(
     pre: Result<()>,
     build: impl FnOnce(DType) -> Result<AnyOp>,
 ) -> Result<()> {
+    create_op_of(comm, dtype, out, pre, None, build)
+}
+
+/// [`create_op`] for a constructor that takes operators or layouts: `inputs` (what they are, for the
+/// message, and the identity of the operators it takes, [`idents_of`], or its layouts'
+/// fingerprints, [`layout_args`]) is agreed with the dtype, so that ranks passing different
+/// operators or layouts fail together.
+fn create_op_of(
+    comm: &Comm,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+    pre: Result<()>,
+    inputs: Option<(&str, i64)>,
+    build: impl FnOnce(DType) -> Result<AnyOp>,
+) -> Result<()> {
     let d = dtype_arg(dtype);
     let pre = d.clone().map(|_| ()).and(pre);
-    create_agreed(comm, out, pre, "dtypes", &[dtype as i64], || {
-        build(d?).map(wrap)
-    })
+    let mut same = vec![dtype as i64];
+    let what = match inputs {
+        Some((what, h)) => {
+            same.push(h);
+            format!("dtypes or {what} ([dtype, a summary of the {what}])")
+        }
+        None => "dtypes".to_string(),
+    };
+    create_agreed(comm, out, pre, &what, &same, || build(d?).map(wrap))
 }
 
 /// This rank's `n` operators for a block constructor, each of `dtype`.

@@ -171,15 +171,23 @@ pub unsafe extern "C" fn parlops_op_create_block_jacobi(
             } else {
                 0
             },
+            a.ident as i64,
         ];
-        create_agreed(&comm, out, pre, "kind and omega", &same, || {
-            let k = k?;
-            with_dtype!(d, T => {
-                let op = csr_of::<T>(&a.inner)?;
-                let csr = op.as_any().downcast_ref::<CsrOp<T>>().ok_or_else(|| crate::err!(Internal, "CSR"))?;
-                BlockJacobi::new(csr, k).map(op_of::<T>).map(wrap)
-            })
-        })
+        create_agreed(
+            &comm,
+            out,
+            pre,
+            "kind, omega and the operator",
+            &same,
+            || {
+                let k = k?;
+                with_dtype!(d, T => {
+                    let op = csr_of::<T>(&a.inner)?;
+                    let csr = op.as_any().downcast_ref::<CsrOp<T>>().ok_or_else(|| crate::err!(Internal, "CSR"))?;
+                    BlockJacobi::new(csr, k).map(op_of::<T>).map(wrap)
+                })
+            },
+        )
     })
 }
 
@@ -235,16 +243,24 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
             o.num_functions as i64,
             o.dof_ordering as i64,
             o.print_level as i64,
+            a.ident as i64,
         ];
-        create_agreed(&comm, out, pre, "BoomerAMG options", &same, || {
-            let op = csr_of::<f64>(&a.inner)?;
-            let csr = op
-                .as_any()
-                .downcast_ref::<CsrOp<f64>>()
-                .ok_or_else(|| crate::err!(Internal, "CSR"))?;
-            let amg = BoomerAmg::setup(csr, &opts?)?;
-            Ok(wrap((std::sync::Arc::new(amg) as Op<f64>).into_any()))
-        })
+        create_agreed(
+            &comm,
+            out,
+            pre,
+            "BoomerAMG options or operators",
+            &same,
+            || {
+                let op = csr_of::<f64>(&a.inner)?;
+                let csr = op
+                    .as_any()
+                    .downcast_ref::<CsrOp<f64>>()
+                    .ok_or_else(|| crate::err!(Internal, "CSR"))?;
+                let amg = BoomerAmg::setup(csr, &opts?)?;
+                Ok(wrap((std::sync::Arc::new(amg) as Op<f64>).into_any()))
+            },
+        )
     })
 }
 
@@ -295,13 +311,25 @@ pub unsafe extern "C" fn parlops_op_create_chebyshev(
             )),
             _ => Ok(()),
         });
-        let same = [degree, lmin.to_bits() as i64, lmax.to_bits() as i64];
+        let same = [
+            degree,
+            lmin.to_bits() as i64,
+            lmax.to_bits() as i64,
+            a.ident as i64,
+        ];
         let d = a.inner.dtype();
-        create_agreed(&comm, out, pre, "degree and bounds", &same, || {
-            with_dtype!(d, T => {
-                let op = a.inner.typed::<T>().ok_or_else(|| crate::err!(Internal, "dtype"))?;
-                Chebyshev::new(op, degree, bounds).map(op_of::<T>).map(wrap)
-            })
-        })
+        create_agreed(
+            &comm,
+            out,
+            pre,
+            "degree, bounds and the operator",
+            &same,
+            || {
+                with_dtype!(d, T => {
+                    let op = a.inner.typed::<T>().ok_or_else(|| crate::err!(Internal, "dtype"))?;
+                    Chebyshev::new(op, degree, bounds).map(op_of::<T>).map(wrap)
+                })
+            },
+        )
     })
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::super::args::{dtype_arg, memory_arg, with_dtype};
 use super::super::handles::{create_agreed, guard, null, parlops_layout, parlops_op};
 use super::super::types::{parlops_dtype, parlops_memory, parlops_status};
-use super::{layout_pair, op_of, wrap};
+use super::{layout_args, op_of, wrap};
 use crate::error::Result;
 use crate::memory::Location;
 use crate::op::callback::Callback;
@@ -45,10 +45,13 @@ pub unsafe extern "C" fn parlops_op_create_shell(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_shell", || {
-        let (r, c) = layout_pair(rows, cols)?;
+        let (r, c, prints) = layout_args(rows, cols)?;
         // host or device callbacks: the same on every rank (device vectors are staged otherwise,
         // which is collective)
-        let args = dtype_arg(dtype).and_then(|d| Ok((d, memory_arg(memory)?)));
+        let args = c
+            .clone()
+            .and_then(|_| dtype_arg(dtype))
+            .and_then(|d| Ok((d, memory_arg(memory)?)));
         let guard_ctx = Arc::new(CtxGuard {
             ctx: ctx as usize,
             destroy: destroy_ctx,
@@ -56,10 +59,12 @@ pub unsafe extern "C" fn parlops_op_create_shell(
         });
         let armed = guard_ctx.clone();
         let pre = args.as_ref().map(|_| ()).map_err(|e| e.clone());
-        let same = [dtype as i64, memory as i64];
-        let what = "dtypes or 'memory' values ([dtype, memory] codes)";
+        let same = [dtype as i64, memory as i64, prints];
+        let what =
+            "dtypes, 'memory' values or layouts ([dtype, memory] codes, the layouts' fingerprints)";
         let made = create_agreed(r.comm(), out, pre, what, &same, || {
             let (d, m) = args?;
+            let c = c?;
             m.require_available()?;
             let Some(fwd) = forward else {
                 return Err(null("forward"));

@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use super::super::args::with_dtype;
 use super::super::handles::{arg, arg_array, guard, opt_arg, parlops_comm, parlops_op};
 use super::super::types::{parlops_dtype, parlops_status};
-use super::{create_op, local_ops, op_of, typed_list};
+use super::{create_op_of, local_ops, op_of, typed_list};
 use crate::error::Result;
 use crate::op::AnyOp;
 use crate::op::block::BlockDiag;
@@ -28,10 +28,21 @@ pub unsafe extern "C" fn parlops_op_stacked_block_diag(
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let list = local_ops(n, ops, dtype);
         let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
-        create_op(c, dtype, out, pre, |d| {
-            let list = list?;
-            with_dtype!(d, T => BlockDiag::<T>::stacked(c, typed_list::<T>(&list)?).map(op_of::<T>))
-        })
+        let idents = super::idents_of_array(n, ops);
+        create_op_of(
+            c,
+            dtype,
+            out,
+            pre,
+            Some((
+                "numbers or operators (their number, order and identity)",
+                idents,
+            )),
+            |d| {
+                let list = list?;
+                with_dtype!(d, T => BlockDiag::<T>::stacked(c, typed_list::<T>(&list)?).map(op_of::<T>))
+            },
+        )
     })
 }
 
@@ -100,16 +111,32 @@ pub unsafe extern "C" fn parlops_op_block(
             )
         })();
         let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
-        create_op(c, dtype, out, pre, |d| {
-            let list = list?;
-            with_dtype!(d, T => {
-                let typed: Vec<Option<crate::op::Op<T>>> = list
-                    .iter()
-                    .map(|o| o.as_ref().map(|a| a.typed::<T>().ok_or_else(|| crate::err!(Internal, "block dtype"))).transpose())
-                    .collect::<Result<_>>()?;
-                BlockOp::<T>::new(c, m as usize, n as usize, typed).map(op_of::<T>)
-            })
-        })
+        let count = if m > 0 && n > 0 {
+            m.saturating_mul(n)
+        } else {
+            0
+        };
+        let idents = super::idents_of_array(count, blocks);
+        create_op_of(
+            c,
+            dtype,
+            out,
+            pre,
+            Some((
+                "block patterns or blocks (m, n, which blocks are given and their identity)",
+                idents,
+            )),
+            |d| {
+                let list = list?;
+                with_dtype!(d, T => {
+                    let typed: Vec<Option<crate::op::Op<T>>> = list
+                        .iter()
+                        .map(|o| o.as_ref().map(|a| a.typed::<T>().ok_or_else(|| crate::err!(Internal, "block dtype"))).transpose())
+                        .collect::<Result<_>>()?;
+                    BlockOp::<T>::new(c, m as usize, n as usize, typed).map(op_of::<T>)
+                })
+            },
+        )
     })
 }
 
@@ -145,12 +172,20 @@ pub unsafe extern "C" fn parlops_op_block_lower_triangular(
                 .collect::<Result<Vec<AnyOp>>>()
         });
         let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
-        create_op(&comm, dtype as parlops_dtype, out, pre, |d| {
-            let list = list?;
-            with_dtype!(d, T => {
-                let at = a.inner.typed::<T>().ok_or_else(|| crate::err!(Internal, "dtype"))?;
-                BlockLower::<T>::new(at, typed_list::<T>(&list)?).map(op_of::<T>)
-            })
-        })
+        let idents = super::idents_of_values(&[a.ident as i64, super::idents_of_array(n, diag)]);
+        create_op_of(
+            &comm,
+            dtype as parlops_dtype,
+            out,
+            pre,
+            Some(("operators (a and the diagonal preconditioners)", idents)),
+            |d| {
+                let list = list?;
+                with_dtype!(d, T => {
+                    let at = a.inner.typed::<T>().ok_or_else(|| crate::err!(Internal, "dtype"))?;
+                    BlockLower::<T>::new(at, typed_list::<T>(&list)?).map(op_of::<T>)
+                })
+            },
+        )
     })
 }
