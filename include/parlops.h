@@ -4,12 +4,30 @@
  *
  * Conventions: every fallible call returns parlops_status (PARLOPS_OK = 0) and leaves a message for
  * parlops_last_error() on failure; outputs come last and are written only on success; _destroy(&h)
- * frees and sets h = NULL. Every handle argument is checked against parlops' table of live handles:
- * a destroyed handle, another type's handle or a pointer parlops never handed out gives
- * PARLOPS_ERR_INVALID_HANDLE. Calls marked [collective] must be made by every rank of the
- * communicator, in the same order; they fail on every rank together when any rank's arguments are
- * wrong (a NULL or invalid handle cannot take part in communication: pass valid handles to
- * collective calls).
+ * frees and sets h = NULL.
+ *
+ * Handles: every handle argument is checked against parlops' table of live handles: a destroyed
+ * handle, another type's handle or a pointer parlops never handed out gives
+ * PARLOPS_ERR_INVALID_HANDLE. A handle's value is never given out twice, so a destroyed handle
+ * stays recognisably destroyed however many objects are made after it.
+ *
+ * Lifetimes: objects that others use hold references (a solver holds its operator and
+ * preconditioner, an operator its parts and layouts, everything its communicator): destroying a
+ * handle drops the caller's reference, at any time, also from a callback while a solve runs. A
+ * handle passed to a call that has not returned (the solver, b and x of a running solve; the
+ * operator and vectors of a running apply; ...) cannot be destroyed from that call's callbacks or
+ * from another thread: PARLOPS_ERR_BUSY, and the handle stays valid (destroy it after the call
+ * returns); nor can such a call's output be changed, or read while it is written, from there. The
+ * vectors lent to an iterate monitor are parlops' own: destroying them is PARLOPS_ERR_BUSY.
+ *
+ * Calls marked [collective] must be made by every rank of the communicator, in the same order.
+ * Their first handle argument names the communicator the call runs on: it must be a valid handle on
+ * every rank (a rank without it cannot take part). Every other argument may be wrong on one rank
+ * only: the call then fails on every rank together, with the same status (that of the lowest
+ * failing rank); values that must match (sizes, settings, which operator or layout is passed,
+ * compared by an identity every rank gives the same object) are agreed, and a difference is
+ * PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS on every rank. A user callback that fails on one rank
+ * fails the call on every rank.
  */
 
 #ifndef PARLOPS_H
@@ -34,6 +52,10 @@
 
 // Gather to every rank (`parlops_vec_gather`'s `root`).
 #define PARLOPS_ALL_RANKS -1
+
+// The most products with A per random vector accepted (hIPPYlib uses 1 to 3; each is a pass of
+// n_omega products).
+#define MAX_POWER 100
 
 #define BLOCK 256
 
@@ -594,7 +616,7 @@ parlops_status parlops_vec_orthonormalize(const parlops_comm *comm,
 // makes them, the same for any number of ranks; not modified; where n_omega exceeds A's size n,
 // the first n are used: they span the whole space and the eigenpairs are exact; k > n is
 // PARLOPS_ERR_INVALID_ARGUMENT), with `power` >= 1 products with A (or
-// B^-1 A) per vector before the projection (1: the plain range finder). `pass`:
+// B^-1 A) per vector before the projection (1: the plain range finder; at most 100). `pass`:
 // PARLOPS_RANDOMIZED_DOUBLE_PASS (T = Q^H A Q: the leading eigenvalues to about the square of
 // the first one left out) or _SINGLE_PASS (no product after the basis: to about the first one left
 // out, for operators too expensive to apply again). The dense work, n_omega^2 values and about
@@ -1492,7 +1514,8 @@ parlops_status parlops_vec_redistribute(const parlops_vec *v,
                                         parlops_vec **out);
 
 // After writing into a `PARLOPS_PARTITION_BROADCAST` vector's local data: make every rank's copy equal
-// to rank 0's. No communication for other partitions. [collective]
+// to rank 0's (other partitions: nothing to do but one small agreement that every rank passes a vector
+// of the same layout). [collective]
 parlops_status parlops_vec_assemble(parlops_vec *v);
 
 // Release the vector and set `*v` to NULL (NULL `*v` is a no-op; a destroyed or foreign `*v` is

@@ -138,6 +138,30 @@ python3 tests/c/gen_collective_guard.py include/parlops.h tests/c/collective_rec
   -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/collective_guard"
 for n in 2 3 4; do run $n "$B/collective_guard"; done
 
+echo "== the second audit's cases (issue 38): hangs, aborts, false answers, at 1-4 ranks"
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/trust.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/trust"
+for n in 1 2 3 4; do run $n "$B/trust"; done
+# PARLOPS_HYPRE_LIBRARY naming what is not a hypre library: an error naming it, at once, on every rank
+rm -rf "$B/hypre_named" && mkdir -p "$B/hypre_named/dir" && mkfifo "$B/hypre_named/fifo"
+echo "not a library" >"$B/hypre_named/text.so"
+for p in "$B/hypre_named/fifo" /dev/zero "$B/hypre_named/missing.so" "$B/hypre_named/dir" "$B/hypre_named/text.so" \
+  "$(readlink -f "$PREFIX/lib/libparlops.so")"; do
+  PARLOPS_HYPRE_LIBRARY=$p run 2 "$B/trust" --hypre "$p" | sed "s|^|PARLOPS_HYPRE_LIBRARY=$p: |"
+done
+
+echo "== lifetimes: every object a running call depends on, destroyed from every callback, 1-4 ranks"
+# every handle type and every callback type of the header is named in the test's tables
+missing=$(comm -23 <(grep -oE 'typedef (struct parlops_[a-z_]+ parlops_[a-z_]+|[a-z_ ]+\(\*parlops_[a-z_]+_fn\))' include/parlops.h \
+  | grep -oE 'parlops_[a-z_]+(_fn)?' | sort -u) \
+  <(grep -oE '"parlops_[a-z_]+"' tests/c/lifetime.c | tr -d '"' | sort -u))
+[ -z "$missing" ] || { echo "tests/c/lifetime.c does not cover: $missing"; exit 1; }
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/lifetime.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/lifetime"
+for n in 1 2 3 4; do run $n "$B/lifetime"; done
+
 echo "== nested solves (parlops_op_create_inverse) at 1, 2, 3 and 4 ranks"
 # shellcheck disable=SC2046
 "$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/nested_solve.c $(pkg-config --cflags --libs parlops) \

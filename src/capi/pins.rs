@@ -303,7 +303,7 @@ fn c_enums_follow_the_tables() {
     }
     let ok = unsafe { CStr::from_ptr(parlops_status_string(0)) };
     assert_eq!(ok.to_str().unwrap(), "PARLOPS_OK: success");
-    let unknown = unsafe { CStr::from_ptr(parlops_status_string(18)) };
+    let unknown = unsafe { CStr::from_ptr(parlops_status_string(19)) };
     assert!(unknown.to_str().unwrap().starts_with("unknown status"));
     for &r in Reason::ALL {
         let c = parlops_reason::from(r);

@@ -267,7 +267,14 @@ fn load() -> std::result::Result<Api, String> {
         let n = CString::new(name).unwrap();
         let p = unsafe { libc::dlsym(handle, n.as_ptr()) };
         if p.is_null() {
-            Err(format!("{loaded} is not hypre: it has no symbol {name}"))
+            Err(format!(
+                "{}{loaded} is not hypre: it has no symbol {name}",
+                if named {
+                    "the library named by PARLOPS_HYPRE_LIBRARY, "
+                } else {
+                    ""
+                }
+            ))
         } else {
             Ok(p)
         }

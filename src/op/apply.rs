@@ -106,6 +106,7 @@ impl AnyOp {
     /// y = alpha A x + beta y (or, `adjoint`, x = alpha A^H y + beta x), through a work vector of
     /// `work` in the output's memory. The scalars (real and imaginary parts) must fit the dtype.
     /// Every check, and the work vector's allocation, is agreed with the apply. [collective]
+    #[allow(clippy::too_many_arguments)]
     pub fn multadd(
         &self,
         work: &MultAddWork,

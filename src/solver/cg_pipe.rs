@@ -83,7 +83,9 @@ pub(crate) fn run<T: Scalar>(
     } else {
         re(bb[0]).sqrt()
     };
-    if natural && bnorm < 0.0 {
+    if natural && (bnorm < 0.0 || super::pc_loses(bnorm, re(bb[0]))) {
+        // M not positive definite (b^H M b <= 0 for a nonzero b: M = 0 would otherwise meet the
+        // natural-norm rule at once)
         return Ok(info(
             0,
             Reason::DivergedIndefinite,
@@ -204,7 +206,7 @@ pub(crate) fn run<T: Scalar>(
             if it == 0 {
                 r0 = rnorm;
             }
-            if natural && re(gamma) < 0.0 {
+            if natural && (re(gamma) < 0.0 || super::pc_loses(re(gamma), re(d[2]))) {
                 ctx.comm.agree(pending)?;
                 return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
             }

@@ -44,7 +44,14 @@ pub(crate) fn run<T: Scalar>(
         re(d[0]).sqrt()
     };
     let r0 = root(re(d[if natural { 1 } else { 3 }]));
-    if natural && (re(gamma) < 0.0 || bnorm < 0.0) {
+    if natural
+        && (re(gamma) < 0.0
+            || bnorm < 0.0
+            || super::pc_loses(re(gamma), re(d[3]))
+            || super::pc_loses(bnorm, re(d[0])))
+    {
+        // M not positive definite (r^H M r or b^H M b <= 0 for a nonzero r or b: M = 0 would
+        // otherwise meet the natural-norm rule at once)
         return Ok(info(0, Reason::DivergedIndefinite, r0, r0, bnorm));
     }
     if let Some(reason) = ctx.check(0, r0, bnorm, b, x)? {
@@ -107,7 +114,7 @@ pub(crate) fn run<T: Scalar>(
                 dots(&ctx.comm, &[(r, u), (u, w), (r, r)], e)?
             };
             rnorm = root(re(d[if natural { 0 } else { 2 }]));
-            if natural && re(d[0]) < 0.0 {
+            if natural && (re(d[0]) < 0.0 || super::pc_loses(re(d[0]), re(d[2]))) {
                 return Ok(info(it, Reason::DivergedIndefinite, r0, rnorm, bnorm));
             }
             if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {

@@ -1,0 +1,323 @@
+/* The lifetime test: for every running call that takes user callbacks (a solve, an operator apply,
+ * the randomized eigensolver, a Chebyshev set-up), every callback the API offers that reaches it
+ * (the operator's and the preconditioner's apply callbacks, the monitor, the iterate monitor, a
+ * context's destroy callback), and every object the call depends on, the callback destroys that
+ * object, and the documented outcome must follow:
+ *   - a handle passed to the running call (s, b, x of a solve; A, x, y of an apply; A, omega, u of
+ *     the eigensolver; A of a set-up) cannot be destroyed until the call returns: PARLOPS_ERR_BUSY,
+ *     and the handle stays usable;
+ *   - a vector lent to the iterate monitor cannot be destroyed at all: PARLOPS_ERR_BUSY;
+ *   - an object the call holds by reference (the operator and preconditioner set on the solver, a
+ *     layout, the communicator, the solver behind an inverse, a block of a block operator) may be
+ *     destroyed: PARLOPS_OK, and the call goes on with its own reference;
+ * and in every case the call's result is right (a solve converges to the known solution, checked on
+ * the true residual; an apply gives the product; the eigenvalues are the diagonal's). Run at 1, 2, 3
+ * and 4 ranks. tests/examples.sh fails when the header has a handle type or a callback type that
+ * the tables below do not name.
+ * Prints "lifetime (N ranks): P passed, F failed" on rank 0. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "expect.h"
+
+#ifdef PARLOPS_OLD_API /* built against the library before issue 38, to show what failed there */
+#define PARLOPS_ERR_BUSY 18
+#endif
+
+/* What the header offers, each covered by a scenario below (checked by tests/examples.sh). */
+static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
+                                           "parlops_solver"};
+static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
+                                             "parlops_monitor_iterate_fn"};
+
+#define N 24
+
+/* where a destroy is made from */
+enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, NCB };
+static const char *const cb_names[] = {"operator callback (parlops_apply_fn)", "preconditioner callback (parlops_apply_fn)",
+                                       "monitor (parlops_monitor_fn)", "iterate monitor (parlops_monitor_iterate_fn)",
+                                       "context destroy callback (parlops_destroy_fn)"};
+
+/* the objects of one scenario */
+static struct {
+  parlops_comm *c;
+  parlops_layout *l, *l_ref;
+  parlops_vec *b, *x, *y, *om[4], *u[2], *lent;
+  parlops_op *A, *M, *Minv, *B, *Ad, *A_check;
+  parlops_solver *s_saved;
+  parlops_solver *s, *s_inner;
+  int64_t lo, len;
+} S;
+
+/* the scenario running now: where to destroy from, which handle (a pointer to it), at which call of
+ * the callback; the status the destroy got */
+static int which_cb = -1, target_kind = -1, fire_at = 2, calls = 0, fired = 0;
+static void **target = NULL;
+static parlops_status got = PARLOPS_OK;
+static char got_msg[512];
+
+static parlops_status destroy_kind(int kind, void **h) {
+  switch (kind) {
+  case 0: return parlops_comm_destroy((parlops_comm **)h);
+  case 1: return parlops_layout_destroy((parlops_layout **)h);
+  case 2: return parlops_vec_destroy((parlops_vec **)h);
+  case 3: return parlops_op_destroy((parlops_op **)h);
+  default: return parlops_solver_destroy((parlops_solver **)h);
+  }
+}
+
+static void maybe_fire(int cb) {
+  if (cb != which_cb || fired) return;
+  if (++calls < fire_at) return;
+  fired = 1;
+  got = destroy_kind(target_kind, target);
+  snprintf(got_msg, sizeof got_msg, "%s", got == PARLOPS_OK ? "" : parlops_last_error());
+}
+
+/* A = diag(1 + g / 8) (g the global index), M = I: SPD, CG converges in at most N iterations */
+static int op_fwd(void *ctx, const void *xv, void *yv) {
+  (void)ctx;
+  const double *x = xv;
+  double *y = yv;
+  for (int64_t i = 0; i < S.len; i++) y[i] = (1.0 + (double)(S.lo + i) / 8.0) * x[i];
+  maybe_fire(CB_OP);
+  return 0;
+}
+static int pc_fwd(void *ctx, const void *xv, void *yv) {
+  (void)ctx;
+  const double *x = xv;
+  double *y = yv;
+  for (int64_t i = 0; i < S.len; i++) y[i] = x[i];
+  maybe_fire(CB_PC);
+  return 0;
+}
+static int monitor(void *ctx, int64_t it, double r) {
+  (void)ctx;
+  (void)it;
+  (void)r;
+  maybe_fire(CB_MONITOR);
+  return 0;
+}
+static int monitor_iterate(void *ctx, int64_t it, double r, const parlops_vec *x, const parlops_vec *res) {
+  (void)ctx;
+  (void)it;
+  (void)r;
+  (void)res;
+  S.lent = (parlops_vec *)x; /* the lent iterate, a target of its own */
+  maybe_fire(CB_ITERATE);
+  return PARLOPS_MONITOR_CONTINUE;
+}
+static void ctx_destroy(void *ctx) {
+  (void)ctx;
+  maybe_fire(CB_DESTROY_CTX);
+}
+
+static void build(void) {
+  memset(&S, 0, sizeof S);
+  EXPECT(parlops_comm_create(MPI_COMM_WORLD, &S.c), PARLOPS_OK, NULL);
+  EXPECT(parlops_layout_create(S.c, PARLOPS_PARTITION_SCATTER, N, PARLOPS_DECIDE, &S.l), PARLOPS_OK, NULL);
+  parlops_layout_local_range(S.l, &S.lo, &S.len);
+  EXPECT(parlops_op_create_shell(S.l, S.l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, op_fwd, op_fwd, ctx_destroy, &S.A),
+         PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_shell(S.l, S.l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, pc_fwd, pc_fwd, NULL, &S.M), PARLOPS_OK,
+         NULL);
+  EXPECT(parlops_op_create_vecs(S.A, &S.x, &S.b), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_duplicate(S.b, &S.y), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_layout(S.b, &S.l_ref), PARLOPS_OK, NULL);
+  /* a handle of the checker's own on the operator (scenarios destroy S.A) */
+  EXPECT(parlops_op_scale(S.A, PARLOPS_REAL(1.0), &S.A_check), PARLOPS_OK, NULL);
+  /* b = A 1: the solution is all ones */
+  EXPECT(parlops_vec_fill(S.y, PARLOPS_REAL(1.0)), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_apply(S.A, S.y, S.b), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_create(S.c, PARLOPS_METHOD_CG, &S.s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_operator(S.s, S.A), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_tolerances(S.s, 1e-12, 0.0, 1e5, 200), PARLOPS_OK, NULL);
+  /* an inner solver behind an inverse (the inverse of M = I: one iteration), as the preconditioner */
+  EXPECT(parlops_solver_create(S.c, PARLOPS_METHOD_CG, &S.s_inner), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_operator(S.s_inner, S.M), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_inverse(S.s_inner, false, &S.Minv), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_preconditioner(S.s, S.Minv), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_monitor(S.s, monitor, NULL), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_monitor_iterate(S.s, monitor_iterate, NULL), PARLOPS_OK, NULL);
+  /* a block operator [4D A; M 4D] holding A and M, with a diagonal (4D: a diagonal matrix), for
+   * the Chebyshev set-up */
+  parlops_vec *dv = NULL;
+  EXPECT(parlops_vec_duplicate(S.b, &dv), PARLOPS_OK, NULL);
+  double dl[N];
+  for (int64_t i = 0; i < S.len; i++) dl[i] = 4.0 * (1.0 + (double)(S.lo + i) / 8.0);
+  EXPECT(parlops_vec_copy_from_host(dv, dl), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_diagonal_matrix(dv, &S.Ad), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_destroy(&dv), PARLOPS_OK, NULL);
+  const parlops_op *blk[4] = {S.Ad, S.A, S.M, S.Ad};
+  EXPECT(parlops_op_block(S.c, PARLOPS_F64, 2, 2, blk, &S.B), PARLOPS_OK, NULL);
+  for (int i = 0; i < 4; i++) {
+    EXPECT(parlops_vec_duplicate(S.b, &S.om[i]), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_set_random(S.om[i], PARLOPS_RANDOM_GAUSSIAN, (uint64_t)(i + 1)), PARLOPS_OK, NULL);
+  }
+  for (int i = 0; i < 2; i++) EXPECT(parlops_vec_duplicate(S.b, &S.u[i]), PARLOPS_OK, NULL);
+}
+
+static void teardown(void) {
+  void **all[] = {(void **)&S.s,      (void **)&S.s_inner, (void **)&S.B, (void **)&S.Ad, (void **)&S.A_check, (void **)&S.Minv, (void **)&S.M,
+                  (void **)&S.A,      (void **)&S.b,       (void **)&S.x, (void **)&S.y,    (void **)&S.om[0],
+                  (void **)&S.om[1],  (void **)&S.om[2],   (void **)&S.om[3], (void **)&S.u[0], (void **)&S.u[1],
+                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c};
+  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0};
+  /* no callback destroys anything now */
+  which_cb = -1;
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    parlops_status st = destroy_kind(kinds[i], all[i]);
+    expect("teardown: every handle left is live and destroyed", st, PARLOPS_OK, NULL);
+  }
+}
+
+/* the running calls */
+enum call { SOLVE, APPLY, EIG, CHEB, NCALL };
+static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
+                                         "parlops_op_create_chebyshev"};
+
+/* Run `call`; check its result. Returns the call's status. */
+static parlops_status run(int call, char *what, size_t cap) {
+  parlops_status st = PARLOPS_OK;
+  double err = 0.0;
+  switch (call) {
+  case SOLVE: {
+    st = parlops_solver_solve(S.s, S.b, S.x);
+    if (st != PARLOPS_OK) break;
+    parlops_solve_info info;
+    parlops_solver_info(S.s, &info);
+    /* x = 1: the error, and the true residual recomputed */
+    parlops_vec_fill(S.y, PARLOPS_REAL(1.0));
+    parlops_vec_axpy(S.y, PARLOPS_REAL(-1.0), S.x);
+    parlops_vec_norm(S.y, PARLOPS_NORM_INF, 0, &err);
+    double rn = 0, bn = 0;
+    parlops_op_apply(S.A_check, S.x, S.y);
+    parlops_vec_axpby(S.y, PARLOPS_REAL(1.0), S.b, PARLOPS_REAL(-1.0));
+    parlops_vec_norm(S.y, PARLOPS_NORM_2, 0, &rn);
+    parlops_vec_norm(S.b, PARLOPS_NORM_2, 0, &bn);
+    if (info.reason <= 0 || rn > 1e-10 * bn || err > 1e-8) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "reason %d after %lld iterations, ||b - A x|| / ||b|| %.1e, max |x - 1| %.1e", (int)info.reason,
+             (long long)info.iterations, bn > 0 ? rn / bn : rn, err);
+    break;
+  }
+  case APPLY: {
+    parlops_vec_fill(S.x, PARLOPS_REAL(1.0));
+    st = parlops_op_apply(S.A, S.x, S.y);
+    if (st != PARLOPS_OK) break;
+    parlops_vec_axpy(S.y, PARLOPS_REAL(-1.0), S.b); /* A 1 = b */
+    parlops_vec_norm(S.y, PARLOPS_NORM_INF, 0, &err);
+    if (err > 0) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "max |A 1 - b| %.1e", err);
+    break;
+  }
+  case EIG: {
+    double ev[2] = {0, 0};
+    st = parlops_eig_randomized(S.A, NULL, NULL, 4, (const parlops_vec *const *)S.om, 2, PARLOPS_RANDOMIZED_DOUBLE_PASS, 2,
+                                ev, S.u);
+    if (st != PARLOPS_OK) break;
+    /* the largest diagonal entry is 1 + (N - 1) / 8; a Rayleigh-Ritz value of it within the spectrum */
+    double top = 1.0 + (N - 1) / 8.0;
+    if (!(ev[0] <= top * (1 + 1e-12) && ev[0] > 1.0 && ev[1] <= ev[0])) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "eigenvalues %.6f, %.6f (largest %.6f)", ev[0], ev[1], top);
+    break;
+  }
+  case CHEB: {
+    parlops_op *C = NULL;
+    st = parlops_op_create_chebyshev(S.B, 3, -1.0, -1.0, &C);
+    if (st == PARLOPS_OK) parlops_op_destroy(&C);
+    snprintf(what, cap, "set-up %s", st == PARLOPS_OK ? "made" : "failed");
+    break;
+  }
+  }
+  return st;
+}
+
+/* One scenario: build, arm the callback, run, check the destroy's status and the call's result,
+ * tear down. */
+static void scenario(int call, int cb, int kind, void **h, const char *hname, parlops_status want) {
+  build();
+  which_cb = cb;
+  target_kind = kind;
+  target = h;
+  calls = fired = 0;
+  got = PARLOPS_OK;
+  got_msg[0] = 0;
+  /* a solve's callbacks run many times: the second call, in the middle of it; the others', the first */
+  fire_at = call == SOLVE && cb != CB_DESTROY_CTX ? 2 : 1;
+  char name[400], what[256] = "";
+  snprintf(name, sizeof name, "%s: %s destroys %s", call_names[call], cb_names[cb], hname);
+  parlops_status st = run(call, what, sizeof what);
+  if (cb == CB_DESTROY_CTX) {
+    /* the operator's context goes with the last reference to it, the solver's, here */
+    S.s_saved = S.s;
+    parlops_op_destroy(&S.B);
+    parlops_op_destroy(&S.A_check);
+    parlops_op_destroy(&S.A);
+    parlops_solver_destroy(&S.s);
+  }
+  int reached = fired || cb == CB_DESTROY_CTX;
+  expect(name, reached ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  if (!reached) fprintf(stderr, "rank %d: %s: the callback never ran\n", rank_, name);
+  int ok = fired && got == want;
+  expect(name, ok || !reached ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  if (fired && got != want)
+    fprintf(stderr, "rank %d: %s: the destroy returned %d, documented %d (%s)\n", rank_, name, (int)got, (int)want, got_msg);
+  if (want == PARLOPS_ERR_BUSY && fired && !strstr(got_msg, "in use") && !strstr(got_msg, "lent"))
+    fprintf(stderr, "rank %d: %s: message does not say why: %s\n", rank_, name, got_msg);
+  char res[700];
+  snprintf(res, sizeof res, "%s, then the call's result: %s", name, what);
+  expect(res, st, PARLOPS_OK, NULL);
+  teardown();
+}
+
+int main(int argc, char **argv) {
+  signal(SIGALRM, on_alarm);
+  alarm(60);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  (void)handle_types;
+  (void)callback_types;
+  const parlops_status BUSY = PARLOPS_ERR_BUSY, OK = PARLOPS_OK;
+  /* a solve: from each callback it reaches, each object it depends on */
+  for (int cb = CB_OP; cb <= CB_ITERATE; cb++) {
+    scenario(SOLVE, cb, 4, (void **)&S.s, "the solver (passed)", BUSY);
+    scenario(SOLVE, cb, 2, (void **)&S.b, "b (passed)", BUSY);
+    scenario(SOLVE, cb, 2, (void **)&S.x, "x (passed)", BUSY);
+    scenario(SOLVE, cb, 3, (void **)&S.A, "the operator (held by the solver)", OK);
+    scenario(SOLVE, cb, 3, (void **)&S.Minv, "the preconditioner (held by the solver)", OK);
+    scenario(SOLVE, cb, 3, (void **)&S.M, "the inner operator of the preconditioner (held by it)", OK);
+    scenario(SOLVE, cb, 4, (void **)&S.s_inner, "the solver behind the inverse preconditioner (a snapshot is held)", OK);
+    scenario(SOLVE, cb, 1, (void **)&S.l, "the layout (held by the vectors)", OK);
+    scenario(SOLVE, cb, 1, (void **)&S.l_ref, "a second reference to the layout", OK);
+    scenario(SOLVE, cb, 0, (void **)&S.c, "the communicator (held by everything)", OK);
+  }
+  scenario(SOLVE, CB_ITERATE, 2, (void **)&S.lent, "the iterate lent to it", BUSY);
+  /* an operator apply, the randomized eigensolver, a Chebyshev set-up: from the operator's callback */
+  scenario(APPLY, CB_OP, 3, (void **)&S.A, "the operator (passed)", BUSY);
+  scenario(APPLY, CB_OP, 2, (void **)&S.x, "x (passed)", BUSY);
+  scenario(APPLY, CB_OP, 2, (void **)&S.y, "y (passed)", BUSY);
+  scenario(APPLY, CB_OP, 4, (void **)&S.s, "a solver holding the operator", OK);
+  scenario(APPLY, CB_OP, 1, (void **)&S.l, "the layout", OK);
+  scenario(EIG, CB_OP, 3, (void **)&S.A, "the operator (passed)", BUSY);
+  scenario(EIG, CB_OP, 2, (void **)&S.om[0], "omega[0] (passed)", BUSY);
+  scenario(EIG, CB_OP, 2, (void **)&S.u[1], "u[1] (passed)", BUSY);
+  scenario(EIG, CB_OP, 2, (void **)&S.b, "a vector it does not use", OK);
+  scenario(CHEB, CB_OP, 3, (void **)&S.B, "the block operator (passed)", BUSY);
+  scenario(CHEB, CB_OP, 3, (void **)&S.A, "a block of it (held by the block operator)", OK);
+  scenario(CHEB, CB_PC, 3, (void **)&S.M, "another block of it (held by the block operator)", OK);
+  /* from a context's destroy callback, run while the operator goes away after a solve */
+  scenario(SOLVE, CB_DESTROY_CTX, 2, (void **)&S.b, "a vector the solve used", OK);
+  scenario(SOLVE, CB_DESTROY_CTX, 4, (void **)&S.s_saved, "the solver whose destruction runs it (already unregistered)",
+           PARLOPS_ERR_INVALID_HANDLE);
+  alarm(0);
+  int all = 0;
+  MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank_ == 0) printf("lifetime (%d ranks): %d passed, %d failed\n", size_, passed, all);
+  MPI_Finalize();
+  return all != 0;
+}
