@@ -390,6 +390,23 @@ pub(crate) unsafe fn arg<'a, T: Handle>(p: *const T, name: &str) -> Result<&'a T
     Ok(unsafe { &*(a as *const T) })
 }
 
+/// A caller's array of `n` handles: `n` >= 0, and the array not NULL unless `n` is 0.
+fn array_shape(n: std::ffi::c_int, null: bool, n_name: &str, name: &str) -> Result<()> {
+    if n < 0 {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{n_name}' is {n}; it must be >= 0"
+        );
+    }
+    if n > 0 && null {
+        crate::bail!(
+            NullArgument,
+            "argument '{name}' is NULL with {n_name} = {n}"
+        );
+    }
+    Ok(())
+}
+
 /// Borrow the `n` handles of a caller's array (each checked as [`arg`], named `name[i]`); `n_name`
 /// names the count in messages.
 pub(crate) unsafe fn arg_array<'a, T: Handle>(
@@ -398,18 +415,7 @@ pub(crate) unsafe fn arg_array<'a, T: Handle>(
     n_name: &str,
     name: &str,
 ) -> Result<Vec<&'a T>> {
-    if n < 0 {
-        crate::bail!(
-            InvalidArgument,
-            "argument '{n_name}' is {n}; it must be >= 0"
-        );
-    }
-    if n > 0 && p.is_null() {
-        crate::bail!(
-            NullArgument,
-            "argument '{name}' is NULL with {n_name} = {n}"
-        );
-    }
+    array_shape(n, p.is_null(), n_name, name)?;
     (0..n as usize)
         .map(|i| unsafe { arg(*p.add(i), &format!("{name}[{i}]")) })
         .collect()
@@ -423,18 +429,7 @@ pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
     n_name: &str,
     name: &str,
 ) -> Result<Vec<&'a mut T>> {
-    if n < 0 {
-        crate::bail!(
-            InvalidArgument,
-            "argument '{n_name}' is {n}; it must be >= 0"
-        );
-    }
-    if n > 0 && p.is_null() {
-        crate::bail!(
-            NullArgument,
-            "argument '{name}' is NULL with {n_name} = {n}"
-        );
-    }
+    array_shape(n, p.is_null(), n_name, name)?;
     let ptrs: Vec<*mut T> = (0..n as usize).map(|i| unsafe { *p.add(i) }).collect();
     for (i, a) in ptrs.iter().enumerate() {
         if !a.is_null()

@@ -315,30 +315,19 @@ RECIPE(parlops_op_create_dense, "local_rows:f64") {
   a->local_rows = dbuf;
   a->out = &o_op;
 }
-RECIPE(parlops_op_block_diag, "n_local:count") {
-  for (int i = 0; i < 16; i++) co[i] = W.Aself;
-  a->comm = W.c;
-  a->dtype = PARLOPS_F64;
-  a->n_local = 1;
-  a->local_ops = co;
-  a->out = &o_op;
-}
-RECIPE(parlops_op_vstack, "n_local:count") {
-  for (int i = 0; i < 16; i++) co[i] = W.Aself;
-  a->comm = W.c;
-  a->dtype = PARLOPS_F64;
-  a->n_local = 1;
-  a->local_ops = co;
-  a->out = &o_op;
-}
-RECIPE(parlops_op_hstack, "n_local:count") {
-  for (int i = 0; i < 16; i++) co[i] = W.Aself;
-  a->comm = W.c;
-  a->dtype = PARLOPS_F64;
-  a->n_local = 1;
-  a->local_ops = co;
-  a->out = &o_op;
-}
+/* block_diag, vstack, hstack: one local operator per rank (on MPI_COMM_SELF) */
+#define LOCAL_OPS_RECIPE(fn)                            \
+  RECIPE(fn, "n_local:count") {                         \
+    for (int i = 0; i < 16; i++) co[i] = W.Aself;       \
+    a->comm = W.c;                                      \
+    a->dtype = PARLOPS_F64;                             \
+    a->n_local = 1;                                     \
+    a->local_ops = co;                                  \
+    a->out = &o_op;                                     \
+  }
+LOCAL_OPS_RECIPE(parlops_op_block_diag)
+LOCAL_OPS_RECIPE(parlops_op_vstack)
+LOCAL_OPS_RECIPE(parlops_op_hstack)
 RECIPE(parlops_op_first_derivative, "") {
   a->layout = W.lnd;
   a->axis = 0;

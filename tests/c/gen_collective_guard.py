@@ -52,7 +52,11 @@ def parse_header(text):
 
 def parse_recipes(text):
     out = {}
-    for name, meta in re.findall(r'RECIPE\((parlops_[a-z0-9_]+),\s*"([^"]*)"\)', text):
+    found = re.findall(r'RECIPE\((parlops_[a-z0-9_]+),\s*"([^"]*)"\)', text)
+    # recipes made by a macro: NAME_RECIPE(parlops_x) expands RECIPE(parlops_x, "tags") in the macro
+    for macro, meta in re.findall(r'#define ([A-Z_]+_RECIPE)\(fn\)[^\n]*\n\s*RECIPE\(fn,\s*"([^"]*)"\)', text):
+        found += [(n, meta) for n in re.findall(macro + r'\((parlops_[a-z0-9_]+)\)', text)]
+    for name, meta in found:
         tags = {}
         for item in meta.split():
             param, _, kind = item.partition(":")

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::super::args::{array_arg, index_arg, ownership_arg, value_slice, with_dtype};
 use super::super::handles::{arg, guard, parlops_layout, parlops_op, put_opt};
 use super::super::types::{parlops_dtype, parlops_index, parlops_ownership, parlops_status};
-use super::{create_op_of, layout_args, op_of};
+use super::{create_op_on, op_of};
 use crate::error::Result;
 use crate::op::csr::{Arr, CsrOp, Idx, IndexInt, LocalCsr};
 use crate::op::{AnyOp, IntoAnyOp, Op};
@@ -75,25 +75,16 @@ pub unsafe extern "C" fn parlops_op_create_csr(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_csr", || {
-        let (r, c, prints) = layout_args(rows, cols)?;
         let it = index_arg(index_type);
         let arrays = [row_ptr, col_idx, values];
-        let pre = it.clone().map(|_| ()).and(c.clone().map(|_| ()));
-        create_op_of(
-            r.comm(),
-            dtype,
-            out,
-            pre,
-            Some(("layouts (rows and cols)", prints)),
-            |d| {
-                let c = c?;
-                with_dtype!(d, T => if it? == 0 {
-                    from_rows::<T, i32>(r, c, arrays)
-                } else {
-                    from_rows::<T, i64>(r, c, arrays)
-                })
-            },
-        )
+        let pre = it.clone().map(|_| ());
+        create_op_on(rows, cols, dtype, out, pre, |d, r, c| {
+            with_dtype!(d, T => if it? == 0 {
+                from_rows::<T, i32>(r, c, arrays)
+            } else {
+                from_rows::<T, i64>(r, c, arrays)
+            })
+        })
     })
 }
 
@@ -190,40 +181,28 @@ pub unsafe extern "C" fn parlops_op_create_parcsr(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_parcsr", || {
-        let (r, c, prints) = layout_args(rows, cols)?;
-        let args = c
-            .clone()
-            .and_then(|_| index_arg(index_type))
-            .and_then(|it| {
-                let wrap_it = ownership_arg(ownership)?;
-                if num_offd_cols < 0 {
-                    crate::bail!(
-                        InvalidArgument,
-                        "argument 'num_offd_cols' is {num_offd_cols}; it must be >= 0"
-                    );
-                }
-                let n = num_offd_cols as usize;
-                let cm = unsafe { array_arg::<i64>(col_map_offd.cast(), n, "col_map_offd")? };
-                Ok((it, wrap_it, cm.to_vec()))
-            });
+        let args = index_arg(index_type).and_then(|it| {
+            let wrap_it = ownership_arg(ownership)?;
+            if num_offd_cols < 0 {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'num_offd_cols' is {num_offd_cols}; it must be >= 0"
+                );
+            }
+            let n = num_offd_cols as usize;
+            let cm = unsafe { array_arg::<i64>(col_map_offd.cast(), n, "col_map_offd")? };
+            Ok((it, wrap_it, cm.to_vec()))
+        });
         let pre = args.as_ref().map(|_| ()).map_err(|e| e.clone());
         let (diag, offd) = ([diag_i, diag_j, diag_a], [offd_i, offd_j, offd_a]);
-        create_op_of(
-            r.comm(),
-            dtype,
-            out,
-            pre,
-            Some(("layouts (rows and cols)", prints)),
-            |d| {
-                let (it, wrap_it, col_map) = args?;
-                let c = c?;
-                with_dtype!(d, T => if it == 0 {
-                    from_parcsr::<T, i32>(r, c, diag, offd, wrap_it, col_map)
-                } else {
-                    from_parcsr::<T, i64>(r, c, diag, offd, wrap_it, col_map)
-                })
-            },
-        )
+        create_op_on(rows, cols, dtype, out, pre, |d, r, c| {
+            let (it, wrap_it, col_map) = args?;
+            with_dtype!(d, T => if it == 0 {
+                from_parcsr::<T, i32>(r, c, diag, offd, wrap_it, col_map)
+            } else {
+                from_parcsr::<T, i64>(r, c, diag, offd, wrap_it, col_map)
+            })
+        })
     })
 }
 

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use super::super::args::{value_slice, with_dtype};
 use super::super::handles::{guard, parlops_layout, parlops_op};
 use super::super::types::{parlops_dtype, parlops_status};
-use super::{create_op_of, layout_args, op_of};
+use super::{create_op_on, op_of};
 use crate::op::dense::DenseBlockRow;
 
 /// A dense matrix distributed by block rows (PyLops-MPI's MatrixMult): `local_rows` holds this rank's
@@ -20,22 +20,12 @@ pub unsafe extern "C" fn parlops_op_create_dense(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_dense", || {
-        let (r, c, prints) = layout_args(rows, cols)?;
-        let pre = c.clone().map(|_| ());
-        create_op_of(
-            r.comm(),
-            dtype,
-            out,
-            pre,
-            Some(("layouts (rows and cols)", prints)),
-            |d| {
-                let c = c?;
-                with_dtype!(d, T => {
-                    let n = DenseBlockRow::<T>::local_entries(r, c)?;
-                    let vals = unsafe { value_slice::<T>(local_rows, n, "local_rows")? };
-                    DenseBlockRow::<T>::from_slice(r.clone(), c.clone(), vals).map(op_of::<T>)
-                })
-            },
-        )
+        create_op_on(rows, cols, dtype, out, Ok(()), |d, r, c| {
+            with_dtype!(d, T => {
+                let n = DenseBlockRow::<T>::local_entries(r, c)?;
+                let vals = unsafe { value_slice::<T>(local_rows, n, "local_rows")? };
+                DenseBlockRow::<T>::from_slice(r.clone(), c.clone(), vals).map(op_of::<T>)
+            })
+        })
     })
 }

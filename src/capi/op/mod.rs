@@ -156,6 +156,23 @@ fn layout_args<'a>(
     Ok((&r.inner, c, idents_of_values(&prints)))
 }
 
+/// [`create_op_of`] for a constructor on a row and a column layout ([`layout_args`]): a bad `cols`
+/// joins this rank's other checks `pre`, the layouts are agreed with the dtype, and `build` gets the
+/// dtype and both layouts. [collective]
+fn create_op_on(
+    rows: *const parlops_layout,
+    cols: *const parlops_layout,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+    pre: Result<()>,
+    build: impl FnOnce(DType, &Arc<Layout>, &Arc<Layout>) -> Result<AnyOp>,
+) -> Result<()> {
+    let (r, c, prints) = layout_args(rows, cols)?;
+    let pre = c.clone().map(|_| ()).and(pre);
+    let inputs = Some(("layouts (rows and cols)", prints));
+    create_op_of(r.comm(), dtype, out, pre, inputs, |d| build(d, r, c?))
+}
+
 /// The construction idiom of the collective operator constructors: [`create_agreed`] with the
 /// dtype parsed (after `out`, before this rank's other checks `pre`) and agreed across ranks;
 /// `build` gets the dtype.
