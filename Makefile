@@ -199,8 +199,10 @@ test-mpich:
 	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
 	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
-	for prog in bad_input bad_input_ops bad_input_solver bad_handles nested_solve; do \
-	  mpicc.mpich -Wall -Werror -Iinclude -Itests/c tests/c/$$prog.c -L$(CURDIR)/target-mpich/release -lparlops \
+	python3 tests/c/gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h >$(BUILD)/collective_guard.c
+	for prog in bad_input bad_input_ops bad_input_solver bad_handles nested_solve trust lifetime collective_guard; do \
+	  src=tests/c/$$prog.c; [ -f $$src ] || src=$(BUILD)/$$prog.c; \
+	  mpicc.mpich -Wall -Werror -Iinclude -Itests/c $$src -L$(CURDIR)/target-mpich/release -lparlops \
 	    -Wl,-rpath,$(CURDIR)/target-mpich/release -lm -lpthread -o $(BUILD)/$${prog}_mpich && \
 	  timeout 600 mpiexec.mpich -n 3 $(BUILD)/$${prog}_mpich || exit 1; \
 	done

@@ -8,8 +8,8 @@
  *
  * Handles: every handle argument is checked against parlops' table of live handles: a destroyed
  * handle, another type's handle or a pointer parlops never handed out gives
- * PARLOPS_ERR_INVALID_HANDLE. A handle's value is never given out twice, so a destroyed handle
- * stays recognisably destroyed however many objects are made after it.
+ * PARLOPS_ERR_INVALID_HANDLE. A handle's value is not given out twice (before 2^48 handles have
+ * been made), so a destroyed handle stays recognisably destroyed however many objects follow it.
  *
  * Lifetimes: objects that others use hold references (a solver holds its operator and
  * preconditioner, an operator its parts and layouts, everything its communicator): destroying a

@@ -180,13 +180,14 @@ impl Handle for parlops_op {
 /// on every rank.
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
-// A handle's value is not an address: it is a serial number that is never given out twice (with
-// its type and a tag in the high bits, where no user-space address on Linux lies), and the registry
-// maps it to the object. So a destroyed handle stays recognisably destroyed however many objects
-// come after it, and a pointer parlops never handed out is never mistaken for one.
-const TAG: u64 = 0x7A5E;
-const TAG_SHIFT: u32 = 48;
-const KIND_SHIFT: u32 = 44;
+// A handle's value is not an address: it is a 48-bit serial number that is not given out twice
+// before 2^48 handles have been made (years of creating ten million a second), with its type and a
+// tag in the 16 high bits, where no user-space address on Linux lies; the registry maps it to the
+// object. So a destroyed handle stays recognisably destroyed however many objects come after it,
+// and a pointer parlops never handed out is never mistaken for one.
+const TAG: u64 = 0x7A5;
+const TAG_SHIFT: u32 = 52;
+const KIND_SHIFT: u32 = 48;
 const SERIAL_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
 /// A hold on a live handle by a call that has not returned (its frame): `excl` for the handles it
@@ -483,9 +484,13 @@ pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
 fn register<T: Handle>(v: T, lent: bool) -> *mut T {
     let p = Box::into_raw(Box::new(v)) as usize;
     let h = with_registry(|reg| {
-        let serial = reg.next;
-        reg.next += 1;
-        let h = handle_value(T::KIND, serial & SERIAL_MASK);
+        // after 2^48 handles the serials start again, skipping live ones
+        let mut serial = reg.next & SERIAL_MASK;
+        while serial == 0 || reg.live.contains_key(&handle_value(T::KIND, serial)) {
+            serial = (serial + 1) & SERIAL_MASK;
+        }
+        reg.next = serial + 1;
+        let h = handle_value(T::KIND, serial);
         reg.live.insert(
             h,
             Entry {
