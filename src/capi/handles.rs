@@ -209,8 +209,26 @@ struct Entry {
     lent: bool,
 }
 
+/// A hasher for the registry's keys (serial numbers with constant high bits): one multiplication.
+#[derive(Default)]
+struct SerialHasher(u64);
+
+impl std::hash::Hasher for SerialHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 struct Registry {
-    live: HashMap<u64, Entry>,
+    live: HashMap<u64, Entry, std::hash::BuildHasherDefault<SerialHasher>>,
     /// The next serial number.
     next: u64,
 }
@@ -221,7 +239,7 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     // a panic while the lock is held leaves the map consistent (each update is one insert/remove)
     let mut g = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let reg = g.get_or_insert_with(|| Registry {
-        live: HashMap::new(),
+        live: HashMap::default(),
         next: 1,
     });
     f(reg)
@@ -244,14 +262,20 @@ fn decode(v: u64) -> Option<(Kind, u64)> {
 // until it returns
 
 thread_local! {
-    /// This thread's running calls, innermost last: (frame, function, the handles it holds).
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// This thread's running calls, innermost last, and the handles they hold.
+    static FRAMES: RefCell<Frames> = const {
+        RefCell::new(Frames {
+            stack: Vec::new(),
+            held: Vec::new(),
+        })
+    };
 }
 static FRAME_SEQ: AtomicU64 = AtomicU64::new(1);
 
-struct Frame {
-    id: u64,
-    func: &'static str,
+/// The frames of one thread: (frame, function, where its holds start in `held`), and the handles
+/// held, frame after frame (kept between calls: no allocation per call once warm).
+struct Frames {
+    stack: Vec<(u64, &'static str, usize)>,
     held: Vec<u64>,
 }
 
@@ -263,11 +287,8 @@ fn enter_frame(func: &'static str) -> Option<u64> {
         .try_with(|f| {
             f.try_borrow_mut()
                 .map(|mut f| {
-                    f.push(Frame {
-                        id,
-                        func,
-                        held: Vec::new(),
-                    })
+                    let start = f.held.len();
+                    f.stack.push((id, func, start));
                 })
                 .is_ok()
         })
@@ -278,23 +299,24 @@ fn enter_frame(func: &'static str) -> Option<u64> {
 
 /// Leave frame `id`: release its holds.
 fn leave_frame(id: u64) {
-    let held = FRAMES
-        .try_with(|f| {
-            let mut f = f.try_borrow_mut().ok()?;
-            let i = f.iter().rposition(|x| x.id == id)?;
-            Some(f.remove(i).held)
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    if held.is_empty() {
-        return;
-    }
-    with_registry(|reg| {
-        for h in held {
-            if let Some(e) = reg.live.get_mut(&h) {
-                e.holds.retain(|x| x.frame != id);
-            }
+    let _ = FRAMES.try_with(|f| {
+        let Ok(mut f) = f.try_borrow_mut() else {
+            return;
+        };
+        let Some(i) = f.stack.iter().rposition(|x| x.0 == id) else {
+            return;
+        };
+        let start = f.stack[i].2;
+        f.stack.truncate(i);
+        if f.held.len() > start {
+            with_registry(|reg| {
+                for h in &f.held[start..] {
+                    if let Some(e) = reg.live.get_mut(h) {
+                        e.holds.retain(|x| x.frame != id);
+                    }
+                }
+            });
+            f.held.truncate(start);
         }
     });
 }
@@ -305,18 +327,19 @@ fn current_frame() -> Option<(u64, &'static str)> {
         .try_with(|f| {
             f.try_borrow()
                 .ok()
-                .and_then(|f| f.last().map(|x| (x.id, x.func)))
+                .and_then(|f| f.stack.last().map(|x| (x.0, x.1)))
         })
         .ok()
         .flatten()
 }
 
+/// Record that the innermost frame (`frame`) holds `v`.
 fn record_hold(frame: u64, v: u64) {
     let _ = FRAMES.try_with(|f| {
         if let Ok(mut f) = f.try_borrow_mut()
-            && let Some(last) = f.iter_mut().rev().find(|x| x.id == frame)
+            && f.stack.last().is_some_and(|x| x.0 == frame)
         {
-            last.held.push(v);
+            f.held.push(v);
         }
     });
 }
