@@ -256,9 +256,17 @@ fn nonfinite_anywhere<T: Scalar>(comm: &Comm, x: &DistVector<T>) -> Result<bool>
             f64::INFINITY
         })
     };
-    // a device failure on one rank travels with the flag (as 1 in a second slot)
+    // a device failure on one rank travels with the flag (as 1 in a second slot); the largest |entry|
+    // of an empty part is the max's identity, -inf, which is not a non-finite entry
     let (flag, failed) = match &local {
-        Ok(v) => (if v.is_finite() { 0.0 } else { 1.0 }, 0.0),
+        Ok(v) => (
+            if v.is_nan() || *v == f64::INFINITY {
+                1.0
+            } else {
+                0.0
+            },
+            0.0,
+        ),
         Err(_) => (0.0, 1.0),
     };
     let r = comm.allreduce_f64(&[flag, failed], ReduceOp::Max)?;

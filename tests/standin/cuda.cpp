@@ -1,0 +1,1002 @@
+// CPU stand-in for the CUDA driver API (libcuda.so.1), a test instrument of `make test`: parlops loads
+// it through the same dynamic loading (cudarc) that finds the real driver, when build/standin is on
+// LD_LIBRARY_PATH. Never linked into or installed with the library. docs/gpu.md says what it proves.
+//
+// Built to make device bugs fail:
+//  - device memory lives at addresses the host cannot touch (reserved, never mapped: a host read or
+//    write faults); kernels and copies reach it through separate backing pages, each allocation ending
+//    at a guard page, its slack and fresh contents poisoned (0xff: NaN);
+//  - work on a stream runs only when something waits for it (stream, event or context
+//    synchronisation, a blocking copy, cuMemFree), so a missing synchronisation reads stale data;
+//  - kernels run block by block, the threads of a block as fibers that switch at __syncthreads and
+//    warp shuffles (warps of 32), __shared__ memory poisoned before every block, a barrier that cannot
+//    complete reported as a launch failure;
+//  - a device memory limit (CUDA_STANDIN_MEMORY bytes, optionally on one rank only:
+//    CUDA_STANDIN_OOM_RANK) makes out-of-memory reachable; several devices per node
+//    (CUDA_STANDIN_DEVICES, default 4).
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "standin_api.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+enum {
+  OK = 0,
+  E_INVALID_VALUE = 1,
+  E_OUT_OF_MEMORY = 2,
+  E_NOT_INITIALIZED = 3,
+  E_NO_DEVICE = 100,
+  E_INVALID_DEVICE = 101,
+  E_INVALID_IMAGE = 200,
+  E_INVALID_CONTEXT = 201,
+  E_INVALID_HANDLE = 400,
+  E_NOT_FOUND = 500,
+  E_NOT_READY = 600,
+  E_ILLEGAL_ADDRESS = 700,
+  E_LAUNCH_FAILED = 719,
+  E_NOT_SUPPORTED = 801,
+};
+
+namespace {
+
+std::recursive_mutex G;
+typedef std::lock_guard<std::recursive_mutex> Lock;
+bool initialised = false;
+CUresult sticky = OK; // a kernel fault poisons the context, as on a device
+
+void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[cuda stand-in %d] ", (int)getpid());
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+long env_long(const char *name, long dflt) {
+  const char *v = getenv(name);
+  return v && *v ? strtol(v, nullptr, 0) : dflt;
+}
+
+int my_rank() {
+  for (const char *n : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"}) {
+    const char *v = getenv(n);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
+}
+
+int ndevices() { return (int)env_long("CUDA_STANDIN_DEVICES", 4); }
+
+// ---------------------------------------------------------------- memory
+const size_t PAGE = 4096;
+const uintptr_t DEV_SPAN = (uintptr_t)1 << 36; // 64 GiB of addresses per device
+char *dev_base = nullptr;                       // reserved, PROT_NONE: the host faults here
+
+struct Alloc {
+  uintptr_t dev;   // what the caller sees
+  size_t bytes;    // what the caller asked for
+  char *back;      // backing pages (RW), then one guard page
+  size_t mapped;   // bytes mapped at back (including the guard)
+  size_t offset;   // dev - start of its pages (== back offset)
+  int device;
+};
+std::map<uintptr_t, Alloc> allocs; // by dev
+uintptr_t next_dev[64];
+size_t used[64];
+struct Pinned {
+  size_t bytes;
+};
+std::map<uintptr_t, Pinned> pinned;
+std::atomic<unsigned long long> bytes_htod{0}, bytes_dtoh{0};
+
+size_t limit_bytes() {
+  long lim = env_long("CUDA_STANDIN_MEMORY", (long)8 << 30);
+  long r = env_long("CUDA_STANDIN_OOM_RANK", -1);
+  if (r >= 0 && r != my_rank()) return (size_t)8 << 30;
+  return (size_t)lim;
+}
+
+const Alloc *find(uintptr_t p, size_t bytes) {
+  auto it = allocs.upper_bound(p);
+  if (it == allocs.begin()) return nullptr;
+  --it;
+  const Alloc &a = it->second;
+  if (p < a.dev || p - a.dev > a.bytes || bytes > a.bytes - (p - a.dev)) return nullptr;
+  return &a;
+}
+char *back_of(const Alloc *a, uintptr_t p) { return a->back + a->offset + (p - a->dev); }
+bool is_pinned(const void *p, size_t bytes) {
+  uintptr_t u = (uintptr_t)p;
+  auto it = pinned.upper_bound(u);
+  if (it == pinned.begin()) return false;
+  --it;
+  return u >= it->first && u + bytes <= it->first + it->second.bytes;
+}
+bool in_device_space(uintptr_t p) { return dev_base && p >= (uintptr_t)dev_base && p < (uintptr_t)dev_base + 64 * DEV_SPAN; }
+
+// ---------------------------------------------------------------- contexts and streams
+thread_local int cur_dev = -1;
+struct Ctx {
+  int dev;
+};
+Ctx primary[64];
+
+struct Stream {
+  int dev;
+  unsigned flags;
+  bool legacy;
+  std::deque<std::function<void()>> q;
+  bool live = true;
+};
+std::vector<Stream *> streams;
+Stream *legacy_stream[64];
+
+struct Event {
+  Stream *s = nullptr;
+  bool done = true;
+  bool live = true;
+};
+
+void run_all(Stream *s) {
+  while (!s->q.empty()) {
+    auto f = std::move(s->q.front());
+    s->q.pop_front();
+    f();
+  }
+}
+void flush_all() {
+  for (size_t i = 0; i < streams.size(); i++) run_all(streams[i]);
+}
+Stream *resolve(void *h) {
+  uintptr_t u = (uintptr_t)h;
+  if (u == 0 || u == 1 || u == 2) { // the legacy and per-thread default streams
+    int d = cur_dev < 0 ? 0 : cur_dev;
+    if (!legacy_stream[d]) {
+      legacy_stream[d] = new Stream{d, 0, true, {}, true};
+      streams.push_back(legacy_stream[d]);
+    }
+    return legacy_stream[d];
+  }
+  for (Stream *s : streams)
+    if (s == h && s->live) return s;
+  return nullptr;
+}
+// Queue f on s with the legacy default stream's ordering rules.
+void enqueue(Stream *s, std::function<void()> f) {
+  if (s->legacy) {
+    for (Stream *o : streams)
+      if (o != s && o->dev == s->dev && !(o->flags & 1)) run_all(o);
+  } else if (!(s->flags & 1) && legacy_stream[s->dev]) {
+    run_all(legacy_stream[s->dev]);
+  }
+  s->q.push_back(std::move(f));
+  if (s->q.size() > 100000) run_all(s);
+}
+
+// ---------------------------------------------------------------- fibers (x86-64)
+#if !defined(__x86_64__)
+#error "the CUDA stand-in's fibers are written for x86-64"
+#endif
+extern "C" void standin_swap(void **save, void *to);
+asm(R"(
+.text
+.globl standin_swap
+.type standin_swap,@function
+standin_swap:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size standin_swap, .-standin_swap
+)");
+
+enum Wait { RUN, BLOCK_BAR, WARP_BAR, DONE };
+struct Fiber {
+  void *sp;
+  char *stack;
+  Wait wait;
+  unsigned tid;
+  standin_dim3 idx;
+};
+const size_t STACK = 256 * 1024;
+std::vector<Fiber> fibers;
+char *stacks = nullptr;
+size_t nstacks = 0;
+void *sched_sp;
+Fiber *cur = nullptr;
+standin_state state;
+standin_call_fn cur_call;
+const unsigned char *cur_blob;
+std::string fault; // why the running kernel failed
+uint64_t shfl_slot[1024];
+
+// The scheduler of one block: a FIFO of runnable threads, counts of who waits where. A thread that
+// waits or ends switches straight to the next runnable one (to the scheduler when there is none).
+std::vector<unsigned> runq;
+size_t rq_head = 0;
+size_t alive = 0, at_block = 0;
+std::vector<unsigned> warp_alive, warp_wait;
+
+void make_runnable(Fiber &f) {
+  f.wait = RUN;
+  runq.push_back(f.tid);
+}
+// After `f` started waiting or ended: release the barriers that are now complete.
+void release(Fiber &f) {
+  unsigned w = f.tid / 32;
+  if (warp_alive[w] && warp_wait[w] == warp_alive[w]) {
+    warp_wait[w] = 0;
+    for (size_t t = (size_t)w * 32; t < fibers.size() && t < (size_t)w * 32 + 32; t++)
+      if (fibers[t].wait == WARP_BAR) make_runnable(fibers[t]);
+  }
+  if (alive && at_block == alive) {
+    at_block = 0;
+    for (auto &o : fibers)
+      if (o.wait == BLOCK_BAR) make_runnable(o);
+  }
+}
+void switch_from(Fiber *from) {
+  if (rq_head < runq.size()) {
+    Fiber *next = &fibers[runq[rq_head++]];
+    cur = next;
+    state.thread_idx = next->idx;
+    if (next != from) standin_swap(&from->sp, next->sp);
+  } else {
+    standin_swap(&from->sp, sched_sp);
+  }
+}
+
+extern "C" void standin_fiber_main() {
+  cur_call(cur_blob);
+  Fiber *me = cur;
+  me->wait = DONE;
+  alive--;
+  warp_alive[me->tid / 32]--;
+  release(*me);
+  switch_from(me);
+  abort(); // never resumed
+}
+asm(R"(
+.text
+.globl standin_fiber_entry
+.type standin_fiber_entry,@function
+standin_fiber_entry:
+  call standin_fiber_main
+  ud2
+)");
+extern "C" void standin_fiber_entry();
+
+void yield_at(Wait w) {
+  Fiber *me = cur;
+  me->wait = w;
+  if (w == BLOCK_BAR) at_block++;
+  else warp_wait[me->tid / 32]++;
+  release(*me);
+  switch_from(me);
+}
+
+void k_syncthreads() { yield_at(BLOCK_BAR); }
+
+uint64_t k_shfl(unsigned mask, uint64_t v, int kind, int arg, int width) {
+  unsigned tid = cur->tid, lane = tid % 32, warp0 = tid - lane;
+  if (width <= 0 || width > 32 || (width & (width - 1))) {
+    if (fault.empty()) fault = "shuffle width " + std::to_string(width) + " is not a power of two up to 32";
+  }
+  shfl_slot[tid] = v;
+  yield_at(WARP_BAR);
+  unsigned w = (unsigned)(width > 0 && width <= 32 ? width : 32);
+  unsigned seg = lane & ~(w - 1), rel = lane - seg;
+  long src;
+  switch (kind) {
+  case 0: src = rel + (unsigned)arg < w ? (long)(lane + arg) : (long)lane; break;
+  case 1: src = (long)rel - arg >= 0 ? (long)lane - arg : (long)lane; break;
+  case 2: src = (long)(seg + ((rel ^ (unsigned)arg) & (w - 1))); break;
+  default: src = (long)(seg + ((unsigned)arg & (w - 1))); break;
+  }
+  uint64_t r = v;
+  unsigned srcu = (unsigned)src;
+  if (!(mask & (1u << lane)) && fault.empty()) fault = "a lane outside the shuffle's mask took part";
+  if (warp0 + srcu < fibers.size()) {
+    if (fibers[warp0 + srcu].wait == DONE || !(mask & (1u << srcu))) {
+      if (fault.empty()) fault = "a shuffle read a lane that has exited or is outside the mask";
+    } else {
+      r = shfl_slot[warp0 + srcu];
+    }
+  }
+  yield_at(WARP_BAR); // nobody overwrites a slot before every lane has read
+  return r;
+}
+
+// A pointer argument in a live allocation gets its backing memory. Any other (a dangling pointer of an
+// empty array, a host pointer, freed memory) may be passed, as on a device, but not used: it becomes
+// an address in the never-mapped device range, so that a kernel touching it faults.
+int k_translate(const void *d, void **h) {
+  const Alloc *a = d ? find((uintptr_t)d, 0) : nullptr;
+  if (a) *h = back_of(a, (uintptr_t)d);
+  else *h = d ? (void *)((uintptr_t)dev_base + 63 * DEV_SPAN + ((uintptr_t)d & 0xffff)) : nullptr;
+  return 0;
+}
+
+standin_api api = {&state, k_syncthreads, k_shfl, k_translate};
+
+struct Module {
+  void *dl;
+  char *shared_lo, *shared_hi;
+  bool live = true;
+};
+struct Func {
+  Module *m;
+  std::string name;
+  standin_pack_fn pack;
+  standin_call_fn call;
+};
+std::map<std::string, std::pair<unsigned long long, unsigned long long>> launch_stats; // launches, threads
+struct StatsAtExit {
+  ~StatsAtExit() {
+    if (!getenv("CUDA_STANDIN_STATS")) return;
+    for (auto &k : launch_stats)
+      fprintf(stderr, "[cuda stand-in] %-20s %10llu launches %14llu threads\n", k.first.c_str(), k.second.first,
+              k.second.second);
+  }
+} stats_at_exit;
+
+bool ensure_stacks(size_t n) {
+  if (n <= nstacks) return true;
+  if (stacks) munmap(stacks, nstacks * (STACK + PAGE));
+  nstacks = 0;
+  void *p = mmap(nullptr, n * (STACK + PAGE), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    stacks = nullptr;
+    return false;
+  }
+  stacks = (char *)p;
+  for (size_t i = 0; i < n; i++) mprotect(stacks + i * (STACK + PAGE), PAGE, PROT_NONE); // overflow guard
+  nstacks = n;
+  return true;
+}
+
+// Run one kernel; "" or why it failed.
+std::string run_kernel(Func *f, standin_dim3 grid, standin_dim3 block, const unsigned char *blob) {
+  size_t nt = (size_t)block.x * block.y * block.z;
+  auto &st = launch_stats[f->name];
+  st.first++;
+  st.second += nt * grid.x * grid.y * grid.z;
+  if (!ensure_stacks(nt)) return "no memory for the block's fiber stacks";
+  fibers.assign(nt, Fiber{});
+  state.grid_dim = grid;
+  state.block_dim = block;
+  cur_call = f->call;
+  cur_blob = blob;
+  fault.clear();
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        state.block_idx = {bx, by, bz};
+        if (f->m->shared_lo) memset(f->m->shared_lo, 0xff, f->m->shared_hi - f->m->shared_lo);
+        for (size_t t = 0; t < nt; t++) {
+          Fiber &fb = fibers[t];
+          fb.tid = (unsigned)t;
+          fb.idx = {(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / ((size_t)block.x * block.y))};
+          fb.wait = RUN;
+          char *top = stacks + t * (STACK + PAGE) + PAGE + STACK;
+          void **sp = (void **)top;
+          *--sp = nullptr;                       // fake return address of the entry
+          *--sp = (void *)standin_fiber_entry;   // where the first switch returns to
+          for (int r = 0; r < 6; r++) *--sp = nullptr;
+          fb.sp = sp;
+        }
+        alive = nt;
+        at_block = 0;
+        warp_alive.assign((nt + 31) / 32, 0);
+        warp_wait.assign((nt + 31) / 32, 0);
+        for (size_t t = 0; t < nt; t++) warp_alive[t / 32]++;
+        runq.clear();
+        rq_head = 0;
+        for (size_t t = 0; t < nt; t++) runq.push_back((unsigned)t);
+        while (rq_head < runq.size()) {
+          Fiber *fb = &fibers[runq[rq_head++]];
+          cur = fb;
+          state.thread_idx = fb->idx;
+          standin_swap(&sched_sp, fb->sp);
+          if (rq_head == runq.size()) { // keep the queue short
+            runq.clear();
+            rq_head = 0;
+          }
+        }
+        if (!fault.empty()) return fault + " (block " + std::to_string(bx) + ")";
+        if (alive) {
+          std::string m = "threads wait at barriers that cannot complete (block " + std::to_string(bx) + ":";
+          for (size_t t = 0; t < nt && t < 64; t++)
+            m += fibers[t].wait == BLOCK_BAR ? " s" : fibers[t].wait == WARP_BAR ? " w" : fibers[t].wait == DONE ? " x" : " r";
+          return m + ")";
+        }
+      }
+  return "";
+}
+
+const char *running_kernel = nullptr;
+struct sigaction old_segv;
+void on_segv(int sig, siginfo_t *si, void *uc) {
+  uintptr_t a = (uintptr_t)si->si_addr;
+  char msg[400];
+  int n = 0;
+  if (in_device_space(a) && running_kernel)
+    n = snprintf(msg, sizeof msg, "[cuda stand-in] kernel %s touched %#lx: not in a live device allocation\n",
+                 running_kernel, (unsigned long)a);
+  else if (in_device_space(a))
+    n = snprintf(msg, sizeof msg,
+                 "[cuda stand-in] host code touched device address %#lx: device memory is not accessible from "
+                 "the host\n",
+                 (unsigned long)a);
+  else if (running_kernel)
+    n = snprintf(msg, sizeof msg, "[cuda stand-in] kernel %s faulted at %#lx (past the end of an allocation?)\n",
+                 running_kernel, (unsigned long)a);
+  if (n > 0) {
+    ssize_t w = write(2, msg, (size_t)n);
+    (void)w;
+  }
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  if (!(old_segv.sa_flags & SA_SIGINFO) && old_segv.sa_handler == SIG_DFL) return; // re-faults, default action
+  if (old_segv.sa_flags & SA_SIGINFO) old_segv.sa_sigaction(sig, si, uc);
+  else if (old_segv.sa_handler != SIG_IGN) old_segv.sa_handler(sig);
+}
+
+} // namespace
+
+extern "C" {
+
+// ---------------------------------------------------------------- init, devices, contexts
+CUresult cuInit(unsigned flags) {
+  Lock l(G);
+  if (flags != 0) return E_INVALID_VALUE;
+  if (!dev_base) {
+    void *p = mmap(nullptr, 64 * DEV_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return E_OUT_OF_MEMORY;
+    dev_base = (char *)p;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, &old_segv);
+    for (int d = 0; d < 64; d++) {
+      next_dev[d] = (uintptr_t)dev_base + d * DEV_SPAN + PAGE;
+      primary[d].dev = d;
+    }
+  }
+  initialised = true;
+  return OK;
+}
+#define NEED_INIT \
+  Lock l(G);      \
+  if (!initialised) return E_NOT_INITIALIZED;
+CUresult cuDriverGetVersion(int *v) {
+  if (!v) return E_INVALID_VALUE;
+  *v = 12080;
+  return OK;
+}
+CUresult cuDeviceGetCount(int *n) {
+  NEED_INIT
+  if (!n) return E_INVALID_VALUE;
+  *n = ndevices();
+  return OK;
+}
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  NEED_INIT
+  if (!d) return E_INVALID_VALUE;
+  if (ordinal < 0 || ordinal >= ndevices()) return E_INVALID_DEVICE;
+  *d = ordinal;
+  return OK;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+  NEED_INIT
+  if (!v) return E_INVALID_VALUE;
+  if (d < 0 || d >= ndevices()) return E_INVALID_DEVICE;
+  switch (attr) {
+  case 75: *v = 9; break;  // compute capability major
+  case 76: *v = 0; break;  // minor
+  case 1: *v = 1024; break; // max threads per block
+  case 10: *v = 32; break;  // warp size
+  case 16: *v = 4; break;   // multiprocessors
+  case 41: *v = 1; break;   // unified addressing
+  default: *v = 0;
+  }
+  return OK;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+  NEED_INIT
+  if (!name || len <= 0) return E_INVALID_VALUE;
+  if (d < 0 || d >= ndevices()) return E_INVALID_DEVICE;
+  snprintf(name, (size_t)len, "parlops CPU stand-in device %d", d);
+  return OK;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
+  NEED_INIT
+  if (!b) return E_INVALID_VALUE;
+  if (d < 0 || d >= ndevices()) return E_INVALID_DEVICE;
+  *b = limit_bytes();
+  return OK;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d) {
+  NEED_INIT
+  if (!ctx) return E_INVALID_VALUE;
+  if (d < 0 || d >= ndevices()) return E_INVALID_DEVICE;
+  *ctx = &primary[d];
+  return OK;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+  NEED_INIT
+  return d < 0 || d >= ndevices() ? E_INVALID_DEVICE : OK;
+}
+CUresult cuCtxSetCurrent(void *ctx) {
+  NEED_INIT
+  if (!ctx) {
+    cur_dev = -1;
+    return OK;
+  }
+  Ctx *c = (Ctx *)ctx;
+  if (c < primary || c >= primary + 64 || c->dev >= ndevices()) return E_INVALID_CONTEXT;
+  cur_dev = c->dev;
+  return OK;
+}
+CUresult cuCtxGetCurrent(void **ctx) {
+  NEED_INIT
+  if (!ctx) return E_INVALID_VALUE;
+  *ctx = cur_dev < 0 ? nullptr : &primary[cur_dev];
+  return OK;
+}
+CUresult cuCtxGetDevice(CUdevice *d) {
+  NEED_INIT
+  if (!d) return E_INVALID_VALUE;
+  if (cur_dev < 0) return E_INVALID_CONTEXT;
+  *d = cur_dev;
+  return OK;
+}
+#define NEED_CTX              \
+  NEED_INIT                   \
+  if (cur_dev < 0) return E_INVALID_CONTEXT; \
+  if (sticky) return sticky;
+CUresult cuCtxSynchronize(void) {
+  NEED_CTX
+  flush_all();
+  return sticky;
+}
+
+CUresult cuGetErrorString(CUresult e, const char **s) {
+  if (!s) return E_INVALID_VALUE;
+  switch (e) {
+  case OK: *s = "no error"; break;
+  case E_INVALID_VALUE: *s = "invalid argument"; break;
+  case E_OUT_OF_MEMORY: *s = "out of memory"; break;
+  case E_NOT_INITIALIZED: *s = "initialization error"; break;
+  case E_INVALID_DEVICE: *s = "invalid device ordinal"; break;
+  case E_INVALID_IMAGE: *s = "device kernel image is invalid"; break;
+  case E_INVALID_CONTEXT: *s = "invalid device context"; break;
+  case E_INVALID_HANDLE: *s = "invalid resource handle"; break;
+  case E_NOT_FOUND: *s = "named symbol not found"; break;
+  case E_NOT_READY: *s = "device not ready"; break;
+  case E_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; break;
+  case E_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
+  default: *s = "unknown error"; return E_INVALID_VALUE;
+  }
+  return OK;
+}
+CUresult cuGetErrorName(CUresult e, const char **s) {
+  if (!s) return E_INVALID_VALUE;
+  switch (e) {
+  case OK: *s = "CUDA_SUCCESS"; break;
+  case E_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+  case E_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case E_NOT_INITIALIZED: *s = "CUDA_ERROR_NOT_INITIALIZED"; break;
+  case E_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; break;
+  case E_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
+  case E_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
+  case E_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
+  case E_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
+  case E_NOT_READY: *s = "CUDA_ERROR_NOT_READY"; break;
+  case E_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+  case E_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
+  default: *s = "CUDA_ERROR_UNKNOWN"; return E_INVALID_VALUE;
+  }
+  return OK;
+}
+
+// ---------------------------------------------------------------- memory
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  NEED_CTX
+  if (!p || bytes == 0) return E_INVALID_VALUE;
+  int d = cur_dev;
+  if (bytes > limit_bytes() || used[d] > limit_bytes() - bytes) return E_OUT_OF_MEMORY;
+  size_t body = (bytes + 15) / 16 * 16; // 16-byte aligned start, the end at (or just before) the guard
+  size_t pages = (body + PAGE - 1) / PAGE * PAGE;
+  size_t mapped = pages + PAGE;
+  if (next_dev[d] + mapped > (uintptr_t)dev_base + (d + 1) * DEV_SPAN) return E_OUT_OF_MEMORY;
+  void *b = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) return E_OUT_OF_MEMORY;
+  mprotect((char *)b + pages, PAGE, PROT_NONE);
+  memset(b, 0xff, pages); // fresh device memory is not zero
+  Alloc a;
+  a.offset = pages - body;
+  a.dev = next_dev[d] + a.offset;
+  a.bytes = bytes;
+  a.back = (char *)b;
+  a.mapped = mapped;
+  a.device = d;
+  next_dev[d] += mapped + PAGE; // addresses are never reused
+  allocs[a.dev] = a;
+  used[d] += bytes;
+  *p = a.dev;
+  return OK;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  NEED_INIT
+  if (p == 0) return OK;
+  auto it = allocs.find((uintptr_t)p);
+  if (it == allocs.end()) {
+    say("cuMemFree of %#llx, which is not the start of a live allocation", p);
+    return E_INVALID_VALUE;
+  }
+  flush_all(); // cuMemFree waits for the device
+  used[it->second.device] -= it->second.bytes;
+  munmap(it->second.back, it->second.mapped);
+  allocs.erase(it);
+  return sticky;
+}
+CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total) {
+  NEED_CTX
+  if (!free_b || !total) return E_INVALID_VALUE;
+  *total = limit_bytes();
+  *free_b = *total - used[cur_dev];
+  return OK;
+}
+CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
+  NEED_CTX
+  (void)flags;
+  if (!pp || bytes == 0) return E_INVALID_VALUE;
+  void *b = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) return E_OUT_OF_MEMORY;
+  memset(b, 0xff, bytes);
+  pinned[(uintptr_t)b] = Pinned{bytes};
+  *pp = b;
+  return OK;
+}
+CUresult cuMemAllocHost_v2(void **pp, size_t bytes) { return cuMemHostAlloc(pp, bytes, 0); }
+CUresult cuMemFreeHost(void *p) {
+  NEED_INIT
+  auto it = pinned.find((uintptr_t)p);
+  if (it == pinned.end()) return E_INVALID_VALUE;
+  flush_all();
+  munmap(p, it->second.bytes);
+  pinned.erase(it);
+  return OK;
+}
+
+static CUresult span(CUdeviceptr p, size_t n, char **out, const char *what) {
+  const Alloc *a = find((uintptr_t)p, n);
+  if (!a) {
+    say("%s: [%#llx, +%zu) is not inside one live device allocation", what, p, n);
+    return E_INVALID_VALUE;
+  }
+  if (a->device != cur_dev) {
+    // peer access is not enabled by parlops: another device's memory is not addressable here
+    say("%s: %#llx is memory of device %d, the current device is %d", what, p, a->device, cur_dev);
+    return E_INVALID_VALUE;
+  }
+  *out = back_of(a, (uintptr_t)p);
+  return OK;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *hs) {
+  NEED_CTX
+  if (n == 0) return OK;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  char *b;
+  if (CUresult r = span(p, n, &b, "cuMemsetD8Async")) return r;
+  enqueue(s, [b, v, n] { memset(b, v, n); });
+  return OK;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
+  NEED_CTX
+  if (n == 0) return OK;
+  char *b;
+  if (CUresult r = span(p, n, &b, "cuMemsetD8")) return r;
+  flush_all();
+  memset(b, v, n);
+  return OK;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *hs) {
+  NEED_CTX
+  if (n == 0) return OK;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  if (!src || in_device_space((uintptr_t)src)) return E_INVALID_VALUE;
+  char *b;
+  if (CUresult r = span(dst, n, &b, "cuMemcpyHtoDAsync")) return r;
+  bytes_htod += n;
+  if (is_pinned(src, n)) {
+    enqueue(s, [b, src, n] { memcpy(b, src, n); }); // reads src when it runs
+  } else {
+    // pageable source: the stream's earlier work first, then the source is read before returning
+    run_all(s);
+    memcpy(b, src, n);
+  }
+  return OK;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *hs) {
+  NEED_CTX
+  if (n == 0) return OK;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  if (!dst || in_device_space((uintptr_t)dst)) return E_INVALID_VALUE;
+  char *b;
+  if (CUresult r = span(src, n, &b, "cuMemcpyDtoHAsync")) return r;
+  bytes_dtoh += n;
+  if (is_pinned(dst, n)) {
+    enqueue(s, [dst, b, n] { memcpy(dst, b, n); });
+  } else {
+    // pageable destination: returns once the copy is done
+    run_all(s);
+    memcpy(dst, b, n);
+  }
+  return OK;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *hs) {
+  NEED_CTX
+  if (n == 0) return OK;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  char *bd, *bs;
+  if (CUresult r = span(dst, n, &bd, "cuMemcpyDtoDAsync (destination)")) return r;
+  if (CUresult r = span(src, n, &bs, "cuMemcpyDtoDAsync (source)")) return r;
+  enqueue(s, [bd, bs, n] { memmove(bd, bs, n); });
+  return OK;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  NEED_CTX
+  flush_all();
+  return cuMemcpyHtoDAsync_v2(dst, src, n, nullptr) ?: (flush_all(), sticky);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  NEED_CTX
+  flush_all();
+  return cuMemcpyDtoHAsync_v2(dst, src, n, nullptr) ?: (flush_all(), sticky);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  NEED_CTX
+  CUresult r = cuMemcpyDtoDAsync_v2(dst, src, n, nullptr);
+  flush_all();
+  return r ?: sticky;
+}
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+  NEED_INIT
+  if (!data) return E_INVALID_VALUE;
+  const Alloc *a = find((uintptr_t)p, 0);
+  bool pin = is_pinned((const void *)p, 1);
+  if (!a && !pin) return E_INVALID_VALUE; // memory CUDA does not know
+  switch (attr) {
+  case 2: *(unsigned *)data = a ? 2u : 1u; return OK; // memory type: device / host
+  case 8: *(unsigned *)data = 0; return OK;           // not managed
+  case 9: *(int *)data = a ? a->device : (cur_dev < 0 ? 0 : cur_dev); return OK;
+  case 1: *(void **)data = &primary[a ? a->device : (cur_dev < 0 ? 0 : cur_dev)]; return OK;
+  case 3: *(CUdeviceptr *)data = p; return OK;
+  default: return E_INVALID_VALUE;
+  }
+}
+
+// ---------------------------------------------------------------- streams and events
+CUresult cuStreamCreate(void **out, unsigned flags) {
+  NEED_CTX
+  if (!out || flags > 1) return E_INVALID_VALUE;
+  Stream *s = new Stream{cur_dev, flags, false, {}, true};
+  streams.push_back(s);
+  *out = s;
+  return OK;
+}
+CUresult cuStreamCreateWithPriority(void **out, unsigned flags, int prio) {
+  (void)prio;
+  return cuStreamCreate(out, flags);
+}
+CUresult cuStreamDestroy_v2(void *h) {
+  NEED_INIT
+  Stream *s = resolve(h);
+  if (!s || s->legacy) return E_INVALID_HANDLE;
+  run_all(s); // queued work still completes
+  s->live = false;
+  return OK;
+}
+CUresult cuStreamSynchronize(void *h) {
+  NEED_CTX
+  Stream *s = resolve(h);
+  if (!s) return E_INVALID_HANDLE;
+  if (s->legacy) flush_all();
+  else run_all(s);
+  return sticky;
+}
+CUresult cuStreamQuery(void *h) {
+  NEED_CTX
+  Stream *s = resolve(h);
+  if (!s) return E_INVALID_HANDLE;
+  return s->q.empty() ? OK : E_NOT_READY;
+}
+CUresult cuEventCreate(void **out, unsigned flags) {
+  NEED_CTX
+  (void)flags;
+  if (!out) return E_INVALID_VALUE;
+  *out = new Event;
+  return OK;
+}
+CUresult cuEventDestroy_v2(void *e) {
+  NEED_INIT
+  if (!e) return E_INVALID_HANDLE;
+  ((Event *)e)->live = false; // kept: queued work may still name it
+  return OK;
+}
+CUresult cuEventRecord(void *he, void *hs) {
+  NEED_CTX
+  Event *e = (Event *)he;
+  Stream *s = resolve(hs);
+  if (!e || !e->live || !s) return E_INVALID_HANDLE;
+  e->s = s;
+  e->done = false;
+  enqueue(s, [e] { e->done = true; });
+  return OK;
+}
+CUresult cuEventSynchronize(void *he) {
+  NEED_CTX
+  Event *e = (Event *)he;
+  if (!e || !e->live) return E_INVALID_HANDLE;
+  if (!e->done && e->s) run_all(e->s);
+  return sticky;
+}
+CUresult cuEventQuery(void *he) {
+  NEED_CTX
+  Event *e = (Event *)he;
+  if (!e || !e->live) return E_INVALID_HANDLE;
+  return e->done ? OK : E_NOT_READY;
+}
+CUresult cuStreamWaitEvent(void *hs, void *he, unsigned flags) {
+  NEED_CTX
+  (void)flags;
+  Stream *s = resolve(hs);
+  Event *e = (Event *)he;
+  if (!s || !e || !e->live) return E_INVALID_HANDLE;
+  Stream *src = e->s;
+  if (!e->done && src)
+    enqueue(s, [e, src] {
+      if (!e->done) run_all(src);
+    });
+  return OK;
+}
+
+// ---------------------------------------------------------------- modules and launches
+CUresult cuModuleLoadData(void **out, const void *image) {
+  NEED_CTX
+  if (!out || !image) return E_INVALID_VALUE;
+  const char *img = (const char *)image;
+  const char *tag = "// parlops-standin-module ";
+  if (strncmp(img, tag, strlen(tag)) != 0) {
+    say("cuModuleLoadData: the image is not one made by the stand-in NVRTC (is a real libnvrtc first on the library path?)");
+    return E_INVALID_IMAGE;
+  }
+  std::string path(img + strlen(tag));
+  path = path.substr(0, path.find('\n'));
+  void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    say("cuModuleLoadData: %s", dlerror());
+    return E_INVALID_IMAGE;
+  }
+  auto init = (standin_init_fn)dlsym(dl, "__standin_init");
+  auto lo = (char *)dlsym(dl, "__standin_shared_lo");
+  auto hi = (char *)dlsym(dl, "__standin_shared_hi");
+  if (!init) return E_INVALID_IMAGE;
+  init(&api);
+  Module *m = new Module{dl, lo ? *(char **)lo : nullptr, hi ? *(char **)hi : nullptr, true};
+  *out = m;
+  return OK;
+}
+CUresult cuModuleUnload(void *hm) {
+  NEED_INIT
+  Module *m = (Module *)hm;
+  if (!m || !m->live) return E_INVALID_HANDLE;
+  flush_all();
+  m->live = false; // the library stays loaded: other loads of the same image share it
+  return OK;
+}
+CUresult cuModuleGetFunction(void **out, void *hm, const char *name) {
+  NEED_CTX
+  Module *m = (Module *)hm;
+  if (!out || !name) return E_INVALID_VALUE;
+  if (!m || !m->live) return E_INVALID_HANDLE;
+  auto pack = (standin_pack_fn)dlsym(m->dl, (std::string("__standin_pack_") + name).c_str());
+  auto call = (standin_call_fn)dlsym(m->dl, (std::string("__standin_call_") + name).c_str());
+  if (!pack || !call) return E_NOT_FOUND;
+  *out = new Func{m, name, pack, call};
+  return OK;
+}
+CUresult cuLaunchKernel(void *hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, void *hs, void **params, void **extra) {
+  NEED_CTX
+  Func *f = (Func *)hf;
+  if (!f || !f->m->live) return E_INVALID_HANDLE;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  if (extra || shmem) return E_INVALID_VALUE; // parlops passes neither
+  if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || (unsigned long)bx * by * bz > 1024 ||
+      bz > 64)
+    return E_INVALID_VALUE;
+  long size = f->pack(params, nullptr);
+  std::shared_ptr<std::vector<unsigned char>> blob(new std::vector<unsigned char>((size_t)size + 16));
+  long r = f->pack(params, blob->data());
+  if (r < 0) {
+    say("cuLaunchKernel(%s): argument %ld is a pointer into no live device allocation", f->name.c_str(), -r - 1);
+    sticky = E_ILLEGAL_ADDRESS;
+    return sticky;
+  }
+  standin_dim3 g{gx, gy, gz}, b{bx, by, bz};
+  enqueue(s, [f, g, b, blob] {
+    if (sticky) return;
+    running_kernel = f->name.c_str();
+    std::string why = run_kernel(f, g, b, blob->data());
+    running_kernel = nullptr;
+    if (!why.empty()) {
+      say("kernel %s failed: %s", f->name.c_str(), why.c_str());
+      sticky = E_LAUNCH_FAILED;
+    }
+  });
+  return OK;
+}
+
+// ---------------------------------------------------------------- for the NCCL stand-in and tests
+int standin_enqueue(void *hs, standin_op_fn fn, void *ctx) {
+  Lock l(G);
+  if (sticky) return sticky;
+  Stream *s = resolve(hs);
+  if (!s) return E_INVALID_HANDLE;
+  enqueue(s, [fn, ctx] { fn(ctx); });
+  return OK;
+}
+void *standin_device_span(const void *dev, size_t bytes) {
+  Lock l(G);
+  const Alloc *a = find((uintptr_t)dev, bytes);
+  return a ? back_of(a, (uintptr_t)dev) : nullptr;
+}
+int standin_current_device(void) { return cur_dev; }
+/* Host <-> device bytes copied so far (for the tests' data-stays-on-the-device checks). */
+void standin_transfer_counts(unsigned long long *htod, unsigned long long *dtoh) {
+  *htod = bytes_htod;
+  *dtoh = bytes_dtoh;
+}
+
+} // extern "C"
