@@ -98,6 +98,26 @@ echo "== device Poisson (c_examples/poisson_gpu.c): host vs device CG where a GP
 for n in 1 2; do run $n "$B/examples/poisson_gpu" 48 | tail -1; done
 run 1 "$B/examples/poisson_gpu" 48 nccl | tail -1
 
+echo "== the device half under the CPU stand-in for CUDA and NCCL (tests/standin/): the installed library, unchanged"
+tools/standin_build.sh
+SI=$PWD/build/standin
+export CUDA_STANDIN_CACHE=$SI/cache
+standin() { LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" CUDA_STANDIN_NCCL_TIMEOUT=30 run "$@"; }
+for a in "1 48" "2 48" "3 40" "2 48 nccl" "4 40 nccl"; do
+  set -- $a
+  out=$(standin "$1" "$B/examples/poisson_gpu" "${@:2}" | tail -1)
+  echo "poisson_gpu at $1 rank(s) ${*:2}, stand-in: $out"
+  grep -q "skipped" <<<"$out" && { echo "poisson_gpu did not find the stand-in device"; exit 1; }
+done
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/device_failures.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -ldl -lm -o "$B/device_failures"
+for n in 1 2 3 4; do
+  out=$(standin $n "$B/device_failures")
+  echo "$out"
+  grep -q "left out\|skipped" <<<"$out" && { echo "device_failures did not run under the stand-in"; exit 1; }
+done
+
 echo "== valgrind over the C examples (1 rank): no leak or invalid access from parlops"
 if command -v valgrind >/dev/null; then
   logs=()

@@ -425,8 +425,33 @@ fn operators<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 
 /// CG (and friends) with device vectors against the same solve on the host.
 fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
+    solvers_on::<T>(t, comm, n, report, false);
+    if !report && comm.size() > 2 {
+        // rank 1 empty, rank 0 short (an empty rank's device reductions are identities: -inf for max)
+        solvers_on::<T>(t, comm, n, report, true);
+    }
+}
+
+fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, empty: bool) {
     let name = T::DTYPE.name();
-    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
+    let l = if empty {
+        let p = comm.size() as i64;
+        let even = n * n / p;
+        let mine = match comm.rank() as i64 {
+            0 => even / 2,
+            1 => 0,
+            r if r == p - 1 => n * n - (even / 2 + (p - 3) * even),
+            _ => even,
+        };
+        Layout::new(comm.clone(), Partition::Scatter, n * n, mine).unwrap()
+    } else {
+        Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap()
+    };
+    let name = if empty {
+        format!("{name} (an empty rank)")
+    } else {
+        name.to_string()
+    };
     let a: Op<T> = Arc::new(csr::<T>(&l, n, false));
     let b = rand::<T>(&l, 11, HOST);
     let db = b.to_location(CUDA).unwrap();
@@ -493,6 +518,13 @@ fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
             // f32 reductions accumulate in double on the device, in f32 on the host: the
             // iteration counts may differ; both must converge to nearby solutions
             conv && diff <= 1e-3
+        } else if !conv && hi.reason == di.reason && hi.iterations == di.iterations && diff <= 1e-8
+        {
+            // the host method itself stops short (single-reduction and pipelined CG lose p^H A p to
+            // rounding on some splits: c128 on 48x48 at 3 ranks ends DivergedIndefinite after 356
+            // iterations near 2.7e-8, with an empty rank after 323): the device question is only
+            // whether it does the same (pipelined CG amplifies summation order: 1.4e-10 apart)
+            !single
         } else {
             // BiCGStab, GMRES and single precision amplify summation-order differences: both
             // converge, the device's true residual is small, and the iteration counts are close
@@ -744,6 +776,7 @@ fn main() {
     operators::<c64>(&mut t, &comm);
     solvers::<f64>(&mut t, &comm, 64, false);
     solvers::<f32>(&mut t, &comm, 48, false);
+    solvers::<c32>(&mut t, &comm, 48, false);
     solvers::<c64>(&mut t, &comm, 48, false);
     nccl(&mut t, &comm);
     finish("gpu_check", comm, t);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make gpu-tests (part of make test): the device test program at 1 and 2 ranks (without a GPU it
-# prints why it skips and checks that PARLOPS_MEMORY_CUDA fails cleanly), and the device kernels of
+# prints why it skips and checks that PARLOPS_MEMORY_CUDA fails cleanly), the same program at 1-4 ranks
+# under the CPU stand-in for CUDA (tests/standin/: every device path runs), and the device kernels of
 # src/gpu/kernels.cu compiled for all four dtypes with NVRTC, which needs no GPU: the NVRTC library is
 # fetched once from PyPI (nvidia-cuda-nvrtc-cu12) into build/nvrtc.
 set -euo pipefail
@@ -8,6 +9,24 @@ MPIEXEC=$1
 bin=$(tools/test_binary.sh gpu_check)
 [ -n "$bin" ] || { echo "gpu_tests: gpu_check was not built" >&2; exit 1; }
 for n in 1 2; do PARLOPS_TEST_EXPECT_RANKS=$n timeout 300 "$MPIEXEC" -n $n "$bin"; done
+
+# The device suite under the CPU stand-in for CUDA, NVRTC and NCCL (tests/standin/, docs/gpu.md): the
+# same test program, the same library, the stand-in found by cudarc's dynamic loading on
+# LD_LIBRARY_PATH. 1-4 ranks (a GPU each: the stand-in has 4 per node), against the host in the same run.
+tools/standin_build.sh
+export CUDA_STANDIN_CACHE=$PWD/build/standin/cache
+for n in 1 2 3 4; do
+  t0=$(date +%s)
+  if ! PARLOPS_TEST_EXPECT_RANKS=$n LD_LIBRARY_PATH="$PWD/build/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout 600 "$MPIEXEC" -n $n "$bin" >build/standin/gpu_check.$n.log 2>&1; then
+    grep -vE '^  |^parlops ' build/standin/gpu_check.$n.log | tail -40
+    echo "gpu_tests: the device suite under the CUDA stand-in failed at $n rank(s) (build/standin/gpu_check.$n.log)"
+    exit 1
+  fi
+  grep -q "CPU stand-in device" build/standin/gpu_check.$n.log ||
+    { echo "gpu_tests: the stand-in was not the driver that ran at $n rank(s)"; exit 1; }
+  echo "gpu_tests: under the CUDA stand-in, $(grep -E '^gpu_check on' build/standin/gpu_check.$n.log) ($(( $(date +%s) - t0 )) s)"
+done
 
 N=build/nvrtc
 lib=$N/nvidia/cuda_nvrtc/lib

@@ -109,7 +109,9 @@ struct Pinned {
 std::map<uintptr_t, Pinned> pinned;
 std::atomic<unsigned long long> bytes_htod{0}, bytes_dtoh{0};
 
+long long limit_override = -1; // standin_set_memory_limit
 size_t limit_bytes() {
+  if (limit_override >= 0) return (size_t)limit_override;
   long lim = env_long("CUDA_STANDIN_MEMORY", (long)8 << 30);
   long r = env_long("CUDA_STANDIN_OOM_RANK", -1);
   if (r >= 0 && r != my_rank()) return (size_t)8 << 30;
@@ -993,6 +995,13 @@ void *standin_device_span(const void *dev, size_t bytes) {
   return a ? back_of(a, (uintptr_t)dev) : nullptr;
 }
 int standin_current_device(void) { return cur_dev; }
+/* Tests: limit this process's device memory to `bytes` (of each device; -1: back to the environment's
+   limit). Returns the bytes now in use on the current device. */
+long long standin_set_memory_limit(long long bytes) {
+  Lock l(G);
+  limit_override = bytes;
+  return cur_dev < 0 ? 0 : (long long)used[cur_dev];
+}
 /* Host <-> device bytes copied so far (for the tests' data-stays-on-the-device checks). */
 void standin_transfer_counts(unsigned long long *htod, unsigned long long *dtoh) {
   *htod = bytes_htod;

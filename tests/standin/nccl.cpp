@@ -68,7 +68,9 @@ int my_rank_env() {
   return 0;
 }
 long ops_done = 0;
+long fail_in = 0; // standin_nccl_fail_after: the k-th next operation fails (0: none)
 bool injected_failure() {
+  if (fail_in > 0 && --fail_in == 0) return true;
   const char *r = getenv("CUDA_STANDIN_NCCL_FAIL_RANK");
   if (!r || !*r || atoi(r) != my_rank_env()) return false;
   const char *a = getenv("CUDA_STANDIN_NCCL_FAIL_AT");
@@ -257,6 +259,10 @@ ncclResult_t queue_p2p(bool send, void *buf, size_t count, int type, int peer, C
 } // namespace
 
 extern "C" {
+
+/* Tests: this process's k-th next NCCL operation (communicator creation, all-reduce, send, receive)
+   returns ncclSystemError (k = 0: none). */
+void standin_nccl_fail_after(long k) { fail_in = k; }
 
 const char *ncclGetErrorString(ncclResult_t r) {
   switch (r) {
