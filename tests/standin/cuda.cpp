@@ -413,8 +413,9 @@ std::string run_kernel(Func *f, standin_dim3 grid, standin_dim3 block, const uns
           fb.wait = RUN;
           char *top = stacks + t * (STACK + PAGE) + PAGE + STACK;
           void **sp = (void **)top;
-          *--sp = nullptr;                       // fake return address of the entry
-          *--sp = (void *)standin_fiber_entry;   // where the first switch returns to
+          // where the first switch returns to; that `ret` leaves rsp at `top` (16-byte aligned), so the
+          // entry's call enters standin_fiber_main with rsp = 8 mod 16, as the ABI wants
+          *--sp = (void *)standin_fiber_entry;
           for (int r = 0; r < 6; r++) *--sp = nullptr;
           fb.sp = sp;
         }

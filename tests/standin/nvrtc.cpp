@@ -134,7 +134,9 @@ nvrtcResult nvrtcCompileProgram(Program *p, int nopt, const char *const *opts) {
   const char *cxx_env = getenv("CXX");
   std::string cxx = cxx_env && *cxx_env ? cxx_env : "c++";
   std::string prelude = slurp(dir + "/kernel_prelude.h") + slurp(dir + "/standin_api.h");
-  uint64_t h = fnv(p->src, fnv(flags, fnv(prelude, fnv(cxx))));
+  const std::string cxxflags = " -std=c++17 -O2 -fPIC -shared -fno-fast-math -Wno-attributes";
+  // the key: everything the module depends on, this library's own build included
+  uint64_t h = fnv(p->src, fnv(flags, fnv(prelude, fnv(cxx + cxxflags + __DATE__ " " __TIME__))));
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
   std::string cdir = cache_dir();
@@ -175,7 +177,7 @@ nvrtcResult nvrtcCompileProgram(Program *p, int nopt, const char *const *opts) {
     w << "}\n";
     w.close();
     std::string out;
-    rc = run(cxx + " -std=c++17 -O2 -fPIC -shared -fno-fast-math -Wno-attributes" + flags + " -I" +
+    rc = run(cxx + cxxflags + flags + " -I" +
                  quote(dir) + " " + quote(tmp + ".cpp") + " -o " + quote(tmp + ".so") + " 2>&1",
              out);
     unlink((tmp + ".cu").c_str());
