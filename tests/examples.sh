@@ -110,7 +110,8 @@ for a in "1 48" "2 48" "3 40" "2 48 nccl" "4 40 nccl"; do
   grep -q "skipped" <<<"$out" && { echo "poisson_gpu did not find the stand-in device"; exit 1; }
 done
 # shellcheck disable=SC2046
-"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/device_failures.c $(pkg-config --cflags --libs parlops) \
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/device_failures.c \
+  $(PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs parlops) \
   -Wl,-rpath,"$PREFIX/lib" -ldl -lm -o "$B/device_failures"
 for n in 1 2 3 4; do
   out=$(standin $n "$B/device_failures")
