@@ -38,6 +38,28 @@ fn tol<T: Scalar>() -> f64 {
     }
 }
 
+/// Bytes copied between host and device so far in this process, when the driver is the CUDA stand-in
+/// (tests/standin/: its `standin_transfer_counts`); None with a real driver.
+fn standin_transfers() -> Option<u64> {
+    type Counts = unsafe extern "C" fn(*mut u64, *mut u64);
+    // SAFETY: dlopen with RTLD_NOLOAD only looks up a library this process already loaded, and the
+    // symbol, when there, has the stand-in's signature (two out-pointers).
+    unsafe {
+        let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if h.is_null() {
+            return None;
+        }
+        let f = libc::dlsym(h, c"standin_transfer_counts".as_ptr());
+        if f.is_null() {
+            return None;
+        }
+        let f = std::mem::transmute::<*mut libc::c_void, Counts>(f);
+        let (mut htod, mut dtoh) = (0u64, 0u64);
+        f(&mut htod, &mut dtoh);
+        Some(htod + dtoh)
+    }
+}
+
 /// max |a - b| / max(max |b|, tiny) over all ranks (both brought to the host).
 fn rel_diff<T: Scalar>(a: &DistVector<T>, b: &DistVector<T>) -> f64 {
     let ha = a.to_location(HOST).unwrap();
@@ -456,6 +478,11 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
     let a: Op<T> = Arc::new(csr::<T>(&l, n, false));
     let b = rand::<T>(&l, 11, HOST);
     let db = b.to_location(CUDA).unwrap();
+    {
+        // the matrix's device copy is made at its first device product: not a solve's traffic
+        let mut w = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
+        a.apply(&db, &mut w).unwrap();
+    }
     for (m, jacobi) in [
         (Method::Cg, false),
         (Method::Cg, true),
@@ -493,7 +520,35 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
             w.dot(&db).unwrap();
         }
         let (hi, hx, ht) = run(&b, HOST);
+        let before = standin_transfers();
         let (di, dx, dt) = run(&db, CUDA);
+        if let (Some(b0), Some(b1)) = (before, standin_transfers()) {
+            // data stay on the device: per iteration, the reductions' scalars (and with staging the
+            // halo), never a vector's worth (one copy of x each way would be 16 bytes an entry)
+            let per_it = (b1 - b0) as f64 / (di.iterations + 1) as f64;
+            let staging = comm.size() > 1 && comm.transport().0 != parlops::comm::Transport::Nccl;
+            let local = l.local_len().max(1) as f64 * std::mem::size_of::<T>() as f64;
+            let bound = if staging { 4096.0 + local } else { 4096.0 };
+            if comm.rank() == 0 && T::DTYPE == parlops::DType::F64 {
+                println!(
+                    "gpu_check: {name} {}{}: {per_it:.0} host<->device bytes per iteration on rank 0 ({})",
+                    m.name(),
+                    if jacobi { "+Jacobi" } else { "" },
+                    if staging {
+                        "staging"
+                    } else {
+                        "no halo traffic"
+                    }
+                );
+            }
+            t.check(
+                per_it <= bound,
+                &format!(
+                    "{name} {}: host<->device bytes per iteration {per_it:.0} <= {bound:.0} (the stand-in's count)",
+                    m.name()
+                ),
+            );
+        }
         let diff = rel_diff(&dx, &hx);
         let what = format!(
             "{name} {}{} on {n}x{n}: host {} its ({:?}), device {} its ({:?}), solution diff {diff:.2e}",
