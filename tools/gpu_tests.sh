@@ -27,6 +27,19 @@ for n in 1 2 3 4; do
     { echo "gpu_tests: the stand-in was not the driver that ran at $n rank(s)"; exit 1; }
   echo "gpu_tests: under the CUDA stand-in, $(grep -E '^gpu_check on' build/standin/gpu_check.$n.log) ($(( $(date +%s) - t0 )) s)"
 done
+# CUDA-aware MPI: the stand-in maps device memory where MPI can reach it, parlops is told to hand
+# device pointers to MPI (the direct path instead of staging)
+t0=$(date +%s)
+if ! CUDA_STANDIN_HOST_ACCESS=1 PARLOPS_CUDA_AWARE_MPI=1 PARLOPS_TEST_EXPECT_RANKS=3 \
+  LD_LIBRARY_PATH="$PWD/build/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  timeout 600 "$MPIEXEC" -n 3 "$bin" >build/standin/gpu_check.aware.log 2>&1; then
+  grep -vE '^  |^parlops ' build/standin/gpu_check.aware.log | tail -40
+  echo "gpu_tests: the device suite with CUDA-aware MPI under the stand-in failed (build/standin/gpu_check.aware.log)"
+  exit 1
+fi
+grep -q "device data moves by CUDA-aware MPI" build/standin/gpu_check.aware.log ||
+  { echo "gpu_tests: the CUDA-aware MPI run did not use the direct path"; exit 1; }
+echo "gpu_tests: under the CUDA stand-in with CUDA-aware MPI, $(grep -E '^gpu_check on' build/standin/gpu_check.aware.log) ($(( $(date +%s) - t0 )) s)"
 
 N=build/nvrtc
 lib=$N/nvidia/cuda_nvrtc/lib

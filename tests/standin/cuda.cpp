@@ -11,6 +11,8 @@
 //  - kernels run block by block, the threads of a block as fibers that switch at __syncthreads and
 //    warp shuffles (warps of 32), __shared__ memory poisoned before every block, a barrier that cannot
 //    complete reported as a launch failure;
+//  - CUDA-aware MPI: with CUDA_STANDIN_HOST_ACCESS=1 device memory is also mapped at its device
+//    addresses, so that MPI can move it directly (PARLOPS_CUDA_AWARE_MPI=1 makes parlops do that);
 //  - a device memory limit (CUDA_STANDIN_MEMORY bytes, optionally on one rank only:
 //    CUDA_STANDIN_OOM_RANK) makes out-of-memory reachable; several devices per node
 //    (CUDA_STANDIN_DEVICES, default 4).
@@ -86,6 +88,12 @@ int my_rank() {
 }
 
 int ndevices() { return (int)env_long("CUDA_STANDIN_DEVICES", 4); }
+// CUDA_STANDIN_HOST_ACCESS=1: device memory is also mapped at its device addresses, so that a
+// CUDA-aware MPI (any MPI, in this mode) can read and write it; host access is then not caught.
+bool host_access() {
+  static int v = (int)env_long("CUDA_STANDIN_HOST_ACCESS", 0);
+  return v != 0;
+}
 
 // ---------------------------------------------------------------- memory
 const size_t PAGE = 4096;
@@ -644,9 +652,25 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   size_t pages = (body + PAGE - 1) / PAGE * PAGE;
   size_t mapped = pages + PAGE;
   if (next_dev[d] + mapped > (uintptr_t)dev_base + (d + 1) * DEV_SPAN) return E_OUT_OF_MEMORY;
-  void *b = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (b == MAP_FAILED) return E_OUT_OF_MEMORY;
-  mprotect((char *)b + pages, PAGE, PROT_NONE);
+  void *b;
+  if (host_access()) {
+    // CUDA-aware MPI mode: the same pages also at the device address, for MPI to read and write
+    int fd = memfd_create("standin-device", 0);
+    if (fd < 0 || ftruncate(fd, (off_t)pages) != 0) {
+      if (fd >= 0) close(fd);
+      return E_OUT_OF_MEMORY;
+    }
+    b = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); // then the guard stays
+    bool ok = b != MAP_FAILED &&
+              mmap(b, pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED &&
+              mmap((void *)next_dev[d], pages, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
+    close(fd);
+    if (!ok) return E_OUT_OF_MEMORY;
+  } else {
+    b = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return E_OUT_OF_MEMORY;
+    mprotect((char *)b + pages, PAGE, PROT_NONE);
+  }
   memset(b, 0xff, pages); // fresh device memory is not zero
   Alloc a;
   a.offset = pages - body;
@@ -672,6 +696,9 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   flush_all(); // cuMemFree waits for the device
   used[it->second.device] -= it->second.bytes;
   munmap(it->second.back, it->second.mapped);
+  if (host_access()) // back to a reserved, inaccessible range
+    mmap((void *)(it->second.dev - it->second.offset), it->second.mapped - PAGE, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   allocs.erase(it);
   return sticky;
 }
