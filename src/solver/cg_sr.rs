@@ -27,8 +27,8 @@ pub(crate) fn run<T: Scalar>(
     v: &mut [DistVector<T>],
 ) -> Result<Info> {
     let [r, u, w, p, s] = v else { unreachable!() };
-    // fused passes: no preconditioner, host vectors (the same on every rank)
-    let fuse = ctx.pc.is_none() && !x.is_device();
+    // fused passes: no preconditioner (host vectors, or the device's k_cg_sr_update)
+    let fuse = ctx.pc.is_none();
     // the first step scales p and s by zero; a preconditioner writes u (and might read it first)
     // (a failure joins the first reduction's agreement: every rank ends together)
     let e = p.fill(T::zero()).and(s.fill(T::zero()));
@@ -62,7 +62,7 @@ pub(crate) fn run<T: Scalar>(
     // p and x are read and written on every second iteration only when no iterate monitor reads x
     // at the test: the step x lacks (owed: that pass's a and b) is made with the next one, and at
     // every exit (the bits of one step per iteration)
-    let defer = fuse && !ctx.watching();
+    let defer = fuse && !ctx.watching() && !x.is_device();
     let mut owed: Option<(T, T)> = None;
     let mut it = 0;
     let mut iterate = || -> Result<Info> {
