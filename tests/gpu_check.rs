@@ -526,7 +526,8 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
             // data stay on the device: per iteration, the reductions' scalars (and with staging the
             // halo), never a vector's worth (one copy of x each way would be 16 bytes an entry)
             let per_it = (b1 - b0) as f64 / (di.iterations + 1) as f64;
-            let staging = comm.size() > 1 && comm.transport().0 == parlops::comm::Transport::Staging;
+            let staging =
+                comm.size() > 1 && comm.transport().0 == parlops::comm::Transport::Staging;
             let local = l.local_len().max(1) as f64 * std::mem::size_of::<T>() as f64;
             let bound = if staging { 4096.0 + local } else { 4096.0 };
             if comm.rank() == 0 && T::DTYPE == parlops::DType::F64 {
