@@ -11,7 +11,8 @@ bin_dir=$(dirname "$(rustc --print target-libdir)")/bin
 [ -x "$bin_dir/llvm-profdata" ] || { echo "standin_coverage: needs 'rustup component add llvm-tools'"; exit 2; }
 tools/standin_build.sh
 export CARGO_TARGET_DIR=$PWD/build/cov/target
-RUSTFLAGS="-C instrument-coverage" cargo test --release --locked --no-run --test gpu_check 2>&1 | tail -1
+# (instrumented build scripts write profiles too: into build/cov, not the tree)
+LLVM_PROFILE_FILE="$PWD/build/cov/build-%p.profraw" RUSTFLAGS="-C instrument-coverage" cargo test --release --locked --no-run --test gpu_check 2>&1 | tail -1
 bin=$(ls -t "$CARGO_TARGET_DIR"/release/deps/gpu_check-* | grep -v '\.d$' | head -1)
 rm -rf build/cov/prof && mkdir -p build/cov/prof
 export CUDA_STANDIN_CACHE=$PWD/build/standin/cache
