@@ -246,6 +246,37 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
     drop(w);
     parlops::gpu::free(mine);
 
+    // place_array: a device vector works in the caller's device array until reset_array
+    let mut v = DistVector::<f64>::new_in(l.clone(), CUDA).unwrap();
+    v.fill(1.0).unwrap();
+    let theirs = parlops::gpu::alloc_zeroed(n * 8, g.stream).unwrap();
+    unsafe { parlops::gpu::htod(theirs, hx.local().as_ptr().cast(), n * 8, g.stream).unwrap() };
+    parlops::gpu::sync(g.stream).unwrap();
+    unsafe { v.place_array(theirs as usize as *mut f64) }.unwrap();
+    v.scale(3.0).unwrap();
+    v.settle().unwrap();
+    let mut back = vec![0.0f64; n];
+    unsafe { parlops::gpu::dtoh(back.as_mut_ptr().cast(), theirs, n * 8, g.stream).unwrap() };
+    parlops::gpu::sync(g.stream).unwrap();
+    let ok = back.iter().zip(hx.local()).all(|(a, b)| *a == 3.0 * b);
+    t.check(
+        ok,
+        "place_array: the work lands in the caller's device array",
+    );
+    v.reset_array();
+    let own = v.to_location(HOST).unwrap();
+    t.check(
+        own.local().iter().all(|&a| a == 1.0),
+        "reset_array: the vector's own device array, untouched meanwhile",
+    );
+    let e = unsafe { v.place_array(hostbuf.as_mut_ptr()) };
+    t.check(
+        n == 0 || e.err().map(|e| e.kind) == Some(parlops::ErrorKind::MemoryLocation),
+        "place_array: a host pointer for a device vector refused",
+    );
+    drop(v);
+    parlops::gpu::free(theirs);
+
     // the caller's stream
     let s = cudarc::driver::result::stream::create(
         cudarc::driver::result::stream::StreamKind::NonBlocking,
