@@ -20,6 +20,7 @@ pub mod comm;
 pub mod config;
 pub mod eigen;
 pub mod error;
+pub mod exec;
 pub mod gpu;
 pub mod hypre;
 pub mod memory;

@@ -288,7 +288,7 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
     dx.set_stream(Some(stream)).unwrap();
     dy.set_stream(Some(stream)).unwrap();
     t.check(
-        dx.stream().unwrap() == stream,
+        dx.caller_stream() == Some(stream),
         "set_stream: the vector reports the caller's stream",
     );
     let mut hy = rand::<f64>(&l, 8, HOST);

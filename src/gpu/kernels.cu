@@ -163,7 +163,7 @@ extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int i
 HALO_KERNELS(int, i32)
 HALO_KERNELS(long long, i64)
 
-// ---- the fused passes of the CG family (src/vector/fused.rs has the host loops): one pass over the
+// ---- the fused passes of the CG family (src/exec/host/cg.rs has the host loops): one pass over the
 // vectors with the partial sums the next reduction needs, instead of one kernel per axpy and per dot
 // CG: x += a p, r -= a q; partials of |r|^2 (the new r). 48 bytes per double entry.
 extern "C" __global__ void k_cg_update(T *x, T a, const T *p, T *r, const T *q, i64 n, double *part) {
@@ -177,41 +177,83 @@ extern "C" __global__ void k_cg_update(T *x, T a, const T *p, T *r, const T *q, 
   block_reduce(v, 1, 0, part);
 }
 
-// single-reduction CG (u = r): s = w + b s, r -= a s, p = (r + a s) + b p, x += a p; partials of |r|^2.
-extern "C" __global__ void k_cg_sr_update(T *x, T *r, T *p, T *s, const T *w, T a, T b, i64 n, double *part) {
+// CG's residual alone: r -= a q; partials of |r|^2 (the new r). 24 bytes per double entry.
+extern "C" __global__ void k_cg_residual(T a, T *r, const T *q, i64 n, double *part) {
   double v[1] = {0};
   GRID_STRIDE(i, n) {
-    const T ri = r[i];
-    const T sv = add(w[i], mul(b, s[i]));
-    const T rv = sub(ri, mul(a, sv));
-    // the direction from the new r and s, as on the host (src/vector/fused.rs, XStep)
-    const T pv = add(add(rv, mul(a, sv)), mul(b, p[i]));
-    p[i] = pv;
-    s[i] = sv;
-    x[i] = add(x[i], mul(a, pv));
+    const T rv = sub(r[i], mul(a, q[i]));
     r[i] = rv;
     v[0] += abs2d(rv);
   }
   block_reduce(v, 1, 0, part);
 }
 
-// pipelined CG (u = r, m = w): z = m + b z, s = w + b s, r -= a s, p = (r + a s) + b p, x += a p, w -= a z;
-// partials of [|r|^2, 0, re(w^H r), im(w^H r)] (the new r and w: the next iteration's reduction).
-extern "C" __global__ void k_cg_pipe_update(T *x, T *r, T *w, T *p, T *s, T *z, const T *m, T a, T b, i64 n,
-                                            double *part) {
-  double v[4] = {0, 0, 0, 0};
+// CG's step and next direction: x += a p (the old p), then p = r + b p. 40 bytes per double entry.
+extern "C" __global__ void k_cg_step(T *x, T a, T *p, const T *r, T b, i64 n) {
   GRID_STRIDE(i, n) {
-    const T ri = r[i], wi = w[i];
-    const T zv = add(m[i], mul(b, z[i]));
-    const T sv = add(wi, mul(b, s[i]));
-    const T rv = sub(ri, mul(a, sv));
-    const T wv = sub(wi, mul(a, zv));
-    // the direction from the new r and s, as on the host (src/vector/fused.rs, XStep)
+    const T pi = p[i];
+    x[i] = add(x[i], mul(a, pi));
+    p[i] = add(r[i], mul(b, pi));
+  }
+}
+
+// The direction and x of one entry, as the host's XStep says (src/vector/fused.rs): mode 0 (Now):
+// p = (rv + a sv) + b p, x += a p; mode 1 (Later): p and x left alone; mode 2 (Both, after a Later
+// pass with (a0, b0)): pm = (ro + a0 so) + b0 p, p = (rv + a sv) + b pm, x = (x + a0 pm) + a p.
+__device__ inline void direction(T *x, T *p, i64 i, T ro, T so, T rv, T sv, int mode, T a0, T b0, T a, T b) {
+  if (mode == 0) {
     const T pv = add(add(rv, mul(a, sv)), mul(b, p[i]));
-    z[i] = zv;
-    s[i] = sv;
     p[i] = pv;
     x[i] = add(x[i], mul(a, pv));
+  } else if (mode == 2) {
+    const T pm = add(add(ro, mul(a0, so)), mul(b0, p[i]));
+    const T pv = add(add(rv, mul(a, sv)), mul(b, pm));
+    p[i] = pv;
+    x[i] = add(add(x[i], mul(a0, pm)), mul(a, pv));
+  }
+}
+
+// The step a deferred pass left x lacking: p = (r + a s) + b p, x += a p.
+extern "C" __global__ void k_catch_up(T *x, T *p, const T *r, const T *s, T a, T b, i64 n) {
+  GRID_STRIDE(i, n) {
+    const T pv = add(add(r[i], mul(a, s[i])), mul(b, p[i]));
+    p[i] = pv;
+    x[i] = add(x[i], mul(a, pv));
+  }
+}
+
+// single-reduction CG (u = r): s = w + b s, r -= a s, p and x as `mode` says (direction above);
+// partials of |r|^2.
+extern "C" __global__ void k_cg_sr_update(T *x, T *r, T *p, T *s, const T *w, T a, T b, int mode, T a0, T b0,
+                                          i64 n, double *part) {
+  double v[1] = {0};
+  GRID_STRIDE(i, n) {
+    const T ri = r[i], si = s[i];
+    const T sv = add(w[i], mul(b, si));
+    const T rv = sub(ri, mul(a, sv));
+    direction(x, p, i, ri, si, rv, sv, mode, a0, b0, a, b);
+    s[i] = sv;
+    r[i] = rv;
+    v[0] += abs2d(rv);
+  }
+  block_reduce(v, 1, 0, part);
+}
+
+// pipelined CG (u = r, m = w): z = m + b z, s = w + b s, r -= a s, w -= a z, p and x as `mode` says
+// (direction above); partials of [|r|^2, 0, re(w^H r), im(w^H r)] (the new r and w: the next
+// iteration's reduction).
+extern "C" __global__ void k_cg_pipe_update(T *x, T *r, T *w, T *p, T *s, T *z, const T *m, T a, T b, int mode,
+                                            T a0, T b0, i64 n, double *part) {
+  double v[4] = {0, 0, 0, 0};
+  GRID_STRIDE(i, n) {
+    const T ri = r[i], wi = w[i], si = s[i];
+    const T zv = add(m[i], mul(b, z[i]));
+    const T sv = add(wi, mul(b, si));
+    const T rv = sub(ri, mul(a, sv));
+    const T wv = sub(wi, mul(a, zv));
+    direction(x, p, i, ri, si, rv, sv, mode, a0, b0, a, b);
+    z[i] = zv;
+    s[i] = sv;
     r[i] = rv;
     w[i] = wv;
     v[0] += abs2d(rv);

@@ -291,6 +291,9 @@ kernel_table!(
     k_spmv_i64,
     k_spmv_h_i64,
     k_cg_update,
+    k_cg_residual,
+    k_cg_step,
+    k_catch_up,
     k_cg_sr_update,
     k_cg_pipe_update
 );
@@ -610,6 +613,9 @@ mod tests {
                         "k_spmv_h_i64",
                         "k_finish",
                         "k_cg_update",
+                        "k_cg_residual",
+                        "k_cg_step",
+                        "k_catch_up",
                         "k_cg_sr_update",
                         "k_cg_pipe_update",
                     ] {

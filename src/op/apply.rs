@@ -190,11 +190,11 @@ impl AnyOp {
         }
         any_op!(self, op => {
             let dv = typed_vec_mut(d)?;
-            if dv.is_device() {
+            if dv.host_addressable() {
+                op.diagonal(dv)
+            } else {
                 // diagonals are gathered on the host
                 dv.staged(|h| op.diagonal(h))
-            } else {
-                op.diagonal(dv)
             }
         })
     }

@@ -92,8 +92,8 @@ impl<T: Scalar> LinearOperator<T> for Zero {
 /// diag(d): y = d .* x (a copy of d is kept).
 pub struct Diagonal<T: Scalar> {
     d: DistVector<T>,
-    /// A device copy of d, made at the first device apply.
-    d_dev: std::sync::OnceLock<DistVector<T>>,
+    /// Copies of d in other memories, made at the first apply there.
+    d_other: crate::exec::PerLocation<DistVector<T>>,
 }
 
 impl<T: Scalar> Diagonal<T> {
@@ -101,7 +101,7 @@ impl<T: Scalar> Diagonal<T> {
         let c = d.to_location(Location::Host)?;
         Ok(Diagonal {
             d: c,
-            d_dev: std::sync::OnceLock::new(),
+            d_other: Default::default(),
         })
     }
 }
@@ -109,16 +109,12 @@ impl<T: Scalar> Diagonal<T> {
 impl<T: Scalar> Diagonal<T> {
     /// d in memory `loc`.
     fn d_in(&self, loc: Location) -> Result<&DistVector<T>> {
-        match loc {
-            Location::Host => Ok(&self.d),
-            Location::Cuda => {
-                if let Some(v) = self.d_dev.get() {
-                    return Ok(v);
-                }
-                let v = self.d.to_location(Location::Cuda)?;
-                Ok(self.d_dev.get_or_init(|| v))
-            }
+        if loc == self.d.location() {
+            return Ok(&self.d);
         }
+        self.d_other
+            .get_or_try_init(loc, || self.d.to_location(loc))
+            .map(|v| &**v)
     }
 }
 

@@ -118,8 +118,11 @@ pub fn streamed_by_apply<T: Scalar, O: LinearOperator<T> + ?Sized>(
 ) -> Result<()> {
     op.apply(x, n)?;
     if ready(true)? == Some(true) {
-        if n.is_device() || x.is_device() {
-            crate::bail!(Internal, "rows of a product streamed from device memory");
+        if !(n.host_addressable() && x.host_addressable()) {
+            crate::bail!(
+                Internal,
+                "rows of a product streamed from memory the host cannot reach"
+            );
         }
         rows(0, n.local(), x.local_mut());
     }
@@ -145,8 +148,9 @@ fn staged<T: Scalar>(
                 out.location().name()
             );
         }
-        let loc = [Location::Host, Location::Cuda]
-            .into_iter()
+        let loc = Location::ALL
+            .iter()
+            .copied()
             .find(|&l| handles(l))
             .ok_or_else(|| crate::err!(NotSupported, "the operator handles no memory space"))?;
         let a = inp.to_location(loc)?;
@@ -211,40 +215,29 @@ pub fn check_apply<T: Scalar>(
     y.check_location(x, xn, yn)
 }
 
-/// A work vector owned by an operator: the host one allocated at construction, the device one at
-/// first device use.
+/// A work vector owned by an operator, one per memory space: the host one allocated at
+/// construction, the others at first use in their memory.
 pub(crate) struct Work<T: Scalar> {
     layout: Arc<Layout>,
-    host: Mutex<DistVector<T>>,
-    device: Mutex<Option<DistVector<T>>>,
+    /// One slot per [`Location`] (in `Location::ALL` order).
+    slots: Vec<Mutex<Option<DistVector<T>>>>,
 }
 
 /// A locked work vector (the operator marked busy on this thread meanwhile, see [`enter`]).
 pub(crate) struct WorkGuard<'a, T: Scalar> {
-    inner: WorkLock<'a, T>,
+    inner: MutexGuard<'a, Option<DistVector<T>>>,
     _busy: Busy,
-}
-
-enum WorkLock<'a, T: Scalar> {
-    Host(MutexGuard<'a, DistVector<T>>),
-    Device(MutexGuard<'a, Option<DistVector<T>>>),
 }
 
 impl<T: Scalar> std::ops::Deref for WorkGuard<'_, T> {
     type Target = DistVector<T>;
     fn deref(&self) -> &DistVector<T> {
-        match &self.inner {
-            WorkLock::Host(g) => g,
-            WorkLock::Device(g) => g.as_ref().expect("allocated in Work::get"),
-        }
+        self.inner.as_ref().expect("allocated in Work::get")
     }
 }
 impl<T: Scalar> std::ops::DerefMut for WorkGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut DistVector<T> {
-        match &mut self.inner {
-            WorkLock::Host(g) => g,
-            WorkLock::Device(g) => g.as_mut().expect("allocated in Work::get"),
-        }
+        self.inner.as_mut().expect("allocated in Work::get")
     }
 }
 
@@ -334,10 +327,20 @@ impl<S> std::ops::DerefMut for OpStateLock<'_, S> {
 
 impl<T: Scalar> Work<T> {
     pub(crate) fn new(layout: &Arc<Layout>) -> Result<Work<T>> {
+        let slots = Location::ALL
+            .iter()
+            .map(|&l| {
+                let v = if l == Location::Host {
+                    Some(DistVector::new(layout.clone())?)
+                } else {
+                    None
+                };
+                Ok(Mutex::new(v))
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Work {
             layout: layout.clone(),
-            host: Mutex::new(DistVector::new(layout.clone())?),
-            device: Mutex::new(None),
+            slots,
         })
     }
     /// The work vector in `loc`.
@@ -345,31 +348,28 @@ impl<T: Scalar> Work<T> {
         let busy = enter(self as *const Self as *const u8 as usize, &|| {
             format!("with rows of global length {}", self.layout.global_len())
         })?;
-        match loc {
-            Location::Host => Ok(WorkGuard {
-                inner: WorkLock::Host(self.host.lock().unwrap_or_else(|p| p.into_inner())),
-                _busy: busy,
-            }),
-            Location::Cuda => {
-                let mut g = self.device.lock().unwrap_or_else(|p| p.into_inner());
-                if g.is_none() {
-                    // first device use, on every rank together: agreed, so that a failed
-                    // allocation on one rank cannot leave the others inside the next apply
-                    let v = DistVector::new_in(self.layout.clone(), Location::Cuda);
-                    *g = Some(self.layout.comm().agree(v)?);
-                }
-                Ok(WorkGuard {
-                    inner: WorkLock::Device(g),
-                    _busy: busy,
-                })
-            }
+        let slot = Location::ALL
+            .iter()
+            .position(|&l| l == loc)
+            .and_then(|i| self.slots.get(i))
+            .ok_or_else(|| crate::err!(Internal, "memory {} has no work vector", loc.name()))?;
+        let mut g = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            // first use in this memory, on every rank together: agreed, so that a failed
+            // allocation on one rank cannot leave the others inside the next apply
+            let v = DistVector::new_in(self.layout.clone(), loc);
+            *g = Some(self.layout.comm().agree(v)?);
         }
+        Ok(WorkGuard {
+            inner: g,
+            _busy: busy,
+        })
     }
     /// The work vector in `like`'s memory, on `like`'s stream (so that work on both stays ordered on
     /// one stream).
     pub(crate) fn get_like(&self, like: &DistVector<T>) -> Result<WorkGuard<'_, T>> {
         let mut g = self.get(like.location())?;
-        if like.is_device() && g.caller_stream() != like.caller_stream() {
+        if g.caller_stream() != like.caller_stream() {
             g.set_stream(like.caller_stream())?;
         }
         Ok(g)

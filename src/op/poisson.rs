@@ -334,7 +334,7 @@ impl<T: Scalar> LinearOperator<T> for Poisson<T> {
         self.run::<false>(y, x).map(|_| ())
     }
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
-        if x.is_device() || y.is_device() {
+        if !(x.host_addressable() && y.host_addressable()) {
             return self.apply(x, y).map(|_| None);
         }
         self.run::<true>(x, y).map(Some)

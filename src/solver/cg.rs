@@ -67,9 +67,9 @@ pub(crate) fn run<T: Scalar>(
     let mut tr = (ctx.p.trust_radius > 0.0).then(|| TrustRegion::new(ctx.p.trust_radius, re(rz)));
     let mut rnorm = r0;
     let mut it = 0;
-    // the fused passes (host vectors; the same on every rank: where vectors live is agreed)
-    let fuse_pq = !x.is_device();
-    let fuse = plain && fuse_pq;
+    // the fused passes (the executor's steps; the product's fused dot where the operator has one)
+    let fuse_pq = true;
+    let fuse = plain;
     // x's update waits for the next direction's pass when no iterate monitor reads x at the test
     // (then x += a p is made at every exit; the same bits)
     let defer = fuse && !ctx.watching();

@@ -56,8 +56,9 @@ pub(crate) fn run<T: Scalar>(
     let [r, u, w, m, n, z, q, s, p] = v else {
         unreachable!()
     };
-    // fused passes: no preconditioner, host vectors (the same on every rank)
-    let fuse = ctx.pc.is_none() && !x.is_device();
+    // fused passes: no preconditioner (the same on every rank); made row by row during the product
+    // where the vectors are host-addressable ([`fused::PipeRows`]), else at once after it
+    let fuse = ctx.pc.is_none();
     // the first step scales z, s, p (and q) by zero; a preconditioner writes u and m (and might
     // read them first); the others are written before they are read (a failure joins the first
     // reduction's agreement: every rank ends together)
@@ -274,13 +275,19 @@ pub(crate) fn run<T: Scalar>(
             if streamed {
                 // made row by row during the product
             } else if fuse {
-                let layout = x.layout().clone();
                 let step = fused::XStep::pass(defer, owed);
-                partials = fused::PipeRows::new(&mut *x, r, p, s, z, step).map(|mut u| {
-                    u.rows(0, n.local(), w.local_mut(), alpha, beta);
+                let set = crate::exec::PipeSet {
+                    x: &mut *x,
+                    r: &mut *r,
+                    w: &mut *w,
+                    p: &mut *p,
+                    s: &mut *s,
+                    z: &mut *z,
+                };
+                partials = fused::pipe_update(set, n, alpha, beta, step);
+                if partials.is_ok() {
                     owed = step.owed(alpha, beta);
-                    u.shares(&layout)
-                });
+                }
             } else {
                 z.axpby(T::one(), n, beta)?;
                 q.axpby(T::one(), m, beta)?;

@@ -62,7 +62,7 @@ pub(crate) fn run<T: Scalar>(
     // p and x are read and written on every second iteration only when no iterate monitor reads x
     // at the test: the step x lacks (owed: that pass's a and b) is made with the next one, and at
     // every exit (the bits of one step per iteration)
-    let defer = fuse && !ctx.watching() && !x.is_device();
+    let defer = fuse && !ctx.watching();
     let mut owed: Option<(T, T)> = None;
     let mut it = 0;
     let mut iterate = || -> Result<Info> {

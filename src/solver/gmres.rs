@@ -84,8 +84,8 @@ fn run<T: Scalar>(
     let (basis, rest) = vs.split_at_mut(m + 1);
     let (zs, rest) = rest.split_at_mut(rest.len() - 1);
     let w = &mut rest[0];
-    // fused multi-vector passes on host vectors (the same on every rank: where vectors live is agreed)
-    let fuse = !x.is_device();
+    // fused multi-vector passes (the executor's steps)
+    let fuse = true;
     let d = if left {
         // ||M b|| and M (b - A x0)
         let (b0, b1) = basis.split_at_mut(1);

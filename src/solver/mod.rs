@@ -247,15 +247,7 @@ pub(crate) fn pc_loses(pm: f64, r2: f64) -> bool {
 
 /// Is any entry of x NaN or Inf, on any rank? One reduction; every rank gets the same answer. [collective]
 fn nonfinite_anywhere<T: Scalar>(comm: &Comm, x: &DistVector<T>) -> Result<bool> {
-    let local = if x.is_device() {
-        crate::vector::device::norm_partial(x, crate::vector::NormKind::Inf).map(|(v, _)| v)
-    } else {
-        Ok(if x.local().iter().all(|v| v.abs_f64().is_finite()) {
-            0.0
-        } else {
-            f64::INFINITY
-        })
-    };
+    let local = crate::exec::nonfinite(x).map(|bad| if bad { f64::INFINITY } else { 0.0 });
     // a device failure on one rank travels with the flag (as 1 in a second slot); the largest |entry|
     // of an empty part is the max's identity, -inf, which is not a non-finite entry
     let (flag, failed) = match &local {
@@ -502,7 +494,7 @@ impl<T: Scalar> Solver<T> {
             )
         })?;
         crate::op::check_apply(op.as_ref(), x, b, false)?;
-        if x.is_device() && self.method.host_only() {
+        if !x.host_addressable() && self.method.host_only() {
             // the soft-thresholding step runs on the host: solve on host copies
             let hb = b.to_location(Location::Host)?;
             let mut hx = x.to_location(Location::Host)?;

@@ -3,7 +3,6 @@
 //! redistribution are collective and fail on every rank together.
 
 mod any;
-pub mod device;
 pub mod fused;
 mod layout;
 pub mod multi;
@@ -21,18 +20,9 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::exec::{self, Exec, Storage};
 use crate::memory::Location;
 use crate::scalar::Scalar;
-
-enum Base<T> {
-    /// parlops' buffer (starting on a 64-byte boundary: a cache line, so that no 32-byte load of an
-    /// aligned group crosses one; on a 2 MiB one, with huge pages advised, from 2 MiB on).
-    Owned(crate::memory::HostBuf<T>),
-    /// The caller's array (host or device); the caller keeps it alive and frees it.
-    Wrapped(NonNull<T>),
-    /// Device memory allocated by parlops (freed on drop).
-    Device(NonNull<T>),
-}
 
 /// A distributed vector of `T`.
 ///
@@ -40,28 +30,17 @@ enum Base<T> {
 /// unshared while parlops works on it is the caller's promise (as with every zero-copy API).
 pub struct DistVector<T: Scalar> {
     layout: Arc<Layout>,
-    location: Location,
-    base: Base<T>,
+    /// Where the entries live and what orders the work on them.
+    exec: Exec,
+    base: Storage<T>,
     /// Temporarily placed caller array (`place_array`), replacing `base` until `reset_array`.
     placed: Option<NonNull<T>>,
-    /// The device, for device vectors.
-    gpu: Option<Arc<crate::gpu::Gpu>>,
-    /// The caller's stream that work on this vector is ordered on (else parlops' stream).
-    stream: Option<crate::gpu::Stream>,
 }
 
-impl<T: Scalar> Drop for DistVector<T> {
-    fn drop(&mut self) {
-        if let (Base::Device(p), Some(g)) = (&self.base, &self.gpu)
-            && self.layout.local_len() > 0
-        {
-            let _ = g.bind();
-            crate::gpu::free(p.as_ptr() as u64);
-        }
-    }
-}
-
+// SAFETY: a vector owns its entries (or holds the caller's array under the zero-copy promise above),
+// like a Vec<T>; nothing in it is tied to a thread.
 unsafe impl<T: Scalar> Send for DistVector<T> {}
+// SAFETY: shared references only read the entries, as for a Vec<T>.
 unsafe impl<T: Scalar> Sync for DistVector<T> {}
 
 fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T>> {
@@ -82,26 +61,20 @@ fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T
             T::DTYPE.name()
         );
     }
+    // SAFETY: checked non-null just above.
     Ok(unsafe { NonNull::new_unchecked(ptr) })
 }
 
-/// A caller's pointer must be in the memory the vector says: a host array for host vectors, device
-/// memory for device vectors (`MemoryLocation` otherwise).
+/// A caller's pointer must be in the memory the vector says (`MemoryLocation` otherwise; without a
+/// device in use, every pointer counts as host memory).
 fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -> Result<()> {
     if len == 0 || ptr.is_null() {
         return Ok(());
     }
     use crate::gpu::PointerKind;
-    // without a device in use, every pointer counts as host memory
     let kind = crate::gpu::pointer_kind(ptr as *const std::ffi::c_void);
     match (loc, kind) {
-        (_, PointerKind::Managed)
-        | (Location::Cuda, PointerKind::Device)
-        | (Location::Host, PointerKind::Host) => Ok(()),
-        (Location::Cuda, PointerKind::Host) => crate::bail!(
-            MemoryLocation,
-            "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is PARLOPS_MEMORY_CUDA"
-        ),
+        (_, PointerKind::Managed) | (Location::Host, PointerKind::Host) => Ok(()),
         (_, PointerKind::OtherDevice(d)) => crate::bail!(
             MemoryLocation,
             "argument '{what}' ({ptr:p}) is memory of CUDA device {d}, not of this process's device"
@@ -110,48 +83,25 @@ fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -
             MemoryLocation,
             "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
         ),
+        (_, PointerKind::Device) => Ok(()),
+        (_, PointerKind::Host) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is {}",
+            loc.c_name()
+        ),
     }
 }
 
 impl<T: Scalar> DistVector<T> {
     /// A zeroed vector in `location`, owned by parlops.
     pub fn new_in(layout: Arc<Layout>, location: Location) -> Result<Self> {
-        if location == Location::Cuda {
-            let g = crate::gpu::get(layout.comm().node_rank(), None)?;
-            let bytes = layout.local_len() as usize * std::mem::size_of::<T>();
-            let p = crate::gpu::alloc_zeroed(bytes, g.stream)?;
-            crate::gpu::sync(g.stream)?;
-            let p = if p == 0 {
-                NonNull::dangling()
-            } else {
-                NonNull::new(p as usize as *mut T)
-                    .ok_or_else(|| crate::err!(Internal, "null device pointer"))?
-            };
-            return Ok(DistVector {
-                layout,
-                location,
-                base: Base::Device(p),
-                placed: None,
-                gpu: Some(g),
-                stream: None,
-            });
-        }
-        let n = layout.local_len() as usize;
-        let v = crate::memory::HostBuf::zeroed(n, T::zero()).map_err(|_| {
-            crate::err!(
-                OutOfMemory,
-                "cannot allocate {n} entries of {} ({} bytes) on this rank",
-                T::DTYPE.name(),
-                n.saturating_mul(std::mem::size_of::<T>())
-            )
-        })?;
+        let exec = Exec::new(location, &layout)?;
+        let base = exec::zeroed(&exec, layout.local_len() as usize)?;
         Ok(DistVector {
             layout,
-            location,
-            base: Base::Owned(v),
+            exec,
+            base,
             placed: None,
-            gpu: None,
-            stream: None,
         })
     }
 
@@ -166,19 +116,14 @@ impl<T: Scalar> DistVector<T> {
     /// `ptr` must point to `layout.local_len()` valid entries of `T` in `location` that outlive the vector
     /// (or be null when the local length is 0).
     pub unsafe fn wrap(layout: Arc<Layout>, location: Location, ptr: *mut T) -> Result<Self> {
-        let gpu = match location {
-            Location::Cuda => Some(crate::gpu::get(layout.comm().node_rank(), None)?),
-            Location::Host => None,
-        };
+        let exec = Exec::new(location, &layout)?;
         let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
         check_location(ptr, layout.local_len(), location, "local_data")?;
         Ok(DistVector {
             layout,
-            location,
-            base: Base::Wrapped(p),
+            exec,
+            base: Storage::Caller(p),
             placed: None,
-            gpu,
-            stream: None,
         })
     }
 
@@ -190,11 +135,9 @@ impl<T: Scalar> DistVector<T> {
         let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
         Ok(DistVector {
             layout,
-            location: Location::Host,
-            base: Base::Wrapped(p),
+            exec: Exec::Host,
+            base: Storage::Caller(p),
             placed: None,
-            gpu: None,
-            stream: None,
         })
     }
 
@@ -204,7 +147,7 @@ impl<T: Scalar> DistVector<T> {
     /// As for [`DistVector::wrap`].
     pub unsafe fn place_array(&mut self, ptr: *mut T) -> Result<()> {
         let p = checked_ptr(ptr, self.layout.local_len(), "local_data")?;
-        check_location(ptr, self.layout.local_len(), self.location, "local_data")?;
+        check_location(ptr, self.layout.local_len(), self.location(), "local_data")?;
         self.placed = Some(p);
         Ok(())
     }
@@ -212,52 +155,46 @@ impl<T: Scalar> DistVector<T> {
     /// Order all work on this (device) vector on the caller's stream (`None`: parlops' own stream).
     /// Work already queued on the previous stream is waited for first.
     pub fn set_stream(&mut self, s: Option<crate::gpu::Stream>) -> Result<()> {
-        if self.location != Location::Cuda {
-            crate::bail!(
-                MemoryLocation,
-                "argument 'v' is in host memory; a stream applies to PARLOPS_MEMORY_CUDA vectors only"
-            );
-        }
-        crate::gpu::sync(self.stream()?)?;
-        self.stream = s;
-        Ok(())
+        self.exec.set_stream(s)
     }
 
+    /// The executor: where the entries live and what orders work on them.
+    pub fn exec(&self) -> &Exec {
+        &self.exec
+    }
     /// Is the data on the device?
     pub fn is_device(&self) -> bool {
-        self.location == Location::Cuda
+        !self.exec.host_addressable()
     }
-    /// The device (device vectors only).
-    pub fn gpu(&self) -> Result<&Arc<crate::gpu::Gpu>> {
-        self.gpu
-            .as_ref()
-            .ok_or_else(|| crate::err!(Internal, "a host vector has no device"))
+    /// Can host code read and write this rank's entries in place ([`DistVector::host_slice`])?
+    pub fn host_addressable(&self) -> bool {
+        self.exec.host_addressable()
     }
-    /// The stream work on this vector is ordered on (device vectors only).
-    pub fn stream(&self) -> Result<crate::gpu::Stream> {
-        Ok(match self.stream {
-            Some(s) => s,
-            None => self.gpu()?.stream,
-        })
+    /// This rank's entries, where host code can reach them in place (else `None`: work on a host
+    /// copy, [`DistVector::staged`] or [`DistVector::to_location`]).
+    pub fn host_slice(&self) -> Option<&[T]> {
+        self.host_addressable().then(|| self.local())
     }
-    /// Wait until queued device work on this vector is done (no-op for host vectors).
-    pub fn sync(&self) -> Result<()> {
-        if self.is_device() {
-            crate::gpu::sync(self.stream()?)?;
+    /// This rank's entries, writable, where host code can reach them in place.
+    pub fn host_slice_mut(&mut self) -> Option<&mut [T]> {
+        if self.host_addressable() {
+            Some(self.local_mut())
+        } else {
+            None
         }
-        Ok(())
     }
-    /// Wait for queued device work when it runs on parlops' own stream (the C API calls this before
+    /// Wait until queued work on this vector is done (no-op for host vectors).
+    pub fn sync(&self) -> Result<()> {
+        exec::sync(self)
+    }
+    /// Wait for queued work when it runs on parlops' own ordering (the C API calls this before
     /// returning, so callers see finished data; with a caller stream, ordering is the stream's).
     pub fn settle(&self) -> Result<()> {
-        if self.is_device() && self.stream.is_none() {
-            crate::gpu::sync(self.stream()?)?;
-        }
-        Ok(())
+        exec::settle(self)
     }
     /// Has the caller given this vector a stream?
     pub fn caller_stream(&self) -> Option<crate::gpu::Stream> {
-        self.stream
+        self.exec.caller_stream()
     }
     /// Device address of this rank's entries (device vectors).
     pub fn dptr(&self) -> u64 {
@@ -266,12 +203,12 @@ impl<T: Scalar> DistVector<T> {
 
     /// Both vectors in the same memory space, or a `MemoryLocation` error naming them.
     pub fn check_location(&self, x: &Self, xn: &str, yn: &str) -> Result<()> {
-        if self.location != x.location {
+        if self.location() != x.location() {
             crate::bail!(
                 MemoryLocation,
                 "argument '{xn}' is in {} memory but '{yn}' is in {} memory; copy one of them first",
-                x.location.name(),
-                self.location.name()
+                x.location().name(),
+                self.location().name()
             );
         }
         Ok(())
@@ -288,23 +225,7 @@ impl<T: Scalar> DistVector<T> {
     /// self = x, whatever the memory of each (same layout).
     pub fn copy_any(&mut self, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
-        match (x.is_device(), self.is_device()) {
-            (false, false) => {
-                self.local_mut().copy_from_slice(x.local());
-                Ok(())
-            }
-            (true, true) => device::copy(self, x),
-            (true, false) => {
-                let s = x.stream()?;
-                let p = x.dptr();
-                unsafe { device::download(self.local_mut(), p, s) }
-            }
-            (false, true) => {
-                let s = self.stream()?;
-                let p = self.dptr();
-                unsafe { device::upload(p, x.local(), s) }
-            }
-        }
+        exec::transfer(self, x)
     }
 
     /// Run host code `f` on a host copy of this vector and copy the result back (for what has no
@@ -325,36 +246,38 @@ impl<T: Scalar> DistVector<T> {
         &self.layout
     }
     pub fn location(&self) -> Location {
-        self.location
+        self.exec.location()
     }
     /// Does the vector currently use memory owned by the caller?
     pub fn uses_caller_memory(&self) -> bool {
-        self.placed.is_some() || matches!(self.base, Base::Wrapped(_))
+        self.placed.is_some() || matches!(self.base, Storage::Caller(_))
     }
 
     fn ptr(&self) -> *mut T {
-        match (self.placed, &self.base) {
-            (Some(p), _) => p.as_ptr(),
-            (None, Base::Wrapped(p)) | (None, Base::Device(p)) => p.as_ptr(),
-            (None, Base::Owned(v)) => v.as_ptr(),
+        match self.placed {
+            Some(p) => p.as_ptr(),
+            None => self.base.ptr(),
         }
     }
 
-    /// This rank's entries (host vectors; a device vector gives an empty slice: device data is reached
-    /// through the device kernels, [`DistVector::staged`] or [`DistVector::to_location`]).
+    /// This rank's entries (host-addressable vectors; any other gives an empty slice: its data is
+    /// reached through the executor's steps, [`DistVector::staged`] or [`DistVector::to_location`]).
     pub fn local(&self) -> &[T] {
-        debug_assert!(!self.is_device(), "local() of a device vector");
-        if self.is_device() {
+        debug_assert!(self.host_addressable(), "local() of a device vector");
+        if !self.host_addressable() {
             return &[];
         }
+        // SAFETY: host memory holding this rank's local_len entries (owned, or the caller's under
+        // the promise of `wrap`/`place_array`), borrowed with the vector.
         unsafe { std::slice::from_raw_parts(self.ptr(), self.layout.local_len() as usize) }
     }
-    /// This rank's entries, writable (host vectors; see [`DistVector::local`]).
+    /// This rank's entries, writable (host-addressable vectors; see [`DistVector::local`]).
     pub fn local_mut(&mut self) -> &mut [T] {
-        debug_assert!(!self.is_device(), "local_mut() of a device vector");
-        if self.is_device() {
+        debug_assert!(self.host_addressable(), "local_mut() of a device vector");
+        if !self.host_addressable() {
             return &mut [];
         }
+        // SAFETY: as in `local`, borrowed mutably with the vector.
         unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.layout.local_len() as usize) }
     }
     /// Pointer to this rank's entries (the caller's, when wrapped or placed).
@@ -364,61 +287,41 @@ impl<T: Scalar> DistVector<T> {
 
     /// A zeroed owned vector with the same layout and location (and stream).
     pub fn duplicate(&self) -> Result<Self> {
-        let mut v = Self::new_in(self.layout.clone(), self.location)?;
-        v.stream = self.stream;
-        Ok(v)
+        let base = exec::zeroed(&self.exec, self.layout.local_len() as usize)?;
+        Ok(DistVector {
+            layout: self.layout.clone(),
+            exec: self.exec.clone(),
+            base,
+            placed: None,
+        })
     }
 
     /// self = x
     pub fn copy_from(&mut self, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        if self.is_device() {
-            return device::copy(self, x);
-        }
-        self.local_mut().copy_from_slice(x.local());
-        Ok(())
+        exec::copy(self, x)
     }
     pub fn fill(&mut self, a: T) -> Result<()> {
-        if self.is_device() {
-            return device::fill(self, a);
-        }
-        ops::fill(self.local_mut(), a);
-        Ok(())
+        exec::fill(self, a)
     }
     pub fn scale(&mut self, a: T) -> Result<()> {
-        if self.is_device() {
-            return device::scale(self, a);
-        }
-        ops::scale(self.local_mut(), a);
-        Ok(())
+        exec::scale(self, a)
     }
     pub fn conj(&mut self) -> Result<()> {
-        if self.is_device() {
-            return device::conj(self);
-        }
-        ops::conj(self.local_mut());
-        Ok(())
+        exec::conj(self)
     }
     /// self += a x
     pub fn axpy(&mut self, a: T, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        if self.is_device() {
-            return device::axpy(self, a, x);
-        }
-        ops::axpy(self.local_mut(), a, x.local());
-        Ok(())
+        exec::axpy(self, a, x)
     }
     /// self = a x + b self
     pub fn axpby(&mut self, a: T, x: &Self, b: T) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        if self.is_device() {
-            return device::axpby(self, a, x, b);
-        }
-        ops::axpby(self.local_mut(), a, x.local(), b);
-        Ok(())
+        exec::axpby(self, a, x, b)
     }
     /// self = a x + y
     pub fn waxpy(&mut self, a: T, x: &Self, y: &Self) -> Result<()> {
@@ -426,11 +329,7 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        if self.is_device() {
-            return device::waxpy(self, a, x, y);
-        }
-        ops::waxpy(self.local_mut(), a, x.local(), y.local());
-        Ok(())
+        exec::waxpy(self, a, x, y)
     }
     /// self = x .* y
     pub fn pointwise_mult(&mut self, x: &Self, y: &Self) -> Result<()> {
@@ -438,11 +337,7 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        if self.is_device() {
-            return device::pmult(self, x, y, false);
-        }
-        ops::pointwise_mult(self.local_mut(), x.local(), y.local());
-        Ok(())
+        exec::pmult(self, x, y, false)
     }
     /// self = conj(x) .* y
     pub fn pointwise_mult_conj(&mut self, x: &Self, y: &Self) -> Result<()> {
@@ -450,19 +345,13 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        if self.is_device() {
-            return device::pmult(self, x, y, true);
-        }
-        for ((w, a), b) in self.local_mut().iter_mut().zip(x.local()).zip(y.local()) {
-            *w = a.conj() * *b;
-        }
-        Ok(())
+        exec::pmult(self, x, y, true)
     }
 
     /// Collect the whole vector on `root`, or on every rank when `root == -1`. `out` must be given (and
     /// of the global length) on receiving ranks; `pre` carries the caller's own argument checks. [collective]
     pub fn gather(&self, root: i32, out: Option<&mut [T]>, pre: Result<()>) -> Result<()> {
-        if self.is_device() {
+        if !self.host_addressable() {
             // staged through a host copy (MPI gathers host memory)
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             let copied = h.copy_any(self);
@@ -528,7 +417,7 @@ impl<T: Scalar> DistVector<T> {
         global_in: Option<&[T]>,
         pre: Result<()>,
     ) -> Result<()> {
-        if self.is_device() {
+        if !self.host_addressable() {
             let comm = self.layout.comm().clone();
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             h.scatter_from(root, global_in, pre)?;
@@ -584,7 +473,7 @@ impl<T: Scalar> DistVector<T> {
     /// Make every rank's copy of a broadcast vector equal to rank 0's (after the caller wrote into
     /// local data). No communication for split or unsafe-broadcast vectors. [collective]
     pub fn assemble(&mut self) -> Result<()> {
-        if self.is_device() && self.layout.partition() == Partition::Broadcast {
+        if !self.host_addressable() && self.layout.partition() == Partition::Broadcast {
             let comm = self.layout.comm().clone();
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             let copied = h.copy_any(self);
@@ -601,11 +490,11 @@ impl<T: Scalar> DistVector<T> {
 
     /// A new owned vector with layout `to` and the same global entries. [collective]
     pub fn redistribute(&self, to: &Arc<Layout>, pre: Result<()>) -> Result<Self> {
-        if self.is_device() {
+        if !self.host_addressable() {
             let mut h = DistVector::new_in(self.layout.clone(), Location::Host)?;
             let copied = h.copy_any(self);
             let out = h.redistribute(to, pre.and(copied))?;
-            return to.comm().agree(out.to_location(Location::Cuda));
+            return to.comm().agree(out.to_location(self.location()));
         }
         let from = self.layout.clone();
         let comm = from.comm().clone();
@@ -628,7 +517,7 @@ impl<T: Scalar> DistVector<T> {
         });
         // the allocation can fail on one rank: agreed with the arguments, before any exchange, and
         // so are the layouts (ranks passing different ones would exchange different counts)
-        let made = local.and_then(|_| DistVector::new_in(to.clone(), self.location));
+        let made = local.and_then(|_| DistVector::new_in(to.clone(), self.location()));
         let pre = made.as_ref().map(|_| ()).map_err(|e| e.clone());
         comm.agree_same(
             pre,

@@ -72,7 +72,7 @@ impl<T: Scalar> DistVector<T> {
                 *e = T::from_parts_lossy(re, im);
             }
         };
-        if self.is_device() {
+        if !self.host_addressable() {
             let mut h = DistVector::<T>::new_in(self.layout().clone(), Location::Host)?;
             fill(h.local_mut());
             self.copy_any(&h)?;

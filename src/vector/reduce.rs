@@ -1,9 +1,10 @@
 //! Reductions over distributed vectors: dot products (several pairs in one reduction, blocking or
 //! started and finished later) and norms, combined according to each layout's replication.
 
-use super::{DistVector, Layout, NormKind, Partition, device, ops};
+use super::{DistVector, Layout, NormKind, Partition, ops};
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
+use crate::exec;
 use crate::scalar::Scalar;
 
 /// Reduce per-rank partial values according to the layout's replication: summed (or maxed) over
@@ -72,24 +73,19 @@ pub(crate) fn dot_partials<T: Scalar>(
     pending: Result<()>,
 ) -> Result<Vec<f64>> {
     pending.and_then(|_| {
-        if pairs.iter().any(|(x, y)| x.is_device() != y.is_device())
+        if pairs.iter().any(|(x, y)| x.location() != y.location())
             || pairs
                 .iter()
-                .any(|(x, _)| x.is_device() != pairs[0].0.is_device())
+                .any(|(x, _)| x.location() != pairs[0].0.location())
         {
             crate::bail!(
                 MemoryLocation,
                 "a reduction mixes host and device vectors; copy them to one memory space first"
             );
         }
-        if pairs.first().is_some_and(|(x, _)| x.is_device()) {
-            return device::dots(pairs, &|i, v| share(pairs[i].0.layout(), v));
-        }
-        let mut v = Vec::with_capacity(2 * pairs.len());
-        for (x, y) in pairs {
-            let (re, im) = ops::dot(x.local(), y.local());
-            v.push(share(x.layout(), re));
-            v.push(share(x.layout(), im));
+        let mut v = exec::dots(pairs)?;
+        for (j, s) in v.iter_mut().enumerate() {
+            *s = share(pairs[j / 2].0.layout(), *s);
         }
         Ok(v)
     })
@@ -106,10 +102,8 @@ pub fn dots<T: Scalar>(
     let local = dot_partials(pairs, pending);
     let n = 2 * pairs.len();
     let r = match pairs.first() {
-        Some((x, _)) if x.is_device() => {
-            comm.allreduce_sum_checked_device(local, n, || x.stream())?
-        }
-        _ => comm.allreduce_checked(local, n, ReduceOp::Sum)?,
+        Some((x, _)) => exec::allreduce_sum(comm, local, n, x)?,
+        None => comm.allreduce_checked(local, n, ReduceOp::Sum)?,
     };
     Ok(r.chunks(2)
         .map(|c| T::from_parts_lossy(c[0], c[1]))
@@ -142,11 +136,7 @@ impl<T: Scalar> DistVector<T> {
     pub fn dot_partial(&self, y: &Self) -> Result<Vec<f64>> {
         self.layout.check_compatible(&y.layout, "x", "y")?;
         self.check_location(y, "y", "x")?;
-        if self.is_device() {
-            return device::dots(&[(self, y)], &|_, v| v);
-        }
-        let (re, im) = ops::dot(self.local(), y.local());
-        Ok(vec![re, im])
+        exec::dots(&[(self, y)])
     }
 
     /// conj(self) . y over all ranks. [collective]
@@ -206,18 +196,8 @@ impl<T: Scalar> DistVector<T> {
     fn norm_over(&self, comm: &Comm, kind: Result<NormKind>) -> Result<f64> {
         // (value, ssq relative to value for the 2-norm, reduction)
         let partial = kind.clone().and_then(|k| match k {
-            NormKind::Two => if self.is_device() {
-                device::two_partial(self)
-            } else {
-                Ok(ops::two_partial(self.local()))
-            }
-            .map(|(s, q)| (s, q, ReduceOp::Sum)),
-            _ => if self.is_device() {
-                device::norm_partial(self, k)
-            } else {
-                Ok(k.partial(self.local()))
-            }
-            .map(|(v, op)| (v, 0.0, op)),
+            NormKind::Two => exec::two_partial(self).map(|(s, q)| (s, q, ReduceOp::Sum)),
+            _ => exec::norm_partial(self, k).map(|(v, op)| (v, 0.0, op)),
         });
         let partition = self.layout.partition();
         if partition == Partition::UnsafeBroadcast {

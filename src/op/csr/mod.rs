@@ -4,7 +4,6 @@
 //! ghost values; apply overlaps the exchange with the diag product; the adjoint runs the exchange
 //! backwards without forming the transpose.
 
-mod device;
 mod kernels;
 mod narrow;
 mod sell;
@@ -13,7 +12,6 @@ mod tests;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use self::device::DevCsr;
 use self::kernels::{Rows, nonempty_rows, spmv, spmv_h};
 use self::narrow::Narrow;
 use self::sell::Sell;
@@ -101,9 +99,9 @@ impl From<Arr<i64>> for Idx {
 pub struct LocalCsr<T: Scalar> {
     pub nrows: usize,
     pub ncols: usize,
-    indptr: Idx,
-    indices: Idx,
-    values: Arr<T>,
+    pub(crate) indptr: Idx,
+    pub(crate) indices: Idx,
+    pub(crate) values: Arr<T>,
     /// The rows that hold entries, kept when they are under 60% of the rows (PETSc's compressed-row
     /// rule: an offd block touches only the rows next to another rank's columns): a product then
     /// visits only them.
@@ -321,7 +319,11 @@ impl<T: Scalar> LocalCsr<T> {
     }
 
     /// This block in CSR arrays parlops owns (32-bit indices when they fit), whatever its storage.
-    fn to_csr(&self) -> Result<LocalCsr<T>> {
+    /// Is the block held in a compact layout (no CSR arrays)?
+    pub(crate) fn is_compact(&self) -> bool {
+        self.compact.is_some()
+    }
+    pub(crate) fn to_csr(&self) -> Result<LocalCsr<T>> {
         let nnz = self.nnz();
         fn build<T: Scalar, I: IndexInt>(b: &LocalCsr<T>, nnz: usize) -> Result<LocalCsr<T>> {
             let mut p = crate::error::try_vec(b.nrows + 1, I::from_usize(0), "CSR row pointers")?;
@@ -560,15 +562,15 @@ struct Bufs<T> {
 
 /// A distributed sparse matrix (hypre ParCSR layout).
 pub struct CsrOp<T: Scalar> {
-    rows: Arc<Layout>,
+    pub(crate) rows: Arc<Layout>,
     cols: Arc<Layout>,
-    diag: LocalCsr<T>,
-    offd: LocalCsr<T>,
+    pub(crate) diag: LocalCsr<T>,
+    pub(crate) offd: LocalCsr<T>,
     col_map: Vec<i64>,
-    halo: HaloPlan,
+    pub(crate) halo: HaloPlan,
     bufs: Mutex<Bufs<T>>,
-    /// Device copy of the matrix and the halo buffers, made at the first device apply.
-    dev: Mutex<Option<DevCsr<T>>>,
+    /// The CUDA backend's copy of the matrix and the halo buffers, made at its first apply.
+    pub(crate) dev: Mutex<Option<crate::exec::cuda::csr::DevCsr<T>>>,
     /// The diag block's [`LocalCsr::lower_reach`], found at the first streamed product.
     reach: OnceLock<usize>,
 }
@@ -845,7 +847,7 @@ fn split_rows<T: Scalar, I: IndexInt>(
 impl<T: Scalar> CsrOp<T> {
     /// y = A x on the host: the diag product while the ghosts move, then the offd rows; with `DOT`
     /// (equal row and column layouts) also this rank's conj(x).y, summed in the same passes.
-    fn forward_host<const DOT: bool>(
+    pub(crate) fn forward_host<const DOT: bool>(
         &self,
         x: &DistVector<T>,
         y: &mut DistVector<T>,
@@ -883,18 +885,16 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         &self.cols
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        if y.is_device() {
-            return self.forward_device(x, y);
-        }
-        self.forward_host::<false>(x, y).map(|_| ())
+        crate::exec::csr_forward(self, x, y)
     }
+    /// The product and y^H x in one pass, on host-addressable vectors.
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
-        if y.is_device() || x.is_device() || !self.rows.compatible(&self.cols) {
+        if !(y.host_addressable() && x.host_addressable() && self.rows.compatible(&self.cols)) {
             return self.apply(x, y).map(|_| None);
         }
         self.forward_host::<true>(x, y).map(Some)
     }
-    /// On the host (device vectors: [`super::streamed_by_apply`]): while the halo and the
+    /// On host-addressable vectors (others: [`super::streamed_by_apply`]): while the halo and the
     /// caller's reduction move, the diag product of the first rows goes into n, a block at a time, polling the
     /// reduction between blocks; then the offd part of those rows; then, when the caller streams,
     /// those rows and every further block formed in a small buffer (diag then offd, the bits of
@@ -910,7 +910,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
         rows: super::RowSink<'_, T>,
     ) -> Result<()> {
-        if n.is_device() || x.is_device() {
+        if !(n.host_addressable() && x.host_addressable()) {
             return super::streamed_by_apply(self, x, n, ready, rows);
         }
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
@@ -1004,20 +1004,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         Ok(())
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        if x.is_device() {
-            return self.backward_device(y, x);
-        }
-        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
-        let Bufs { send, ghost, .. } = &mut *b;
-        ghost.iter_mut().for_each(|g| *g = T::zero());
-        self.offd.mult_adjoint_add(y.local(), ghost);
-        self.halo.reverse(ghost, send, || {
-            x.fill(T::zero())?;
-            self.diag.mult_adjoint_add(y.local(), x.local_mut());
-            Ok(())
-        })?;
-        self.halo.add_reverse(send, x.local_mut());
-        Ok(())
+        crate::exec::csr_backward(self, y, x)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -1040,6 +1027,23 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         for (i, di) in d.local_mut().iter_mut().enumerate() {
             *di = self.diag.entry(i, i);
         }
+        Ok(())
+    }
+}
+
+impl<T: Scalar> CsrOp<T> {
+    /// x = A^H y on host vectors: offd^H y to the ghosts' owners, diag^H y meanwhile.
+    pub(crate) fn backward_host(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let Bufs { send, ghost, .. } = &mut *b;
+        ghost.iter_mut().for_each(|g| *g = T::zero());
+        self.offd.mult_adjoint_add(y.local(), ghost);
+        self.halo.reverse(ghost, send, || {
+            x.fill(T::zero())?;
+            self.diag.mult_adjoint_add(y.local(), x.local_mut());
+            Ok(())
+        })?;
+        self.halo.add_reverse(send, x.local_mut());
         Ok(())
     }
 }

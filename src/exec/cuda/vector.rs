@@ -1,29 +1,32 @@
-//! Device (CUDA) versions of the local vector kernels. Work is queued on the output vector's stream.
+//! The CUDA backend's vector kernels and fused passes. Work is queued on the output vector's stream.
 //! When an input lives on another stream, that stream is waited for first and the operation finishes
 //! before returning (so neither stream can overwrite what the other still reads). Reductions return
 //! to the host (they end in MPI or NCCL and in the solver's control flow).
 
-use super::{DistVector, NormKind};
+use super::{place, stream};
 use crate::comm::ReduceOp;
 use crate::error::Result;
+use crate::exec::PipeSet;
 use crate::gpu::scratch::{RedScratch, with_scratch};
 use crate::gpu::{self, BLOCK, Kernels, RED_BLOCKS, Stream, grid, launch};
 use crate::karg;
 use crate::scalar::Scalar;
+use crate::vector::fused::XStep;
+use crate::vector::{DistVector, NormKind};
 
 fn n_of<T: Scalar>(v: &DistVector<T>) -> i64 {
     v.layout().local_len()
 }
 
 fn kern<T: Scalar>(v: &DistVector<T>) -> Result<std::sync::Arc<Kernels>> {
-    let g = v.gpu()?;
+    let g = &place(v)?.gpu;
     g.bind()?;
     g.kernels::<T>()
 }
 
 /// Wait for `x`'s stream when it is not `s`; says whether it was another stream.
 pub(crate) fn after<T: Scalar>(x: &DistVector<T>, s: Stream) -> Result<bool> {
-    let xs = x.stream()?;
+    let xs = stream(x)?;
     if xs != s {
         gpu::sync(xs)?;
         Ok(true)
@@ -46,7 +49,7 @@ fn elementwise<T: Scalar>(
     go: impl FnOnce(&Kernels, Stream, u32) -> Result<()>,
 ) -> Result<()> {
     let k = kern(out)?;
-    let s = out.stream()?;
+    let s = stream(out)?;
     let mut mixed = false;
     for x in inputs {
         mixed |= after(x, s)?;
@@ -83,7 +86,7 @@ pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
 }
 
 pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
-    let s = y.stream()?;
+    let s = stream(y)?;
     let mixed = after(x, s)?;
     let bytes = n_of(y) as usize * std::mem::size_of::<T>();
     done(unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }, mixed, s)
@@ -167,17 +170,13 @@ fn red_blocks(n: i64) -> u32 {
     (grid(n.max(1) as usize)).min(RED_BLOCKS)
 }
 
-/// Local conj(x).y for several pairs, as (re, im) pairs; with `nccl`, the partials are also summed over
-/// all ranks on the device (the result is then the global sum).
-pub fn dots<T: Scalar>(
-    pairs: &[(&DistVector<T>, &DistVector<T>)],
-    shares: &dyn Fn(usize, f64) -> f64,
-) -> Result<Vec<f64>> {
+/// Local conj(x).y for several pairs, as (re, im) pairs.
+pub fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>> {
     let Some((x0, _)) = pairs.first() else {
         return Ok(Vec::new());
     };
     let k = kern(*x0)?;
-    let s = x0.stream()?;
+    let s = stream(*x0)?;
     with_scratch(2 * pairs.len(), s, |sc| {
         for (i, (x, y)) in pairs.iter().enumerate() {
             after(x, s)?;
@@ -200,7 +199,7 @@ pub fn dots<T: Scalar>(
         unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
         gpu::sync(s)?;
         let h = sc.host.as_slice::<f64>();
-        Ok((0..m).map(|j| shares(j / 2, h[j])).collect())
+        Ok(h[..m].to_vec())
     })
 }
 
@@ -215,7 +214,7 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
         NormKind::P(p) => (5, p, ReduceOp::Sum),
     };
     let k = kern(x)?;
-    let s = x.stream()?;
+    let s = stream(x)?;
     with_scratch(1, s, |sc| {
         let n = n_of(x);
         let nb = red_blocks(n);
@@ -237,7 +236,7 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
     })
 }
 
-/// This rank's part of the scaled 2-norm (see [`super::ops::two_partial`]): the largest |entry|
+/// This rank's part of the scaled 2-norm (see [`crate::vector::ops::two_partial`]): the largest |entry|
 /// and the plain sum of squares by the norm kernel (two launches); when the largest entry is outside
 /// the safe range, the scaled sum is taken on a host copy (rare: entries beyond about 1e90 or below
 /// 1e-90), so host and device vectors give the same norms.
@@ -245,14 +244,14 @@ pub fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
     let (mx, _) = norm_partial(x, NormKind::Inf)?;
     if mx.is_nan() || mx == f64::INFINITY || mx <= 0.0 {
         // NaN, Inf, all zeros, or no entries (the max identity -inf)
-        return Ok(super::ops::two_from(mx, 0.0, || 0.0));
+        return Ok(crate::vector::ops::two_from(mx, 0.0, || 0.0));
     }
-    if !super::ops::safe_scale(mx) {
+    if !crate::vector::ops::safe_scale(mx) {
         let h = x.to_location(crate::memory::Location::Host)?;
-        return Ok(super::ops::two_partial(h.local()));
+        return Ok(crate::vector::ops::two_partial(h.local()));
     }
     let (sum, _) = norm_partial(x, NormKind::Two)?;
-    Ok(super::ops::two_from(mx, sum, || f64::NAN))
+    Ok(crate::vector::ops::two_from(mx, sum, || f64::NAN))
 }
 
 /// Copy `n` entries between host and device on `s` and wait.
@@ -271,7 +270,7 @@ pub unsafe fn upload<T: Scalar>(dst: u64, src: &[T], s: Stream) -> Result<()> {
     gpu::sync(s)
 }
 
-/// A fused pass of the CG family (see `super::fused`): `go(kernels, stream, blocks, partials)`
+/// A fused pass of the CG family (see `crate::vector::fused`): `go(kernels, stream, blocks, partials)`
 /// launches it over `out`'s entries after the inputs' streams, with `ncomp` (at most 4) per-block
 /// partial sums, which are then reduced; returns this rank's `ncomp` sums.
 fn fused_reduce<T: Scalar>(
@@ -281,7 +280,7 @@ fn fused_reduce<T: Scalar>(
     go: impl FnOnce(&Kernels, Stream, u32, u64) -> Result<()>,
 ) -> Result<Vec<f64>> {
     let k = kern(out)?;
-    let s = out.stream()?;
+    let s = stream(out)?;
     for x in inputs {
         after(x, s)?;
     }
@@ -322,7 +321,76 @@ pub fn cg_update<T: Scalar>(
     Ok(v[0])
 }
 
-/// p = r + b p, s = w + b s, x += a p, r -= a s in one pass; this rank's |r|^2.
+/// r -= a q in one pass; this rank's |r|^2.
+pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
+    let (rp, qp, n) = (r.dptr(), q.dptr(), n_of(r));
+    let v = fused_reduce(r, &[q], 1, |k, s, nb, part| {
+        let args = &mut [karg!(a), karg!(rp), karg!(qp), karg!(n), karg!(part)];
+        // SAFETY: r and q hold n entries on this device (one layout, checked by the caller), and
+        // `part` holds a partial per block (the scratch's size).
+        unsafe { launch(k.k_cg_residual, nb, BLOCK, s, args) }
+    })?;
+    Ok(v[0])
+}
+
+/// x += a p, then p = r + b p, in one pass.
+pub fn cg_step<T: Scalar>(
+    x: &mut DistVector<T>,
+    a: T,
+    p: &mut DistVector<T>,
+    r: &DistVector<T>,
+    b: T,
+) -> Result<()> {
+    let (xp, pp, rp, n) = (x.dptr(), p.dptr(), r.dptr(), n_of(x));
+    elementwise(x, &[p, r], |k, s, g| {
+        let args = &mut [
+            karg!(xp),
+            karg!(a),
+            karg!(pp),
+            karg!(rp),
+            karg!(b),
+            karg!(n),
+        ];
+        // SAFETY: x, p and r hold n entries on this device (one layout, checked by the caller).
+        unsafe { launch(k.k_cg_step, g, BLOCK, s, args) }
+    })
+}
+
+/// p = (r + a s) + b p, x += a p in one pass (the step a deferred pass left x lacking).
+pub fn catch_up<T: Scalar>(
+    x: &mut DistVector<T>,
+    p: &mut DistVector<T>,
+    r: &DistVector<T>,
+    s: &DistVector<T>,
+    owed: (T, T),
+) -> Result<()> {
+    let (a, b) = owed;
+    let (xp, pp, rp, sp, n) = (x.dptr(), p.dptr(), r.dptr(), s.dptr(), n_of(x));
+    elementwise(x, &[p, r, s], |k, st, g| {
+        let args = &mut [
+            karg!(xp),
+            karg!(pp),
+            karg!(rp),
+            karg!(sp),
+            karg!(a),
+            karg!(b),
+            karg!(n),
+        ];
+        // SAFETY: x, p, r and s hold n entries on this device (one layout, checked by the caller).
+        unsafe { launch(k.k_catch_up, g, BLOCK, st, args) }
+    })
+}
+
+/// [`XStep`] as the kernels' (mode, a0, b0).
+fn mode<T: Scalar>(step: XStep<T>) -> (i32, T, T) {
+    match step {
+        XStep::Now => (0, T::zero(), T::zero()),
+        XStep::Later => (1, T::zero(), T::zero()),
+        XStep::Both(a0, b0) => (2, a0, b0),
+    }
+}
+
+/// s = w + b s, r -= a s, p and x as `step` says, in one pass; this rank's |r|^2.
 #[allow(clippy::too_many_arguments)]
 pub fn cg_sr_update<T: Scalar>(
     x: &mut DistVector<T>,
@@ -332,9 +400,11 @@ pub fn cg_sr_update<T: Scalar>(
     w: &DistVector<T>,
     a: T,
     b: T,
+    step: XStep<T>,
 ) -> Result<f64> {
     let (xp, rp, pp, sp, wp, n) = (x.dptr(), r.dptr(), p.dptr(), s.dptr(), w.dptr(), n_of(x));
-    let v = fused_reduce(x, &[r, p, s, w], 1, |k, st, nb, part| unsafe {
+    let (m, a0, b0) = mode(step);
+    let v = fused_reduce(x, &[r, p, s, w], 1, |k, st, nb, part| {
         let args = &mut [
             karg!(xp),
             karg!(rp),
@@ -343,28 +413,29 @@ pub fn cg_sr_update<T: Scalar>(
             karg!(wp),
             karg!(a),
             karg!(b),
+            karg!(m),
+            karg!(a0),
+            karg!(b0),
             karg!(n),
             karg!(part),
         ];
-        launch(k.k_cg_sr_update, nb, BLOCK, st, args)
+        // SAFETY: the five vectors hold n entries on this device (one layout, checked by the
+        // caller); `part` holds a partial per block.
+        unsafe { launch(k.k_cg_sr_update, nb, BLOCK, st, args) }
     })?;
     Ok(v[0])
 }
 
-/// z = m + b z, s = w + b s, p = r + b p, x += a p, r -= a s, w -= a z in one pass; this rank's
-/// [|r|^2, 0, re(w^H r), im(w^H r)].
-#[allow(clippy::too_many_arguments)]
+/// z = m + b z, s = w + b s, r -= a s, w -= a z, p and x as `step` says, in one pass (`m` = A w, a
+/// whole product); this rank's [|r|^2, 0, re(w^H r), im(w^H r)].
 pub fn cg_pipe_update<T: Scalar>(
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-    w: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    s: &mut DistVector<T>,
-    z: &mut DistVector<T>,
+    v: PipeSet<'_, T>,
     m: &DistVector<T>,
     a: T,
     b: T,
+    step: XStep<T>,
 ) -> Result<Vec<f64>> {
+    let PipeSet { x, r, w, p, s, z } = v;
     let (xp, rp, wp, pp, sp, zp, mp) = (
         x.dptr(),
         r.dptr(),
@@ -375,7 +446,8 @@ pub fn cg_pipe_update<T: Scalar>(
         m.dptr(),
     );
     let n = n_of(x);
-    fused_reduce(x, &[r, w, p, s, z, m], 4, |k, st, nb, part| unsafe {
+    let (md, a0, b0) = mode(step);
+    fused_reduce(x, &[r, w, p, s, z, m], 4, |k, st, nb, part| {
         let args = &mut [
             karg!(xp),
             karg!(rp),
@@ -386,9 +458,14 @@ pub fn cg_pipe_update<T: Scalar>(
             karg!(mp),
             karg!(a),
             karg!(b),
+            karg!(md),
+            karg!(a0),
+            karg!(b0),
             karg!(n),
             karg!(part),
         ];
-        launch(k.k_cg_pipe_update, nb, BLOCK, st, args)
+        // SAFETY: the seven vectors hold n entries on this device (one layout, checked by the
+        // caller); `part` holds four partials per block.
+        unsafe { launch(k.k_cg_pipe_update, nb, BLOCK, st, args) }
     })
 }
