@@ -19,7 +19,7 @@ use parlops::comm::{Comm, ReduceOp};
 use parlops::op::csr::CsrOp;
 use parlops::op::{LinearOperator, Op};
 use parlops::solver::{Method, Solver};
-use parlops::vector::fused::{self, PipeRows, XStep};
+use parlops::vector::fused::{self, XStep};
 use parlops::vector::{DistVector, Layout};
 
 mod common;
@@ -125,7 +125,7 @@ fn main() {
                 }),
                 4 => timed(&comm, k, &mut || {
                     let mut u =
-                        PipeRows::new(&mut x, &mut r, &mut p, &mut sv, &mut z, step()).unwrap();
+                        fused::pipe_rows(&mut x, &mut r, &mut p, &mut sv, &mut z, step()).unwrap();
                     let mut red = Some(comm.iallreduce_checked(Ok(vec![1.0; 4]), 4).unwrap());
                     op.apply_streamed(
                         &mut w,
@@ -143,7 +143,7 @@ fn main() {
                         &mut |start, nv, ws| u.rows(start, nv, ws, alpha, beta),
                     )
                     .unwrap();
-                    std::hint::black_box(u.shares(&l));
+                    std::hint::black_box(fused::pipe_shares(&u, &l));
                 }),
                 6 => timed(&comm, k, &mut || op.apply(&w, &mut n).unwrap()),
                 5 | 7 => timed(&comm, k, &mut || {
@@ -151,9 +151,9 @@ fn main() {
                         op.apply(&w, &mut n).unwrap();
                     }
                     let mut u =
-                        PipeRows::new(&mut x, &mut r, &mut p, &mut sv, &mut z, step()).unwrap();
+                        fused::pipe_rows(&mut x, &mut r, &mut p, &mut sv, &mut z, step()).unwrap();
                     u.rows(0, n.local(), w.local_mut(), alpha, beta);
-                    std::hint::black_box(u.shares(&l));
+                    std::hint::black_box(fused::pipe_shares(&u, &l));
                 }),
                 _ => {
                     // one solve of k iterations

@@ -8,13 +8,19 @@
 //! Vector, operator, solver and eigensolver code calls the step functions of this module and never
 //! asks where memory lives: the choice of backend is made here, by [`on!`], and nowhere else.
 //! Host code that needs this rank's entries as a slice (gathers, assembly, host-only operators)
-//! asks [`DistVector::host_slice`], which a backend without host-addressable memory answers with
-//! nothing; the caller then works on a host copy ([`DistVector::staged`]).
+//! asks `DistVector::host_slice`, which a backend without host-addressable memory answers with
+//! nothing; the caller then works on a host copy (`DistVector::staged`).
+//!
+//! This module names no vector, operator or solver type: its steps work on [`Part`]s (this rank's
+//! entries and their executor), and a CSR operator reaches the backends as a [`Sparse`] view.
 //!
 //! Adding a backend is the recipe in `docs/architecture.md` ("Add a backend").
 
 pub(crate) mod cuda;
 pub(crate) mod host;
+pub mod ops;
+
+pub use host::PipeRows;
 
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
@@ -22,10 +28,8 @@ use std::sync::{Arc, OnceLock};
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
 use crate::memory::{HostBuf, Location};
-use crate::op::csr::CsrOp;
 use crate::scalar::Scalar;
-use crate::vector::fused::XStep;
-use crate::vector::{DistVector, Layout, NormKind};
+use ops::NormKind;
 
 /// A vector's executor: its backend and what orders the work on its entries.
 #[derive(Clone)]
@@ -37,11 +41,12 @@ pub enum Exec {
 }
 
 impl Exec {
-    /// The executor for memory `loc` on this rank (the device is set up at first use).
-    pub fn new(loc: Location, layout: &Layout) -> Result<Exec> {
+    /// The executor for memory `loc` on a rank of node-local rank `node_rank` (the device is set
+    /// up at first use, chosen from it).
+    pub fn new(loc: Location, node_rank: i32) -> Result<Exec> {
         Ok(match loc {
             Location::Host => Exec::Host,
-            Location::Cuda => Exec::Cuda(cuda::Place::new(layout)?),
+            Location::Cuda => Exec::Cuda(cuda::Place::new(node_rank)?),
         })
     }
     /// The memory space, as the C API names it.
@@ -95,6 +100,149 @@ impl<T> Storage<T> {
     }
 }
 
+/// This rank's entries of a vector: their executor, their storage (parlops', or the caller's), and a
+/// caller's array placed over it for a while (`parlops_vec_place_array`).
+pub struct Part<T> {
+    exec: Exec,
+    base: Storage<T>,
+    placed: Option<NonNull<T>>,
+    len: usize,
+}
+
+// SAFETY: a part owns its entries (or holds the caller's array under the zero-copy promise of
+// `caller`), like a Vec<T>; nothing in it is tied to a thread.
+unsafe impl<T: Send> Send for Part<T> {}
+// SAFETY: shared references only read the entries, as for a Vec<T>.
+unsafe impl<T: Sync> Sync for Part<T> {}
+
+impl<T: Scalar> Part<T> {
+    /// `len` zeroed entries owned by parlops in `exec`'s memory.
+    pub fn zeroed(exec: Exec, len: usize) -> Result<Part<T>> {
+        let base = zeroed(&exec, len)?;
+        Ok(Part {
+            exec,
+            base,
+            placed: None,
+            len,
+        })
+    }
+    /// The caller's array of `len` entries in `exec`'s memory; nothing is copied.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` entries of `T` in `exec`'s memory that outlive the part (or be
+    /// dangling when `len` is 0).
+    pub unsafe fn caller(exec: Exec, ptr: NonNull<T>, len: usize) -> Part<T> {
+        Part {
+            exec,
+            base: Storage::Caller(ptr),
+            placed: None,
+            len,
+        }
+    }
+    /// New zeroed entries like these: the same executor (and stream), owned by parlops.
+    pub fn duplicate(&self) -> Result<Part<T>> {
+        Part::zeroed(self.exec.clone(), self.len)
+    }
+    pub fn exec(&self) -> &Exec {
+        &self.exec
+    }
+    pub fn exec_mut(&mut self) -> &mut Exec {
+        &mut self.exec
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn location(&self) -> Location {
+        self.exec.location()
+    }
+    pub fn host_addressable(&self) -> bool {
+        self.exec.host_addressable()
+    }
+    /// Use the caller's array `p` (`None`: the part's own storage again).
+    ///
+    /// # Safety
+    /// As for [`Part::caller`], for as long as it is placed.
+    pub unsafe fn place(&mut self, p: Option<NonNull<T>>) {
+        self.placed = p;
+    }
+    /// Does the part currently use memory owned by the caller?
+    pub fn uses_caller_memory(&self) -> bool {
+        self.placed.is_some() || matches!(self.base, Storage::Caller(_))
+    }
+    /// The address of the entries (the caller's, when wrapped or placed).
+    pub fn ptr(&self) -> *mut T {
+        match self.placed {
+            Some(p) => p.as_ptr(),
+            None => self.base.ptr(),
+        }
+    }
+    /// The entries' address as a device address.
+    pub fn dptr(&self) -> u64 {
+        self.ptr() as usize as u64
+    }
+    /// The entries (host-addressable parts; any other gives an empty slice: its entries are reached
+    /// through the backend's steps).
+    pub fn local(&self) -> &[T] {
+        debug_assert!(self.host_addressable(), "local() of a device vector");
+        if !self.host_addressable() {
+            return &[];
+        }
+        // SAFETY: host memory holding `len` entries (owned, or the caller's under the promise of
+        // `caller`/`place`), borrowed with the part.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
+    }
+    /// The entries, writable (host-addressable parts; see [`Part::local`]).
+    pub fn local_mut(&mut self) -> &mut [T] {
+        debug_assert!(self.host_addressable(), "local_mut() of a device vector");
+        if !self.host_addressable() {
+            return &mut [];
+        }
+        // SAFETY: as in `local`, borrowed mutably with the part.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) }
+    }
+}
+
+/// What a pass of single-reduction or pipelined CG ([`Backend::cg_sr_update`], [`Backend::pipe_update`]) does to the
+/// direction p and to x, which only x's step reads. Every pass makes the direction from the new
+/// residual and s: p_i = (r_(i+1) + a_i s_i) + b_i p_(i-1) (r_i = r_(i+1) + a_i s_i in exact
+/// arithmetic), so that a pass one iteration later, which still holds r_(i+1) and s_i, forms it
+/// with the same bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum XStep<T> {
+    /// p = p_i, x += a_i p_i.
+    Now,
+    /// p and x are left alone: x still lacks a_i p_i, which [`XStep::owed`] describes.
+    Later,
+    /// After a [`XStep::Later`] pass with (a0, b0): p_(i-1) formed from the r and s this pass
+    /// replaces, then p_i, and x = (x + a0 p_(i-1)) + a_i p_i: the bits of two [`XStep::Now`]
+    /// passes.
+    Both(T, T),
+}
+
+impl<T: Scalar> XStep<T> {
+    /// With `defer`, every other pass leaves p and x alone (both are read and written on every
+    /// second iteration only), given the step x lacks before this pass; otherwise [`XStep::Now`].
+    pub fn pass(defer: bool, owed: Option<(T, T)>) -> Self {
+        match (defer, owed) {
+            (false, _) => XStep::Now,
+            (true, None) => XStep::Later,
+            (true, Some((a0, b0))) => XStep::Both(a0, b0),
+        }
+    }
+
+    /// The step x lacks after a pass with `alpha` and `beta`: (alpha, beta) after a
+    /// [`XStep::Later`] pass, made by the next pass or by [`Backend::catch_up`].
+    pub fn owed(self, alpha: T, beta: T) -> Option<(T, T)> {
+        match self {
+            XStep::Later => Some((alpha, beta)),
+            XStep::Now | XStep::Both(..) => None,
+        }
+    }
+}
+
 /// One step of the executor, per backend. Sums come back as this rank's raw local values (the
 /// caller takes the layout's share, [`crate::vector::share`]); device results come back to the
 /// host (they end in MPI or NCCL and in the solvers' control flow). Vectors passed together have
@@ -103,139 +251,155 @@ pub trait Backend {
     /// `n` zeroed entries in this backend's memory.
     fn zeroed<T: Scalar>(e: &Exec, n: usize) -> Result<Storage<T>>;
     /// Wait until the queued work on `v` is done.
-    fn sync<T: Scalar>(v: &DistVector<T>) -> Result<()>;
+    fn sync<T: Scalar>(v: &Part<T>) -> Result<()>;
     /// Wait for the queued work on `v` when it is ordered by parlops, not by a caller's stream (the
     /// C API calls this before returning, so callers see finished data).
-    fn settle<T: Scalar>(v: &DistVector<T>) -> Result<()>;
+    fn settle<T: Scalar>(v: &Part<T>) -> Result<()>;
     /// `dst` (host) = this rank's entries of `src`.
-    fn download<T: Scalar>(dst: &mut [T], src: &DistVector<T>) -> Result<()>;
+    fn download<T: Scalar>(dst: &mut [T], src: &Part<T>) -> Result<()>;
     /// This rank's entries of `dst` = `src` (host).
-    fn upload<T: Scalar>(dst: &mut DistVector<T>, src: &[T]) -> Result<()>;
+    fn upload<T: Scalar>(dst: &mut Part<T>, src: &[T]) -> Result<()>;
     /// y = x
-    fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()>;
-    fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()>;
-    fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()>;
-    fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()>;
+    fn copy<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()>;
+    fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()>;
+    fn scale<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()>;
+    fn conj<T: Scalar>(y: &mut Part<T>) -> Result<()>;
     /// y += a x
-    fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()>;
+    fn axpy<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>) -> Result<()>;
     /// y = a x + b y
-    fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()>;
+    fn axpby<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>, b: T) -> Result<()>;
     /// w = a x + y
-    fn waxpy<T: Scalar>(
-        w: &mut DistVector<T>,
-        a: T,
-        x: &DistVector<T>,
-        y: &DistVector<T>,
-    ) -> Result<()>;
+    fn waxpy<T: Scalar>(w: &mut Part<T>, a: T, x: &Part<T>, y: &Part<T>) -> Result<()>;
     /// w = (conj x if `cx`) .* y
-    fn pmult<T: Scalar>(
-        w: &mut DistVector<T>,
-        x: &DistVector<T>,
-        y: &DistVector<T>,
-        cx: bool,
-    ) -> Result<()>;
+    fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()>;
     /// conj(x).y of each pair, as (re, im) pairs.
-    fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>>;
+    fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>>;
     /// This rank's partial of a norm (see [`NormKind::partial`]).
-    fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64, ReduceOp)>;
-    /// This rank's part of the scaled 2-norm (see [`crate::vector::ops::two_partial`]).
-    fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)>;
+    fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)>;
+    /// This rank's part of the scaled 2-norm (see [`crate::exec::ops::two_partial`]).
+    fn two_partial<T: Scalar>(x: &Part<T>) -> Result<(f64, f64)>;
     /// Is an entry NaN or infinite?
-    fn nonfinite<T: Scalar>(x: &DistVector<T>) -> Result<bool>;
+    fn nonfinite<T: Scalar>(x: &Part<T>) -> Result<bool>;
     /// Sum per-rank partials over `comm` with the transport that suits `like`'s memory. [collective]
     fn allreduce_sum<T: Scalar>(
         comm: &Comm,
         local: Result<Vec<f64>>,
         n: usize,
-        like: &DistVector<T>,
+        like: &Part<T>,
     ) -> Result<Vec<f64>>;
 
     // The fused passes of the solvers (`crate::vector::fused` says what each does).
 
     /// x += a p, r -= a q; |r|^2.
     fn cg_update<T: Scalar>(
-        x: &mut DistVector<T>,
+        x: &mut Part<T>,
         a: T,
-        p: &DistVector<T>,
-        r: &mut DistVector<T>,
-        q: &DistVector<T>,
+        p: &Part<T>,
+        r: &mut Part<T>,
+        q: &Part<T>,
     ) -> Result<f64>;
     /// r -= a q; |r|^2.
-    fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64>;
+    fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64>;
     /// x += a p, then p = r + b p.
-    fn cg_step<T: Scalar>(
-        x: &mut DistVector<T>,
-        a: T,
-        p: &mut DistVector<T>,
-        r: &DistVector<T>,
-        b: T,
-    ) -> Result<()>;
+    fn cg_step<T: Scalar>(x: &mut Part<T>, a: T, p: &mut Part<T>, r: &Part<T>, b: T) -> Result<()>;
     /// Single-reduction CG's pass; |r|^2.
     #[allow(clippy::too_many_arguments)]
     fn cg_sr_update<T: Scalar>(
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-        p: &mut DistVector<T>,
-        s: &mut DistVector<T>,
-        w: &DistVector<T>,
+        x: &mut Part<T>,
+        r: &mut Part<T>,
+        p: &mut Part<T>,
+        s: &mut Part<T>,
+        w: &Part<T>,
         a: T,
         b: T,
         step: XStep<T>,
     ) -> Result<f64>;
     /// The step a deferred pass left x lacking: p = (r + a s) + b p, x += a p.
     fn catch_up<T: Scalar>(
-        x: &mut DistVector<T>,
-        p: &mut DistVector<T>,
-        r: &DistVector<T>,
-        s: &DistVector<T>,
+        x: &mut Part<T>,
+        p: &mut Part<T>,
+        r: &Part<T>,
+        s: &Part<T>,
         owed: (T, T),
     ) -> Result<()>;
     /// Pipelined CG's pass after a whole product `n` = A w; [|r|^2, 0, re(w^H r), im(w^H r)].
     #[allow(clippy::too_many_arguments)]
     fn pipe_update<T: Scalar>(
         v: PipeSet<'_, T>,
-        n: &DistVector<T>,
+        n: &Part<T>,
         a: T,
         b: T,
         step: XStep<T>,
     ) -> Result<Vec<f64>>;
     /// [|r|^2, 0, re(w^H r), im(w^H r)].
-    fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>>;
+    fn rr_wr<T: Scalar>(r: &Part<T>, w: &Part<T>) -> Result<Vec<f64>>;
     /// conj(v_i).w for every v_i, as (re, im) pairs.
-    fn mdot<T: Scalar>(basis: &[&DistVector<T>], w: &DistVector<T>) -> Result<Vec<f64>>;
+    fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>>;
     /// w -= sum_i h_i v_i; the new |w|^2.
-    fn maxpy_norm<T: Scalar>(
-        w: &mut DistVector<T>,
-        h: &[T],
-        basis: &[&DistVector<T>],
-    ) -> Result<f64>;
+    fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Result<f64>;
     /// x += sum_i c_i v_i
-    fn maxpy<T: Scalar>(x: &mut DistVector<T>, c: &[T], basis: &[&DistVector<T>]) -> Result<()>;
+    fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()>;
 
     // The CSR products.
 
     /// y = A x
-    fn csr_forward<T: Scalar>(
-        op: &CsrOp<T>,
-        x: &DistVector<T>,
-        y: &mut DistVector<T>,
-    ) -> Result<()>;
+    fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()>;
     /// x = A^H y
-    fn csr_backward<T: Scalar>(
-        op: &CsrOp<T>,
-        y: &DistVector<T>,
-        x: &mut DistVector<T>,
-    ) -> Result<()>;
+    fn csr_backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T>) -> Result<()>;
+}
+
+/// A distributed CSR operator as the backends see it: its host loops and arrays
+/// ([`SparseHost`]), its halo plan, and the copies the backends keep of it ([`Resident`]).
+pub struct Sparse<'a, T: Scalar> {
+    pub host: &'a dyn SparseHost<T>,
+    pub halo: &'a crate::comm::halo::HaloPlan,
+    pub comm: &'a Comm,
+    pub resident: &'a Resident<T>,
+}
+
+/// What a CSR operator gives the backends: its host products on this rank's entries (halo
+/// included) and its two local blocks (diag, offd) as CSR arrays, for a backend that copies them.
+pub trait SparseHost<T: Scalar> {
+    /// y = A x on this rank's host entries. [collective]
+    fn forward(&self, x: &[T], y: &mut [T]) -> Result<()>;
+    /// x = A^H y on this rank's host entries. [collective]
+    fn backward(&self, y: &[T], x: &mut [T]) -> Result<()>;
+    /// The diag and offd blocks as CSR arrays.
+    fn blocks(&self) -> Result<[HostCsr<'_, T>; 2]>;
+}
+
+/// A local CSR block's arrays in host memory: row pointers and column indices as bytes of 32- or
+/// 64-bit integers (`wide`), values.
+pub struct HostCsr<'a, T: Clone> {
+    pub nrows: usize,
+    pub indptr: std::borrow::Cow<'a, [u8]>,
+    pub indices: std::borrow::Cow<'a, [u8]>,
+    pub values: std::borrow::Cow<'a, [T]>,
+    pub wide: bool,
+    pub nnz: usize,
+}
+
+/// The copies of an operator the backends keep (made at a backend's first apply).
+pub struct Resident<T> {
+    pub(crate) cuda: std::sync::Mutex<Option<cuda::csr::DevCsr<T>>>,
+}
+
+impl<T> Default for Resident<T> {
+    fn default() -> Self {
+        Resident {
+            cuda: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 /// The vectors of pipelined CG's update ([`Backend::pipe_update`]).
 pub struct PipeSet<'a, T: Scalar> {
-    pub x: &'a mut DistVector<T>,
-    pub r: &'a mut DistVector<T>,
-    pub w: &'a mut DistVector<T>,
-    pub p: &'a mut DistVector<T>,
-    pub s: &'a mut DistVector<T>,
-    pub z: &'a mut DistVector<T>,
+    pub x: &'a mut Part<T>,
+    pub r: &'a mut Part<T>,
+    pub w: &'a mut Part<T>,
+    pub p: &'a mut Part<T>,
+    pub s: &'a mut Part<T>,
+    pub z: &'a mut Part<T>,
 }
 
 /// The one place that chooses a backend: `on!(v, step(args))` runs `step` of `v`'s backend.
@@ -255,112 +419,96 @@ pub fn zeroed<T: Scalar>(e: &Exec, n: usize) -> Result<Storage<T>> {
         Exec::Cuda(_) => cuda::Cuda::zeroed(e, n),
     }
 }
-pub fn sync<T: Scalar>(v: &DistVector<T>) -> Result<()> {
+pub fn sync<T: Scalar>(v: &Part<T>) -> Result<()> {
     on!(v, sync(v))
 }
-pub fn settle<T: Scalar>(v: &DistVector<T>) -> Result<()> {
+pub fn settle<T: Scalar>(v: &Part<T>) -> Result<()> {
     on!(v, settle(v))
 }
 /// y = x, whatever the memory of each: within a backend its copy, across backends through the host.
-pub fn transfer<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
+pub fn transfer<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
     if std::mem::discriminant(y.exec()) == std::mem::discriminant(x.exec()) {
         return on!(y, copy(y, x));
     }
-    if let Some(src) = x.host_slice() {
-        return on!(y, upload(y, src));
+    if x.host_addressable() {
+        return on!(y, upload(y, x.local()));
     }
-    if let Some(dst) = y.host_slice_mut() {
-        return on!(x, download(dst, x));
+    if y.host_addressable() {
+        return on!(x, download(y.local_mut(), x));
     }
-    let mut h = DistVector::new_in(x.layout().clone(), Location::Host)?;
-    on!(x, download(h.local_mut(), x))?;
-    on!(y, upload(y, h.local()))
+    let mut h = crate::error::try_vec(x.len(), T::zero(), "a host copy of a vector's entries")?;
+    on!(x, download(&mut h, x))?;
+    on!(y, upload(y, &h))
 }
-pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+pub fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     on!(y, fill(y, a))
 }
-pub fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+pub fn scale<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     on!(y, scale(y, a))
 }
-pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
+pub fn conj<T: Scalar>(y: &mut Part<T>) -> Result<()> {
     on!(y, conj(y))
 }
-pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
+pub fn copy<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
     on!(y, copy(y, x))
 }
-pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
+pub fn axpy<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>) -> Result<()> {
     on!(y, axpy(y, a, x))
 }
-pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
+pub fn axpby<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>, b: T) -> Result<()> {
     on!(y, axpby(y, a, x, b))
 }
-pub fn waxpy<T: Scalar>(
-    w: &mut DistVector<T>,
-    a: T,
-    x: &DistVector<T>,
-    y: &DistVector<T>,
-) -> Result<()> {
+pub fn waxpy<T: Scalar>(w: &mut Part<T>, a: T, x: &Part<T>, y: &Part<T>) -> Result<()> {
     on!(w, waxpy(w, a, x, y))
 }
-pub fn pmult<T: Scalar>(
-    w: &mut DistVector<T>,
-    x: &DistVector<T>,
-    y: &DistVector<T>,
-    cx: bool,
-) -> Result<()> {
+pub fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()> {
     on!(w, pmult(w, x, y, cx))
 }
-pub fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>> {
+pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
     match pairs.first() {
         None => Ok(Vec::new()),
         Some((x, _)) => on!(x, dots(pairs)),
     }
 }
-pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
+pub fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
     on!(x, norm_partial(x, kind))
 }
-pub fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
+pub fn two_partial<T: Scalar>(x: &Part<T>) -> Result<(f64, f64)> {
     on!(x, two_partial(x))
 }
-pub fn nonfinite<T: Scalar>(x: &DistVector<T>) -> Result<bool> {
+pub fn nonfinite<T: Scalar>(x: &Part<T>) -> Result<bool> {
     on!(x, nonfinite(x))
 }
 pub fn allreduce_sum<T: Scalar>(
     comm: &Comm,
     local: Result<Vec<f64>>,
     n: usize,
-    like: &DistVector<T>,
+    like: &Part<T>,
 ) -> Result<Vec<f64>> {
     on!(like, allreduce_sum(comm, local, n, like))
 }
 pub fn cg_update<T: Scalar>(
-    x: &mut DistVector<T>,
+    x: &mut Part<T>,
     a: T,
-    p: &DistVector<T>,
-    r: &mut DistVector<T>,
-    q: &DistVector<T>,
+    p: &Part<T>,
+    r: &mut Part<T>,
+    q: &Part<T>,
 ) -> Result<f64> {
     on!(x, cg_update(x, a, p, r, q))
 }
-pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
+pub fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64> {
     on!(r, cg_residual(a, r, q))
 }
-pub fn cg_step<T: Scalar>(
-    x: &mut DistVector<T>,
-    a: T,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
-    b: T,
-) -> Result<()> {
+pub fn cg_step<T: Scalar>(x: &mut Part<T>, a: T, p: &mut Part<T>, r: &Part<T>, b: T) -> Result<()> {
     on!(x, cg_step(x, a, p, r, b))
 }
 #[allow(clippy::too_many_arguments)]
 pub fn cg_sr_update<T: Scalar>(
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    s: &mut DistVector<T>,
-    w: &DistVector<T>,
+    x: &mut Part<T>,
+    r: &mut Part<T>,
+    p: &mut Part<T>,
+    s: &mut Part<T>,
+    w: &Part<T>,
     a: T,
     b: T,
     step: XStep<T>,
@@ -368,52 +516,40 @@ pub fn cg_sr_update<T: Scalar>(
     on!(x, cg_sr_update(x, r, p, s, w, a, b, step))
 }
 pub fn catch_up<T: Scalar>(
-    x: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
-    s: &DistVector<T>,
+    x: &mut Part<T>,
+    p: &mut Part<T>,
+    r: &Part<T>,
+    s: &Part<T>,
     owed: (T, T),
 ) -> Result<()> {
     on!(x, catch_up(x, p, r, s, owed))
 }
 pub fn pipe_update<T: Scalar>(
     v: PipeSet<'_, T>,
-    n: &DistVector<T>,
+    n: &Part<T>,
     a: T,
     b: T,
     step: XStep<T>,
 ) -> Result<Vec<f64>> {
     on!(n, pipe_update(v, n, a, b, step))
 }
-pub fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>> {
+pub fn rr_wr<T: Scalar>(r: &Part<T>, w: &Part<T>) -> Result<Vec<f64>> {
     on!(r, rr_wr(r, w))
 }
-pub fn mdot<T: Scalar>(basis: &[&DistVector<T>], w: &DistVector<T>) -> Result<Vec<f64>> {
+pub fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
     on!(w, mdot(basis, w))
 }
-pub fn maxpy_norm<T: Scalar>(
-    w: &mut DistVector<T>,
-    h: &[T],
-    basis: &[&DistVector<T>],
-) -> Result<f64> {
+pub fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Result<f64> {
     on!(w, maxpy_norm(w, h, basis))
 }
-pub fn maxpy<T: Scalar>(x: &mut DistVector<T>, c: &[T], basis: &[&DistVector<T>]) -> Result<()> {
+pub fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
     on!(x, maxpy(x, c, basis))
 }
-pub fn csr_forward<T: Scalar>(
-    op: &CsrOp<T>,
-    x: &DistVector<T>,
-    y: &mut DistVector<T>,
-) -> Result<()> {
-    on!(y, csr_forward(op, x, y))
+pub fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()> {
+    on!(y, csr_forward(m, x, y))
 }
-pub fn csr_backward<T: Scalar>(
-    op: &CsrOp<T>,
-    y: &DistVector<T>,
-    x: &mut DistVector<T>,
-) -> Result<()> {
-    on!(x, csr_backward(op, y, x))
+pub fn csr_backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T>) -> Result<()> {
+    on!(x, csr_backward(m, y, x))
 }
 
 /// An object's copies in memories other than its own, made at first use in each (an operator's
@@ -448,4 +584,35 @@ impl<V> PerLocation<V> {
         let v = Arc::new(make()?);
         Ok(slot.get_or_init(|| v))
     }
+}
+
+/// A CUDA stream handle: what orders the work on a device vector a caller gives a stream.
+pub use crate::gpu::Stream;
+
+/// A caller's pointer `ptr` must be in memory `loc` (`MemoryLocation` otherwise, naming `what`);
+/// without a device in use, every pointer counts as host memory.
+pub fn check_pointer(ptr: *const std::ffi::c_void, loc: Location, what: &str) -> Result<()> {
+    use crate::gpu::PointerKind;
+    match (loc, crate::gpu::pointer_kind(ptr)) {
+        (_, PointerKind::Managed) | (Location::Host, PointerKind::Host) => Ok(()),
+        (_, PointerKind::OtherDevice(d)) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is memory of CUDA device {d}, not of this process's device"
+        ),
+        (Location::Host, PointerKind::Device) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
+        ),
+        (Location::Cuda, PointerKind::Device) => Ok(()),
+        (Location::Cuda, PointerKind::Host) => crate::bail!(
+            MemoryLocation,
+            "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is PARLOPS_MEMORY_CUDA"
+        ),
+    }
+}
+
+/// Wait for all the work of the process's device (after a caller's device callback, which may
+/// have queued work on any stream).
+pub fn device_sync() -> Result<()> {
+    crate::gpu::device_sync()
 }

@@ -89,7 +89,7 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
                 x.sync()?;
                 y.sync()?;
                 f(x.dptr(), y.dptr())?;
-                crate::gpu::device_sync()
+                crate::exec::device_sync()
             }
         }
     }
@@ -101,7 +101,7 @@ impl<T: Scalar> LinearOperator<T> for Callback<T> {
                 y.sync()?;
                 x.sync()?;
                 f(y.dptr(), x.dptr())?;
-                crate::gpu::device_sync()
+                crate::exec::device_sync()
             }
             _ => crate::bail!(NotSupported, "{} has no adjoint callback", self.name),
         }

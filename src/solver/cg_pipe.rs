@@ -141,7 +141,7 @@ pub(crate) fn run<T: Scalar>(
                 let coef = Cell::new(None::<(T, T)>);
                 let layout = x.layout().clone();
                 let step = fused::XStep::pass(defer, owed);
-                let mut upd = fused::PipeRows::new(&mut *x, r, p, s, z, step).ok();
+                let mut upd = fused::pipe_rows(&mut *x, r, p, s, z, step).ok();
                 let may_stream = it > 0 && !replaced && upd.is_some();
                 let (op, cx) = (ctx.op, &*ctx);
                 // the product n = A w overlaps the reduction; once the reduction is in, and the test
@@ -184,7 +184,7 @@ pub(crate) fn run<T: Scalar>(
                 if let (Some(u), Some((a, b))) = (upd, coef.get()) {
                     streamed = true;
                     owed = step.owed(a, b);
-                    partials = Ok(u.shares(&layout));
+                    partials = Ok(fused::pipe_shares(&u, &layout));
                 }
                 pending = e;
                 let g = match (got, red) {
@@ -276,7 +276,7 @@ pub(crate) fn run<T: Scalar>(
                 // made row by row during the product
             } else if fuse {
                 let step = fused::XStep::pass(defer, owed);
-                let set = crate::exec::PipeSet {
+                let set = fused::PipeVectors {
                     x: &mut *x,
                     r: &mut *r,
                     w: &mut *w,

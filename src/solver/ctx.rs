@@ -16,7 +16,7 @@ pub(crate) struct Workspace<T: Scalar> {
     vecs: Vec<DistVector<T>>,
     /// Where this solve's vectors live (the solution's memory and stream).
     pub(super) loc: Location,
-    pub(super) stream: Option<crate::gpu::Stream>,
+    pub(super) stream: Option<crate::exec::Stream>,
 }
 
 impl<T: Scalar> Workspace<T> {

@@ -1,7 +1,7 @@
 //! Restarted GMRES(m) with right (default) or left preconditioning, and flexible GMRES (right; the
 //! preconditioner may change from one iteration to the next: its outputs are kept). Classical
 //! Gram-Schmidt (default): one reduction for the projections and one for the norm per iteration,
-//! and on host vectors one pass for all the projections ([`fused::mdot`], PETSc's VecMDot) and one
+//! and one pass for all the projections ([`fused::mdot`], PETSc's VecMDot) and one
 //! for the update with the norm ([`fused::maxpy_norm`]), the same bits as one pass per vector; the
 //! solution moves once per cycle in one pass over all the basis vectors ([`fused::maxpy`]);
 //! modified Gram-Schmidt (MFEM's): one reduction per projection. Complex Givens rotations. The residual norm tested is ||b - A x|| with right preconditioning (which leaves
@@ -84,8 +84,6 @@ fn run<T: Scalar>(
     let (basis, rest) = vs.split_at_mut(m + 1);
     let (zs, rest) = rest.split_at_mut(rest.len() - 1);
     let w = &mut rest[0];
-    // fused multi-vector passes (the executor's steps)
-    let fuse = true;
     let d = if left {
         // ||M b|| and M (b - A x0)
         let (b0, b1) = basis.split_at_mut(1);
@@ -159,24 +157,15 @@ fn run<T: Scalar>(
                     h[i + k * (m + 1)] = hv;
                     w.axpy(-hv, &basis[i])?;
                 }
-            } else if fuse {
+            } else {
                 // all projections in one pass and one reduction, the update and its norm in one pass
                 let local = pending_e.and_then(|_| fused::mdot(&basis[..=k], w));
-                let proj = sum_partials::<T>(&ctx.comm, local, k + 1)?;
+                let proj = sum_partials::<T>(&ctx.comm, local, k + 1, w)?;
                 h[k * (m + 1)..k * (m + 1) + k + 1].copy_from_slice(&proj);
                 let local = fused::maxpy_norm(w, &proj, &basis[..=k]).map(|v| vec![v]);
                 hn = Some(root(
                     ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0],
                 ));
-            } else {
-                // all projections against A v_k in one reduction
-                let pairs: Vec<(&DistVector<T>, &DistVector<T>)> =
-                    (0..=k).map(|i| (&basis[i], &*w)).collect();
-                let proj = dots(&ctx.comm, &pairs, pending_e)?;
-                for (i, hv) in proj.iter().enumerate() {
-                    h[i + k * (m + 1)] = *hv;
-                    w.axpy(-*hv, &basis[i])?;
-                }
             }
             let hn = match hn {
                 Some(v) => v,

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::exec;
 use crate::scalar::Scalar;
 
-pub use crate::exec::host::PipeRows;
+pub use crate::exec::PipeRows;
 
 fn check<T: Scalar>(base: &DistVector<T>, others: &[(&DistVector<T>, &str)]) -> Result<()> {
     for (v, name) in others {
@@ -39,7 +39,7 @@ pub fn cg_update<T: Scalar>(
     q: &DistVector<T>,
 ) -> Result<f64> {
     check(x, &[(p, "p"), (r, "r"), (q, "q")])?;
-    let v = exec::cg_update(x, a, p, r, q)?;
+    let v = exec::cg_update(&mut x.part, a, &p.part, &mut r.part, &q.part)?;
     Ok(share(x.layout(), v))
 }
 
@@ -48,7 +48,7 @@ pub fn cg_update<T: Scalar>(
 /// pass: 24 + 40 = 64 bytes per entry instead of 48 + 24 = 72 (p is read once for both).
 pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
     check(r, &[(q, "q")])?;
-    let v = exec::cg_residual(a, r, q)?;
+    let v = exec::cg_residual(a, &mut r.part, &q.part)?;
     Ok(share(r.layout(), v))
 }
 
@@ -62,7 +62,7 @@ pub fn cg_step<T: Scalar>(
     b: T,
 ) -> Result<()> {
     check(x, &[(p, "p"), (r, "r")])?;
-    exec::cg_step(x, a, p, r, b)
+    exec::cg_step(&mut x.part, a, &mut p.part, &r.part, b)
 }
 
 /// Single-reduction CG without a preconditioner (u = r): s = w + b s, r -= a s, and p and x as
@@ -80,47 +80,20 @@ pub fn cg_sr_update<T: Scalar>(
     step: XStep<T>,
 ) -> Result<f64> {
     check(x, &[(r, "r"), (p, "p"), (s, "s"), (w, "w")])?;
-    let v = exec::cg_sr_update(x, r, p, s, w, alpha, beta, step)?;
+    let v = exec::cg_sr_update(
+        &mut x.part,
+        &mut r.part,
+        &mut p.part,
+        &mut s.part,
+        &w.part,
+        alpha,
+        beta,
+        step,
+    )?;
     Ok(share(x.layout(), v))
 }
 
-/// What a pass of single-reduction or pipelined CG ([`cg_sr_update`], [`PipeRows`]) does to the
-/// direction p and to x, which only x's step reads. Every pass makes the direction from the new
-/// residual and s: p_i = (r_(i+1) + a_i s_i) + b_i p_(i-1) (r_i = r_(i+1) + a_i s_i in exact
-/// arithmetic), so that a pass one iteration later, which still holds r_(i+1) and s_i, forms it
-/// with the same bits.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum XStep<T> {
-    /// p = p_i, x += a_i p_i.
-    Now,
-    /// p and x are left alone: x still lacks a_i p_i, which [`XStep::owed`] describes.
-    Later,
-    /// After a [`XStep::Later`] pass with (a0, b0): p_(i-1) formed from the r and s this pass
-    /// replaces, then p_i, and x = (x + a0 p_(i-1)) + a_i p_i: the bits of two [`XStep::Now`]
-    /// passes.
-    Both(T, T),
-}
-
-impl<T: Scalar> XStep<T> {
-    /// With `defer`, every other pass leaves p and x alone (both are read and written on every
-    /// second iteration only), given the step x lacks before this pass; otherwise [`XStep::Now`].
-    pub fn pass(defer: bool, owed: Option<(T, T)>) -> Self {
-        match (defer, owed) {
-            (false, _) => XStep::Now,
-            (true, None) => XStep::Later,
-            (true, Some((a0, b0))) => XStep::Both(a0, b0),
-        }
-    }
-
-    /// The step x lacks after a pass with `alpha` and `beta`: (alpha, beta) after a
-    /// [`XStep::Later`] pass, made by the next pass or by [`catch_up`].
-    pub fn owed(self, alpha: T, beta: T) -> Option<(T, T)> {
-        match self {
-            XStep::Later => Some((alpha, beta)),
-            XStep::Now | XStep::Both(..) => None,
-        }
-    }
-}
+pub use crate::exec::XStep;
 
 /// The step a [`XStep::Later`] pass left x lacking, `owed` = its (a, b), made alone while r and s
 /// are still the ones that pass left: p = (r + a s) + b p, x += a p (the bits of that pass made
@@ -133,43 +106,80 @@ pub fn catch_up<T: Scalar>(
     owed: (T, T),
 ) -> Result<()> {
     check(x, &[(p, "p"), (r, "r"), (s, "s")])?;
-    exec::catch_up(x, p, r, s, owed)
+    exec::catch_up(&mut x.part, &mut p.part, &r.part, &s.part, owed)
+}
+
+/// The vectors of pipelined CG's update ([`pipe_update`]).
+pub struct PipeVectors<'a, T: Scalar> {
+    pub x: &'a mut DistVector<T>,
+    pub r: &'a mut DistVector<T>,
+    pub w: &'a mut DistVector<T>,
+    pub p: &'a mut DistVector<T>,
+    pub s: &'a mut DistVector<T>,
+    pub z: &'a mut DistVector<T>,
 }
 
 /// Pipelined CG's update without a preconditioner after a whole product `n` = A w (z = n + b z,
 /// s = w + b s, r -= a s, w -= a z, p and x as `step` says), with the shares of [r^H r, w^H r] of
 /// the new r and w as (re, im) pairs: [re, 0, re, im]. On host-addressable vectors the solver
-/// rather makes it row by row during the product ([`PipeRows`]); this is the same pass at once.
-#[allow(clippy::too_many_arguments)]
+/// rather makes it row by row during the product ([`pipe_rows`]); this is the same pass at once.
 pub fn pipe_update<T: Scalar>(
-    v: exec::PipeSet<'_, T>,
+    v: PipeVectors<'_, T>,
     n: &DistVector<T>,
     alpha: T,
     beta: T,
     step: XStep<T>,
 ) -> Result<Vec<f64>> {
-    let x: &DistVector<T> = v.x;
+    let PipeVectors { x, r, w, p, s, z } = v;
     check(
         n,
-        &[
-            (x, "x"),
-            (v.r, "r"),
-            (v.w, "w"),
-            (v.p, "p"),
-            (v.s, "s"),
-            (v.z, "z"),
-        ],
+        &[(x, "x"), (r, "r"), (w, "w"), (p, "p"), (s, "s"), (z, "z")],
     )?;
     let l = n.layout().clone();
-    let g = exec::pipe_update(v, n, alpha, beta, step)?;
+    let set = exec::PipeSet {
+        x: &mut x.part,
+        r: &mut r.part,
+        w: &mut w.part,
+        p: &mut p.part,
+        s: &mut s.part,
+        z: &mut z.part,
+    };
+    let g = exec::pipe_update(set, &n.part, alpha, beta, step)?;
     Ok(g.into_iter().map(|v| share(&l, v)).collect())
+}
+
+/// Pipelined CG's update made row by row as the product hands the rows over (host-addressable
+/// vectors of one layout: checked; others get an error and take [`pipe_update`]).
+pub fn pipe_rows<'a, T: Scalar>(
+    x: &'a mut DistVector<T>,
+    r: &'a mut DistVector<T>,
+    p: &'a mut DistVector<T>,
+    s: &'a mut DistVector<T>,
+    z: &'a mut DistVector<T>,
+    step: XStep<T>,
+) -> Result<PipeRows<'a, T>> {
+    check(x, &[(r, "r"), (p, "p"), (s, "s"), (z, "z")])?;
+    PipeRows::new(
+        &mut x.part,
+        &mut r.part,
+        &mut p.part,
+        &mut s.part,
+        &mut z.part,
+        step,
+    )
+}
+
+/// This rank's shares of [r^H r, w^H r] after a row-streamed update, as (re, im) pairs:
+/// [re, 0, re, im].
+pub fn pipe_shares<T: Scalar>(u: &PipeRows<'_, T>, l: &super::Layout) -> Vec<f64> {
+    u.sums().into_iter().map(|v| share(l, v)).collect()
 }
 
 /// Shares of [r^H r, w^H r] (the dots pipelined CG starts its first iteration with), as (re, im)
 /// pairs, in one pass.
 pub fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>> {
     check(r, &[(w, "w")])?;
-    let g = exec::rr_wr(r, w)?;
+    let g = exec::rr_wr(&r.part, &w.part)?;
     Ok(g.into_iter().map(|v| share(r.layout(), v)).collect())
 }
 
@@ -182,7 +192,8 @@ pub fn mdot<T: Scalar, V: Borrow<DistVector<T>>>(
     let vs: Vec<&DistVector<T>> = basis.iter().map(|v| v.borrow()).collect();
     let named: Vec<(&DistVector<T>, &str)> = vs.iter().map(|v| (*v, "v")).collect();
     check(w, &named)?;
-    let g = exec::mdot(&vs, w)?;
+    let parts: Vec<&exec::Part<T>> = vs.iter().map(|v| &v.part).collect();
+    let g = exec::mdot(&parts, &w.part)?;
     Ok(g.into_iter().map(|v| share(w.layout(), v)).collect())
 }
 
@@ -215,7 +226,8 @@ pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
     basis: &[V],
 ) -> Result<f64> {
     let vs = check_basis(w, h, basis)?;
-    let v = exec::maxpy_norm(w, h, &vs)?;
+    let parts: Vec<&exec::Part<T>> = vs.iter().map(|v| &v.part).collect();
+    let v = exec::maxpy_norm(&mut w.part, h, &parts)?;
     Ok(share(w.layout(), v))
 }
 
@@ -228,5 +240,6 @@ pub fn maxpy<T: Scalar, V: Borrow<DistVector<T>>>(
     basis: &[V],
 ) -> Result<()> {
     let vs = check_basis(x, c, basis)?;
-    exec::maxpy(x, c, &vs)
+    let parts: Vec<&exec::Part<T>> = vs.iter().map(|v| &v.part).collect();
+    exec::maxpy(&mut x.part, c, &parts)
 }

@@ -6,7 +6,7 @@ mod any;
 pub mod fused;
 mod layout;
 pub mod multi;
-pub mod ops;
+pub use crate::exec::ops;
 pub mod random;
 mod reduce;
 
@@ -20,7 +20,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::exec::{self, Exec, Storage};
+use crate::exec::{self, Exec, Part};
 use crate::memory::Location;
 use crate::scalar::Scalar;
 
@@ -30,18 +30,9 @@ use crate::scalar::Scalar;
 /// unshared while parlops works on it is the caller's promise (as with every zero-copy API).
 pub struct DistVector<T: Scalar> {
     layout: Arc<Layout>,
-    /// Where the entries live and what orders the work on them.
-    exec: Exec,
-    base: Storage<T>,
-    /// Temporarily placed caller array (`place_array`), replacing `base` until `reset_array`.
-    placed: Option<NonNull<T>>,
+    /// This rank's entries and their executor (where they live, what orders work on them).
+    part: Part<T>,
 }
-
-// SAFETY: a vector owns its entries (or holds the caller's array under the zero-copy promise above),
-// like a Vec<T>; nothing in it is tied to a thread.
-unsafe impl<T: Scalar> Send for DistVector<T> {}
-// SAFETY: shared references only read the entries, as for a Vec<T>.
-unsafe impl<T: Scalar> Sync for DistVector<T> {}
 
 fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T>> {
     if len == 0 && ptr.is_null() {
@@ -65,44 +56,20 @@ fn checked_ptr<T: Scalar>(ptr: *mut T, len: i64, what: &str) -> Result<NonNull<T
     Ok(unsafe { NonNull::new_unchecked(ptr) })
 }
 
-/// A caller's pointer must be in the memory the vector says (`MemoryLocation` otherwise; without a
-/// device in use, every pointer counts as host memory).
+/// A caller's pointer must be in the memory the vector says (`MemoryLocation` otherwise).
 fn check_location<T: Scalar>(ptr: *mut T, len: i64, loc: Location, what: &str) -> Result<()> {
     if len == 0 || ptr.is_null() {
         return Ok(());
     }
-    use crate::gpu::PointerKind;
-    let kind = crate::gpu::pointer_kind(ptr as *const std::ffi::c_void);
-    match (loc, kind) {
-        (_, PointerKind::Managed) | (Location::Host, PointerKind::Host) => Ok(()),
-        (_, PointerKind::OtherDevice(d)) => crate::bail!(
-            MemoryLocation,
-            "argument '{what}' ({ptr:p}) is memory of CUDA device {d}, not of this process's device"
-        ),
-        (Location::Host, PointerKind::Device) => crate::bail!(
-            MemoryLocation,
-            "argument '{what}' ({ptr:p}) is CUDA device memory, but the vector is PARLOPS_MEMORY_HOST"
-        ),
-        (_, PointerKind::Device) => Ok(()),
-        (_, PointerKind::Host) => crate::bail!(
-            MemoryLocation,
-            "argument '{what}' ({ptr:p}) is not CUDA device memory, but the vector is {}",
-            loc.c_name()
-        ),
-    }
+    exec::check_pointer(ptr as *const std::ffi::c_void, loc, what)
 }
 
 impl<T: Scalar> DistVector<T> {
     /// A zeroed vector in `location`, owned by parlops.
     pub fn new_in(layout: Arc<Layout>, location: Location) -> Result<Self> {
-        let exec = Exec::new(location, &layout)?;
-        let base = exec::zeroed(&exec, layout.local_len() as usize)?;
-        Ok(DistVector {
-            layout,
-            exec,
-            base,
-            placed: None,
-        })
+        let exec = Exec::new(location, layout.comm().node_rank())?;
+        let part = Part::zeroed(exec, layout.local_len() as usize)?;
+        Ok(DistVector { layout, part })
     }
 
     /// A zeroed host vector.
@@ -116,15 +83,13 @@ impl<T: Scalar> DistVector<T> {
     /// `ptr` must point to `layout.local_len()` valid entries of `T` in `location` that outlive the vector
     /// (or be null when the local length is 0).
     pub unsafe fn wrap(layout: Arc<Layout>, location: Location, ptr: *mut T) -> Result<Self> {
-        let exec = Exec::new(location, &layout)?;
+        let exec = Exec::new(location, layout.comm().node_rank())?;
         let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
         check_location(ptr, layout.local_len(), location, "local_data")?;
-        Ok(DistVector {
-            layout,
-            exec,
-            base: Storage::Caller(p),
-            placed: None,
-        })
+        let n = layout.local_len() as usize;
+        // SAFETY: the caller's promise (checked non-null, aligned and in `location`'s memory).
+        let part = unsafe { Part::caller(exec, p, n) };
+        Ok(DistVector { layout, part })
     }
 
     /// A host vector over `ptr` with no checks (parlops' own views of host arrays it already holds).
@@ -133,12 +98,10 @@ impl<T: Scalar> DistVector<T> {
     /// As for [`DistVector::wrap`], and `ptr` must be host memory aligned for `T`.
     pub unsafe fn view_host(layout: Arc<Layout>, ptr: *mut T) -> Result<Self> {
         let p = checked_ptr(ptr, layout.local_len(), "local_data")?;
-        Ok(DistVector {
-            layout,
-            exec: Exec::Host,
-            base: Storage::Caller(p),
-            placed: None,
-        })
+        let n = layout.local_len() as usize;
+        // SAFETY: the caller's promise: host memory holding n entries.
+        let part = unsafe { Part::caller(Exec::Host, p, n) };
+        Ok(DistVector { layout, part })
     }
 
     /// Use the caller's array until [`DistVector::reset_array`]; nothing is copied.
@@ -148,27 +111,35 @@ impl<T: Scalar> DistVector<T> {
     pub unsafe fn place_array(&mut self, ptr: *mut T) -> Result<()> {
         let p = checked_ptr(ptr, self.layout.local_len(), "local_data")?;
         check_location(ptr, self.layout.local_len(), self.location(), "local_data")?;
-        self.placed = Some(p);
+        // SAFETY: the caller's promise, for as long as it is placed.
+        unsafe { self.part.place(Some(p)) };
         Ok(())
     }
 
     /// Order all work on this (device) vector on the caller's stream (`None`: parlops' own stream).
     /// Work already queued on the previous stream is waited for first.
-    pub fn set_stream(&mut self, s: Option<crate::gpu::Stream>) -> Result<()> {
-        self.exec.set_stream(s)
+    pub fn set_stream(&mut self, s: Option<exec::Stream>) -> Result<()> {
+        self.part.exec_mut().set_stream(s)
     }
 
     /// The executor: where the entries live and what orders work on them.
     pub fn exec(&self) -> &Exec {
-        &self.exec
+        self.part.exec()
+    }
+    /// This rank's entries and their executor (what the executor's steps work on).
+    pub fn part(&self) -> &Part<T> {
+        &self.part
+    }
+    pub fn part_mut(&mut self) -> &mut Part<T> {
+        &mut self.part
     }
     /// Is the data on the device?
     pub fn is_device(&self) -> bool {
-        !self.exec.host_addressable()
+        !self.part.host_addressable()
     }
     /// Can host code read and write this rank's entries in place ([`DistVector::host_slice`])?
     pub fn host_addressable(&self) -> bool {
-        self.exec.host_addressable()
+        self.part.host_addressable()
     }
     /// This rank's entries, where host code can reach them in place (else `None`: work on a host
     /// copy, [`DistVector::staged`] or [`DistVector::to_location`]).
@@ -185,20 +156,20 @@ impl<T: Scalar> DistVector<T> {
     }
     /// Wait until queued work on this vector is done (no-op for host vectors).
     pub fn sync(&self) -> Result<()> {
-        exec::sync(self)
+        exec::sync(&self.part)
     }
     /// Wait for queued work when it runs on parlops' own ordering (the C API calls this before
     /// returning, so callers see finished data; with a caller stream, ordering is the stream's).
     pub fn settle(&self) -> Result<()> {
-        exec::settle(self)
+        exec::settle(&self.part)
     }
     /// Has the caller given this vector a stream?
-    pub fn caller_stream(&self) -> Option<crate::gpu::Stream> {
-        self.exec.caller_stream()
+    pub fn caller_stream(&self) -> Option<exec::Stream> {
+        self.part.exec().caller_stream()
     }
     /// Device address of this rank's entries (device vectors).
     pub fn dptr(&self) -> u64 {
-        self.ptr() as usize as u64
+        self.part.dptr()
     }
 
     /// Both vectors in the same memory space, or a `MemoryLocation` error naming them.
@@ -225,7 +196,7 @@ impl<T: Scalar> DistVector<T> {
     /// self = x, whatever the memory of each (same layout).
     pub fn copy_any(&mut self, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
-        exec::transfer(self, x)
+        exec::transfer(&mut self.part, &x.part)
     }
 
     /// Run host code `f` on a host copy of this vector and copy the result back (for what has no
@@ -239,60 +210,40 @@ impl<T: Scalar> DistVector<T> {
 
     /// Go back to the array the vector had before [`DistVector::place_array`].
     pub fn reset_array(&mut self) {
-        self.placed = None;
+        // SAFETY: back to the vector's own storage.
+        unsafe { self.part.place(None) };
     }
 
     pub fn layout(&self) -> &Arc<Layout> {
         &self.layout
     }
     pub fn location(&self) -> Location {
-        self.exec.location()
+        self.part.location()
     }
     /// Does the vector currently use memory owned by the caller?
     pub fn uses_caller_memory(&self) -> bool {
-        self.placed.is_some() || matches!(self.base, Storage::Caller(_))
-    }
-
-    fn ptr(&self) -> *mut T {
-        match self.placed {
-            Some(p) => p.as_ptr(),
-            None => self.base.ptr(),
-        }
+        self.part.uses_caller_memory()
     }
 
     /// This rank's entries (host-addressable vectors; any other gives an empty slice: its data is
     /// reached through the executor's steps, [`DistVector::staged`] or [`DistVector::to_location`]).
     pub fn local(&self) -> &[T] {
-        debug_assert!(self.host_addressable(), "local() of a device vector");
-        if !self.host_addressable() {
-            return &[];
-        }
-        // SAFETY: host memory holding this rank's local_len entries (owned, or the caller's under
-        // the promise of `wrap`/`place_array`), borrowed with the vector.
-        unsafe { std::slice::from_raw_parts(self.ptr(), self.layout.local_len() as usize) }
+        self.part.local()
     }
     /// This rank's entries, writable (host-addressable vectors; see [`DistVector::local`]).
     pub fn local_mut(&mut self) -> &mut [T] {
-        debug_assert!(self.host_addressable(), "local_mut() of a device vector");
-        if !self.host_addressable() {
-            return &mut [];
-        }
-        // SAFETY: as in `local`, borrowed mutably with the vector.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.layout.local_len() as usize) }
+        self.part.local_mut()
     }
     /// Pointer to this rank's entries (the caller's, when wrapped or placed).
     pub fn local_ptr(&mut self) -> *mut T {
-        self.ptr()
+        self.part.ptr()
     }
 
     /// A zeroed owned vector with the same layout and location (and stream).
     pub fn duplicate(&self) -> Result<Self> {
-        let base = exec::zeroed(&self.exec, self.layout.local_len() as usize)?;
         Ok(DistVector {
             layout: self.layout.clone(),
-            exec: self.exec.clone(),
-            base,
-            placed: None,
+            part: self.part.duplicate()?,
         })
     }
 
@@ -300,28 +251,28 @@ impl<T: Scalar> DistVector<T> {
     pub fn copy_from(&mut self, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        exec::copy(self, x)
+        exec::copy(&mut self.part, &x.part)
     }
     pub fn fill(&mut self, a: T) -> Result<()> {
-        exec::fill(self, a)
+        exec::fill(&mut self.part, a)
     }
     pub fn scale(&mut self, a: T) -> Result<()> {
-        exec::scale(self, a)
+        exec::scale(&mut self.part, a)
     }
     pub fn conj(&mut self) -> Result<()> {
-        exec::conj(self)
+        exec::conj(&mut self.part)
     }
     /// self += a x
     pub fn axpy(&mut self, a: T, x: &Self) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        exec::axpy(self, a, x)
+        exec::axpy(&mut self.part, a, &x.part)
     }
     /// self = a x + b self
     pub fn axpby(&mut self, a: T, x: &Self, b: T) -> Result<()> {
         x.layout.check_compatible(&self.layout, "x", "y")?;
         self.check_location(x, "x", "y")?;
-        exec::axpby(self, a, x, b)
+        exec::axpby(&mut self.part, a, &x.part, b)
     }
     /// self = a x + y
     pub fn waxpy(&mut self, a: T, x: &Self, y: &Self) -> Result<()> {
@@ -329,7 +280,7 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        exec::waxpy(self, a, x, y)
+        exec::waxpy(&mut self.part, a, &x.part, &y.part)
     }
     /// self = x .* y
     pub fn pointwise_mult(&mut self, x: &Self, y: &Self) -> Result<()> {
@@ -337,7 +288,7 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        exec::pmult(self, x, y, false)
+        exec::pmult(&mut self.part, &x.part, &y.part, false)
     }
     /// self = conj(x) .* y
     pub fn pointwise_mult_conj(&mut self, x: &Self, y: &Self) -> Result<()> {
@@ -345,7 +296,7 @@ impl<T: Scalar> DistVector<T> {
         y.layout.check_compatible(&self.layout, "y", "w")?;
         self.check_location(x, "x", "w")?;
         self.check_location(y, "y", "w")?;
-        exec::pmult(self, x, y, true)
+        exec::pmult(&mut self.part, &x.part, &y.part, true)
     }
 
     /// Collect the whole vector on `root`, or on every rank when `root == -1`. `out` must be given (and

@@ -37,7 +37,7 @@ pub fn block_dot<T: Scalar>(
         comm.agree(local)?;
         return Ok(Vec::new());
     }
-    sum_partials::<T>(&comm, local, nx * ny)
+    sum_partials::<T>(&comm, local, nx * ny, first)
 }
 
 /// y += sum_k a_k x_k in one pass (entry by entry in the order of `xs`). Not collective.

@@ -54,14 +54,16 @@ pub fn share(layout: &Layout, v: f64) -> f64 {
 }
 
 /// Sum per-rank (re, im) partials over the communicator, into scalars: the reduction of [`dots`] for
-/// partials formed by fused kernels on the host. `local` may carry this rank's failure, which every
-/// rank then gets. [collective]
+/// partials formed by fused passes, with the transport that suits `like`'s memory (NCCL where one
+/// is attached to device vectors). `local` may carry this rank's failure, which every rank then
+/// gets. [collective]
 pub fn sum_partials<T: Scalar>(
     comm: &crate::comm::Comm,
     local: Result<Vec<f64>>,
     n: usize,
+    like: &DistVector<T>,
 ) -> Result<Vec<T>> {
-    let r = comm.allreduce_checked(local, 2 * n, ReduceOp::Sum)?;
+    let r = exec::allreduce_sum(comm, local, 2 * n, &like.part)?;
     Ok(r.chunks(2)
         .map(|c| T::from_parts_lossy(c[0], c[1]))
         .collect())
@@ -83,7 +85,8 @@ pub(crate) fn dot_partials<T: Scalar>(
                 "a reduction mixes host and device vectors; copy them to one memory space first"
             );
         }
-        let mut v = exec::dots(pairs)?;
+        let parts: Vec<_> = pairs.iter().map(|(x, y)| (&x.part, &y.part)).collect();
+        let mut v = exec::dots(&parts)?;
         for (j, s) in v.iter_mut().enumerate() {
             *s = share(pairs[j / 2].0.layout(), *s);
         }
@@ -102,7 +105,7 @@ pub fn dots<T: Scalar>(
     let local = dot_partials(pairs, pending);
     let n = 2 * pairs.len();
     let r = match pairs.first() {
-        Some((x, _)) => exec::allreduce_sum(comm, local, n, x)?,
+        Some((x, _)) => exec::allreduce_sum(comm, local, n, &x.part)?,
         None => comm.allreduce_checked(local, n, ReduceOp::Sum)?,
     };
     Ok(r.chunks(2)
@@ -136,7 +139,7 @@ impl<T: Scalar> DistVector<T> {
     pub fn dot_partial(&self, y: &Self) -> Result<Vec<f64>> {
         self.layout.check_compatible(&y.layout, "x", "y")?;
         self.check_location(y, "y", "x")?;
-        exec::dots(&[(self, y)])
+        exec::dots(&[(&self.part, &y.part)])
     }
 
     /// conj(self) . y over all ranks. [collective]
@@ -196,8 +199,8 @@ impl<T: Scalar> DistVector<T> {
     fn norm_over(&self, comm: &Comm, kind: Result<NormKind>) -> Result<f64> {
         // (value, ssq relative to value for the 2-norm, reduction)
         let partial = kind.clone().and_then(|k| match k {
-            NormKind::Two => exec::two_partial(self).map(|(s, q)| (s, q, ReduceOp::Sum)),
-            _ => exec::norm_partial(self, k).map(|(v, op)| (v, 0.0, op)),
+            NormKind::Two => exec::two_partial(&self.part).map(|(s, q)| (s, q, ReduceOp::Sum)),
+            _ => exec::norm_partial(&self.part, k).map(|(v, op)| (v, 0.0, op)),
         });
         let partition = self.layout.partition();
         if partition == Partition::UnsafeBroadcast {

@@ -1,4 +1,4 @@
-//! The CUDA backend's CSR products ([`CsrOp`]): the matrix blocks on the device and their SpMV
+//! The CUDA backend's CSR products ([`Sparse`]): the matrix blocks on the device and their SpMV
 //! kernels. The halo moves through the plan's device side
 //! ([`crate::comm::halo::device::DeviceHalo`]), which picks the transport.
 
@@ -7,11 +7,10 @@ use std::sync::Arc;
 use super::{place, stream};
 use crate::comm::halo::device::DeviceHalo;
 use crate::error::Result;
+use crate::exec::{HostCsr, Part, Sparse};
 use crate::gpu::{self, BLOCK, DevArray, Kernels, Stream, grid, launch};
 use crate::karg;
-use crate::op::csr::{Arr, CsrOp, Idx, LocalCsr};
 use crate::scalar::Scalar;
-use crate::vector::DistVector;
 
 /// One CSR block on the device.
 struct DevBlock<T> {
@@ -26,23 +25,8 @@ struct DevBlock<T> {
 }
 
 /// A CSR block's arrays copied to the device.
-fn upload<T: Scalar>(b: &LocalCsr<T>, s: Stream) -> Result<DevBlock<T>> {
-    if b.is_compact() {
-        // the device kernels read CSR: a CSR copy of the compact block, for the upload only
-        return upload(&b.to_csr()?, s);
-    }
-    fn bytes<I: Copy>(a: &Arr<I>) -> &[u8] {
-        let v = a.as_slice();
-        // SAFETY: the bytes of a live slice of plain integers, for as long as the slice is borrowed.
-        unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
-    }
-    let (p, i, wide) = match (&b.indptr, &b.indices) {
-        (Idx::I32(p), Idx::I32(i)) => (bytes(p), bytes(i), false),
-        (Idx::I64(p), Idx::I64(i)) => (bytes(p), bytes(i), true),
-        _ => crate::bail!(Internal, "mixed index widths"),
-    };
-    let nnz = b.nnz();
-    let w = if wide { 8 } else { 4 };
+fn upload<T: Scalar>(b: &HostCsr<'_, T>, s: Stream) -> Result<DevBlock<T>> {
+    let (nnz, w) = (b.nnz, if b.wide { 8 } else { 4 });
     let avg = if b.nrows == 0 {
         1
     } else {
@@ -52,10 +36,10 @@ fn upload<T: Scalar>(b: &LocalCsr<T>, s: Stream) -> Result<DevBlock<T>> {
     let sw = (1usize << (usize::BITS - 1 - avg.leading_zeros())).min(32) as i32;
     Ok(DevBlock {
         nrows: b.nrows as i64,
-        ptr: DevArray::from_host(p, s)?,
-        col: DevArray::from_host(&i[..nnz * w], s)?,
-        val: DevArray::from_host(&b.values.as_slice()[..nnz], s)?,
-        wide,
+        ptr: DevArray::from_host(&b.indptr, s)?,
+        col: DevArray::from_host(&b.indices[..nnz * w], s)?,
+        val: DevArray::from_host(&b.values[..nnz], s)?,
+        wide: b.wide,
         sw,
         nnz,
     })
@@ -143,24 +127,25 @@ pub(crate) struct DevCsr<T> {
 /// whether all succeeded is agreed, so that a failure on one rank cannot leave its neighbours
 /// waiting for a halo); the kernels are compiled then too.
 fn device_parts<'a, T: Scalar>(
-    op: &'a CsrOp<T>,
+    m: &Sparse<'a, T>,
     g: &crate::gpu::Gpu,
     s: Stream,
 ) -> Result<std::sync::MutexGuard<'a, Option<DevCsr<T>>>> {
-    let mut guard = op.dev.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = m.resident.cuda.lock().unwrap_or_else(|p| p.into_inner());
     if guard.is_none() {
         let made = (|| {
             g.kernels::<T>()?;
+            let [diag, offd] = m.host.blocks()?;
             let d = DevCsr {
-                diag: upload(&op.diag, s)?,
-                offd: upload(&op.offd, s)?,
-                halo: op.halo.device::<T>(s)?,
+                diag: upload(&diag, s)?,
+                offd: upload(&offd, s)?,
+                halo: m.halo.device::<T>(s)?,
                 last: None,
             };
             gpu::sync(s)?;
             Ok(d)
         })();
-        *guard = Some(op.rows.comm().agree(made)?);
+        *guard = Some(m.comm.agree(made)?);
     }
     Ok(guard)
 }
@@ -169,9 +154,9 @@ fn device_parts<'a, T: Scalar>(
 /// (made at first use), the kernels, and whether the input was on another stream.
 #[allow(clippy::type_complexity)]
 fn begin_device<'a, T: Scalar>(
-    op: &'a CsrOp<T>,
-    inp: &DistVector<T>,
-    out: &DistVector<T>,
+    m: &Sparse<'a, T>,
+    inp: &Part<T>,
+    out: &Part<T>,
 ) -> Result<(
     Stream,
     std::sync::MutexGuard<'a, Option<DevCsr<T>>>,
@@ -184,7 +169,7 @@ fn begin_device<'a, T: Scalar>(
     // the input's queued work done before `s` uses it; with the input on another stream, the apply
     // also finishes before returning (so that stream cannot overwrite it too early)
     let mixed = super::vector::after(inp, s)?;
-    let mut guard = device_parts(op, &g, s)?;
+    let mut guard = device_parts(m, &g, s)?;
     let k = g.kernels::<T>()?;
     let d = guard
         .as_mut()
@@ -199,13 +184,8 @@ fn begin_device<'a, T: Scalar>(
 }
 
 /// y = A x on the device.
-pub(crate) fn forward<T: Scalar>(
-    op: &CsrOp<T>,
-    x: &DistVector<T>,
-    y: &mut DistVector<T>,
-) -> Result<()> {
-    y.check_location(x, "x", "y")?;
-    let (s, mut guard, k, mixed) = begin_device(op, x, y)?;
+pub(crate) fn forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()> {
+    let (s, mut guard, k, mixed) = begin_device(m, x, y)?;
     let d = guard
         .as_mut()
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
@@ -213,7 +193,7 @@ pub(crate) fn forward<T: Scalar>(
     // ghosts from their owners; the owned (diag) part runs meanwhile
     let staged = d
         .halo
-        .forward(&op.halo, &k, xp, s, || d.diag.mult(&k, xp, yp, false, s))?;
+        .forward(m.halo, &k, xp, s, || d.diag.mult(&k, xp, yp, false, s))?;
     d.offd.mult(&k, d.halo.ghost_ptr(), yp, true, s)?;
     if mixed || staged {
         // the pinned buffers must not be rewritten before the copies above ran
@@ -223,13 +203,8 @@ pub(crate) fn forward<T: Scalar>(
 }
 
 /// x = A^H y on the device.
-pub(crate) fn backward<T: Scalar>(
-    op: &CsrOp<T>,
-    y: &DistVector<T>,
-    x: &mut DistVector<T>,
-) -> Result<()> {
-    x.check_location(y, "y", "x")?;
-    let (s, mut guard, k, mixed) = begin_device(op, y, x)?;
+pub(crate) fn backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T>) -> Result<()> {
+    let (s, mut guard, k, mixed) = begin_device(m, y, x)?;
     let d = guard
         .as_mut()
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
@@ -239,8 +214,8 @@ pub(crate) fn backward<T: Scalar>(
     d.offd.mult_adjoint_add(&k, yp, d.halo.ghost_ptr(), s)?;
     // the reverse exchange: ghost contributions go back to their owners and are added to x;
     // x = diag^H y meanwhile
-    let staged = d.halo.reverse(&op.halo, &k, xp, s, || {
-        x.fill(T::zero())?;
+    let staged = d.halo.reverse(m.halo, &k, xp, s, || {
+        super::vector::fill(x, T::zero())?;
         d.diag.mult_adjoint_add(&k, yp, xp, s)
     })?;
     if mixed || staged {

@@ -9,14 +9,12 @@ mod vector;
 
 use std::sync::Arc;
 
-use super::{Backend, Exec, PipeSet, Storage};
+use super::ops::NormKind;
+use super::{Backend, Exec, Part, PipeSet, Sparse, Storage, XStep};
 use crate::comm::{Comm, ReduceOp};
 use crate::error::Result;
 use crate::gpu::{self, Gpu, Stream};
-use crate::op::csr::CsrOp;
 use crate::scalar::Scalar;
-use crate::vector::fused::XStep;
-use crate::vector::{DistVector, Layout, NormKind};
 
 /// A device vector's device and stream.
 #[derive(Clone)]
@@ -27,9 +25,9 @@ pub struct Place {
 }
 
 impl Place {
-    pub(crate) fn new(layout: &Layout) -> Result<Place> {
+    pub(crate) fn new(node_rank: i32) -> Result<Place> {
         Ok(Place {
-            gpu: gpu::get(layout.comm().node_rank(), None)?,
+            gpu: gpu::get(node_rank, None)?,
             stream: None,
         })
     }
@@ -77,7 +75,7 @@ impl<T> Drop for DevBuf<T> {
 }
 
 /// The device and stream of a device vector.
-pub(crate) fn place<T: Scalar>(v: &DistVector<T>) -> Result<&Place> {
+pub(crate) fn place<T: Scalar>(v: &Part<T>) -> Result<&Place> {
     match v.exec() {
         Exec::Cuda(p) => Ok(p),
         _ => crate::bail!(
@@ -88,7 +86,7 @@ pub(crate) fn place<T: Scalar>(v: &DistVector<T>) -> Result<&Place> {
 }
 
 /// The stream work on `v` is ordered on.
-pub(crate) fn stream<T: Scalar>(v: &DistVector<T>) -> Result<Stream> {
+pub(crate) fn stream<T: Scalar>(v: &Part<T>) -> Result<Stream> {
     Ok(place(v)?.stream())
 }
 
@@ -121,70 +119,60 @@ impl Backend for Cuda {
         gpu::sync(s)?;
         Ok(Storage::Cuda(buf))
     }
-    fn sync<T: Scalar>(v: &DistVector<T>) -> Result<()> {
+    fn sync<T: Scalar>(v: &Part<T>) -> Result<()> {
         gpu::sync(stream(v)?)
     }
-    fn settle<T: Scalar>(v: &DistVector<T>) -> Result<()> {
+    fn settle<T: Scalar>(v: &Part<T>) -> Result<()> {
         let p = place(v)?;
         if p.caller_stream().is_none() {
             gpu::sync(p.stream())?;
         }
         Ok(())
     }
-    fn download<T: Scalar>(dst: &mut [T], src: &DistVector<T>) -> Result<()> {
+    fn download<T: Scalar>(dst: &mut [T], src: &Part<T>) -> Result<()> {
         // SAFETY: `dst` holds this rank's entries of `src` (transfer's callers share the layout),
         // and `src`'s device address holds as many.
         unsafe { vector::download(dst, src.dptr(), stream(src)?) }
     }
-    fn upload<T: Scalar>(dst: &mut DistVector<T>, src: &[T]) -> Result<()> {
+    fn upload<T: Scalar>(dst: &mut Part<T>, src: &[T]) -> Result<()> {
         let s = stream(dst)?;
         // SAFETY: as for download: both sides hold this rank's entries.
         unsafe { vector::upload(dst.dptr(), src, s) }
     }
-    fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
+    fn copy<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
         vector::copy(y, x)
     }
-    fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+    fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
         vector::fill(y, a)
     }
-    fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+    fn scale<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
         vector::scale(y, a)
     }
-    fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
+    fn conj<T: Scalar>(y: &mut Part<T>) -> Result<()> {
         vector::conj(y)
     }
-    fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
+    fn axpy<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>) -> Result<()> {
         vector::axpy(y, a, x)
     }
-    fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
+    fn axpby<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>, b: T) -> Result<()> {
         vector::axpby(y, a, x, b)
     }
-    fn waxpy<T: Scalar>(
-        w: &mut DistVector<T>,
-        a: T,
-        x: &DistVector<T>,
-        y: &DistVector<T>,
-    ) -> Result<()> {
+    fn waxpy<T: Scalar>(w: &mut Part<T>, a: T, x: &Part<T>, y: &Part<T>) -> Result<()> {
         vector::waxpy(w, a, x, y)
     }
-    fn pmult<T: Scalar>(
-        w: &mut DistVector<T>,
-        x: &DistVector<T>,
-        y: &DistVector<T>,
-        cx: bool,
-    ) -> Result<()> {
+    fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()> {
         vector::pmult(w, x, y, cx)
     }
-    fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>> {
+    fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
         vector::dots(pairs)
     }
-    fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
+    fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
         vector::norm_partial(x, kind)
     }
-    fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
+    fn two_partial<T: Scalar>(x: &Part<T>) -> Result<(f64, f64)> {
         vector::two_partial(x)
     }
-    fn nonfinite<T: Scalar>(x: &DistVector<T>) -> Result<bool> {
+    fn nonfinite<T: Scalar>(x: &Part<T>) -> Result<bool> {
         // the largest |entry| is NaN or Inf exactly when an entry is (the kernel's max keeps NaN);
         // an empty part gives the max's identity, -inf, which is not a non-finite entry
         let (v, _) = vector::norm_partial(x, NormKind::Inf)?;
@@ -194,37 +182,31 @@ impl Backend for Cuda {
         comm: &Comm,
         local: Result<Vec<f64>>,
         n: usize,
-        like: &DistVector<T>,
+        like: &Part<T>,
     ) -> Result<Vec<f64>> {
         comm.allreduce_sum_checked_device(local, n, || stream(like))
     }
     fn cg_update<T: Scalar>(
-        x: &mut DistVector<T>,
+        x: &mut Part<T>,
         a: T,
-        p: &DistVector<T>,
-        r: &mut DistVector<T>,
-        q: &DistVector<T>,
+        p: &Part<T>,
+        r: &mut Part<T>,
+        q: &Part<T>,
     ) -> Result<f64> {
         vector::cg_update(x, a, p, r, q)
     }
-    fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
+    fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64> {
         vector::cg_residual(a, r, q)
     }
-    fn cg_step<T: Scalar>(
-        x: &mut DistVector<T>,
-        a: T,
-        p: &mut DistVector<T>,
-        r: &DistVector<T>,
-        b: T,
-    ) -> Result<()> {
+    fn cg_step<T: Scalar>(x: &mut Part<T>, a: T, p: &mut Part<T>, r: &Part<T>, b: T) -> Result<()> {
         vector::cg_step(x, a, p, r, b)
     }
     fn cg_sr_update<T: Scalar>(
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-        p: &mut DistVector<T>,
-        s: &mut DistVector<T>,
-        w: &DistVector<T>,
+        x: &mut Part<T>,
+        r: &mut Part<T>,
+        p: &mut Part<T>,
+        s: &mut Part<T>,
+        w: &Part<T>,
         a: T,
         b: T,
         step: XStep<T>,
@@ -232,60 +214,48 @@ impl Backend for Cuda {
         vector::cg_sr_update(x, r, p, s, w, a, b, step)
     }
     fn catch_up<T: Scalar>(
-        x: &mut DistVector<T>,
-        p: &mut DistVector<T>,
-        r: &DistVector<T>,
-        s: &DistVector<T>,
+        x: &mut Part<T>,
+        p: &mut Part<T>,
+        r: &Part<T>,
+        s: &Part<T>,
         owed: (T, T),
     ) -> Result<()> {
         vector::catch_up(x, p, r, s, owed)
     }
     fn pipe_update<T: Scalar>(
         v: PipeSet<'_, T>,
-        n: &DistVector<T>,
+        n: &Part<T>,
         a: T,
         b: T,
         step: XStep<T>,
     ) -> Result<Vec<f64>> {
         vector::cg_pipe_update(v, n, a, b, step)
     }
-    fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>> {
+    fn rr_wr<T: Scalar>(r: &Part<T>, w: &Part<T>) -> Result<Vec<f64>> {
         let d = vector::dots(&[(r, r), (w, r)])?;
         Ok(vec![d[0], 0.0, d[2], d[3]])
     }
-    fn mdot<T: Scalar>(basis: &[&DistVector<T>], w: &DistVector<T>) -> Result<Vec<f64>> {
+    fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
         let pairs: Vec<_> = basis.iter().map(|v| (*v, w)).collect();
         vector::dots(&pairs)
     }
-    fn maxpy_norm<T: Scalar>(
-        w: &mut DistVector<T>,
-        h: &[T],
-        basis: &[&DistVector<T>],
-    ) -> Result<f64> {
+    fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Result<f64> {
         // successive axpys (the bits of the host's pass), then |w|^2
         for (hi, v) in h.iter().zip(basis) {
             vector::axpy(w, -*hi, v)?;
         }
         Ok(vector::dots(&[(w, w)])?[0])
     }
-    fn maxpy<T: Scalar>(x: &mut DistVector<T>, c: &[T], basis: &[&DistVector<T>]) -> Result<()> {
+    fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
         for (ci, v) in c.iter().zip(basis) {
             vector::axpy(x, *ci, v)?;
         }
         Ok(())
     }
-    fn csr_forward<T: Scalar>(
-        op: &CsrOp<T>,
-        x: &DistVector<T>,
-        y: &mut DistVector<T>,
-    ) -> Result<()> {
-        csr::forward(op, x, y)
+    fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()> {
+        csr::forward(m, x, y)
     }
-    fn csr_backward<T: Scalar>(
-        op: &CsrOp<T>,
-        y: &DistVector<T>,
-        x: &mut DistVector<T>,
-    ) -> Result<()> {
-        csr::backward(op, y, x)
+    fn csr_backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T>) -> Result<()> {
+        csr::backward(m, y, x)
     }
 }

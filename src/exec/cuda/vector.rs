@@ -6,26 +6,25 @@
 use super::{place, stream};
 use crate::comm::ReduceOp;
 use crate::error::Result;
-use crate::exec::PipeSet;
+use crate::exec::ops::NormKind;
+use crate::exec::{Part, PipeSet, XStep};
 use crate::gpu::scratch::{RedScratch, with_scratch};
 use crate::gpu::{self, BLOCK, Kernels, RED_BLOCKS, Stream, grid, launch};
 use crate::karg;
 use crate::scalar::Scalar;
-use crate::vector::fused::XStep;
-use crate::vector::{DistVector, NormKind};
 
-fn n_of<T: Scalar>(v: &DistVector<T>) -> i64 {
-    v.layout().local_len()
+fn n_of<T: Scalar>(v: &Part<T>) -> i64 {
+    v.len() as i64
 }
 
-fn kern<T: Scalar>(v: &DistVector<T>) -> Result<std::sync::Arc<Kernels>> {
+fn kern<T: Scalar>(v: &Part<T>) -> Result<std::sync::Arc<Kernels>> {
     let g = &place(v)?.gpu;
     g.bind()?;
     g.kernels::<T>()
 }
 
 /// Wait for `x`'s stream when it is not `s`; says whether it was another stream.
-pub(crate) fn after<T: Scalar>(x: &DistVector<T>, s: Stream) -> Result<bool> {
+pub(crate) fn after<T: Scalar>(x: &Part<T>, s: Stream) -> Result<bool> {
     let xs = stream(x)?;
     if xs != s {
         gpu::sync(xs)?;
@@ -44,8 +43,8 @@ pub(crate) fn done(r: Result<()>, mixed: bool, s: Stream) -> Result<()> {
 /// Launch an element-wise kernel over `out`'s entries on its stream, after the inputs' streams
 /// (`go(kernels, stream, grid)` does the launch); nothing for an empty part.
 fn elementwise<T: Scalar>(
-    out: &DistVector<T>,
-    inputs: &[&DistVector<T>],
+    out: &Part<T>,
+    inputs: &[&Part<T>],
     go: impl FnOnce(&Kernels, Stream, u32) -> Result<()>,
 ) -> Result<()> {
     let k = kern(out)?;
@@ -61,21 +60,21 @@ fn elementwise<T: Scalar>(
     done(go(&k, s, grid(n as usize)), mixed, s)
 }
 
-pub fn fill<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+pub fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     let (p, n) = (y.dptr(), n_of(y));
     elementwise(y, &[], |k, s, g| unsafe {
         launch(k.k_fill, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
     })
 }
 
-pub fn scale<T: Scalar>(y: &mut DistVector<T>, a: T) -> Result<()> {
+pub fn scale<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     let (p, n) = (y.dptr(), n_of(y));
     elementwise(y, &[], |k, s, g| unsafe {
         launch(k.k_scale, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
     })
 }
 
-pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
+pub fn conj<T: Scalar>(y: &mut Part<T>) -> Result<()> {
     if T::PARTS == 1 {
         return Ok(());
     }
@@ -85,7 +84,7 @@ pub fn conj<T: Scalar>(y: &mut DistVector<T>) -> Result<()> {
     })
 }
 
-pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
+pub fn copy<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
     let s = stream(y)?;
     let mixed = after(x, s)?;
     let bytes = n_of(y) as usize * std::mem::size_of::<T>();
@@ -93,7 +92,7 @@ pub fn copy<T: Scalar>(y: &mut DistVector<T>, x: &DistVector<T>) -> Result<()> {
 }
 
 /// y = a x + y
-pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result<()> {
+pub fn axpy<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>) -> Result<()> {
     let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
     elementwise(y, &[x], |k, s, g| unsafe {
         launch(
@@ -107,7 +106,7 @@ pub fn axpy<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>) -> Result
 }
 
 /// y = a x + b y
-pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) -> Result<()> {
+pub fn axpby<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>, b: T) -> Result<()> {
     let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
     elementwise(y, &[x], |k, s, g| unsafe {
         let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)];
@@ -116,12 +115,7 @@ pub fn axpby<T: Scalar>(y: &mut DistVector<T>, a: T, x: &DistVector<T>, b: T) ->
 }
 
 /// w = a x + y
-pub fn waxpy<T: Scalar>(
-    w: &mut DistVector<T>,
-    a: T,
-    x: &DistVector<T>,
-    y: &DistVector<T>,
-) -> Result<()> {
+pub fn waxpy<T: Scalar>(w: &mut Part<T>, a: T, x: &Part<T>, y: &Part<T>) -> Result<()> {
     let (p, n, xp, yp) = (w.dptr(), n_of(w), x.dptr(), y.dptr());
     elementwise(w, &[x, y], |k, s, g| unsafe {
         let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)];
@@ -130,12 +124,7 @@ pub fn waxpy<T: Scalar>(
 }
 
 /// w = (conj x if `cx`) .* y
-pub fn pmult<T: Scalar>(
-    w: &mut DistVector<T>,
-    x: &DistVector<T>,
-    y: &DistVector<T>,
-    cx: bool,
-) -> Result<()> {
+pub fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()> {
     let (p, n, xp, yp, c) = (w.dptr(), n_of(w), x.dptr(), y.dptr(), cx as i32);
     elementwise(w, &[x, y], |k, s, g| unsafe {
         let args = &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)];
@@ -171,7 +160,7 @@ fn red_blocks(n: i64) -> u32 {
 }
 
 /// Local conj(x).y for several pairs, as (re, im) pairs.
-pub fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec<f64>> {
+pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
     let Some((x0, _)) = pairs.first() else {
         return Ok(Vec::new());
     };
@@ -204,7 +193,7 @@ pub fn dots<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<Vec
 }
 
 /// This rank's partial of a norm (see [`NormKind::partial`]).
-pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
+pub fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
     let (code, p, op) = match kind {
         NormKind::Zero => (0, 0.0, ReduceOp::Sum),
         NormKind::One => (1, 0.0, ReduceOp::Sum),
@@ -236,22 +225,24 @@ pub fn norm_partial<T: Scalar>(x: &DistVector<T>, kind: NormKind) -> Result<(f64
     })
 }
 
-/// This rank's part of the scaled 2-norm (see [`crate::vector::ops::two_partial`]): the largest |entry|
+/// This rank's part of the scaled 2-norm (see [`crate::exec::ops::two_partial`]): the largest |entry|
 /// and the plain sum of squares by the norm kernel (two launches); when the largest entry is outside
 /// the safe range, the scaled sum is taken on a host copy (rare: entries beyond about 1e90 or below
 /// 1e-90), so host and device vectors give the same norms.
-pub fn two_partial<T: Scalar>(x: &DistVector<T>) -> Result<(f64, f64)> {
+pub fn two_partial<T: Scalar>(x: &Part<T>) -> Result<(f64, f64)> {
     let (mx, _) = norm_partial(x, NormKind::Inf)?;
     if mx.is_nan() || mx == f64::INFINITY || mx <= 0.0 {
         // NaN, Inf, all zeros, or no entries (the max identity -inf)
-        return Ok(crate::vector::ops::two_from(mx, 0.0, || 0.0));
+        return Ok(crate::exec::ops::two_from(mx, 0.0, || 0.0));
     }
-    if !crate::vector::ops::safe_scale(mx) {
-        let h = x.to_location(crate::memory::Location::Host)?;
-        return Ok(crate::vector::ops::two_partial(h.local()));
+    if !crate::exec::ops::safe_scale(mx) {
+        let mut h = crate::error::try_vec(x.len(), T::zero(), "a host copy of a vector's entries")?;
+        // SAFETY: `h` holds x's entries.
+        unsafe { download(&mut h, x.dptr(), stream(x)?)? };
+        return Ok(crate::exec::ops::two_partial(&h));
     }
     let (sum, _) = norm_partial(x, NormKind::Two)?;
-    Ok(crate::vector::ops::two_from(mx, sum, || f64::NAN))
+    Ok(crate::exec::ops::two_from(mx, sum, || f64::NAN))
 }
 
 /// Copy `n` entries between host and device on `s` and wait.
@@ -274,8 +265,8 @@ pub unsafe fn upload<T: Scalar>(dst: u64, src: &[T], s: Stream) -> Result<()> {
 /// launches it over `out`'s entries after the inputs' streams, with `ncomp` (at most 4) per-block
 /// partial sums, which are then reduced; returns this rank's `ncomp` sums.
 fn fused_reduce<T: Scalar>(
-    out: &DistVector<T>,
-    inputs: &[&DistVector<T>],
+    out: &Part<T>,
+    inputs: &[&Part<T>],
     ncomp: i32,
     go: impl FnOnce(&Kernels, Stream, u32, u64) -> Result<()>,
 ) -> Result<Vec<f64>> {
@@ -299,11 +290,11 @@ fn fused_reduce<T: Scalar>(
 
 /// x += a p, r -= a q in one pass; this rank's |r|^2.
 pub fn cg_update<T: Scalar>(
-    x: &mut DistVector<T>,
+    x: &mut Part<T>,
     a: T,
-    p: &DistVector<T>,
-    r: &mut DistVector<T>,
-    q: &DistVector<T>,
+    p: &Part<T>,
+    r: &mut Part<T>,
+    q: &Part<T>,
 ) -> Result<f64> {
     let (xp, pp, rp, qp, n) = (x.dptr(), p.dptr(), r.dptr(), q.dptr(), n_of(x));
     let v = fused_reduce(x, &[p, r, q], 1, |k, s, nb, part| unsafe {
@@ -322,7 +313,7 @@ pub fn cg_update<T: Scalar>(
 }
 
 /// r -= a q in one pass; this rank's |r|^2.
-pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) -> Result<f64> {
+pub fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64> {
     let (rp, qp, n) = (r.dptr(), q.dptr(), n_of(r));
     let v = fused_reduce(r, &[q], 1, |k, s, nb, part| {
         let args = &mut [karg!(a), karg!(rp), karg!(qp), karg!(n), karg!(part)];
@@ -334,13 +325,7 @@ pub fn cg_residual<T: Scalar>(a: T, r: &mut DistVector<T>, q: &DistVector<T>) ->
 }
 
 /// x += a p, then p = r + b p, in one pass.
-pub fn cg_step<T: Scalar>(
-    x: &mut DistVector<T>,
-    a: T,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
-    b: T,
-) -> Result<()> {
+pub fn cg_step<T: Scalar>(x: &mut Part<T>, a: T, p: &mut Part<T>, r: &Part<T>, b: T) -> Result<()> {
     let (xp, pp, rp, n) = (x.dptr(), p.dptr(), r.dptr(), n_of(x));
     elementwise(x, &[p, r], |k, s, g| {
         let args = &mut [
@@ -358,10 +343,10 @@ pub fn cg_step<T: Scalar>(
 
 /// p = (r + a s) + b p, x += a p in one pass (the step a deferred pass left x lacking).
 pub fn catch_up<T: Scalar>(
-    x: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
-    s: &DistVector<T>,
+    x: &mut Part<T>,
+    p: &mut Part<T>,
+    r: &Part<T>,
+    s: &Part<T>,
     owed: (T, T),
 ) -> Result<()> {
     let (a, b) = owed;
@@ -393,11 +378,11 @@ fn mode<T: Scalar>(step: XStep<T>) -> (i32, T, T) {
 /// s = w + b s, r -= a s, p and x as `step` says, in one pass; this rank's |r|^2.
 #[allow(clippy::too_many_arguments)]
 pub fn cg_sr_update<T: Scalar>(
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    s: &mut DistVector<T>,
-    w: &DistVector<T>,
+    x: &mut Part<T>,
+    r: &mut Part<T>,
+    p: &mut Part<T>,
+    s: &mut Part<T>,
+    w: &Part<T>,
     a: T,
     b: T,
     step: XStep<T>,
@@ -430,7 +415,7 @@ pub fn cg_sr_update<T: Scalar>(
 /// whole product); this rank's [|r|^2, 0, re(w^H r), im(w^H r)].
 pub fn cg_pipe_update<T: Scalar>(
     v: PipeSet<'_, T>,
-    m: &DistVector<T>,
+    m: &Part<T>,
     a: T,
     b: T,
     step: XStep<T>,

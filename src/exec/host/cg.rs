@@ -1,16 +1,15 @@
 //! The host backend's passes of the CG family (see `crate::vector::fused` for what each does):
-//! loops over this rank's slices, sums in f64 with the bits of [`crate::vector::ops::dot`], compiled
+//! loops over this rank's slices, sums in f64 with the bits of [`crate::exec::ops::dot`], compiled
 //! for AVX2 where the CPU has it. They return this rank's raw sums (the caller takes the layout's
 //! share).
 
 use crate::error::Result;
+use crate::exec::ops::{LANES, add_dot as acc_dot, combine_lanes, sequential_sums};
+use crate::exec::{Part, XStep};
 use crate::scalar::Scalar;
-use crate::vector::fused::XStep;
-use crate::vector::ops::{LANES, add_dot as acc_dot, combine_lanes, sequential_sums};
-use crate::vector::{DistVector, Layout, share};
 
 /// Sums of `f(j)` over j < n (`f` updates entry j and returns its terms of two sums) with the bits
-/// of [`crate::vector::ops::dot`]: entry j into lane j mod 8, the last partial group of eight into lane 0,
+/// of [`crate::exec::ops::dot`]: entry j into lane j mod 8, the last partial group of eight into lane 0,
 /// lanes combined pairwise; one chain in index order under PARLOPS_SUM_SEQUENTIAL. Compiled for
 /// AVX2 where the CPU has it (the same operations in the same order). An `f` that reads or writes
 /// several slices should index them unchecked (their lengths checked once before): the bounds
@@ -82,11 +81,11 @@ fn term<T: Scalar>(a: T, b: T) -> (f64, f64) {
 /// CG: x += a p, r -= a q; returns the share of ||r||^2 (new r). 48 bytes per double entry instead
 /// of the 56 of two axpys and a dot.
 pub(crate) fn cg_update<T: Scalar>(
-    x: &mut DistVector<T>,
+    x: &mut Part<T>,
     a: T,
-    p: &DistVector<T>,
-    r: &mut DistVector<T>,
-    q: &DistVector<T>,
+    p: &Part<T>,
+    r: &mut Part<T>,
+    q: &Part<T>,
 ) -> Result<f64> {
     let n = x.local().len();
     let (xl, pl, rl, ql) = (
@@ -108,11 +107,7 @@ pub(crate) fn cg_update<T: Scalar>(
 /// CG's residual update alone: r -= a q; returns the share of ||r||^2 (new r). 24 bytes per double
 /// entry. With [`cg_step`] after it this is [`cg_update`] with x's update moved into the direction's
 /// pass: 24 + 40 = 64 bytes per entry instead of 48 + 24 = 72 (p is read once for both).
-pub(crate) fn cg_residual<T: Scalar>(
-    a: T,
-    r: &mut DistVector<T>,
-    q: &DistVector<T>,
-) -> Result<f64> {
+pub(crate) fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64> {
     let n = r.local().len();
     let (rl, ql) = (&mut r.local_mut()[..n], &q.local()[..n]);
     let [(acc, _)] = lanes_over::<T, 1, _>(n, |j| {
@@ -126,10 +121,10 @@ pub(crate) fn cg_residual<T: Scalar>(
 /// CG's step and next direction: x += a p with the old p, then p = r + b p, in one pass (the bits
 /// of `x.axpy(a, p)` then `p.axpby(1, r, b)`). 40 bytes per double entry instead of 24 + 24.
 pub(crate) fn cg_step<T: Scalar>(
-    x: &mut DistVector<T>,
+    x: &mut Part<T>,
     a: T,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
+    p: &mut Part<T>,
+    r: &Part<T>,
     b: T,
 ) -> Result<()> {
     let n = x.local().len();
@@ -174,11 +169,11 @@ fn step_rows_host<T: Scalar>(x: &mut [T], a: T, p: &mut [T], r: &[T], b: T) {
 /// vectors take [`XStep::Now`] only.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cg_sr_update<T: Scalar>(
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    s: &mut DistVector<T>,
-    w: &DistVector<T>,
+    x: &mut Part<T>,
+    r: &mut Part<T>,
+    p: &mut Part<T>,
+    s: &mut Part<T>,
+    w: &Part<T>,
     alpha: T,
     beta: T,
     step: XStep<T>,
@@ -244,7 +239,7 @@ fn sr_rows<T: Scalar, const X: u8>(
 /// its product reads them no more, still in the cache). 88 bytes per double entry on top of the
 /// product, against 104 + 16 for n; 56 on a pass that leaves p and x alone ([`XStep`]).
 ///
-/// The sums are taken as [`crate::vector::ops::dot`] takes them (entry j into lane j mod 8, the last
+/// The sums are taken as [`crate::exec::ops::dot`] takes them (entry j into lane j mod 8, the last
 /// partial group of eight of the whole vector into lane 0, lanes combined pairwise; one chain in
 /// index order under PARLOPS_SUM_SEQUENTIAL), whatever the blocks: the same bits however the rows
 /// arrive. Compiled for AVX2 where the CPU has it.
@@ -267,10 +262,10 @@ pub struct PipeRows<'a, T: Scalar> {
 /// with [`XStep::Now`]). 48 bytes per double entry. Host vectors only (the solvers defer x on the
 /// host only).
 pub(crate) fn catch_up<T: Scalar>(
-    x: &mut DistVector<T>,
-    p: &mut DistVector<T>,
-    r: &DistVector<T>,
-    s: &DistVector<T>,
+    x: &mut Part<T>,
+    p: &mut Part<T>,
+    r: &Part<T>,
+    s: &Part<T>,
     owed: (T, T),
 ) -> Result<()> {
     let (a, b) = owed;
@@ -312,13 +307,13 @@ fn direction<T: Scalar, const X: u8>(
 }
 
 impl<'a, T: Scalar> PipeRows<'a, T> {
-    /// Host vectors of one layout (checked).
+    /// Host-addressable parts of one length (checked).
     pub fn new(
-        x: &'a mut DistVector<T>,
-        r: &'a mut DistVector<T>,
-        p: &'a mut DistVector<T>,
-        s: &'a mut DistVector<T>,
-        z: &'a mut DistVector<T>,
+        x: &'a mut Part<T>,
+        r: &'a mut Part<T>,
+        p: &'a mut Part<T>,
+        s: &'a mut Part<T>,
+        z: &'a mut Part<T>,
         step: XStep<T>,
     ) -> Result<Self> {
         if !x.host_addressable() {
@@ -328,8 +323,16 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
             );
         }
         for (v, name) in [(&*r, "r"), (&*p, "p"), (&*s, "s"), (&*z, "z")] {
-            v.layout().check_compatible(x.layout(), name, "x")?;
-            x.check_location(v, name, "x")?;
+            if v.len() != x.len() || v.location() != x.location() {
+                crate::bail!(
+                    Internal,
+                    "pipelined CG's update: '{name}' ({} entries in {} memory) is not like x ({} in {})",
+                    v.len(),
+                    v.location().name(),
+                    x.len(),
+                    x.location().name()
+                );
+            }
         }
         let n = x.local().len();
         Ok(PipeRows {
@@ -403,12 +406,6 @@ impl<'a, T: Scalar> PipeRows<'a, T> {
     pub fn sums(&self) -> Vec<f64> {
         let (rr, wr) = (combine_lanes(self.rr), combine_lanes(self.wr));
         vec![rr.0, 0.0, wr.0, wr.1]
-    }
-
-    /// This rank's shares of [r^H r, w^H r] (new r and w) as (re, im) pairs: [re, 0, re, im].
-    pub fn shares(&self, l: &Layout) -> Vec<f64> {
-        let (rr, wr) = (combine_lanes(self.rr), combine_lanes(self.wr));
-        vec![share(l, rr.0), 0.0, share(l, wr.0), share(l, wr.1)]
     }
 }
 
@@ -559,7 +556,7 @@ fn pipe_groups_host<T: Scalar, const X: u8>(
 
 /// Shares of [r^H r, w^H r] (the dots pipelined CG starts its first iteration with), as (re, im)
 /// pairs, in one pass.
-pub(crate) fn rr_wr<T: Scalar>(r: &DistVector<T>, w: &DistVector<T>) -> Result<Vec<f64>> {
+pub(crate) fn rr_wr<T: Scalar>(r: &Part<T>, w: &Part<T>) -> Result<Vec<f64>> {
     let (mut rr, mut wr) = (0.0f64, (0.0f64, 0.0f64));
     for (ri, wi) in r.local().iter().zip(w.local()) {
         rr += ri.abs2_f64();

@@ -1,21 +1,21 @@
 //! The host backend's multi-vector passes of GMRES (PETSc's VecMDot and VecMAXPY): one pass over w
 //! for all the basis vectors, a block of w kept in the first-level cache while they stream past it.
-//! Sums have the bits of [`crate::vector::ops::dot`]; updates the bits of successive axpys.
+//! Sums have the bits of [`crate::exec::ops::dot`]; updates the bits of successive axpys.
 
 use crate::error::Result;
+use crate::exec::Part;
+use crate::exec::ops::{LANES, add_dot as acc_dot, combine_lanes, sequential_sums};
 use crate::scalar::Scalar;
-use crate::vector::DistVector;
-use crate::vector::ops::{LANES, add_dot as acc_dot, combine_lanes, sequential_sums};
 
 /// Entries per block of the multi-vector passes: a block of w stays in the first-level cache while
 /// the basis vectors stream past it, so w is read from memory once.
 const BLOCK: usize = 16384;
 
 /// GMRES' projections (PETSc's VecMDot): this rank's sums of conj(v_i).w for every v_i of `basis`, as
-/// (re, im) pairs, in one pass over w. Each sum has the bits of [`crate::vector::ops::dot`] of v_i and w:
+/// (re, im) pairs, in one pass over w. Each sum has the bits of [`crate::exec::ops::dot`] of v_i and w:
 /// eight lanes (entry j into lane j mod 8, the last partial group into lane 0) combined pairwise,
 /// or one chain in index order under PARLOPS_SUM_SEQUENTIAL; four vectors at a time.
-pub(crate) fn mdot<T: Scalar>(basis: &[&DistVector<T>], w: &DistVector<T>) -> Result<Vec<f64>> {
+pub(crate) fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
     let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
     let mut lanes = Vec::new();
     crate::error::try_reserve(&mut lanes, vs.len(), "the projections' sums")?;
@@ -119,11 +119,7 @@ fn group<T: Scalar, const G: usize, const SEQ: bool>(
 /// GMRES' update (PETSc's VecMAXPY and VecNorm in one pass): w -= sum_i h_i v_i, subtracting in
 /// the order of `basis` for every entry (the bits of successive axpys), returning this rank's
 /// new ||w||^2.
-pub(crate) fn maxpy_norm<T: Scalar>(
-    w: &mut DistVector<T>,
-    h: &[T],
-    basis: &[&DistVector<T>],
-) -> Result<f64> {
+pub(crate) fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Result<f64> {
     let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
     let mut neg = Vec::new();
     crate::error::try_reserve(&mut neg, h.len(), "the update's coefficients")?;
@@ -152,11 +148,7 @@ unsafe fn maxpy_avx2<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool)
 /// x += sum_i c_i v_i (PETSc's VecMAXPY): one pass over x for all the vectors, adding in the order
 /// of `basis` for every entry (the bits of successive axpys: GMRES' solution update, which moved x
 /// once per basis vector).
-pub(crate) fn maxpy<T: Scalar>(
-    x: &mut DistVector<T>,
-    c: &[T],
-    basis: &[&DistVector<T>],
-) -> Result<()> {
+pub(crate) fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
     let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
     let xl = x.local_mut();
     #[cfg(target_arch = "x86_64")]
@@ -210,7 +202,7 @@ fn add_block<T: Scalar>(wl: &mut [T], c: &[T], vs: &[&[T]], a: usize) {
     }
 }
 
-/// w += sum_i neg_i v_i block by block; ||w||^2 with the bits of [`crate::vector::ops::dot`] of w with itself.
+/// w += sum_i neg_i v_i block by block; ||w||^2 with the bits of [`crate::exec::ops::dot`] of w with itself.
 #[inline(always)]
 fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64 {
     let mut lanes = [(0.0f64, 0.0f64); LANES];
@@ -243,7 +235,7 @@ fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vector::ops::{SumOrder, dot};
+    use crate::exec::ops::{SumOrder, dot};
 
     /// Test vector number `s` of n entries (a smooth pattern, different for each s).
     fn pattern(n: usize, s: usize) -> Vec<f64> {
@@ -264,7 +256,7 @@ mod tests {
         for m in [0, 1, 5, 8, 13, 19] {
             let mut want = make(77);
             for (ck, v) in c[..m].iter().zip(&vs) {
-                crate::vector::ops::axpy(&mut want, *ck, v);
+                crate::exec::ops::axpy(&mut want, *ck, v);
             }
             let mut plain = make(77);
             for a in (0..n).step_by(BLOCK) {

@@ -10,10 +10,11 @@
 //! keep the CSR order, and each row's sum is formed as the CSR loop forms it
 //! ([`super::kernels::sum_row`]), so every product has the CSR block's bits.
 
+use super::IndexInt;
+use super::block::{filled, row_span};
 #[cfg(target_arch = "x86_64")]
 use super::kernels::sum4_f64_avx2;
 use super::kernels::{Rows, SPLIT_ROW, drive, sum_row};
-use super::{IndexInt, filled, row_span};
 use crate::scalar::DType;
 use crate::scalar::Scalar;
 

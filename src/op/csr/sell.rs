@@ -17,8 +17,9 @@
 //! order, or four interleaved chains for rows of [`SPLIT_ROW`] entries or more), so a product, a
 //! block of rows of it, or a row from the scalar path here has the CSR block's bits.
 
+use super::IndexInt;
+use super::block::{filled, row_span};
 use super::kernels::{Rows, SPLIT_ROW, drive, sum_row};
-use super::{IndexInt, filled, row_span};
 use crate::scalar::{DType, Scalar};
 
 /// Rows per chunk.
