@@ -215,6 +215,8 @@ pub unsafe extern "C" fn parlops_solver_create(
     out: *mut *mut parlops_solver,
 ) -> parlops_status {
     guard("parlops_solver_create", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; the reference stays in this closure.
         let c = unsafe { arg(comm, "comm")? };
         out_ok(out, "out")?;
         let m = enum_arg(method, "method", &Method::choices(), Method::from_code)?;
@@ -236,7 +238,11 @@ pub unsafe extern "C" fn parlops_solver_set_operator(
     a: *const parlops_op,
 ) -> parlops_status {
     guard("parlops_solver_set_operator", || {
+        // SAFETY: `arg_mut` checks `s` against the handle registry (live parlops_solver) and holds
+        // it exclusively for this call; the reference stays in this closure.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `arg` checks `a` (live parlops_op, so not the solver `s`) and holds it shared for
+        // this call.
         let a = unsafe { arg(a, "A")? };
         s.inner.set_operator(&a.inner, a.ident)
     })
@@ -250,7 +256,10 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
     m: *const parlops_op,
 ) -> parlops_status {
     guard("parlops_solver_set_preconditioner", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `opt_arg` takes NULL as `None` and checks anything else (live parlops_op, not the
+        // solver `s`), holding it shared for this call.
         let m = unsafe { opt_arg(m, "M")? };
         s.inner.set_preconditioner(m.map(|m| (&m.inner, m.ident)))
     })
@@ -261,6 +270,8 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_jacobi(s: *mut parlops_solver) -> parlops_status {
     guard("parlops_solver_set_jacobi", || {
+        // SAFETY: `arg_mut` checks `s` (live parlops_solver) and holds it exclusively for this
+        // call.
         unsafe { arg_mut(s, "s")? }.inner.set_jacobi();
         Ok(())
     })
@@ -280,6 +291,7 @@ pub unsafe extern "C" fn parlops_solver_set_tolerances(
     max_iter: i64,
 ) -> parlops_status {
     guard("parlops_solver_set_tolerances", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(rtol >= 0.0 && atol >= 0.0 && dtol > 0.0 && rtol.is_finite() && atol.is_finite())
             || max_iter < 0
@@ -305,6 +317,7 @@ pub unsafe extern "C" fn parlops_solver_set_norm_type(
     norm_type: parlops_norm_type,
 ) -> parlops_status {
     guard("parlops_solver_set_norm_type", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let natural = enum_arg(
             norm_type,
@@ -338,6 +351,7 @@ pub unsafe extern "C" fn parlops_solver_set_convergence_reference(
     reference: parlops_reference,
 ) -> parlops_status {
     guard("parlops_solver_set_convergence_reference", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         s.inner.params.reference = enum_arg(
             reference,
@@ -358,6 +372,7 @@ pub unsafe extern "C" fn parlops_solver_set_pc_side(
     side: parlops_pc_side,
 ) -> parlops_status {
     guard("parlops_solver_set_pc_side", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let side = enum_arg(side, "side", &PcSide::choices(), PcSide::from_code)?;
         if side == PcSide::Left && !s.inner.method().left_pc() {
@@ -381,6 +396,7 @@ pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
     orthog: parlops_orthog,
 ) -> parlops_status {
     guard("parlops_solver_set_orthogonalization", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let o = enum_arg(orthog, "orthog", &Orthog::choices(), Orthog::from_code)?;
         if !s.inner.method().arnoldi() {
@@ -406,6 +422,7 @@ pub unsafe extern "C" fn parlops_solver_set_sum_order(
     order: parlops_sum_order,
 ) -> parlops_status {
     guard("parlops_solver_set_sum_order", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let o = enum_arg(order, "order", &SumOrder::choices(), SumOrder::from_code)?;
         s.inner.params.sum_order = o;
@@ -430,7 +447,11 @@ pub unsafe extern "C" fn parlops_solver_set_null_space(
     vecs: *const *const parlops_vec,
 ) -> parlops_status {
     guard("parlops_solver_set_null_space", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `vecs` holds `n` vector handles when `n` > 0 (header contract); `arg_array`
+        // checks the count, NULL and each handle (parlops_vecs, not the solver), and
+        // `set_null_space` copies them within this call.
         let vs: Vec<_> = unsafe { arg_array(n, vecs, "n", "vecs")? }
             .into_iter()
             .map(|v| &v.inner)
@@ -446,6 +467,7 @@ pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
     nonzero: bool,
 ) -> parlops_status {
     guard("parlops_solver_set_initial_guess_nonzero", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         unsafe { arg_mut(s, "s")? }.inner.params.nonzero_guess = nonzero;
         Ok(())
     })
@@ -458,6 +480,7 @@ pub unsafe extern "C" fn parlops_solver_set_restart(
     m: i64,
 ) -> parlops_status {
     guard("parlops_solver_set_restart", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(1..=10_000).contains(&m) {
             crate::bail!(
@@ -477,6 +500,7 @@ pub unsafe extern "C" fn parlops_solver_set_damping(
     damp: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_damping", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(damp >= 0.0 && damp.is_finite()) {
             crate::bail!(
@@ -497,6 +521,7 @@ pub unsafe extern "C" fn parlops_solver_set_richardson_scale(
     scale: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_richardson_scale", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(scale > 0.0 && scale.is_finite()) {
             crate::bail!(
@@ -519,6 +544,7 @@ pub unsafe extern "C" fn parlops_solver_set_sparsity(
     step: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_sparsity", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let k = enum_arg(kind, "kind", &Threshold::choices(), Threshold::from_code)?;
         if !(eps >= 0.0 && eps.is_finite() && step >= 0.0 && step.is_finite()) {
@@ -543,9 +569,13 @@ pub unsafe extern "C" fn parlops_solver_set_monitor(
     ctx: *mut c_void,
 ) -> parlops_status {
     guard("parlops_solver_set_monitor", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let ctx = ctx as usize;
         s.inner.set_monitor(f.map(|f| {
+            // SAFETY: `f` is the caller's non-NULL monitor with this signature and `ctx` the
+            // context it expects, valid while the monitor is set (header contract of
+            // parlops_solver_set_monitor).
             Arc::new(move |it: i64, r: f64| unsafe { f(ctx as *mut c_void, it, r) != 0 })
                 as SharedMonitor
         }));
@@ -560,6 +590,7 @@ pub unsafe extern "C" fn parlops_solver_keep_history(
     keep: bool,
 ) -> parlops_status {
     guard("parlops_solver_keep_history", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         unsafe { arg_mut(s, "s")? }.inner.params.keep_history = keep;
         Ok(())
     })
@@ -575,6 +606,7 @@ pub unsafe extern "C" fn parlops_solver_solve(
     x: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_solver_solve", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let comm = s.inner.comm().clone();
         let vecs = (|| {
@@ -585,7 +617,11 @@ pub unsafe extern "C" fn parlops_solver_solve(
                     "arguments 'b' and 'x' are the same vector; they must differ"
                 );
             }
+            // SAFETY: `arg` checks `b` (live parlops_vec, not the solver) and holds it shared for
+            // this call.
             let bv = unsafe { arg(b, "b")? };
+            // SAFETY: `arg_mut` checks `x` and holds it exclusively for this call; `x` is not `b`
+            // (checked above), so it does not alias `bv`.
             let xv = unsafe { arg_mut(x, "x")? };
             s.inner.check_solve(&bv.inner, &xv.inner)?;
             Ok((bv, xv))
@@ -628,6 +664,7 @@ pub unsafe extern "C" fn parlops_op_create_inverse(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_inverse", || {
+        // SAFETY: `arg` checks `s` (live parlops_solver) and holds it shared for this call.
         let s = unsafe { arg(s, "s")? };
         let comm = s.inner.comm().clone();
         let pre = s.inner.require_operator().map(|_| ());
@@ -653,6 +690,7 @@ pub unsafe extern "C" fn parlops_solver_set_compute_eigenvalues(
     compute: bool,
 ) -> parlops_status {
     guard("parlops_solver_set_compute_eigenvalues", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         unsafe { arg_mut(s, "s")? }.inner.params.compute_eigs = compute;
         Ok(())
     })
@@ -672,8 +710,11 @@ pub unsafe extern "C" fn parlops_solver_eigenvalue_estimates(
     emax: *mut f64,
 ) -> parlops_status {
     guard("parlops_solver_eigenvalue_estimates", || {
+        // SAFETY: as above: `s` is checked and held (shared) by `arg` for this call.
         let s = unsafe { arg(s, "s")? };
         let (lo, hi) = s.inner.eigenvalue_estimates()?;
+        // SAFETY: `emin` and `emax` are each NULL or a writable double (header contract), as
+        // `put_opt` requires.
         unsafe {
             put_opt(emin, lo);
             put_opt(emax, hi);
@@ -689,9 +730,12 @@ pub unsafe extern "C" fn parlops_solver_info(
     info: *mut parlops_solve_info,
 ) -> parlops_status {
     guard("parlops_solver_info", || {
+        // SAFETY: as above: `s` is checked and held (shared) by `arg` for this call.
         let s = unsafe { arg(s, "s")? };
         out_ok(info, "info")?;
         let i = s.inner.info();
+        // SAFETY: `info` was checked not NULL by `out_ok` above and points to a writable
+        // parlops_solve_info (header contract); the struct is plain data, nothing to drop.
         unsafe {
             *info = parlops_solve_info {
                 iterations: i.iterations,
@@ -716,10 +760,14 @@ pub unsafe extern "C" fn parlops_solver_history(
     len: *mut i64,
 ) -> parlops_status {
     guard("parlops_solver_history", || {
+        // SAFETY: as above: `s` is checked and held (shared) by `arg` for this call.
         let s = unsafe { arg(s, "s")? };
         out_ok(norms, "norms")?;
         out_ok(len, "len")?;
         let h = s.inner.history();
+        // SAFETY: `norms` and `len` were checked not NULL by `out_ok` above and are writable by the
+        // header contract; the pointer handed out is valid until the solver's next solve or
+        // destroy, as documented.
         unsafe {
             *norms = h.as_ptr();
             *len = h.len() as i64;
@@ -740,10 +788,13 @@ pub unsafe extern "C" fn parlops_solver_residual_history(
     len: *mut i64,
 ) -> parlops_status {
     guard("parlops_solver_residual_history", || {
+        // SAFETY: as above: `s` is checked and held (shared) by `arg` for this call.
         let s = unsafe { arg(s, "s")? };
         out_ok(norms, "norms")?;
         out_ok(len, "len")?;
         let h = s.inner.residual_history();
+        // SAFETY: as above: `norms` and `len` are not NULL (`out_ok`) and writable by the header
+        // contract.
         unsafe {
             *norms = h.as_ptr();
             *len = h.len() as i64;
@@ -756,6 +807,8 @@ pub unsafe extern "C" fn parlops_solver_residual_history(
 /// PARLOPS_ERR_INVALID_HANDLE and is left as it is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_destroy(s: *mut *mut parlops_solver) -> parlops_status {
+    // SAFETY: `destroy` checks `s` for NULL and what it points to against the registry; the C
+    // caller promises a non-NULL `s` points to its handle variable.
     guard("parlops_solver_destroy", || unsafe { destroy(s, "s") })
 }
 
@@ -772,6 +825,7 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
     iterations: *mut i64,
 ) -> parlops_status {
     guard("parlops_op_power_iteration", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         let args = [max_iter, tol.to_bits() as i64, seed as i64, a.ident as i64];
@@ -784,6 +838,9 @@ pub unsafe extern "C" fn parlops_op_power_iteration(
             crate::solver::power::power_iteration(op.as_ref(), max_iter, tol, seed, false).map(|(l, it)| (l.to_parts(), it))
         });
         let ((re, im), it) = comm.agree(r)?;
+        // SAFETY: `out_ok(eigenvalue)` was agreed above (a NULL on any rank fails every rank before
+        // this), so `eigenvalue` is not NULL and writable by the header contract; `iterations` is
+        // NULL or a writable int64 (as `put_opt` requires).
         unsafe {
             *eigenvalue = parlops_scalar { re, im };
             put_opt(iterations, it);
