@@ -14,6 +14,7 @@ mod op;
 #[cfg(test)]
 mod pins;
 mod solver;
+mod solver_exec;
 mod solver_opts;
 mod stack;
 mod types;
@@ -27,6 +28,7 @@ pub use layout::*;
 pub use misc::*;
 pub use op::*;
 pub use solver::*;
+pub use solver_exec::*;
 pub use solver_opts::*;
 pub use stack::*;
 pub use types::*;
