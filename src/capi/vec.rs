@@ -25,6 +25,10 @@ pub const PARLOPS_RANDOM_RADEMACHER: parlops_distribution = 2;
 use crate::{any_vec, any_vec2, any_vec3};
 
 /// Typed view of a caller's global array of `n` entries; `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `n` host entries of `T` that nothing else reads or writes while the
+/// slice lives.
 unsafe fn global_slice<'a, T: Scalar>(
     _: &DistVector<T>,
     p: *mut c_void,
@@ -47,6 +51,9 @@ unsafe fn global_slice<'a, T: Scalar>(
             "argument '{what}' ({p:p}) is CUDA device memory; the global array must be host memory"
         );
     }
+    // SAFETY: `p` is not NULL, aligned for `T` and not device memory (checked above); our caller's
+    // contract is that it holds `n` >= 0 host entries of `T` (the vector's global length) that
+    // nothing else uses while the slice lives.
     Ok(Some(unsafe {
         std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
     }))
@@ -85,6 +92,8 @@ pub unsafe extern "C" fn parlops_vec_create(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_create", || {
+        // SAFETY: `arg` checks `layout` against the handle registry (live parlops_layout) and holds
+        // it for this call; the reference stays in this closure.
         let l = unsafe { arg(layout, "layout")? };
         create_common(l, dtype, memory, out, |t, m| {
             AnyVec::new(l.inner.clone(), t, m)
@@ -104,7 +113,11 @@ pub unsafe extern "C" fn parlops_vec_create_with_array(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_create_with_array", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
+        // SAFETY: the C caller promises `local_data` holds this rank's local length of entries of
+        // `dtype` in `memory` (or is NULL with local length 0) and outlives the vector (header
+        // contract of parlops_vec_create_with_array), which is what `AnyVec::wrap` requires.
         create_common(l, dtype, memory, out, |t, m| unsafe {
             AnyVec::wrap(l.inner.clone(), t, m, local_data.cast())
         })
@@ -118,7 +131,11 @@ pub unsafe extern "C" fn parlops_vec_place_array(
     local_data: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_place_array", || {
+        // SAFETY: `arg_mut` checks `v` (live parlops_vec) and holds it exclusively for this call.
         let v = unsafe { arg_mut(v, "v")? };
+        // SAFETY: the C caller promises `local_data` holds the vector's local length of entries of
+        // its dtype in its memory, kept alive until `parlops_vec_reset_array` or destroy (header
+        // contract of parlops_vec_place_array), as `place_array` requires.
         any_vec!(&mut v.inner, x => unsafe { x.place_array(local_data.cast()) })
     })
 }
@@ -127,6 +144,7 @@ pub unsafe extern "C" fn parlops_vec_place_array(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_reset_array(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_reset_array", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => x.reset_array());
         Ok(())
@@ -140,6 +158,7 @@ pub unsafe extern "C" fn parlops_vec_duplicate(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_duplicate", || {
+        // SAFETY: `arg` checks `v` (live parlops_vec) and holds it shared for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         let d = v.inner.duplicate()?;
@@ -161,10 +180,13 @@ pub unsafe extern "C" fn parlops_vec_local_array(
     local_len: *mut i64,
 ) -> parlops_status {
     guard("parlops_vec_local_array", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         v.inner.settle()?;
         let (p, n) =
             any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
+        // SAFETY: `data` and `local_len` are each NULL or a writable pointer / int64 (header
+        // contract), as `put_opt` requires.
         unsafe {
             put_opt(data, p);
             put_opt(local_len, n);
@@ -185,6 +207,7 @@ pub unsafe extern "C" fn parlops_vec_set_stream(
     stream: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_set_stream", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         let s = (!stream.is_null()).then_some(crate::gpu::Stream(stream.cast()));
         any_vec!(&mut v.inner, x => x.set_stream(s))
@@ -199,9 +222,13 @@ pub unsafe extern "C" fn parlops_vec_copy_to_host(
     host_out: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_copy_to_host", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         any_vec!(&v.inner, x => {
             let n = x.layout().local_len();
+            // SAFETY: the C caller promises `host_out` holds the local length `n` of entries of the
+            // vector's dtype in host memory (header contract of parlops_vec_copy_to_host);
+            // `local_host_slice` checks NULL, alignment and (with a device) device memory.
             let Some(dst) = (unsafe { local_host_slice(x, host_out, n, "host_out")? }) else {
                 return Ok(());
             };
@@ -221,9 +248,13 @@ pub unsafe extern "C" fn parlops_vec_copy_from_host(
     host_in: *const c_void,
 ) -> parlops_status {
     guard("parlops_vec_copy_from_host", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => {
             let n = x.layout().local_len();
+            // SAFETY: the C caller promises `host_in` holds the local length `n` of entries of the
+            // vector's dtype in host memory (header contract of parlops_vec_copy_from_host); the
+            // slice is only read (into `h`), and its last use comes before `x` is written.
             let Some(src) = (unsafe { local_host_slice(x, host_in as *mut c_void, n, "host_in")? }) else {
                 return Ok(());
             };
@@ -246,6 +277,7 @@ pub unsafe extern "C" fn parlops_vec_to_memory(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_to_memory", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         let m = memory_arg(memory)?;
@@ -262,6 +294,10 @@ pub unsafe extern "C" fn parlops_vec_to_memory(
 }
 
 /// The caller's host array of this rank's `n` entries; `None` when `n` is 0 (NULL allowed then).
+///
+/// # Safety
+/// When `n` > 0, `p` is NULL or points to `n` host entries of `T` that nothing else reads or
+/// writes while the slice lives.
 unsafe fn local_host_slice<'a, T: Scalar>(
     _: &DistVector<T>,
     p: *mut c_void,
@@ -287,6 +323,9 @@ unsafe fn local_host_slice<'a, T: Scalar>(
             "argument '{what}' ({p:p}) is CUDA device memory; it must be a host array"
         );
     }
+    // SAFETY: `p` is not NULL, aligned for `T` and (with a device present) not device memory, all
+    // checked above; our caller's contract is that it holds `n` > 0 host entries of `T` that
+    // nothing else uses while the slice lives.
     Ok(Some(unsafe {
         std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
     }))
@@ -299,6 +338,7 @@ pub unsafe extern "C" fn parlops_vec_layout(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_vec_layout", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         give(
@@ -318,8 +358,11 @@ pub unsafe extern "C" fn parlops_vec_dtype(
     dtype: *mut parlops_dtype,
 ) -> parlops_status {
     guard("parlops_vec_dtype", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(dtype, "dtype")?;
+        // SAFETY: `dtype` was checked not NULL by `out_ok` just above and is writable by the header
+        // contract.
         unsafe { *dtype = v.inner.dtype().code() };
         Ok(())
     })
@@ -332,8 +375,11 @@ pub unsafe extern "C" fn parlops_vec_memory(
     memory: *mut parlops_memory,
 ) -> parlops_status {
     guard("parlops_vec_memory", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(memory, "memory")?;
+        // SAFETY: `memory` was checked not NULL by `out_ok` just above and is writable by the
+        // header contract.
         unsafe { *memory = v.inner.location().code() };
         Ok(())
     })
@@ -345,12 +391,20 @@ fn in_out(
     y: *mut parlops_vec,
     f: impl FnOnce(&AnyVec, &mut AnyVec) -> Result<()>,
 ) -> Result<()> {
+    // SAFETY: the callers are exported functions whose C caller passes `x` and `y` as handle
+    // arguments; `arg` checks `x` (live parlops_vec) and holds it for this call, and `xr` is used
+    // only inside it (and, when `x` is `y`, not after `y` is borrowed mutably).
     let xr = unsafe { arg(x, "x")? };
     if std::ptr::eq(x, y) {
         let copy = xr.inner.clone_values()?;
+        // SAFETY: `y` is `x`, and `xr` is not used after this point (its values were copied into
+        // `copy`), so the exclusive `y` does not alias a live shared borrow; `arg_mut` checks and
+        // holds it.
         let y = unsafe { arg_mut(y, "y")? };
         return f(&copy, &mut y.inner);
     }
+    // SAFETY: `y` is not `x` (checked above), so it is another object than `xr`; `arg_mut` checks
+    // it and holds it exclusively for this call.
     let y = unsafe { arg_mut(y, "y")? };
     f(&xr.inner, &mut y.inner)
 }
@@ -371,6 +425,9 @@ impl Input<'_> {
 }
 
 fn unalias<'a>(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Input<'a>> {
+    // SAFETY: as in `in_out`: `x` comes from a C caller's handle argument and is checked and held
+    // by `arg` for this call; when `x` is `w` only a copy is kept, so the reference is not alive
+    // when `w` is later borrowed mutably.
     let xr: &'a parlops_vec = unsafe { arg(x, name)? };
     Ok(if std::ptr::eq(x, w) {
         Input::Copy(xr.inner.clone_values()?)
@@ -387,6 +444,8 @@ pub unsafe extern "C" fn parlops_vec_copy(
 ) -> parlops_status {
     guard("parlops_vec_copy", || {
         if std::ptr::eq(x, y) && !x.is_null() {
+            // SAFETY: `arg` only checks `x` (live parlops_vec) here: copying a vector onto itself
+            // does nothing.
             unsafe { arg(x, "x")? };
             return Ok(());
         }
@@ -404,6 +463,7 @@ pub unsafe extern "C" fn parlops_vec_fill(
     a: parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_fill", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.fill(a) })?;
         v.inner.settle()
@@ -422,6 +482,7 @@ pub unsafe extern "C" fn parlops_vec_set_random(
     seed: u64,
 ) -> parlops_status {
     guard("parlops_vec_set_random", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         let d = enum_arg(
             distribution,
@@ -441,6 +502,7 @@ pub unsafe extern "C" fn parlops_vec_scale(
     a: parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_scale", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.scale(a) })?;
         v.inner.settle()
@@ -451,6 +513,7 @@ pub unsafe extern "C" fn parlops_vec_scale(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_conj(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_conj", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => x.conj())?;
         v.inner.settle()
@@ -504,6 +567,9 @@ pub unsafe extern "C" fn parlops_vec_waxpy(
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
         let (xr, yr) = (xc.get(), yc.get());
+        // SAFETY: `arg_mut` checks `w` and holds it exclusively for this call; `xr` and `yr` are
+        // borrowed only when they are not `w` (`unalias` copied them otherwise), so nothing aliases
+        // it.
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar_arg(a, "a")?; wv.waxpy(a, xv, yv) })?;
         w.inner.settle()
@@ -521,6 +587,8 @@ pub unsafe extern "C" fn parlops_vec_pointwise_mult(
         let xc = unalias(x, w, "x")?;
         let yc = unalias(y, w, "y")?;
         let (xr, yr) = (xc.get(), yc.get());
+        // SAFETY: as above: `xr` and `yr` are `w` only as copies (`unalias`), so the exclusive `w`
+        // aliases nothing.
         let w = unsafe { arg_mut(w, "w")? };
         any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))?;
         w.inner.settle()
@@ -537,6 +605,8 @@ pub unsafe extern "C" fn parlops_vec_dot(
 ) -> parlops_status {
     guard("parlops_vec_dot", || {
         // With one valid vector this rank can still take part and report the NULL to the others.
+        // SAFETY: `arg` checks `x` and `y` (live parlops_vecs) and holds them shared for this call;
+        // both are only read, so the same vector twice is fine.
         let (xr, yr) = unsafe { (arg(x, "x"), arg(y, "y")) };
         let (a, b, pre) = match (xr, yr) {
             (Ok(a), Ok(b)) => (a, b, out_ok(out, "out")),
@@ -545,6 +615,9 @@ pub unsafe extern "C" fn parlops_vec_dot(
             (Err(e), Err(_)) => return Err(e),
         };
         let (re, im) = AnyVec::dot(&a.inner, &b.inner, pre)?;
+        // SAFETY: `out` was checked not NULL by `out_ok` in `pre`, and `AnyVec::dot` fails on every
+        // rank when `pre` does, so this runs only with `out` checked; it is writable by the header
+        // contract.
         unsafe { *out = parlops_scalar { re, im } };
         Ok(())
     })
@@ -560,9 +633,12 @@ pub unsafe extern "C" fn parlops_vec_norm(
     out: *mut f64,
 ) -> parlops_status {
     guard("parlops_vec_norm", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         let k = out_ok(out, "out").and_then(|_| NormKind::from_code(kind, p));
         let n = v.inner.norm(k)?;
+        // SAFETY: `out_ok(out)` is the first step of `k` and `norm` fails when `k` does, so `out`
+        // is not NULL here; it is writable by the header contract.
         unsafe { *out = n };
         Ok(())
     })
@@ -579,6 +655,7 @@ pub unsafe extern "C" fn parlops_vec_gather(
     global_out: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_gather", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         let n = v.inner.layout().global_len();
         // `global_out` is ignored (not even checked) on ranks that do not receive
@@ -589,6 +666,9 @@ pub unsafe extern "C" fn parlops_vec_gather(
             std::ptr::null_mut()
         };
         any_vec!(&v.inner, x => {
+            // SAFETY: `global_out` is NULL except on receiving ranks, where the C caller promises
+            // it holds the global length `n` of host entries of the vector's dtype (header contract
+            // of parlops_vec_gather); `global_slice` checks alignment and device memory.
             let (out, pre) = match unsafe { global_slice(x, global_out, n, "global_out") } {
                 Ok(o) => (o, Ok(())),
                 Err(e) => (None, Err(e)),
@@ -608,6 +688,7 @@ pub unsafe extern "C" fn parlops_vec_scatter(
     global_in: *const c_void,
 ) -> parlops_status {
     guard("parlops_vec_scatter", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         let n = v.inner.layout().global_len();
         // `global_in` is ignored (not even checked) off the root
@@ -617,6 +698,9 @@ pub unsafe extern "C" fn parlops_vec_scatter(
             std::ptr::null()
         };
         any_vec!(&mut v.inner, x => {
+            // SAFETY: `global_in` is NULL except on the root, where the C caller promises it holds
+            // the global length `n` of host entries of the vector's dtype (header contract of
+            // parlops_vec_scatter); the slice is made shared at once and only read.
             let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n, "global_in") } {
                 Ok(o) => (o.map(|s| &*s), Ok(())),
                 Err(e) => (None, Err(e)),
@@ -634,7 +718,9 @@ pub unsafe extern "C" fn parlops_vec_redistribute(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_redistribute", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
+        // SAFETY: `arg` checks `to` (live parlops_layout) and holds it for this call.
         let to_ref = unsafe { arg(to, "to") };
         let pre = out_ok(out, "out").and(to_ref.as_ref().map(|_| ()).map_err(|e| e.clone()));
         let target = to_ref.map_or_else(|_| v.inner.layout().clone(), |t| t.inner.clone());
@@ -650,6 +736,7 @@ pub unsafe extern "C" fn parlops_vec_redistribute(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_assemble", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         // every rank must pass a vector of the same layout (a broadcast one communicates, others
         // do not): agreed first
@@ -671,5 +758,7 @@ pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_st
 /// PARLOPS_ERR_INVALID_HANDLE and is left as it is). A wrapped caller array is not freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_destroy(v: *mut *mut parlops_vec) -> parlops_status {
+    // SAFETY: `destroy` checks `v` for NULL and what it points to against the registry; the C
+    // caller promises a non-NULL `v` points to its handle variable.
     guard("parlops_vec_destroy", || unsafe { destroy(v, "v") })
 }
