@@ -19,6 +19,7 @@ mod solver_opts;
 mod stack;
 mod types;
 mod vec;
+mod vec_ops;
 
 pub use comm::*;
 pub use eigen::*;
@@ -33,3 +34,4 @@ pub use solver_opts::*;
 pub use stack::*;
 pub use types::*;
 pub use vec::*;
+pub use vec_ops::*;
