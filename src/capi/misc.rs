@@ -3,7 +3,8 @@
 use std::ffi::{CString, c_char, c_int};
 use std::sync::OnceLock;
 
-use super::handles::{guard, last_error_ptr, opt_arg, parlops_comm, put_opt};
+use super::handles::{guard, opt_arg, parlops_comm, put_opt};
+use super::last_error::last_error_ptr;
 use super::types::parlops_status;
 use crate::config;
 use crate::error::ErrorKind;

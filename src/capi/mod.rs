@@ -8,6 +8,7 @@ mod comm;
 mod eigen;
 mod groups;
 mod handles;
+mod last_error;
 mod layout;
 mod misc;
 mod op;
