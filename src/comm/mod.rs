@@ -425,9 +425,11 @@ impl Comm {
 
 /// A sum-allreduce in flight ([`Comm::iallreduce_checked`]); [`PendingSum::finish`] completes it.
 pub struct PendingSum {
+    /// First, so that it is dropped first: dropping an unfinished sum waits for the request
+    /// (`Requests`' drop) before `send` and `recv`, which MPI may still read and write, are freed.
+    req: Requests,
     send: Box<[f64]>,
     recv: Box<[f64]>,
-    req: Requests,
     local_err: Option<Error>,
     n: usize,
 }
