@@ -8,6 +8,7 @@
 mod agree;
 pub mod halo;
 mod mpi;
+mod mpi_calls;
 pub mod nccl;
 mod p2p;
 

@@ -17,13 +17,13 @@ impl Requests {
     }
     /// Wait for all of them.
     pub fn wait(&mut self) -> Result<()> {
-        let r = super::mpi::waitall(&mut self.reqs);
+        let r = super::mpi_calls::waitall(&mut self.reqs);
         self.reqs.clear();
         r
     }
     /// Have all of them completed? (Then they are released; otherwise MPI made progress on them.)
     pub fn test(&mut self) -> Result<bool> {
-        let done = super::mpi::testall(&mut self.reqs)?;
+        let done = super::mpi_calls::testall(&mut self.reqs)?;
         if done {
             self.reqs.clear();
         }
@@ -40,7 +40,7 @@ impl Default for Requests {
 impl Drop for Requests {
     fn drop(&mut self) {
         if !self.reqs.is_empty() {
-            let _ = super::mpi::waitall(&mut self.reqs);
+            let _ = super::mpi_calls::waitall(&mut self.reqs);
         }
     }
 }
