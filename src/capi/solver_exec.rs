@@ -17,7 +17,8 @@ pub unsafe extern "C" fn parlops_solver_solve(
     x: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_solver_solve", || {
-        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
+        // SAFETY: `arg_mut` checks `s` against the handle registry (live parlops_solver) and holds
+        // it exclusively for this call; the reference stays in this closure.
         let s = unsafe { arg_mut(s, "s")? };
         let comm = s.inner.comm().clone();
         let vecs = (|| {
