@@ -60,9 +60,13 @@ fn main() {
     }
     // the same matrix stored row by row (PARLOPS_CSR_LAYOUT=rows), and both with p.q in the pass,
     // as CG runs it: interleaved, medians
+    // SAFETY: `set_var` races only with environment reads on other threads: this bench runs no
+    // thread of its own, parlops starts none on the host, and MPI's helper threads read the
+    // environment during `MPI_Init`, before this point.
     unsafe { std::env::set_var("PARLOPS_CSR_LAYOUT", "rows") };
     let rows_op =
         CsrOp::<f64>::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap();
+    // SAFETY: as above: no other thread of this process reads the environment at this point.
     unsafe { std::env::remove_var("PARLOPS_CSR_LAYOUT") };
     let (mut t, mut t_rows, mut t_dot, mut t_rows_dot) = (vec![], vec![], vec![], vec![]);
     for _ in 0..reps {

@@ -162,6 +162,9 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
         // wrapping the caller's memory: no copy, writes show through
         let mut mine: Vec<T> = x.local().to_vec();
         let ptr = mine.as_mut_ptr();
+        // SAFETY: `ptr` points to `mine`, a host `Vec<T>` of `x.local().len()` = `l.local_len()`
+        // entries, aligned for `T`; `mine` is neither moved nor resized while `wv` lives and is
+        // read again only after `drop(wv)` below.
         let mut wv = unsafe {
             DistVector::<T>::wrap(l.clone(), parlops::memory::Location::Host, ptr).unwrap()
         };
@@ -179,6 +182,9 @@ fn run_dtype<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, layouts: &[(String, Arc
             &format!("{ctx}: wrapped vector ops"),
         );
         let mut other: Vec<T> = y.local().to_vec();
+        // SAFETY: `other` holds `y.local().len()` = `l.local_len()` entries of host memory (the
+        // same layout), untouched while placed, and `wv.reset_array()` below drops the pointer
+        // before `other` goes out of scope.
         unsafe { wv.place_array(other.as_mut_ptr()).unwrap() };
         t.check(close(&gathered(&wv), &gy), &format!("{ctx}: place_array"));
         wv.reset_array();

@@ -114,6 +114,10 @@ pub(crate) fn scalar_arg<T: Scalar>(s: parlops_scalar, what: &str) -> Result<T> 
 }
 
 /// The caller's array of `n` values of type `T` (NULL allowed when `n` is 0).
+///
+/// # Safety
+/// When `n` > 0 and `p` is not NULL, `p` points to `n` readable values of type `T` (host memory)
+/// that nothing writes while the returned slice is used.
 pub(crate) unsafe fn array_arg<'a, T>(p: *const c_void, n: usize, name: &str) -> Result<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
@@ -134,10 +138,16 @@ pub(crate) unsafe fn array_arg<'a, T>(p: *const c_void, n: usize, name: &str) ->
             "argument '{name}' ({p:p}) is CUDA device memory; this argument must be a host array"
         );
     }
+    // SAFETY: `p` is not NULL, aligned for `T` (both checked above) and not device-only memory; the
+    // C caller promises `n` readable `T`s there that it leaves unchanged while the slice is used
+    // (header contract of every array argument, passed on by this fn's callers).
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<T>(), n) })
 }
 
 /// The caller's array of `n` values of the scalar type `T` (message names the dtype).
+///
+/// # Safety
+/// As [`array_arg`].
 pub(crate) unsafe fn value_slice<'a, T: Scalar>(
     p: *const c_void,
     n: usize,
@@ -150,5 +160,7 @@ pub(crate) unsafe fn value_slice<'a, T: Scalar>(
             T::DTYPE.name()
         );
     }
+    // SAFETY: the extra alignment check above only sharpens the message; `array_arg`'s contract
+    // (`n` readable `T`s at `p`, unchanged while used) is our caller's, passed on unchanged.
     unsafe { array_arg(p, n, name) }
 }

@@ -13,6 +13,10 @@ pub type MPI_Fint = mpi::ffi::RSMPI_Fint;
 fn create(comm: mpi::ffi::MPI_Comm, out: *mut *mut parlops_comm) -> crate::Result<()> {
     // Duplicate first (every rank takes part), then agree on the local argument check, so a NULL
     // `out` on one rank fails on every rank instead of leaving the others in MPI_Comm_dup.
+    // SAFETY: the two callers are exported functions whose C caller promises that `comm` is a
+    // communicator of the MPI that parlops was built against (header contract of
+    // parlops_comm_create, and parlops_comm_create_f converts it from a checked Fortran handle);
+    // `MPI_COMM_NULL` and MPI not running are refused by `MpiComm::dup`.
     let c = Arc::new(unsafe { Comm::from_mpi(comm)? });
     c.agree(out_ok(out, "out"))?;
     give(out, parlops_comm { inner: c });
@@ -42,6 +46,8 @@ pub unsafe extern "C" fn parlops_comm_create_nccl(
     out: *mut *mut parlops_comm,
 ) -> parlops_status {
     guard("parlops_comm_create_nccl", || {
+        // SAFETY: `arg` checks `mpi` against the handle registry (live, a parlops_comm) and holds
+        // it for this call; the reference does not leave this closure.
         let m = unsafe { arg(mpi, "mpi")? };
         let pre = out_ok(out, "out").and_then(|_| {
             if device < -1 {
@@ -70,7 +76,10 @@ pub unsafe extern "C" fn parlops_comm_wrap_nccl(
     out: *mut *mut parlops_comm,
 ) -> parlops_status {
     guard("parlops_comm_wrap_nccl", || {
+        // SAFETY: as above: `mpi` is checked by `arg` and used only inside this call.
         let m = unsafe { arg(mpi, "mpi")? };
+        // SAFETY: `nccl_comm` is the caller's `ncclComm_t` or NULL, as `dup_wrapping_nccl` requires
+        // (header contract of parlops_comm_wrap_nccl).
         let c = unsafe { m.inner.dup_wrapping_nccl(nccl_comm, out_ok(out, "out"))? };
         give(out, parlops_comm { inner: Arc::new(c) });
         Ok(())
@@ -92,10 +101,16 @@ pub unsafe extern "C" fn parlops_comm_create_f(
                 "MPI is not running: call MPI_Init (or parlops_init) first"
             );
         }
+        // SAFETY: MPI is initialised and not finalised (checked just above), and `MPI_Comm_f2c`
+        // takes any integer: an unknown one converts to a null handle, rejected below.
         let c = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
         // An unknown Fortran handle converts to a null handle (Open MPI) or MPI_COMM_NULL.
+        // SAFETY: `MPI_Comm` is a plain pointer (Open MPI) or integer (MPICH) handle without
+        // padding, the same size as the byte array, and every byte pattern is a valid `u8`.
         let bytes: [u8; std::mem::size_of::<mpi::ffi::MPI_Comm>()] =
             unsafe { std::mem::transmute_copy(&c) };
+        // SAFETY: reads `RSMPI_COMM_NULL`, a `const` object of the rsmpi C shim (never written, set
+        // at load time).
         if bytes.iter().all(|&b| b == 0) || c == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
             crate::bail!(
                 InvalidArgument,
@@ -113,8 +128,11 @@ pub unsafe extern "C" fn parlops_comm_rank(
     rank: *mut c_int,
 ) -> parlops_status {
     guard("parlops_comm_rank", || {
+        // SAFETY: `arg` checks `comm` (live parlops_comm) and holds it for this call.
         let c = unsafe { arg(comm, "comm")? };
         out_ok(rank, "rank")?;
+        // SAFETY: `rank` was checked not NULL by `out_ok` just above, and the C caller promises it
+        // points to a writable int (header contract).
         unsafe { *rank = c.inner.rank() };
         Ok(())
     })
@@ -127,8 +145,10 @@ pub unsafe extern "C" fn parlops_comm_size(
     size: *mut c_int,
 ) -> parlops_status {
     guard("parlops_comm_size", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = unsafe { arg(comm, "comm")? };
         out_ok(size, "size")?;
+        // SAFETY: as above: `size` is not NULL (`out_ok`) and writable by the header contract.
         unsafe { *size = c.inner.size() };
         Ok(())
     })
@@ -139,6 +159,8 @@ pub unsafe extern "C" fn parlops_comm_size(
 /// stay valid: they hold their own reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_comm_destroy(comm: *mut *mut parlops_comm) -> parlops_status {
+    // SAFETY: `destroy` checks `comm` for NULL and the handle it points to against the registry;
+    // the C caller promises a non-NULL `comm` points to its handle variable.
     guard("parlops_comm_destroy", || unsafe { destroy(comm, "comm") })
 }
 
@@ -149,8 +171,10 @@ pub unsafe extern "C" fn parlops_comm_reduction_count(
     count: *mut u64,
 ) -> parlops_status {
     guard("parlops_comm_reduction_count", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = unsafe { arg(comm, "comm")? };
         out_ok(count, "count")?;
+        // SAFETY: as above: `count` is not NULL (`out_ok`) and writable by the header contract.
         unsafe { *count = c.inner.reduction_count() };
         Ok(())
     })

@@ -96,6 +96,10 @@ fn op_typed<T: Scalar>(o: &parlops_op, name: &str) -> Result<Op<T>> {
 fn put_scalars<T: Scalar>(out: *mut parlops_scalar, v: &[T]) {
     for (i, x) in v.iter().enumerate() {
         let (re, im) = x.to_parts();
+        // SAFETY: `put_scalars` is called with `out` not NULL and room for `v.len()` scalars: the
+        // `nx * ny` block of parlops_vec_block_dot (`out` checked when both are > 0, `v` empty
+        // otherwise) and the `n * n` `r` of parlops_vec_orthonormalize (checked not NULL), by their
+        // header contracts; `i` < `v.len()`.
         unsafe { *out.add(i) = parlops_scalar { re, im } };
     }
 }
@@ -113,8 +117,14 @@ pub unsafe extern "C" fn parlops_vec_block_dot(
     out: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_block_dot", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; only its `Arc` is kept.
         let comm = unsafe { arg(comm, "comm")? }.inner.clone();
+        // SAFETY: `x` holds `nx` vector handles when `nx` > 0 (header contract); `arg_array` checks
+        // the count, NULL and each handle, holding them shared for this call.
         let xs = unsafe { arg_array(nx, x, "nx", "x") };
+        // SAFETY: as above for `y` and `ny`; the vectors are only read, so `x` and `y` may share
+        // handles.
         let ys = unsafe { arg_array(ny, y, "ny", "y") };
         // the dtype from the first vector; a rank without vectors takes part with -1 (it fails
         // there unless every rank has none)
@@ -181,7 +191,11 @@ pub unsafe extern "C" fn parlops_vec_maxpy(
     x: *const *const parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_maxpy", || {
+        // SAFETY: as above: `x` holds `n` vector handles (header contract), checked and held shared
+        // by `arg_array`.
         let xs = unsafe { arg_array(n, x, "n", "x")? };
+        // SAFETY: `arg_array` succeeded, so `x` is not NULL when `xs` is not empty and holds
+        // `xs.len()` = `n` readable pointers (header contract).
         let x_handles: Vec<*const parlops_vec> =
             (0..xs.len()).map(|i| unsafe { *x.add(i) }).collect();
         if let Some(i) = same_handle(y.cast_const(), &x_handles) {
@@ -190,7 +204,11 @@ pub unsafe extern "C" fn parlops_vec_maxpy(
                 "y is also x[{i}]: the output must not be an input"
             );
         }
+        // SAFETY: `arg_mut` checks `y` and holds it exclusively for this call; `y` is none of the
+        // `x` handles (checked just above), so it aliases none of the shared `xs`.
         let yv = unsafe { super::handles::arg_mut(y, "y")? };
+        // SAFETY: the C caller promises `n` coefficients at `a` (header contract of
+        // parlops_vec_maxpy); `array_arg` checks NULL (when `n` > 0), alignment and device memory.
         let coef: &[parlops_scalar] =
             unsafe { super::args::array_arg(a.cast(), n.max(0) as usize, "a")? };
         let dtype = yv.inner.dtype();
@@ -223,8 +241,13 @@ pub unsafe extern "C" fn parlops_vec_orthonormalize(
     r: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_orthonormalize", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let comm = unsafe { arg(comm, "comm")? }.inner.clone();
+        // SAFETY: `v` holds `n` vector handles when `n` > 0 (header contract); `arg_array_mut`
+        // checks each and refuses the same handle twice, so the `&mut`s are distinct.
         let vs = unsafe { arg_array_mut(n, v, "n", "v") };
+        // SAFETY: `opt_arg` takes NULL as `None` and checks anything else (live parlops_op, never
+        // one of the vectors), holding it shared for this call.
         let bop = unsafe { opt_arg(b, "b") };
         let has_b = !b.is_null();
         let b_ident = bop.as_ref().ok().and_then(|o| o.map(|o| o.ident as i64));
@@ -319,11 +342,16 @@ pub unsafe extern "C" fn parlops_eig_randomized(
     u: *const *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_eig_randomized", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "a")? };
         let comm = a.inner.rows().comm().clone();
         let dtype = a.inner.dtype();
         let parsed = (|| {
+            // SAFETY: as above: `b` is NULL or a live parlops_op, checked and held shared by
+            // `opt_arg`.
             let bo = unsafe { opt_arg(b, "b")? };
+            // SAFETY: as above: `binv` is NULL or a live parlops_op, checked and held shared by
+            // `opt_arg`.
             let bi = unsafe { opt_arg(binv, "binv")? };
             if bo.is_some() != bi.is_some() {
                 crate::bail!(
@@ -331,7 +359,12 @@ pub unsafe extern "C" fn parlops_eig_randomized(
                     "give both b and binv (a pencil) or neither"
                 );
             }
+            // SAFETY: `omega` holds `n_omega` vector handles (header contract), checked and held
+            // shared by `arg_array`.
             let om = unsafe { arg_array(n_omega, omega, "n_omega", "omega")? };
+            // SAFETY: `u` holds `k` vector handles (header contract); `arg_array_mut` checks each
+            // and refuses duplicates, and the loop below refuses any `u[j]` that is also an
+            // `omega[i]`, before the references are used together.
             let us = unsafe { arg_array_mut(k, u, "k", "u")? };
             let om_ptrs: Vec<*const parlops_vec> =
                 om.iter().map(|v| *v as *const parlops_vec).collect();
@@ -362,6 +395,8 @@ pub unsafe extern "C" fn parlops_eig_randomized(
             Ok((bo.zip(bi), om, us, pass))
         })();
         let ident = |p: *const parlops_op| {
+            // SAFETY: `opt_arg` only checks `p` (NULL or a live parlops_op, held shared for this
+            // call) to read its identity.
             unsafe { opt_arg(p, "") }
                 .ok()
                 .flatten()
@@ -395,6 +430,9 @@ pub unsafe extern "C" fn parlops_eig_randomized(
             let pr = pt.as_ref().map(|(x, y)| (x.as_ref() as &dyn crate::op::LinearOperator<T>, y.as_ref() as &dyn crate::op::LinearOperator<T>));
             let vals = randomized::<T>(at.as_ref(), pr, &om, power as usize, pass, &mut us)?;
             for (i, v) in vals.iter().enumerate() {
+                // SAFETY: `eigenvalues` was checked not NULL (`out_ok`, agreed on every rank) and
+                // holds `k` doubles (header contract); `randomized` returns `k` values, so `i` <
+                // `k`.
                 unsafe { *eigenvalues.add(i) = *v };
             }
             Ok(())
@@ -438,14 +476,19 @@ pub unsafe extern "C" fn parlops_eig_lanczos(
     steps: *mut i64,
 ) -> parlops_status {
     guard("parlops_eig_lanczos", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "a")? };
         let comm = a.inner.rows().comm().clone();
         let dtype = a.inner.dtype();
         let parsed = (|| {
+            // SAFETY: `arg` checks `v0` (live parlops_vec) and holds it shared for this call.
             let v = unsafe { arg(v0, "v0")? };
             let vs = if vecs.is_null() {
                 Vec::new()
             } else {
+                // SAFETY: `vecs` is not NULL here and holds `n_ev` vector handles (header
+                // contract); `arg_array_mut` refuses duplicates, and the check below refuses any
+                // that is `v0`.
                 unsafe { arg_array_mut(n_ev, vecs, "n_ev", "vecs")? }
             };
             if let Some(j) = vs.iter().position(|x| std::ptr::eq(&**x, v)) {
@@ -504,12 +547,19 @@ pub unsafe extern "C" fn parlops_eig_lanczos(
                 );
             }
             for (i, (val, res)) in r.values.iter().zip(&r.residuals).enumerate() {
+                // SAFETY: `eigenvalues` was checked not NULL (`out_ok`, agreed) and holds `n_ev`
+                // doubles (header contract); `lanczos` returns exactly `n_ev` values (fewer fail),
+                // so `i` < `n_ev`.
                 unsafe { *eigenvalues.add(i) = *val };
                 if !residuals.is_null() {
+                    // SAFETY: as above: `residuals` is not NULL (checked) and holds `n_ev` doubles
+                    // by the header contract.
                     unsafe { *residuals.add(i) = *res };
                 }
             }
             if !steps.is_null() {
+                // SAFETY: `steps` is not NULL (checked just above) and points to a writable int64
+                // (header contract).
                 unsafe { *steps = r.steps as i64 };
             }
             Ok(())
@@ -531,7 +581,10 @@ pub unsafe extern "C" fn parlops_op_low_rank(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_low_rank", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let comm = unsafe { arg(comm, "comm")? }.inner.clone();
+        // SAFETY: `u` holds `k` vector handles when `k` > 0 (header contract); `arg_array` checks
+        // the count, NULL and each handle, holding them shared for this call.
         let us = unsafe { arg_array(k, u, "k", "u") };
         let dtype = us
             .as_ref()
@@ -553,6 +606,8 @@ pub unsafe extern "C" fn parlops_op_low_rank(
             if d.is_null() {
                 return Err(super::handles::null("d"));
             }
+            // SAFETY: `us` is not empty, so `k` >= 1, and `d` is not NULL (both checked above); the
+            // C caller promises `k` weights at `d` (header contract), copied out at once.
             let w = unsafe { super::args::array_arg::<f64>(d.cast(), k as usize, "d")? }.to_vec();
             Ok((us, w))
         })();

@@ -24,6 +24,8 @@ pub unsafe extern "C" fn parlops_comm_split(
     out: *mut *mut parlops_comm,
 ) -> parlops_status {
     guard("parlops_comm_split", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; the reference stays in this closure.
         let c = unsafe { arg(comm, "comm")? };
         let pre = out_ok(out, "out").and_then(|_| {
             if group < 0 {
@@ -70,8 +72,10 @@ pub unsafe extern "C" fn parlops_vec_dot_groups(
     out: *mut parlops_scalar,
 ) -> parlops_status {
     guard("parlops_vec_dot_groups", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         // with one valid vector this rank still joins the reduction and reports the other
+        // SAFETY: as above for `x` and `y`; both are only read, so the same vector twice is fine.
         let (xr, yr) = unsafe { (arg(x, "x"), arg(y, "y")) };
         let (a, b, pre) = match (xr, yr) {
             (Ok(a), Ok(b)) => (
@@ -84,6 +88,9 @@ pub unsafe extern "C" fn parlops_vec_dot_groups(
             (Err(e), Err(_)) => return Err(e),
         };
         let (re, im) = AnyVec::dot_across(c, &a.inner, &b.inner, pre)?;
+        // SAFETY: `out` was checked not NULL by `out_ok` in `pre`, and `dot_across` fails on every
+        // rank when `pre` does, so this line runs only with `out` checked; the header contract
+        // makes it writable.
         unsafe { *out = parlops_scalar { re, im } };
         Ok(())
     })
@@ -101,7 +108,9 @@ pub unsafe extern "C" fn parlops_vec_norm_groups(
     out: *mut f64,
 ) -> parlops_status {
     guard("parlops_vec_norm_groups", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = match unsafe { arg(v, "v") } {
             Ok(v) => v,
             // this rank's bad vector, in the collective every rank of comm makes
@@ -111,6 +120,8 @@ pub unsafe extern "C" fn parlops_vec_norm_groups(
             .and_then(|_| check_group(c, &v.inner, "v"))
             .and_then(|_| NormKind::from_code(kind, p));
         let n = v.inner.norm_across(c, k)?;
+        // SAFETY: `out_ok(out)` is the first step of `k`, and `norm_across` fails when `k` does, so
+        // `out` is not NULL here; the header contract makes it writable.
         unsafe { *out = n };
         Ok(())
     })

@@ -1,12 +1,12 @@
-//! Handles, the panic boundary, the thread-local last error and argument checks.
+//! Handles, the panic boundary and argument checks (the thread-local last error: `last_error.rs`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::last_error::{FALLBACK, FALLBACK_FULL, set_last_error};
 use super::types::parlops_status;
 use crate::comm::Comm;
 use crate::error::{Error, ErrorKind, Result};
@@ -38,55 +38,6 @@ pub struct parlops_op {
     /// compare it, so that ranks passing different operators fail together instead of entering
     /// different communication.
     pub(crate) ident: u64,
-}
-
-// ---- the last error: thread-local, with a process-wide fallback once this thread's storage is gone
-
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::new("no error").unwrap());
-}
-
-/// Messages set while this thread's storage was already destroyed (an `atexit` handler, a pthread
-/// key destructor). Kept for the life of the process so that the pointer `parlops_last_error`
-/// returned stays valid; at most `FALLBACK_CAP` are kept, later ones share `FALLBACK_FULL`.
-static FALLBACK: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
-static FALLBACK_COUNT: AtomicUsize = AtomicUsize::new(0);
-const FALLBACK_CAP: usize = 256;
-const FALLBACK_FULL: &CStr =
-    c"parlops: a call failed after this thread's storage was destroyed (too many such failures to keep each message)";
-const FALLBACK_NONE: &CStr = c"no error";
-
-pub(crate) fn set_last_error(msg: &str) {
-    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    // `try_with` fails (instead of panicking) once the thread-local is destroyed; `try_borrow_mut`
-    // cannot fail here (no borrow is held across calls) but is no reason to abort either.
-    let mut slot = Some(c);
-    let _ = LAST_ERROR.try_with(|e| {
-        if let Ok(mut b) = e.try_borrow_mut() {
-            *b = slot.take().unwrap_or_default();
-        }
-    });
-    let Some(c) = slot else { return };
-    if FALLBACK_COUNT.fetch_add(1, Ordering::Relaxed) < FALLBACK_CAP {
-        FALLBACK.store(c.into_raw(), Ordering::Release);
-    } else {
-        FALLBACK.store(FALLBACK_FULL.as_ptr().cast_mut(), Ordering::Release);
-    }
-}
-
-pub(crate) fn last_error_ptr() -> *const c_char {
-    match LAST_ERROR.try_with(|e| e.try_borrow().map(|b| b.as_ptr()).ok()) {
-        Ok(Some(p)) => p,
-        // this thread's storage is gone: the newest message set in that state, by any thread
-        _ => {
-            let p = FALLBACK.load(Ordering::Acquire);
-            if p.is_null() {
-                FALLBACK_NONE.as_ptr()
-            } else {
-                p.cast_const()
-            }
-        }
-    }
 }
 
 /// Run `f` inside the panic boundary; errors become a status and this thread's last message.
@@ -409,8 +360,18 @@ fn borrow<T: Handle>(p: *const T, name: &str, excl: bool) -> Result<usize> {
 }
 
 /// Borrow a handle (checked against the registry: live and of type `T`; held until this call returns).
+///
+/// # Safety
+/// The reference must not be used after the exported call (the `guard` frame) that took it returns,
+/// and must not coexist with a mutable borrow of the same handle taken in the same call (holds of
+/// one call do not conflict with each other: the call checks its own arguments for aliasing).
 pub(crate) unsafe fn arg<'a, T: Handle>(p: *const T, name: &str) -> Result<&'a T> {
     let a = borrow(p, name, false)?;
+    // SAFETY: `a` is the address of the live `Box<T>` that `register` recorded under this handle,
+    // found by `borrow` with kind `T::KIND` (so it really is a `T`); `borrow` also recorded a
+    // shared hold for this call, so `destroy` refuses the handle and no other call may write it
+    // until this call returns. Keeping the reference within this call (and not aliasing it with an
+    // `arg_mut` of the same handle) is our caller's side of the contract.
     Ok(unsafe { &*(a as *const T) })
 }
 
@@ -433,6 +394,9 @@ fn array_shape(n: std::ffi::c_int, null: bool, n_name: &str, name: &str) -> Resu
 
 /// Borrow the `n` handles of a caller's array (each checked as [`arg`], named `name[i]`); `n_name`
 /// names the count in messages.
+///
+/// # Safety
+/// `p`, when `n` > 0, points to `n` readable handle pointers; the references are used as [`arg`]'s.
 pub(crate) unsafe fn arg_array<'a, T: Handle>(
     n: std::ffi::c_int,
     p: *const *const T,
@@ -441,12 +405,19 @@ pub(crate) unsafe fn arg_array<'a, T: Handle>(
 ) -> Result<Vec<&'a T>> {
     array_shape(n, p.is_null(), n_name, name)?;
     (0..n as usize)
+        // SAFETY: `p` is not NULL when `n` > 0 (`array_shape` above) and the C caller promises `n`
+        // readable handle pointers there (header contract); `i` < `n`. Each element is then checked
+        // by `arg`, whose contract (the references stay within this call) passes to our caller.
         .map(|i| unsafe { arg(*p.add(i), &format!("{name}[{i}]")) })
         .collect()
 }
 
 /// Borrow an array of `n` distinct handles mutably (each checked as [`arg_mut`]; the same handle
 /// twice is an error naming both positions).
+///
+/// # Safety
+/// `p`, when `n` > 0, points to `n` readable handle pointers; the references are used as
+/// [`arg_mut`]'s.
 pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
     n: std::ffi::c_int,
     p: *const *mut T,
@@ -454,6 +425,8 @@ pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
     name: &str,
 ) -> Result<Vec<&'a mut T>> {
     array_shape(n, p.is_null(), n_name, name)?;
+    // SAFETY: as above: `p` is not NULL when `n` > 0 (`array_shape`) and holds `n` readable
+    // pointers by the header contract; `i` < `n`.
     let ptrs: Vec<*mut T> = (0..n as usize).map(|i| unsafe { *p.add(i) }).collect();
     for (i, a) in ptrs.iter().enumerate() {
         if !a.is_null()
@@ -467,6 +440,10 @@ pub(crate) unsafe fn arg_array_mut<'a, T: Handle>(
     }
     ptrs.into_iter()
         .enumerate()
+        // SAFETY: each non-NULL pointer appears once in `ptrs` (duplicates refused just above), so
+        // the `&mut` references `arg_mut` returns are distinct objects; `arg_mut` checks each
+        // against the registry and holds it exclusively for this call, and our caller keeps them
+        // within this call.
         .map(|(i, q)| unsafe { arg_mut(q, &format!("{name}[{i}]")) })
         .collect()
 }
@@ -477,16 +454,30 @@ pub(crate) fn same_handle<T>(p: *const T, list: &[*const T]) -> Option<usize> {
 }
 
 /// Borrow a handle mutably (checked as [`arg`]; no other running call may hold it).
+///
+/// # Safety
+/// As [`arg`]: used only within the current exported call, and no other borrow of the same handle
+/// taken in this call is used while this one lives.
 pub(crate) unsafe fn arg_mut<'a, T: Handle>(p: *mut T, name: &str) -> Result<&'a mut T> {
     let a = borrow(p.cast_const(), name, true)?;
+    // SAFETY: as in `arg`: `a` is the live boxed `T` registered under this handle (kind checked by
+    // `borrow`), and `borrow` took an exclusive hold for this call, so no other running call can
+    // read, write or destroy it until this call returns. Not aliasing it with another borrow of the
+    // same handle in this call, and not keeping it past the call, is our caller's side of the
+    // contract.
     Ok(unsafe { &mut *(a as *mut T) })
 }
 
 /// Borrow an optional handle: NULL gives `None`, anything else must be a live handle of type `T`.
+///
+/// # Safety
+/// As [`arg`].
 pub(crate) unsafe fn opt_arg<'a, T: Handle>(p: *const T, name: &str) -> Result<Option<&'a T>> {
     if p.is_null() {
         Ok(None)
     } else {
+        // SAFETY: `p` is not NULL; `arg` checks it against the registry, and its contract passes to
+        // our caller.
         unsafe { arg(p, name) }.map(Some)
     }
 }
@@ -497,8 +488,14 @@ pub(crate) fn out_ok<T>(p: *mut T, name: &str) -> Result<()> {
 }
 
 /// Write an optional output (NULL means the caller does not want it).
+///
+/// # Safety
+/// `p` is NULL or points to a writable `T` (the C caller's output), holding nothing to drop.
 pub(crate) unsafe fn put_opt<T>(p: *mut T, v: T) {
     if !p.is_null() {
+        // SAFETY: `p` is not NULL, and the C caller promises that a non-NULL output points to a
+        // writable `T` (header contract, passed on by this fn's callers); every `T` written here is
+        // a plain integer, float or pointer, so the assignment drops no old value.
         unsafe { *p = v };
     }
 }
@@ -531,6 +528,9 @@ fn register<T: Handle>(v: T, lent: bool) -> *mut T {
 /// Hand a new object to C (and record it as a live handle).
 pub(crate) fn give<T: Handle>(out: *mut *mut T, v: T) {
     let h = register(v, false);
+    // SAFETY: every caller checks `out` with `out_ok` (not NULL) before the work is done, and the C
+    // caller promises it points to a writable handle variable (header contract); a `*mut T` has no
+    // drop.
     unsafe { *out = h };
 }
 
@@ -552,6 +552,9 @@ pub(crate) unsafe fn reclaim<T: Handle>(p: *mut T) -> Option<T> {
             _ => None,
         }
     })?;
+    // SAFETY: `ptr` was just removed from the registry under its lock, found there with kind
+    // `T::KIND` and no holds, so it is the `Box<T>` that `register` made, no running call has a
+    // reference into it, and no later lookup can find it: it is taken back exactly once.
     Some(*unsafe { Box::from_raw(ptr as *mut T) })
 }
 
@@ -593,10 +596,15 @@ pub(crate) fn agree_serial<T>(comm: &Comm, made: Result<T>) -> Result<(T, u64)> 
 /// `_destroy(&h)`: free and NULL; NULL handle is a no-op; a destroyed or foreign handle is
 /// `PARLOPS_ERR_INVALID_HANDLE` (and `*h` is left as it was); a handle that a running call holds
 /// (or lends to its callback) is `PARLOPS_ERR_BUSY` (and left alive).
+///
+/// # Safety
+/// `h` is NULL or points to the C caller's readable and writable handle variable.
 pub(crate) unsafe fn destroy<T: Handle>(h: *mut *mut T, name: &str) -> Result<()> {
     if h.is_null() {
         return Err(null(name));
     }
+    // SAFETY: `h` is not NULL (checked above) and the C caller promises it points to a readable
+    // handle variable (header contract).
     let p = unsafe { *h };
     if p.is_null() {
         return Ok(());
@@ -621,9 +629,14 @@ pub(crate) unsafe fn destroy<T: Handle>(h: *mut *mut T, name: &str) -> Result<()
         // unregistered first: from here on no other call can borrow it
         Ok(reg.live.remove(&v).map(|e| e.ptr))
     })?;
+    // SAFETY: as above: `h` is not NULL and points to the caller's handle variable, which this call
+    // may write.
     unsafe { *h = std::ptr::null_mut() };
     // dropped without the lock held: this may run user callbacks that call parlops
     if let Some(a) = ptr {
+        // SAFETY: `a` came out of the registry under its lock with kind `T::KIND`, no holds and not
+        // lent: it is the `Box<T>` that `register` made, no running call holds a reference into it,
+        // and removing the entry makes this the only owner, so it is freed once.
         drop(unsafe { Box::from_raw(a as *mut T) });
     }
     Ok(())

@@ -21,6 +21,8 @@ pub unsafe extern "C" fn parlops_layout_create(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_layout_create", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; the reference stays in this closure.
         let c = unsafe { arg(comm, "comm")? };
         let p = out_ok(out, "out").and_then(|_| partition_arg(partition));
         let l = Layout::new_checked(c.inner.clone(), p, global_len, local_len)?;
@@ -44,10 +46,14 @@ pub unsafe extern "C" fn parlops_layout_create_nd(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_layout_create_nd", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = unsafe { arg(comm, "comm")? };
         let shape: Result<Vec<i64>> = (|| {
             out_ok(out, "out")?;
             let nd = ndim_arg(ndim)?;
+            // SAFETY: `nd` is the validated `ndim`, and the C caller promises `ndim` readable
+            // extents at `global_shape` (header contract); `array_arg` checks NULL and alignment,
+            // and the values are copied out at once.
             Ok(unsafe { array_arg::<i64>(global_shape.cast(), nd, "global_shape")? }.to_vec())
         })();
         let p = shape
@@ -71,9 +77,13 @@ pub unsafe extern "C" fn parlops_layout_shape(
     max_ndim: c_int,
 ) -> parlops_status {
     guard("parlops_layout_shape", || {
+        // SAFETY: `arg` checks `layout` (live parlops_layout) and holds it for this call.
         let l = unsafe { arg(layout, "layout")? };
         out_ok(ndim, "ndim")?;
         let s = l.inner.shape();
+        // SAFETY: `ndim` was checked not NULL by `out_ok` above; `shape`, when not NULL, has room
+        // for `max_ndim` extents (header contract) and at most that many (clamped at 0) are
+        // written.
         unsafe {
             *ndim = s.len() as c_int;
             if !shape.is_null() {
@@ -93,8 +103,11 @@ pub unsafe extern "C" fn parlops_layout_global_len(
     n: *mut i64,
 ) -> parlops_status {
     guard("parlops_layout_global_len", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
         out_ok(n, "n")?;
+        // SAFETY: `n` was checked not NULL by `out_ok` just above and is writable by the header
+        // contract.
         unsafe { *n = l.inner.global_len() };
         Ok(())
     })
@@ -108,7 +121,10 @@ pub unsafe extern "C" fn parlops_layout_local_range(
     len: *mut i64,
 ) -> parlops_status {
     guard("parlops_layout_local_range", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
+        // SAFETY: `start` and `len` are each NULL or a writable `i64` (header contract), as
+        // `put_opt` requires.
         unsafe {
             put_opt(start, l.inner.local_start());
             put_opt(len, l.inner.local_len());
@@ -126,6 +142,7 @@ pub unsafe extern "C" fn parlops_layout_rank_range(
     len: *mut i64,
 ) -> parlops_status {
     guard("parlops_layout_rank_range", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
         let p = l.inner.local_lens().len();
         if rank < 0 || rank as usize >= p {
@@ -134,6 +151,7 @@ pub unsafe extern "C" fn parlops_layout_rank_range(
                 "argument 'rank' is {rank}; the communicator has {p} rank(s)"
             );
         }
+        // SAFETY: as above: `start` and `len` are each NULL or a writable `i64` (header contract).
         unsafe {
             put_opt(start, l.inner.offsets()[rank as usize]);
             put_opt(len, l.inner.local_lens()[rank as usize]);
@@ -149,8 +167,11 @@ pub unsafe extern "C" fn parlops_layout_partition(
     partition: *mut parlops_partition,
 ) -> parlops_status {
     guard("parlops_layout_partition", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
         out_ok(partition, "partition")?;
+        // SAFETY: `partition` was checked not NULL by `out_ok` just above and is writable by the
+        // header contract.
         unsafe { *partition = l.inner.partition().code() };
         Ok(())
     })
@@ -165,9 +186,14 @@ pub unsafe extern "C" fn parlops_layout_equal(
     equal: *mut bool,
 ) -> parlops_status {
     guard("parlops_layout_equal", || {
+        // SAFETY: `arg` checks `a` and `b` (live parlops_layouts) and holds them for this call;
+        // both are only read, so the same layout twice is fine.
         let a = unsafe { arg(a, "a")? };
+        // SAFETY: as above.
         let b = unsafe { arg(b, "b")? };
         out_ok(equal, "equal")?;
+        // SAFETY: `equal` was checked not NULL by `out_ok` just above and is writable by the header
+        // contract.
         unsafe { *equal = a.inner.compatible(&b.inner) };
         Ok(())
     })
@@ -179,6 +205,8 @@ pub unsafe extern "C" fn parlops_layout_equal(
 pub unsafe extern "C" fn parlops_layout_destroy(
     layout: *mut *mut parlops_layout,
 ) -> parlops_status {
+    // SAFETY: `destroy` checks `layout` for NULL and what it points to against the registry; the C
+    // caller promises a non-NULL `layout` points to its handle variable.
     guard("parlops_layout_destroy", || unsafe {
         destroy(layout, "layout")
     })

@@ -3,7 +3,8 @@
 use std::ffi::{CString, c_char, c_int};
 use std::sync::OnceLock;
 
-use super::handles::{guard, last_error_ptr, opt_arg, parlops_comm, put_opt};
+use super::handles::{guard, opt_arg, parlops_comm, put_opt};
+use super::last_error::last_error_ptr;
 use super::types::parlops_status;
 use crate::config;
 use crate::error::ErrorKind;
@@ -47,6 +48,8 @@ pub unsafe extern "C" fn parlops_version(
 ) -> parlops_status {
     guard("parlops_version", || {
         let (a, b, c) = config::version();
+        // SAFETY: each of `major`, `minor`, `patch` is NULL or a writable int (header contract), as
+        // `put_opt` requires.
         unsafe {
             for (p, v) in [(major, a), (minor, b), (patch, c)] {
                 put_opt(p, v);
@@ -63,6 +66,8 @@ pub unsafe extern "C" fn parlops_init(
     argc: *mut c_int,
     argv: *mut *mut *mut c_char,
 ) -> parlops_status {
+    // SAFETY: `argc`/`argv` are NULL or the program's `main` arguments (header contract of
+    // parlops_init), which is `comm::init`'s requirement.
     guard("parlops_init", || unsafe {
         crate::comm::init(argc, argv).map(|_| ())
     })
@@ -94,6 +99,8 @@ pub unsafe extern "C" fn parlops_config_report(
         } else {
             Ok(())
         };
+        // SAFETY: `opt_arg` takes NULL as `None` and checks anything else against the registry
+        // (live parlops_comm), holding it for this call.
         let text = match unsafe { opt_arg(comm, "comm")? } {
             Some(c) => {
                 // this rank's argument checks agreed before the report's collective
@@ -108,12 +115,18 @@ pub unsafe extern "C" fn parlops_config_report(
         let bytes = text.as_bytes();
         if len > 0 {
             let n = bytes.len().min(len - 1);
+            // SAFETY: `len` > 0 means `buf` is not NULL (`pre` above, returned or agreed before
+            // this point) and has `len` writable bytes (header contract); `n` <= `len - 1`, so the
+            // copy and the NUL at `n` fit, and `text` is our own string, which cannot overlap the
+            // caller's buffer.
             unsafe {
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
                 *buf.add(n) = 0;
             }
         }
         if !needed.is_null() {
+            // SAFETY: `needed` is not NULL (checked just above) and points to a writable `size_t`
+            // (header contract).
             unsafe { *needed = bytes.len() + 1 };
         }
         Ok(())

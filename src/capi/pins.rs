@@ -295,14 +295,19 @@ fn c_enums_follow_the_tables() {
             (s as i32, format!("{s:?}")),
             (k.code(), k.c_name().to_string())
         );
+        // SAFETY: `parlops_status_string` never returns NULL: every path returns a C string literal
+        // or an entry of a `static` table of `CString`s, NUL-terminated and alive for the whole
+        // process.
         let text = unsafe { CStr::from_ptr(parlops_status_string(k.code())) };
         assert_eq!(
             text.to_str().unwrap(),
             format!("{}: {}", k.c_name(), k.name())
         );
     }
+    // SAFETY: as above: the literal "PARLOPS_OK: success", static and NUL-terminated.
     let ok = unsafe { CStr::from_ptr(parlops_status_string(0)) };
     assert_eq!(ok.to_str().unwrap(), "PARLOPS_OK: success");
+    // SAFETY: as above: 19 is no status, which gives the static "unknown status" literal.
     let unknown = unsafe { CStr::from_ptr(parlops_status_string(19)) };
     assert!(unknown.to_str().unwrap().starts_with("unknown status"));
     for &r in Reason::ALL {

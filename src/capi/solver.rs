@@ -1,14 +1,13 @@
-//! Solvers.
+//! Solvers: the C types, creating a solver and its settings (running it: `solver_exec.rs`).
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use super::handles::{
-    arg, arg_array, arg_mut, destroy, enum_arg, give, guard, opt_arg, out_ok, parlops_comm,
-    parlops_op, parlops_vec, put_opt,
+    arg, arg_array, arg_mut, enum_arg, give, guard, opt_arg, out_ok, parlops_comm, parlops_op,
+    parlops_vec,
 };
-use super::types::{parlops_scalar, parlops_status};
-use crate::scalar::Scalar;
+use super::types::parlops_status;
 use crate::solver::any::SharedMonitor;
 use crate::solver::{AnySolver, Method, Orthog, PcSide, Reason, Reference, SumOrder, Threshold};
 
@@ -215,6 +214,8 @@ pub unsafe extern "C" fn parlops_solver_create(
     out: *mut *mut parlops_solver,
 ) -> parlops_status {
     guard("parlops_solver_create", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; the reference stays in this closure.
         let c = unsafe { arg(comm, "comm")? };
         out_ok(out, "out")?;
         let m = enum_arg(method, "method", &Method::choices(), Method::from_code)?;
@@ -236,7 +237,11 @@ pub unsafe extern "C" fn parlops_solver_set_operator(
     a: *const parlops_op,
 ) -> parlops_status {
     guard("parlops_solver_set_operator", || {
+        // SAFETY: `arg_mut` checks `s` against the handle registry (live parlops_solver) and holds
+        // it exclusively for this call; the reference stays in this closure.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `arg` checks `a` (live parlops_op, so not the solver `s`) and holds it shared for
+        // this call.
         let a = unsafe { arg(a, "A")? };
         s.inner.set_operator(&a.inner, a.ident)
     })
@@ -250,7 +255,10 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
     m: *const parlops_op,
 ) -> parlops_status {
     guard("parlops_solver_set_preconditioner", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `opt_arg` takes NULL as `None` and checks anything else (live parlops_op, not the
+        // solver `s`), holding it shared for this call.
         let m = unsafe { opt_arg(m, "M")? };
         s.inner.set_preconditioner(m.map(|m| (&m.inner, m.ident)))
     })
@@ -261,6 +269,8 @@ pub unsafe extern "C" fn parlops_solver_set_preconditioner(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_jacobi(s: *mut parlops_solver) -> parlops_status {
     guard("parlops_solver_set_jacobi", || {
+        // SAFETY: `arg_mut` checks `s` (live parlops_solver) and holds it exclusively for this
+        // call.
         unsafe { arg_mut(s, "s")? }.inner.set_jacobi();
         Ok(())
     })
@@ -280,6 +290,7 @@ pub unsafe extern "C" fn parlops_solver_set_tolerances(
     max_iter: i64,
 ) -> parlops_status {
     guard("parlops_solver_set_tolerances", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(rtol >= 0.0 && atol >= 0.0 && dtol > 0.0 && rtol.is_finite() && atol.is_finite())
             || max_iter < 0
@@ -305,6 +316,7 @@ pub unsafe extern "C" fn parlops_solver_set_norm_type(
     norm_type: parlops_norm_type,
 ) -> parlops_status {
     guard("parlops_solver_set_norm_type", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let natural = enum_arg(
             norm_type,
@@ -338,6 +350,7 @@ pub unsafe extern "C" fn parlops_solver_set_convergence_reference(
     reference: parlops_reference,
 ) -> parlops_status {
     guard("parlops_solver_set_convergence_reference", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         s.inner.params.reference = enum_arg(
             reference,
@@ -358,6 +371,7 @@ pub unsafe extern "C" fn parlops_solver_set_pc_side(
     side: parlops_pc_side,
 ) -> parlops_status {
     guard("parlops_solver_set_pc_side", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let side = enum_arg(side, "side", &PcSide::choices(), PcSide::from_code)?;
         if side == PcSide::Left && !s.inner.method().left_pc() {
@@ -381,6 +395,7 @@ pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
     orthog: parlops_orthog,
 ) -> parlops_status {
     guard("parlops_solver_set_orthogonalization", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let o = enum_arg(orthog, "orthog", &Orthog::choices(), Orthog::from_code)?;
         if !s.inner.method().arnoldi() {
@@ -406,6 +421,7 @@ pub unsafe extern "C" fn parlops_solver_set_sum_order(
     order: parlops_sum_order,
 ) -> parlops_status {
     guard("parlops_solver_set_sum_order", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let o = enum_arg(order, "order", &SumOrder::choices(), SumOrder::from_code)?;
         s.inner.params.sum_order = o;
@@ -430,7 +446,11 @@ pub unsafe extern "C" fn parlops_solver_set_null_space(
     vecs: *const *const parlops_vec,
 ) -> parlops_status {
     guard("parlops_solver_set_null_space", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
+        // SAFETY: `vecs` holds `n` vector handles when `n` > 0 (header contract); `arg_array`
+        // checks the count, NULL and each handle (parlops_vecs, not the solver), and
+        // `set_null_space` copies them within this call.
         let vs: Vec<_> = unsafe { arg_array(n, vecs, "n", "vecs")? }
             .into_iter()
             .map(|v| &v.inner)
@@ -446,6 +466,7 @@ pub unsafe extern "C" fn parlops_solver_set_initial_guess_nonzero(
     nonzero: bool,
 ) -> parlops_status {
     guard("parlops_solver_set_initial_guess_nonzero", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         unsafe { arg_mut(s, "s")? }.inner.params.nonzero_guess = nonzero;
         Ok(())
     })
@@ -458,6 +479,7 @@ pub unsafe extern "C" fn parlops_solver_set_restart(
     m: i64,
 ) -> parlops_status {
     guard("parlops_solver_set_restart", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(1..=10_000).contains(&m) {
             crate::bail!(
@@ -477,6 +499,7 @@ pub unsafe extern "C" fn parlops_solver_set_damping(
     damp: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_damping", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(damp >= 0.0 && damp.is_finite()) {
             crate::bail!(
@@ -497,6 +520,7 @@ pub unsafe extern "C" fn parlops_solver_set_richardson_scale(
     scale: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_richardson_scale", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(scale > 0.0 && scale.is_finite()) {
             crate::bail!(
@@ -519,6 +543,7 @@ pub unsafe extern "C" fn parlops_solver_set_sparsity(
     step: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_sparsity", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let k = enum_arg(kind, "kind", &Threshold::choices(), Threshold::from_code)?;
         if !(eps >= 0.0 && eps.is_finite() && step >= 0.0 && step.is_finite()) {
@@ -543,9 +568,13 @@ pub unsafe extern "C" fn parlops_solver_set_monitor(
     ctx: *mut c_void,
 ) -> parlops_status {
     guard("parlops_solver_set_monitor", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let ctx = ctx as usize;
         s.inner.set_monitor(f.map(|f| {
+            // SAFETY: `f` is the caller's non-NULL monitor with this signature and `ctx` the
+            // context it expects, valid while the monitor is set (header contract of
+            // parlops_solver_set_monitor).
             Arc::new(move |it: i64, r: f64| unsafe { f(ctx as *mut c_void, it, r) != 0 })
                 as SharedMonitor
         }));
@@ -560,234 +589,8 @@ pub unsafe extern "C" fn parlops_solver_keep_history(
     keep: bool,
 ) -> parlops_status {
     guard("parlops_solver_keep_history", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         unsafe { arg_mut(s, "s")? }.inner.params.keep_history = keep;
-        Ok(())
-    })
-}
-
-/// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA): b of A's row layout, x of its column
-/// layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
-/// parlops_solver_info. Argument errors on any rank fail on every rank. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_solve(
-    s: *mut parlops_solver,
-    b: *const parlops_vec,
-    x: *mut parlops_vec,
-) -> parlops_status {
-    guard("parlops_solver_solve", || {
-        let s = unsafe { arg_mut(s, "s")? };
-        let comm = s.inner.comm().clone();
-        let vecs = (|| {
-            s.inner.require_operator()?;
-            if std::ptr::eq(b, x) && !b.is_null() {
-                crate::bail!(
-                    InvalidArgument,
-                    "arguments 'b' and 'x' are the same vector; they must differ"
-                );
-            }
-            let bv = unsafe { arg(b, "b")? };
-            let xv = unsafe { arg_mut(x, "x")? };
-            s.inner.check_solve(&bv.inner, &xv.inner)?;
-            Ok((bv, xv))
-        })();
-        let pre = vecs.as_ref().map(|_| ()).map_err(|e| e.clone());
-        // Settings that steer the iteration must be the same everywhere, or ranks would stop at
-        // different iterations and wait for each other: agreed with the argument checks, with where
-        // b and x live (every rank must take the same host or device path).
-        let mut settings = s.inner.agreement_values();
-        let (bcode, xcode) = match &vecs {
-            Ok((bv, xv)) => (
-                bv.inner.location().code() as i64,
-                xv.inner.location().code() as i64,
-            ),
-            Err(_) => (-1, -1),
-        };
-        settings.push(("memory of b", bcode));
-        settings.push(("memory of x", xcode));
-        let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
-        comm.agree_same_named(pre, "solver settings", &names, &vals)?;
-        let (bv, xv) = vecs?;
-        s.inner.solve(&bv.inner, &mut xv.inner)?;
-        Ok(())
-    })
-}
-
-/// The inverse of the solver's operator as an operator: applying it to x solves A y = x from a zero
-/// initial guess, with a snapshot taken now of the solver's method, settings, operator and
-/// preconditioner, without its monitor (later changes to `s` do not reach it; `s` may be destroyed,
-/// and the operator may be set as `s`'s own preconditioner). Its rows are A's columns and its columns A's
-/// rows; it has no adjoint (PARLOPS_ERR_NOT_SUPPORTED). An apply whose solve does not converge fails
-/// with PARLOPS_ERR_NOT_CONVERGED on every rank, unless it ran out of iterations and
-/// `accept_max_iter` is true (a fixed number of inner iterations). Nested in an outer solve, such a
-/// failure fails the outer solve on every rank. Least-squares methods: PARLOPS_ERR_NOT_SUPPORTED.
-/// [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_create_inverse(
-    s: *const parlops_solver,
-    accept_max_iter: bool,
-    out: *mut *mut parlops_op,
-) -> parlops_status {
-    guard("parlops_op_create_inverse", || {
-        let s = unsafe { arg(s, "s")? };
-        let comm = s.inner.comm().clone();
-        let pre = s.inner.require_operator().map(|_| ());
-        let mut settings = s.inner.agreement_values();
-        settings.push(("accept_max_iter", accept_max_iter as i64));
-        let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
-        comm.agree_same_named(
-            super::handles::out_ok(out, "out").and(pre),
-            "solver settings",
-            &names,
-            &vals,
-        )?;
-        super::op::give_agreed(&comm, out, s.inner.inverse(accept_max_iter))
-    })
-}
-
-/// Record, in the next solves, what parlops_solver_eigenvalue_estimates needs (CG's coefficients,
-/// GMRES's and FGMRES's Hessenberg matrix of the last restart cycle; PETSc's
-/// KSPSetComputeSingularValues). Costs no communication. Ranks may differ.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_set_compute_eigenvalues(
-    s: *mut parlops_solver,
-    compute: bool,
-) -> parlops_status {
-    guard("parlops_solver_set_compute_eigenvalues", || {
-        unsafe { arg_mut(s, "s")? }.inner.params.compute_eigs = compute;
-        Ok(())
-    })
-}
-
-/// Extreme eigenvalue estimates from the last solve (PETSc's KSPComputeExtremeSingularValues), made
-/// after parlops_solver_set_compute_eigenvalues: CG gives the extreme eigenvalues of its Lanczos
-/// tridiagonal matrix, estimates of those of the preconditioned operator M A (inside its spectrum,
-/// the largest converging first); GMRES and FGMRES the extreme singular values of the last restart
-/// cycle's Hessenberg matrix (real dtypes). Other methods: PARLOPS_ERR_NOT_SUPPORTED; no recorded
-/// iteration: PARLOPS_ERR_INVALID_ARGUMENT. The same on every rank (computed from reduced values).
-/// Either output may be NULL. Not collective.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_eigenvalue_estimates(
-    s: *const parlops_solver,
-    emin: *mut f64,
-    emax: *mut f64,
-) -> parlops_status {
-    guard("parlops_solver_eigenvalue_estimates", || {
-        let s = unsafe { arg(s, "s")? };
-        let (lo, hi) = s.inner.eigenvalue_estimates()?;
-        unsafe {
-            put_opt(emin, lo);
-            put_opt(emax, hi);
-        }
-        Ok(())
-    })
-}
-
-/// The outcome of the last solve.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_info(
-    s: *const parlops_solver,
-    info: *mut parlops_solve_info,
-) -> parlops_status {
-    guard("parlops_solver_info", || {
-        let s = unsafe { arg(s, "s")? };
-        out_ok(info, "info")?;
-        let i = s.inner.info();
-        unsafe {
-            *info = parlops_solve_info {
-                iterations: i.iterations,
-                reason: i.reason.into(),
-                initial_residual_norm: i.initial_residual_norm,
-                final_residual_norm: i.final_residual_norm,
-                rhs_norm: i.rhs_norm,
-                r1norm: i.r1norm,
-                r2norm: i.r2norm,
-            }
-        };
-        Ok(())
-    })
-}
-
-/// Residual norms of the last solve, one per iteration from 0 (with parlops_solver_keep_history):
-/// `*norms` points into the solver (valid until its next solve or destroy), `*len` entries.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_history(
-    s: *const parlops_solver,
-    norms: *mut *const f64,
-    len: *mut i64,
-) -> parlops_status {
-    guard("parlops_solver_history", || {
-        let s = unsafe { arg(s, "s")? };
-        out_ok(norms, "norms")?;
-        out_ok(len, "len")?;
-        let h = s.inner.history();
-        unsafe {
-            *norms = h.as_ptr();
-            *len = h.len() as i64;
-        }
-        Ok(())
-    })
-}
-
-/// Least squares (CGLS, LSQR): ||b - A x|| of every iteration from 0, PyLops-MPI's cgls `cost`
-/// (LSQR: its estimate sqrt(||b - A x||^2 + damp^2 ||x||^2)); kept with parlops_solver_keep_history
-/// (CGLS adds ||b - A x|| to a reduction it makes anyway); empty for other methods, whose
-/// parlops_solver_history is already their residual norm. `*norms` points into the solver (valid
-/// until its next solve or destroy), `*len` entries.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_residual_history(
-    s: *const parlops_solver,
-    norms: *mut *const f64,
-    len: *mut i64,
-) -> parlops_status {
-    guard("parlops_solver_residual_history", || {
-        let s = unsafe { arg(s, "s")? };
-        out_ok(norms, "norms")?;
-        out_ok(len, "len")?;
-        let h = s.inner.residual_history();
-        unsafe {
-            *norms = h.as_ptr();
-            *len = h.len() as i64;
-        }
-        Ok(())
-    })
-}
-
-/// Release the solver and set `*s` to NULL (NULL `*s` is a no-op; a destroyed or foreign `*s` is
-/// PARLOPS_ERR_INVALID_HANDLE and is left as it is).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_solver_destroy(s: *mut *mut parlops_solver) -> parlops_status {
-    guard("parlops_solver_destroy", || unsafe { destroy(s, "s") })
-}
-
-/// Largest eigenvalue of a square operator by power iteration (PyLops-MPI's power_iteration; the
-/// random start is seeded and the same for any number of ranks): stops when the estimate changes by
-/// less than tol relative, or after max_iter. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_op_power_iteration(
-    a: *const parlops_op,
-    max_iter: i64,
-    tol: f64,
-    seed: u64,
-    eigenvalue: *mut parlops_scalar,
-    iterations: *mut i64,
-) -> parlops_status {
-    guard("parlops_op_power_iteration", || {
-        let a = unsafe { arg(a, "A")? };
-        let comm = a.inner.rows().comm().clone();
-        let args = [max_iter, tol.to_bits() as i64, seed as i64, a.ident as i64];
-        comm.agree_same(
-            out_ok(eigenvalue, "eigenvalue"),
-            "max_iter, tol, seed or operators (the operator's identity)",
-            &args,
-        )?;
-        let r = crate::any_op!(&a.inner, op => {
-            crate::solver::power::power_iteration(op.as_ref(), max_iter, tol, seed, false).map(|(l, it)| (l.to_parts(), it))
-        });
-        let ((re, im), it) = comm.agree(r)?;
-        unsafe {
-            *eigenvalue = parlops_scalar { re, im };
-            put_opt(iterations, it);
-        }
         Ok(())
     })
 }

@@ -50,6 +50,8 @@ pub unsafe extern "C" fn parlops_solver_set_monitor_iterate(
     ctx: *mut c_void,
 ) -> parlops_status {
     guard("parlops_solver_set_monitor_iterate", || {
+        // SAFETY: `arg_mut` checks `s` against the handle registry (live parlops_solver) and holds
+        // it exclusively for this call; the reference stays in this closure.
         let s = unsafe { arg_mut(s, "s")? };
         let ctx = ctx as usize;
         s.inner.set_iterate_monitor(f.map(|f| {
@@ -57,7 +59,14 @@ pub unsafe extern "C" fn parlops_solver_set_monitor_iterate(
                 move |it: i64, rnorm: f64, [x, r]: [crate::vector::AnyVec; 2]| {
                     let xh = lend(parlops_vec { inner: x });
                     let rh = lend(parlops_vec { inner: r });
+                    // SAFETY: `f` is the caller's non-NULL callback with this signature and `ctx`
+                    // the context it expects (header contract of
+                    // parlops_solver_set_monitor_iterate); `xh` and `rh` are live handles lent for
+                    // exactly the length of this call.
                     let code = unsafe { f(ctx as *mut c_void, it, rnorm, xh, rh) };
+                    // SAFETY: `xh` and `rh` came from `lend` just above; `reclaim` takes each back
+                    // only when the registry still has it with no running call holding it, so a
+                    // handle the callback still uses is left alone.
                     let back = match unsafe { (reclaim(xh), reclaim(rh)) } {
                         (Some(x), Some(r)) => Some([x.inner, r.inner]),
                         _ => None,
@@ -91,6 +100,8 @@ pub unsafe extern "C" fn parlops_solver_set_trust_region(
     radius: f64,
 ) -> parlops_status {
     guard("parlops_solver_set_trust_region", || {
+        // SAFETY: `arg_mut` checks `s` (live parlops_solver) and holds it exclusively for this
+        // call.
         let s = unsafe { arg_mut(s, "s")? };
         if !(radius >= 0.0 && radius.is_finite()) {
             crate::bail!(

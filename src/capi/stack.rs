@@ -24,8 +24,13 @@ pub unsafe extern "C" fn parlops_layout_stack(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_layout_stack", || {
+        // SAFETY: `arg` checks `comm` against the handle registry (live parlops_comm) and holds it
+        // for this call; the reference stays in this closure.
         let comm = &unsafe { arg(comm, "comm")? }.inner;
         // a bad part on one rank is agreed with the others
+        // SAFETY: `parts` holds `n` layout handles when `n` > 0 (header contract); `arg_array`
+        // checks the count, NULL and each handle, and the layouts' `Arc`s are cloned out inside
+        // this call.
         let list = unsafe { arg_array(n, parts, "n", "parts") }.and_then(|ps| {
             if ps.is_empty() {
                 crate::bail!(
@@ -100,7 +105,10 @@ pub unsafe extern "C" fn parlops_vec_stack_get(
         if std::ptr::eq(v, part) {
             crate::bail!(InvalidArgument, "part is v itself");
         }
+        // SAFETY: `arg` checks `v` (live parlops_vec) and holds it shared for this call.
         let v = unsafe { arg(v, "v")? };
+        // SAFETY: `arg_mut` checks `part` and holds it exclusively for this call; `part` is not `v`
+        // (checked above), so the `&mut` does not alias the shared `v`.
         let part = unsafe { arg_mut(part, "part")? };
         let (off, len) = part_range(v, i, part)?;
         crate::any_vec2!(&v.inner, &mut part.inner, (a, b) => {
@@ -121,7 +129,10 @@ pub unsafe extern "C" fn parlops_vec_stack_set(
         if std::ptr::eq(v, part) {
             crate::bail!(InvalidArgument, "part is v itself");
         }
+        // SAFETY: as above: `part` is checked and held (shared) by `arg` for this call.
         let part = unsafe { arg(part, "part")? };
+        // SAFETY: `arg_mut` checks `v` and holds it exclusively for this call; `v` is not `part`
+        // (checked above), so the two references are to different objects.
         let v = unsafe { arg_mut(v, "v")? };
         let (off, len) = part_range(v, i, part)?;
         crate::any_vec2!(&mut v.inner, &part.inner, (a, b) => {

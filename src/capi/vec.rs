@@ -1,18 +1,17 @@
-//! Distributed vectors.
+//! Distributed vectors: creation, storage, host copies and properties (arithmetic, reductions,
+//! gather/scatter, redistribution and destroy: `vec_ops.rs`).
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
-use super::args::{dtype_arg, memory_arg, scalar_arg};
+use super::args::{dtype_arg, memory_arg};
 use super::handles::{
-    arg, arg_mut, create_agreed, destroy, enum_arg, give, guard, null, out_ok, parlops_layout,
-    parlops_vec, put_opt,
+    arg, arg_mut, create_agreed, give, guard, null, out_ok, parlops_layout, parlops_vec, put_opt,
 };
-use super::types::{parlops_dtype, parlops_memory, parlops_norm, parlops_scalar, parlops_status};
+use super::types::{parlops_dtype, parlops_memory, parlops_status};
 use crate::error::Result;
 use crate::memory::Location;
 use crate::scalar::{DType, Scalar};
-use crate::vector::random::Distribution;
-use crate::vector::{AnyVec, DistVector, NormKind};
+use crate::vector::{AnyVec, DistVector};
 
 /// The distribution of parlops_vec_set_random's entries.
 pub type parlops_distribution = i32;
@@ -22,35 +21,7 @@ pub const PARLOPS_RANDOM_UNIFORM: parlops_distribution = 0;
 pub const PARLOPS_RANDOM_GAUSSIAN: parlops_distribution = 1;
 /// +1 or -1 with probability 1/2 each.
 pub const PARLOPS_RANDOM_RADEMACHER: parlops_distribution = 2;
-use crate::{any_vec, any_vec2, any_vec3};
-
-/// Typed view of a caller's global array of `n` entries; `None` for NULL.
-unsafe fn global_slice<'a, T: Scalar>(
-    _: &DistVector<T>,
-    p: *mut c_void,
-    n: i64,
-    what: &str,
-) -> Result<Option<&'a mut [T]>> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        crate::bail!(
-            InvalidArgument,
-            "argument '{what}' ({p:p}) is not aligned for {}",
-            T::DTYPE.name()
-        );
-    }
-    if crate::gpu::is_device_pointer(p) {
-        crate::bail!(
-            MemoryLocation,
-            "argument '{what}' ({p:p}) is CUDA device memory; the global array must be host memory"
-        );
-    }
-    Ok(Some(unsafe {
-        std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
-    }))
-}
+use crate::any_vec;
 
 /// Shared by create and create_with_array: [`create_agreed`] on the dtype and memory.
 fn create_common(
@@ -85,6 +56,8 @@ pub unsafe extern "C" fn parlops_vec_create(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_create", || {
+        // SAFETY: `arg` checks `layout` against the handle registry (live parlops_layout) and holds
+        // it for this call; the reference stays in this closure.
         let l = unsafe { arg(layout, "layout")? };
         create_common(l, dtype, memory, out, |t, m| {
             AnyVec::new(l.inner.clone(), t, m)
@@ -104,7 +77,11 @@ pub unsafe extern "C" fn parlops_vec_create_with_array(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_create_with_array", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = unsafe { arg(layout, "layout")? };
+        // SAFETY: the C caller promises `local_data` holds this rank's local length of entries of
+        // `dtype` in `memory` (or is NULL with local length 0) and outlives the vector (header
+        // contract of parlops_vec_create_with_array), which is what `AnyVec::wrap` requires.
         create_common(l, dtype, memory, out, |t, m| unsafe {
             AnyVec::wrap(l.inner.clone(), t, m, local_data.cast())
         })
@@ -118,7 +95,11 @@ pub unsafe extern "C" fn parlops_vec_place_array(
     local_data: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_place_array", || {
+        // SAFETY: `arg_mut` checks `v` (live parlops_vec) and holds it exclusively for this call.
         let v = unsafe { arg_mut(v, "v")? };
+        // SAFETY: the C caller promises `local_data` holds the vector's local length of entries of
+        // its dtype in its memory, kept alive until `parlops_vec_reset_array` or destroy (header
+        // contract of parlops_vec_place_array), as `place_array` requires.
         any_vec!(&mut v.inner, x => unsafe { x.place_array(local_data.cast()) })
     })
 }
@@ -127,6 +108,7 @@ pub unsafe extern "C" fn parlops_vec_place_array(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_vec_reset_array(v: *mut parlops_vec) -> parlops_status {
     guard("parlops_vec_reset_array", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => x.reset_array());
         Ok(())
@@ -140,6 +122,7 @@ pub unsafe extern "C" fn parlops_vec_duplicate(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_duplicate", || {
+        // SAFETY: `arg` checks `v` (live parlops_vec) and holds it shared for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         let d = v.inner.duplicate()?;
@@ -161,10 +144,13 @@ pub unsafe extern "C" fn parlops_vec_local_array(
     local_len: *mut i64,
 ) -> parlops_status {
     guard("parlops_vec_local_array", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         v.inner.settle()?;
         let (p, n) =
             any_vec!(&mut v.inner, x => (x.local_ptr().cast::<c_void>(), x.layout().local_len()));
+        // SAFETY: `data` and `local_len` are each NULL or a writable pointer / int64 (header
+        // contract), as `put_opt` requires.
         unsafe {
             put_opt(data, p);
             put_opt(local_len, n);
@@ -185,6 +171,7 @@ pub unsafe extern "C" fn parlops_vec_set_stream(
     stream: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_set_stream", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         let s = (!stream.is_null()).then_some(crate::gpu::Stream(stream.cast()));
         any_vec!(&mut v.inner, x => x.set_stream(s))
@@ -199,9 +186,13 @@ pub unsafe extern "C" fn parlops_vec_copy_to_host(
     host_out: *mut c_void,
 ) -> parlops_status {
     guard("parlops_vec_copy_to_host", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         any_vec!(&v.inner, x => {
             let n = x.layout().local_len();
+            // SAFETY: the C caller promises `host_out` holds the local length `n` of entries of the
+            // vector's dtype in host memory (header contract of parlops_vec_copy_to_host);
+            // `local_host_slice` checks NULL, alignment and (with a device) device memory.
             let Some(dst) = (unsafe { local_host_slice(x, host_out, n, "host_out")? }) else {
                 return Ok(());
             };
@@ -221,9 +212,13 @@ pub unsafe extern "C" fn parlops_vec_copy_from_host(
     host_in: *const c_void,
 ) -> parlops_status {
     guard("parlops_vec_copy_from_host", || {
+        // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
         any_vec!(&mut v.inner, x => {
             let n = x.layout().local_len();
+            // SAFETY: the C caller promises `host_in` holds the local length `n` of entries of the
+            // vector's dtype in host memory (header contract of parlops_vec_copy_from_host); the
+            // slice is only read (into `h`), and its last use comes before `x` is written.
             let Some(src) = (unsafe { local_host_slice(x, host_in as *mut c_void, n, "host_in")? }) else {
                 return Ok(());
             };
@@ -246,6 +241,7 @@ pub unsafe extern "C" fn parlops_vec_to_memory(
     out: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_vec_to_memory", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         let m = memory_arg(memory)?;
@@ -262,6 +258,10 @@ pub unsafe extern "C" fn parlops_vec_to_memory(
 }
 
 /// The caller's host array of this rank's `n` entries; `None` when `n` is 0 (NULL allowed then).
+///
+/// # Safety
+/// When `n` > 0, `p` is NULL or points to `n` host entries of `T` that nothing else reads or
+/// writes while the slice lives.
 unsafe fn local_host_slice<'a, T: Scalar>(
     _: &DistVector<T>,
     p: *mut c_void,
@@ -287,6 +287,9 @@ unsafe fn local_host_slice<'a, T: Scalar>(
             "argument '{what}' ({p:p}) is CUDA device memory; it must be a host array"
         );
     }
+    // SAFETY: `p` is not NULL, aligned for `T` and (with a device present) not device memory, all
+    // checked above; our caller's contract is that it holds `n` > 0 host entries of `T` that
+    // nothing else uses while the slice lives.
     Ok(Some(unsafe {
         std::slice::from_raw_parts_mut(p.cast::<T>(), n as usize)
     }))
@@ -299,6 +302,7 @@ pub unsafe extern "C" fn parlops_vec_layout(
     out: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_vec_layout", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(out, "out")?;
         give(
@@ -318,8 +322,11 @@ pub unsafe extern "C" fn parlops_vec_dtype(
     dtype: *mut parlops_dtype,
 ) -> parlops_status {
     guard("parlops_vec_dtype", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(dtype, "dtype")?;
+        // SAFETY: `dtype` was checked not NULL by `out_ok` just above and is writable by the header
+        // contract.
         unsafe { *dtype = v.inner.dtype().code() };
         Ok(())
     })
@@ -332,344 +339,12 @@ pub unsafe extern "C" fn parlops_vec_memory(
     memory: *mut parlops_memory,
 ) -> parlops_status {
     guard("parlops_vec_memory", || {
+        // SAFETY: as above: `v` is checked and held (shared) by `arg` for this call.
         let v = unsafe { arg(v, "v")? };
         out_ok(memory, "memory")?;
+        // SAFETY: `memory` was checked not NULL by `out_ok` just above and is writable by the
+        // header contract.
         unsafe { *memory = v.inner.location().code() };
         Ok(())
     })
-}
-
-/// Run `f(x, y)` with `y` writable; when the caller passed the same vector twice, `x` is a copy.
-fn in_out(
-    x: *const parlops_vec,
-    y: *mut parlops_vec,
-    f: impl FnOnce(&AnyVec, &mut AnyVec) -> Result<()>,
-) -> Result<()> {
-    let xr = unsafe { arg(x, "x")? };
-    if std::ptr::eq(x, y) {
-        let copy = xr.inner.clone_values()?;
-        let y = unsafe { arg_mut(y, "y")? };
-        return f(&copy, &mut y.inner);
-    }
-    let y = unsafe { arg_mut(y, "y")? };
-    f(&xr.inner, &mut y.inner)
-}
-
-/// `x` as an input of a call that writes `w`: borrowed, or an owned copy when it is `w` itself.
-enum Input<'a> {
-    Borrowed(&'a AnyVec),
-    Copy(AnyVec),
-}
-
-impl Input<'_> {
-    fn get(&self) -> &AnyVec {
-        match self {
-            Input::Borrowed(v) => v,
-            Input::Copy(v) => v,
-        }
-    }
-}
-
-fn unalias<'a>(x: *const parlops_vec, w: *mut parlops_vec, name: &str) -> Result<Input<'a>> {
-    let xr: &'a parlops_vec = unsafe { arg(x, name)? };
-    Ok(if std::ptr::eq(x, w) {
-        Input::Copy(xr.inner.clone_values()?)
-    } else {
-        Input::Borrowed(&xr.inner)
-    })
-}
-
-/// y = x (same layout and dtype).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_copy(
-    x: *const parlops_vec,
-    y: *mut parlops_vec,
-) -> parlops_status {
-    guard("parlops_vec_copy", || {
-        if std::ptr::eq(x, y) && !x.is_null() {
-            unsafe { arg(x, "x")? };
-            return Ok(());
-        }
-        in_out(x, y, |x, y| {
-            any_vec2!(&mut *y, x, (b, a) => b.copy_from(a))?;
-            y.settle()
-        })
-    })
-}
-
-/// Every entry of v = a.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_fill(
-    v: *mut parlops_vec,
-    a: parlops_scalar,
-) -> parlops_status {
-    guard("parlops_vec_fill", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.fill(a) })?;
-        v.inner.settle()
-    })
-}
-
-/// Fill v with seeded random values: PARLOPS_RANDOM_UNIFORM (on [0, 1), PETSc's VecSetRandom),
-/// PARLOPS_RANDOM_GAUSSIAN (standard normal) or PARLOPS_RANDOM_RADEMACHER (+1 or -1); complex
-/// vectors get independent real and imaginary parts. Each entry depends on the seed and its global
-/// index only: a seed gives bitwise the same global vector on any number of ranks with any split.
-/// Not collective.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_set_random(
-    v: *mut parlops_vec,
-    distribution: parlops_distribution,
-    seed: u64,
-) -> parlops_status {
-    guard("parlops_vec_set_random", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        let d = enum_arg(
-            distribution,
-            "distribution",
-            &Distribution::choices(),
-            Distribution::from_code,
-        )?;
-        any_vec!(&mut v.inner, x => x.set_random(d, seed))?;
-        v.inner.settle()
-    })
-}
-
-/// v = a v.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_scale(
-    v: *mut parlops_vec,
-    a: parlops_scalar,
-) -> parlops_status {
-    guard("parlops_vec_scale", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => { let a = scalar_arg(a, "a")?; x.scale(a) })?;
-        v.inner.settle()
-    })
-}
-
-/// v = conj(v) (no-op for real dtypes).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_conj(v: *mut parlops_vec) -> parlops_status {
-    guard("parlops_vec_conj", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        any_vec!(&mut v.inner, x => x.conj())?;
-        v.inner.settle()
-    })
-}
-
-/// y = y + a x.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_axpy(
-    y: *mut parlops_vec,
-    a: parlops_scalar,
-    x: *const parlops_vec,
-) -> parlops_status {
-    guard("parlops_vec_axpy", || {
-        in_out(x, y, |x, y| {
-            any_vec2!(&mut *y, x, (b, xv) => { let a = scalar_arg(a, "a")?; b.axpy(a, xv) })?;
-            y.settle()
-        })
-    })
-}
-
-/// y = a x + b y.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_axpby(
-    y: *mut parlops_vec,
-    a: parlops_scalar,
-    x: *const parlops_vec,
-    b: parlops_scalar,
-) -> parlops_status {
-    guard("parlops_vec_axpby", || {
-        in_out(x, y, |x, y| {
-            any_vec2!(&mut *y, x, (yv, xv) => {
-                let a = scalar_arg(a, "a")?;
-                let b = scalar_arg(b, "b")?;
-                yv.axpby(a, xv, b)
-            })?;
-            y.settle()
-        })
-    })
-}
-
-/// w = a x + y (w may be x or y).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_waxpy(
-    w: *mut parlops_vec,
-    a: parlops_scalar,
-    x: *const parlops_vec,
-    y: *const parlops_vec,
-) -> parlops_status {
-    guard("parlops_vec_waxpy", || {
-        let xc = unalias(x, w, "x")?;
-        let yc = unalias(y, w, "y")?;
-        let (xr, yr) = (xc.get(), yc.get());
-        let w = unsafe { arg_mut(w, "w")? };
-        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => { let a = scalar_arg(a, "a")?; wv.waxpy(a, xv, yv) })?;
-        w.inner.settle()
-    })
-}
-
-/// w = x .* y, entry by entry (w may be x or y).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_pointwise_mult(
-    w: *mut parlops_vec,
-    x: *const parlops_vec,
-    y: *const parlops_vec,
-) -> parlops_status {
-    guard("parlops_vec_pointwise_mult", || {
-        let xc = unalias(x, w, "x")?;
-        let yc = unalias(y, w, "y")?;
-        let (xr, yr) = (xc.get(), yc.get());
-        let w = unsafe { arg_mut(w, "w")? };
-        any_vec3!(&mut w.inner, xr, yr, (wv, xv, yv) => wv.pointwise_mult(xv, yv))?;
-        w.inner.settle()
-    })
-}
-
-/// *out = sum conj(x_i) y_i over the whole vector (a broadcast vector counts once). A NULL `out` or a
-/// dtype/layout mismatch on any rank fails on every rank. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_dot(
-    x: *const parlops_vec,
-    y: *const parlops_vec,
-    out: *mut parlops_scalar,
-) -> parlops_status {
-    guard("parlops_vec_dot", || {
-        // With one valid vector this rank can still take part and report the NULL to the others.
-        let (xr, yr) = unsafe { (arg(x, "x"), arg(y, "y")) };
-        let (a, b, pre) = match (xr, yr) {
-            (Ok(a), Ok(b)) => (a, b, out_ok(out, "out")),
-            (Ok(a), Err(e)) => (a, a, Err(e)),
-            (Err(e), Ok(b)) => (b, b, Err(e)),
-            (Err(e), Err(_)) => return Err(e),
-        };
-        let (re, im) = AnyVec::dot(&a.inner, &b.inner, pre)?;
-        unsafe { *out = parlops_scalar { re, im } };
-        Ok(())
-    })
-}
-
-/// *out = the norm of the whole vector (`p` is used only with `PARLOPS_NORM_P`). A bad `kind` or NULL
-/// `out` on any rank fails on every rank. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_norm(
-    v: *const parlops_vec,
-    kind: parlops_norm,
-    p: f64,
-    out: *mut f64,
-) -> parlops_status {
-    guard("parlops_vec_norm", || {
-        let v = unsafe { arg(v, "v")? };
-        let k = out_ok(out, "out").and_then(|_| NormKind::from_code(kind, p));
-        let n = v.inner.norm(k)?;
-        unsafe { *out = n };
-        Ok(())
-    })
-}
-
-/// Copy the whole vector (global length entries of its dtype) into `global_out` on rank `root`, or on
-/// every rank when `root` is `PARLOPS_ALL_RANKS` (-1). `global_out` may be NULL on ranks that do not
-/// receive, and is not looked at there. `global_out` is host memory, also for device vectors (their data is copied through the
-/// host). [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_gather(
-    v: *const parlops_vec,
-    root: c_int,
-    global_out: *mut c_void,
-) -> parlops_status {
-    guard("parlops_vec_gather", || {
-        let v = unsafe { arg(v, "v")? };
-        let n = v.inner.layout().global_len();
-        // `global_out` is ignored (not even checked) on ranks that do not receive
-        let rank = v.inner.layout().comm().rank();
-        let global_out = if root == -1 || root == rank {
-            global_out
-        } else {
-            std::ptr::null_mut()
-        };
-        any_vec!(&v.inner, x => {
-            let (out, pre) = match unsafe { global_slice(x, global_out, n, "global_out") } {
-                Ok(o) => (o, Ok(())),
-                Err(e) => (None, Err(e)),
-            };
-            x.gather(root, out, pre)
-        })
-    })
-}
-
-/// Set the vector from the whole array `global_in` (global length entries) given on rank `root`;
-/// `global_in` is ignored elsewhere (may be NULL; it is not looked at). `global_in` is host memory, also for device
-/// vectors. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_scatter(
-    v: *mut parlops_vec,
-    root: c_int,
-    global_in: *const c_void,
-) -> parlops_status {
-    guard("parlops_vec_scatter", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        let n = v.inner.layout().global_len();
-        // `global_in` is ignored (not even checked) off the root
-        let global_in = if root == v.inner.layout().comm().rank() {
-            global_in
-        } else {
-            std::ptr::null()
-        };
-        any_vec!(&mut v.inner, x => {
-            let (inp, pre) = match unsafe { global_slice(x, global_in as *mut c_void, n, "global_in") } {
-                Ok(o) => (o.map(|s| &*s), Ok(())),
-                Err(e) => (None, Err(e)),
-            };
-            x.scatter_from(root, inp, pre)
-        })
-    })
-}
-
-/// A new vector with layout `to` (same communicator and global length) holding the same entries. [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_redistribute(
-    v: *const parlops_vec,
-    to: *const parlops_layout,
-    out: *mut *mut parlops_vec,
-) -> parlops_status {
-    guard("parlops_vec_redistribute", || {
-        let v = unsafe { arg(v, "v")? };
-        let to_ref = unsafe { arg(to, "to") };
-        let pre = out_ok(out, "out").and(to_ref.as_ref().map(|_| ()).map_err(|e| e.clone()));
-        let target = to_ref.map_or_else(|_| v.inner.layout().clone(), |t| t.inner.clone());
-        let r = v.inner.redistribute(&target, pre)?;
-        give(out, parlops_vec { inner: r });
-        Ok(())
-    })
-}
-
-/// After writing into a `PARLOPS_PARTITION_BROADCAST` vector's local data: make every rank's copy equal
-/// to rank 0's (other partitions: nothing to do but one small agreement that every rank passes a vector
-/// of the same layout). [collective]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_assemble(v: *mut parlops_vec) -> parlops_status {
-    guard("parlops_vec_assemble", || {
-        let v = unsafe { arg_mut(v, "v")? };
-        // every rank must pass a vector of the same layout (a broadcast one communicates, others
-        // do not): agreed first
-        let l = v.inner.layout().clone();
-        l.comm().agree_same(
-            Ok(()),
-            "vectors ([layout, dtype, memory])",
-            &[
-                l.fingerprint(),
-                v.inner.dtype() as i64,
-                v.inner.location().code() as i64,
-            ],
-        )?;
-        any_vec!(&mut v.inner, x => x.assemble())
-    })
-}
-
-/// Release the vector and set `*v` to NULL (NULL `*v` is a no-op; a destroyed or foreign `*v` is
-/// PARLOPS_ERR_INVALID_HANDLE and is left as it is). A wrapped caller array is not freed.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn parlops_vec_destroy(v: *mut *mut parlops_vec) -> parlops_status {
-    guard("parlops_vec_destroy", || unsafe { destroy(v, "v") })
 }

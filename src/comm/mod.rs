@@ -8,6 +8,7 @@
 mod agree;
 pub mod halo;
 mod mpi;
+mod mpi_calls;
 pub mod nccl;
 mod p2p;
 
@@ -59,6 +60,8 @@ impl Comm {
     /// # Safety
     /// `comm` must be a valid communicator handle of the MPI library this crate was built against.
     pub unsafe fn from_mpi(comm: ::mpi::ffi::MPI_Comm) -> Result<Comm> {
+        // SAFETY: our caller's contract (`# Safety` above): `comm` is a valid communicator of this
+        // MPI, which is what `MpiComm::dup` requires.
         let raw = unsafe { MpiComm::dup(comm)? };
         let rank = raw.rank()?;
         let size = raw.size()?;
@@ -131,11 +134,14 @@ impl Comm {
 
     /// Duplicate `MPI_COMM_WORLD`. [collective]
     pub fn world() -> Result<Comm> {
+        // SAFETY: `RSMPI_COMM_WORLD` is the rsmpi shim's constant for `MPI_COMM_WORLD`, a valid
+        // communicator of this MPI (`dup` checks that MPI is running).
         unsafe { Comm::from_mpi(::mpi::ffi::RSMPI_COMM_WORLD) }
     }
 
     /// Duplicate `MPI_COMM_SELF`.
     pub fn self_comm() -> Result<Comm> {
+        // SAFETY: as above: `RSMPI_COMM_SELF` is the shim's `MPI_COMM_SELF`, a valid communicator.
         unsafe { Comm::from_mpi(::mpi::ffi::RSMPI_COMM_SELF) }
     }
 
@@ -253,6 +259,11 @@ impl Comm {
         let mut recv = vec![0.0; n + 1].into_boxed_slice();
         self.reductions.fetch_add(1, Ordering::Relaxed);
         let mut req = Requests::new();
+        // SAFETY: `send` and `recv` are boxed slices of `n + 1` doubles, moved into the returned
+        // `PendingSum` together with the request: their heap buffers do not move, nothing writes
+        // them until `finish`, which waits for the request first, and a `PendingSum` dropped
+        // unfinished waits for it (its `req` field is dropped before the buffers) before they are
+        // freed.
         let r = unsafe {
             self.raw
                 .iallreduce_sum_f64(send.as_ptr(), recv.as_mut_ptr(), (n + 1) as i32)?
@@ -425,9 +436,11 @@ impl Comm {
 
 /// A sum-allreduce in flight ([`Comm::iallreduce_checked`]); [`PendingSum::finish`] completes it.
 pub struct PendingSum {
+    /// First, so that it is dropped first: dropping an unfinished sum waits for the request
+    /// (`Requests`' drop) before `send` and `recv`, which MPI may still read and write, are freed.
+    req: Requests,
     send: Box<[f64]>,
     recv: Box<[f64]>,
-    req: Requests,
     local_err: Option<Error>,
     n: usize,
 }
@@ -534,6 +547,8 @@ fn counts_displs(counts: &[i64], parts: usize) -> Result<(Vec<i32>, Vec<i32>)> {
 
 impl MpiBase {
     fn datatype(self) -> ::mpi::ffi::MPI_Datatype {
+        // SAFETY: reads the rsmpi shim's datatype constants (`const` objects of its C part, never
+        // written).
         unsafe {
             match self {
                 MpiBase::F32 => ::mpi::ffi::RSMPI_FLOAT,

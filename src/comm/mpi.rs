@@ -1,20 +1,24 @@
-//! Thin checked wrappers over the raw MPI calls (rsmpi's `ffi`); nothing above this file calls MPI.
+//! Thin checked wrappers over the raw MPI calls (rsmpi's `ffi`): MPI's state, the owned communicator
+//! and starting/stopping MPI here, its communication calls in `mpi_calls.rs`; nothing above these two
+//! files calls MPI.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int};
 
 use mpi::ffi;
 
-use super::ReduceOp;
 use crate::error::{Error, ErrorKind, Result};
-use crate::scalar::MpiBase;
 
 /// Turn an MPI return code into a [`Result`], with MPI's own words.
-fn check(rc: c_int, what: &str) -> Result<()> {
+pub(super) fn check(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         return Ok(());
     }
     let mut buf = vec![0 as c_char; 1024];
     let mut len: c_int = 0;
+    // SAFETY: `buf` is a live buffer of 1024 chars, at least MPI_MAX_ERROR_STRING (512 in MPICH,
+    // 256 in Open MPI), as `MPI_Error_string` requires (callable at any time, also before
+    // `MPI_Init`); on success MPI wrote a NUL-terminated string into it, which `CStr::from_ptr`
+    // reads within the buffer.
     let text = unsafe {
         if ffi::MPI_Error_string(rc, buf.as_mut_ptr(), &mut len) == 0 {
             CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
@@ -30,7 +34,7 @@ fn check(rc: c_int, what: &str) -> Result<()> {
 
 /// Every communication first checks that MPI is still running: a call after `MPI_Finalize` is an
 /// error for the caller, not undefined behaviour inside MPI.
-fn alive() -> Result<()> {
+pub(super) fn alive() -> Result<()> {
     let (init, fin) = mpi_initialized();
     if !init || fin {
         return Err(Error::new(
@@ -52,6 +56,9 @@ fn alive() -> Result<()> {
 pub fn mpi_initialized() -> (bool, bool) {
     let mut init: c_int = 0;
     let mut fin: c_int = 0;
+    // SAFETY: `MPI_Initialized` and `MPI_Finalized` may be called at any time, also before
+    // `MPI_Init` and after `MPI_Finalize`; they write one int each through pointers to the live
+    // locals.
     unsafe {
         ffi::MPI_Initialized(&mut init);
         ffi::MPI_Finalized(&mut fin);
@@ -63,6 +70,9 @@ pub fn mpi_initialized() -> (bool, bool) {
 pub fn mpi_library_version() -> String {
     let mut buf = vec![0 as c_char; 8192];
     let mut len: c_int = 0;
+    // SAFETY: `buf` holds 8192 chars, at least MPI_MAX_LIBRARY_VERSION_STRING (8192 in MPICH, 256
+    // in Open MPI); `MPI_Get_library_version` may be called before `MPI_Init` and, on success,
+    // leaves a NUL-terminated string in it for `CStr::from_ptr`.
     unsafe {
         if ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) != 0 {
             return "unknown".into();
@@ -77,6 +87,8 @@ pub fn mpi_library_version() -> String {
 /// `MPI_Get_version`: the MPI standard version the library implements.
 pub fn mpi_standard_version() -> (i32, i32) {
     let (mut a, mut b) = (0, 0);
+    // SAFETY: `MPI_Get_version` may be called at any time and writes two ints through pointers to
+    // the live locals.
     unsafe {
         ffi::MPI_Get_version(&mut a, &mut b);
     }
@@ -102,6 +114,9 @@ pub fn mpi_cuda_aware() -> Option<bool> {
 pub fn processor_name() -> String {
     let mut buf = vec![0 as c_char; 1024];
     let mut len: c_int = 0;
+    // SAFETY: `buf` holds 1024 chars, at least MPI_MAX_PROCESSOR_NAME (128 in MPICH, 256 in Open
+    // MPI); on success `MPI_Get_processor_name` leaves a NUL-terminated name in it for
+    // `CStr::from_ptr`.
     unsafe {
         if ffi::MPI_Get_processor_name(buf.as_mut_ptr(), &mut len) != 0 {
             return "unknown".into();
@@ -112,7 +127,15 @@ pub fn processor_name() -> String {
 
 /// Run `f` with `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`, restoring the caller's
 /// handlers afterwards.
+///
+/// # Safety
+/// MPI is initialised and not finalised.
 unsafe fn with_errors_returned(f: impl FnOnce() -> c_int) -> c_int {
+    // SAFETY: MPI is running (our caller's contract; `dup` checks it). `MPI_Errhandler` is a plain
+    // handle (pointer or int) for which all-zero bits are a valid placeholder, overwritten by
+    // `MPI_Comm_get_errhandler`; each handler obtained is a new reference, set back on its
+    // communicator and freed once after `f`, and the world/self handles are the rsmpi shim's
+    // constants.
     unsafe {
         let comms = [ffi::RSMPI_COMM_WORLD, ffi::RSMPI_COMM_SELF];
         let mut saved = Vec::with_capacity(2);
@@ -134,13 +157,17 @@ unsafe fn with_errors_returned(f: impl FnOnce() -> c_int) -> c_int {
 
 /// An owned MPI communicator (freed on drop while MPI is still running).
 pub struct MpiComm {
-    comm: ffi::MPI_Comm,
+    pub(super) comm: ffi::MPI_Comm,
 }
 
 // SAFETY: an MPI communicator handle is an identifier, not memory that Rust could race on. Using
 // one communicator from several threads at once requires MPI_THREAD_MULTIPLE, as with any MPI code;
 // parlops itself makes MPI calls only from the thread that calls it.
 unsafe impl Send for MpiComm {}
+// SAFETY: as for `Send`: `&MpiComm` only hands the handle to MPI calls, which MPI itself makes
+// thread-safe or not according to the thread level the program initialised it with (parlops_init
+// asks for FUNNELED; concurrent calls from several threads are the caller's to avoid, as with
+// any MPI code); no Rust memory is shared through it.
 unsafe impl Sync for MpiComm {}
 
 impl MpiComm {
@@ -163,6 +190,11 @@ impl MpiComm {
                 ),
             ));
         }
+        // SAFETY: our caller promises `comm` is a valid communicator of this MPI (the contract of
+        // `dup`), and MPI is running (checked above). `RSMPI_COMM_NULL` and `RSMPI_ERRORS_RETURN`
+        // are the rsmpi shim's constants; `with_errors_returned` makes an invalid `comm` a return
+        // code instead of an abort; `out` is a live local that `MPI_Comm_dup` writes, owned (and
+        // freed on drop) by the `MpiComm` made from it before the next fallible call.
         unsafe {
             if comm == ffi::RSMPI_COMM_NULL {
                 return Err(Error::new(
@@ -196,6 +228,8 @@ impl MpiComm {
     pub fn rank(&self) -> Result<i32> {
         let mut r = 0;
         check(
+            // SAFETY: `self.comm` is a live communicator owned by `self` (freed only on drop); `r`
+            // is a live local that `MPI_Comm_rank` writes.
             unsafe { ffi::MPI_Comm_rank(self.comm, &mut r) },
             "MPI_Comm_rank",
         )?;
@@ -205,6 +239,8 @@ impl MpiComm {
     pub fn size(&self) -> Result<i32> {
         let mut s = 0;
         check(
+            // SAFETY: as above: `self.comm` is live, and `s` a live local that `MPI_Comm_size`
+            // writes.
             unsafe { ffi::MPI_Comm_size(self.comm, &mut s) },
             "MPI_Comm_size",
         )?;
@@ -213,6 +249,9 @@ impl MpiComm {
 
     /// Rank and size among the processes sharing this node (`MPI_COMM_TYPE_SHARED`). [collective]
     pub fn node_rank_size(&self) -> Result<(i32, i32)> {
+        // SAFETY: `self.comm` is live; `node` is a live local that `MPI_Comm_split_type` writes
+        // with a new communicator, owned (and freed) by the `MpiComm` `n` at once; the type and
+        // info arguments are the rsmpi shim's constants.
         unsafe {
             let mut node: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
             check(
@@ -229,411 +268,14 @@ impl MpiComm {
             Ok((n.rank()?, n.size()?))
         }
     }
-
-    pub fn allreduce_f64(&self, vals: &[f64], op: ReduceOp) -> Result<Vec<f64>> {
-        alive()?;
-        let mut out = vec![0.0; vals.len()];
-        let count = i32::try_from(vals.len())
-            .map_err(|_| Error::new(ErrorKind::Internal, "allreduce too long"))?;
-        unsafe {
-            let mop = match op {
-                ReduceOp::Sum => ffi::RSMPI_SUM,
-                ReduceOp::Max => ffi::RSMPI_MAX,
-            };
-            check(
-                ffi::MPI_Allreduce(
-                    vals.as_ptr().cast(),
-                    out.as_mut_ptr().cast(),
-                    count,
-                    ffi::RSMPI_DOUBLE,
-                    mop,
-                    self.comm,
-                ),
-                "MPI_Allreduce",
-            )?;
-        }
-        Ok(out)
-    }
-
-    pub fn allgather_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
-        alive()?;
-        let size = self.size()? as usize;
-        let mut out = vec![0i64; vals.len() * size];
-        let count = i32::try_from(vals.len())
-            .map_err(|_| Error::new(ErrorKind::Internal, "allgather too long"))?;
-        unsafe {
-            check(
-                ffi::MPI_Allgather(
-                    vals.as_ptr().cast(),
-                    count,
-                    ffi::RSMPI_INT64_T,
-                    out.as_mut_ptr().cast(),
-                    count,
-                    ffi::RSMPI_INT64_T,
-                    self.comm,
-                ),
-                "MPI_Allgather",
-            )?;
-        }
-        Ok(out)
-    }
-
-    pub fn bcast_i64(&self, buf: &mut [i64], root: i32) -> Result<()> {
-        alive()?;
-        unsafe {
-            check(
-                ffi::MPI_Bcast(
-                    buf.as_mut_ptr().cast(),
-                    buf.len() as c_int,
-                    ffi::RSMPI_INT64_T,
-                    root,
-                    self.comm,
-                ),
-                "MPI_Bcast",
-            )
-        }
-    }
-
-    pub fn bcast_bytes(&self, buf: &mut [u8], root: i32) -> Result<()> {
-        alive()?;
-        unsafe {
-            check(
-                ffi::MPI_Bcast(
-                    buf.as_mut_ptr().cast(),
-                    buf.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    root,
-                    self.comm,
-                ),
-                "MPI_Bcast",
-            )
-        }
-    }
-
-    pub(super) fn bcast_raw(
-        &self,
-        buf: *mut c_void,
-        count: i32,
-        base: MpiBase,
-        root: i32,
-    ) -> Result<()> {
-        alive()?;
-        unsafe {
-            check(
-                ffi::MPI_Bcast(buf, count, base.datatype(), root, self.comm),
-                "MPI_Bcast",
-            )
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn allgatherv_raw(
-        &self,
-        send: *const c_void,
-        scount: i32,
-        recv: *mut c_void,
-        counts: &[i32],
-        displs: &[i32],
-        base: MpiBase,
-    ) -> Result<()> {
-        alive()?;
-        let t = base.datatype();
-        unsafe {
-            check(
-                ffi::MPI_Allgatherv(
-                    send,
-                    scount,
-                    t,
-                    recv,
-                    counts.as_ptr(),
-                    displs.as_ptr(),
-                    t,
-                    self.comm,
-                ),
-                "MPI_Allgatherv",
-            )
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn gatherv_raw(
-        &self,
-        send: *const c_void,
-        scount: i32,
-        recv: *mut c_void,
-        counts: &[i32],
-        displs: &[i32],
-        base: MpiBase,
-        root: i32,
-    ) -> Result<()> {
-        alive()?;
-        let t = base.datatype();
-        unsafe {
-            check(
-                ffi::MPI_Gatherv(
-                    send,
-                    scount,
-                    t,
-                    recv,
-                    counts.as_ptr(),
-                    displs.as_ptr(),
-                    t,
-                    root,
-                    self.comm,
-                ),
-                "MPI_Gatherv",
-            )
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn scatterv_raw(
-        &self,
-        send: *const c_void,
-        counts: &[i32],
-        displs: &[i32],
-        recv: *mut c_void,
-        rcount: i32,
-        base: MpiBase,
-        root: i32,
-    ) -> Result<()> {
-        alive()?;
-        let t = base.datatype();
-        unsafe {
-            check(
-                ffi::MPI_Scatterv(
-                    send,
-                    counts.as_ptr(),
-                    displs.as_ptr(),
-                    t,
-                    recv,
-                    rcount,
-                    t,
-                    root,
-                    self.comm,
-                ),
-                "MPI_Scatterv",
-            )
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn alltoallv_raw(
-        &self,
-        send: *const c_void,
-        sc: &[i32],
-        sd: &[i32],
-        recv: *mut c_void,
-        rc: &[i32],
-        rd: &[i32],
-        base: MpiBase,
-    ) -> Result<()> {
-        alive()?;
-        let t = base.datatype();
-        unsafe {
-            check(
-                ffi::MPI_Alltoallv(
-                    send,
-                    sc.as_ptr(),
-                    sd.as_ptr(),
-                    t,
-                    recv,
-                    rc.as_ptr(),
-                    rd.as_ptr(),
-                    t,
-                    self.comm,
-                ),
-                "MPI_Alltoallv",
-            )
-        }
-    }
-}
-
-impl MpiComm {
-    pub(super) fn isend_raw(
-        &self,
-        buf: *const c_void,
-        count: i32,
-        base: MpiBase,
-        dest: i32,
-        tag: i32,
-    ) -> Result<ffi::MPI_Request> {
-        alive()?;
-        unsafe {
-            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
-            check(
-                ffi::MPI_Isend(buf, count, base.datatype(), dest, tag, self.comm, &mut r),
-                "MPI_Isend",
-            )?;
-            Ok(r)
-        }
-    }
-
-    pub(super) fn irecv_raw(
-        &self,
-        buf: *mut c_void,
-        count: i32,
-        base: MpiBase,
-        src: i32,
-        tag: i32,
-    ) -> Result<ffi::MPI_Request> {
-        alive()?;
-        unsafe {
-            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
-            check(
-                ffi::MPI_Irecv(buf, count, base.datatype(), src, tag, self.comm, &mut r),
-                "MPI_Irecv",
-            )?;
-            Ok(r)
-        }
-    }
-
-    pub(super) fn allreduce_sum_raw(
-        &self,
-        send: *const c_void,
-        recv: *mut c_void,
-        count: i32,
-        base: MpiBase,
-    ) -> Result<()> {
-        alive()?;
-        unsafe {
-            check(
-                ffi::MPI_Allreduce(
-                    send,
-                    recv,
-                    count,
-                    base.datatype(),
-                    ffi::RSMPI_SUM,
-                    self.comm,
-                ),
-                "MPI_Allreduce",
-            )
-        }
-    }
-
-    /// `MPI_Comm_split` (errors returned, not fatal, on the new communicator). [collective]
-    pub fn split(&self, color: i32, key: i32) -> Result<MpiComm> {
-        alive()?;
-        unsafe {
-            let mut out: ffi::MPI_Comm = ffi::RSMPI_COMM_NULL;
-            check(
-                ffi::MPI_Comm_split(self.comm, color, key, &mut out),
-                "MPI_Comm_split",
-            )?;
-            let c = MpiComm { comm: out };
-            check(
-                ffi::MPI_Comm_set_errhandler(out, ffi::RSMPI_ERRORS_RETURN),
-                "MPI_Comm_set_errhandler",
-            )?;
-            Ok(c)
-        }
-    }
-
-    pub fn barrier(&self) -> Result<()> {
-        alive()?;
-        unsafe { check(ffi::MPI_Barrier(self.comm), "MPI_Barrier") }
-    }
-
-    /// Start `MPI_Iallreduce(SUM)` of doubles.
-    ///
-    /// # Safety
-    /// Both buffers must stay alive and untouched until the request completes.
-    pub(super) unsafe fn iallreduce_sum_f64(
-        &self,
-        send: *const f64,
-        recv: *mut f64,
-        n: i32,
-    ) -> Result<ffi::MPI_Request> {
-        alive()?;
-        unsafe {
-            let mut r: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
-            check(
-                ffi::MPI_Iallreduce(
-                    send.cast(),
-                    recv.cast(),
-                    n,
-                    ffi::RSMPI_DOUBLE,
-                    ffi::RSMPI_SUM,
-                    self.comm,
-                    &mut r,
-                ),
-                "MPI_Iallreduce",
-            )?;
-            Ok(r)
-        }
-    }
-
-    pub fn alltoall_i64(&self, vals: &[i64]) -> Result<Vec<i64>> {
-        alive()?;
-        let size = self.size()? as usize;
-        if !vals.len().is_multiple_of(size.max(1)) {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                "alltoall: length not a multiple of the size",
-            ));
-        }
-        let per = (vals.len() / size.max(1)) as c_int;
-        let mut out = vec![0i64; vals.len()];
-        unsafe {
-            check(
-                ffi::MPI_Alltoall(
-                    vals.as_ptr().cast(),
-                    per,
-                    ffi::RSMPI_INT64_T,
-                    out.as_mut_ptr().cast(),
-                    per,
-                    ffi::RSMPI_INT64_T,
-                    self.comm,
-                ),
-                "MPI_Alltoall",
-            )?;
-        }
-        Ok(out)
-    }
-}
-
-/// `MPI_Waitall` on the requests (statuses ignored).
-pub(super) fn waitall(reqs: &mut [ffi::MPI_Request]) -> Result<()> {
-    if reqs.is_empty() {
-        return Ok(());
-    }
-    unsafe {
-        check(
-            ffi::MPI_Waitall(
-                reqs.len() as c_int,
-                reqs.as_mut_ptr(),
-                ffi::RSMPI_STATUSES_IGNORE,
-            ),
-            "MPI_Waitall",
-        )
-    }
-}
-
-/// `MPI_Testall` on the requests: whether all have completed (then they are freed and set to
-/// `MPI_REQUEST_NULL`); drives MPI's progress either way.
-pub(super) fn testall(reqs: &mut [ffi::MPI_Request]) -> Result<bool> {
-    if reqs.is_empty() {
-        return Ok(true);
-    }
-    let mut flag: c_int = 0;
-    unsafe {
-        check(
-            ffi::MPI_Testall(
-                reqs.len() as c_int,
-                reqs.as_mut_ptr(),
-                &mut flag,
-                ffi::RSMPI_STATUSES_IGNORE,
-            ),
-            "MPI_Testall",
-        )?;
-    }
-    Ok(flag != 0)
 }
 
 impl Drop for MpiComm {
     fn drop(&mut self) {
         let (init, fin) = mpi_initialized();
         if init && !fin {
+            // SAFETY: MPI is running (checked just above) and `self.comm` is the communicator this
+            // `MpiComm` owns (from `MPI_Comm_dup`, `_split` or `_split_type`), freed once here.
             unsafe {
                 if self.comm != ffi::RSMPI_COMM_NULL {
                     ffi::MPI_Comm_free(&mut self.comm);
@@ -661,6 +303,9 @@ pub unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> Result<bool
         return Ok(false);
     }
     let mut provided: c_int = 0;
+    // SAFETY: MPI is neither running nor finalised (checked above), and our caller passes the
+    // program's `argc`/`argv` or NULL (the `# Safety` contract), as `MPI_Init_thread` requires;
+    // `provided` is a live local.
     unsafe {
         check(
             ffi::MPI_Init_thread(argc, argv, ffi::RSMPI_THREAD_FUNNELED, &mut provided),
@@ -675,6 +320,8 @@ pub unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> Result<bool
 pub fn finalize() -> Result<bool> {
     let (init, fin) = mpi_initialized();
     if STARTED_BY_US.swap(false, std::sync::atomic::Ordering::SeqCst) && init && !fin {
+        // SAFETY: MPI was started by `init` and is running (checked just above); `MPI_Finalize` is
+        // called at most once (`STARTED_BY_US` is swapped to false).
         check(unsafe { ffi::MPI_Finalize() }, "MPI_Finalize")?;
         return Ok(true);
     }

@@ -17,13 +17,13 @@ impl Requests {
     }
     /// Wait for all of them.
     pub fn wait(&mut self) -> Result<()> {
-        let r = super::mpi::waitall(&mut self.reqs);
+        let r = super::mpi_calls::waitall(&mut self.reqs);
         self.reqs.clear();
         r
     }
     /// Have all of them completed? (Then they are released; otherwise MPI made progress on them.)
     pub fn test(&mut self) -> Result<bool> {
-        let done = super::mpi::testall(&mut self.reqs)?;
+        let done = super::mpi_calls::testall(&mut self.reqs)?;
         if done {
             self.reqs.clear();
         }
@@ -40,7 +40,7 @@ impl Default for Requests {
 impl Drop for Requests {
     fn drop(&mut self) {
         if !self.reqs.is_empty() {
-            let _ = super::mpi::waitall(&mut self.reqs);
+            let _ = super::mpi_calls::waitall(&mut self.reqs);
         }
     }
 }
@@ -57,7 +57,9 @@ impl Comm {
             return Ok(());
         }
         let mut reqs = Requests::new();
-        // both buffers outlive the wait below
+        // SAFETY: `recv` and `send` are borrowed for this whole function, and `reqs`, declared
+        // after them, is waited for before they are released: by `reqs.wait()` below, or by its
+        // drop (which waits) on an early return; nothing touches either buffer meanwhile.
         unsafe {
             self.irecv(recv, partner, &mut reqs)?;
             self.isend(send, partner, &mut reqs)?;
@@ -70,6 +72,8 @@ impl Comm {
     /// # Safety
     /// `buf` must stay alive and unmodified until `reqs` has been waited for.
     pub unsafe fn isend<T: Scalar>(&self, buf: &[T], dest: i32, reqs: &mut Requests) -> Result<()> {
+        // SAFETY: our caller's contract (`# Safety` above) is passed on: `buf` holds `buf.len()`
+        // entries of `T` at its address and stays alive and unmodified until `reqs` is waited for.
         unsafe { self.isend_device::<T>(buf.as_ptr() as usize as u64, buf.len(), dest, reqs) }
     }
 
@@ -83,6 +87,8 @@ impl Comm {
         src: i32,
         reqs: &mut Requests,
     ) -> Result<()> {
+        // SAFETY: as above: `buf` holds `buf.len()` entries at its address, untouched until `reqs`
+        // is waited for (our caller's contract).
         unsafe { self.irecv_device::<T>(buf.as_mut_ptr() as usize as u64, buf.len(), src, reqs) }
     }
 

@@ -147,6 +147,10 @@ unsafe impl Send for Objects {}
 impl Drop for Objects {
     fn drop(&mut self) {
         let Ok(h) = api() else { return };
+        // SAFETY: each handle is NULL or an object this `Objects` created with the same hypre and
+        // owns alone (`BoomerAmg` keeps it behind its mutex and is being dropped), destroyed once
+        // here; `a`, `b` and `x` belong to the IJ objects and are not destroyed separately. The
+        // function pointers were resolved from the loaded hypre with these signatures in `load()`.
         unsafe {
             if !self.solver.is_null() {
                 (h.AmgDestroy)(self.solver);
@@ -178,6 +182,8 @@ fn hcheck(code: HInt, what: &str) -> Result<()> {
         return Ok(());
     }
     let h = api()?;
+    // SAFETY: `ClearAllErrors` takes no arguments and only resets hypre's error flag; its pointer
+    // was resolved with this signature in `load()`.
     unsafe { (h.ClearAllErrors)() };
     let flags = [
         (1, "generic"),
@@ -347,6 +353,11 @@ impl BoomerAmg {
         let nh = hint(n, "the local row count")?;
         let rowsv = obj.idx.clone();
         // the matrix and two vectors (Assemble is collective: every rank gets here)
+        // SAFETY: the function pointers were resolved with these signatures (HInt/HBig from the
+        // headers parlops was built with) in `load()`; `raw` is the live communicator of `comm`,
+        // which the operator keeps; `obj.ij_a` is written by `IJMatrixCreate` before the next calls
+        // use it; `dsz`/`osz` hold `n` counts, and `ncols`, `rowsv` (`n` entries) and `cols`/`vals`
+        // (the sum of `ncols`) are live `Vec`s that hypre copies from during the call.
         let made = unsafe {
             hcheck(
                 (h.IJMatrixCreate)(raw, ilo, ihi, ilo, ihi, &mut obj.ij_a),
@@ -381,6 +392,8 @@ impl BoomerAmg {
         };
         comm.agree(made)?;
         drop((cols, vals));
+        // SAFETY: as above: `obj.ij_a` is the matrix created above (initialised and filled), and
+        // `obj.a` a field `IJMatrixGetObject` writes.
         let assembled = unsafe {
             hcheck((h.IJMatrixAssemble)(obj.ij_a), "IJMatrixAssemble").and_then(|_| {
                 hcheck(
@@ -394,6 +407,9 @@ impl BoomerAmg {
             (&mut obj.ij_b as *mut _, &mut obj.b as *mut _),
             (&mut obj.ij_x as *mut _, &mut obj.x as *mut _),
         ] {
+            // SAFETY: as above: `ij` and `par` point to fields of the live local `obj` (nothing
+            // else touches it in this loop); `IJVectorCreate` writes `*ij` before the next calls
+            // read it.
             let v = unsafe {
                 hcheck((h.IJVectorCreate)(raw, ilo, ihi, ij), "IJVectorCreate")
                     .and_then(|_| {
@@ -405,6 +421,8 @@ impl BoomerAmg {
                     .and_then(|_| hcheck((h.IJVectorInitialize)(*ij), "IJVectorInitialize"))
             };
             comm.agree(v)?;
+            // SAFETY: as above: `*ij` is the vector created and initialised just before, `par` the
+            // field `IJVectorGetObject` writes.
             let v = unsafe {
                 hcheck((h.IJVectorAssemble)(*ij), "IJVectorAssemble")
                     .and_then(|_| hcheck((h.IJVectorGetObject)(*ij, par), "IJVectorGetObject"))
@@ -412,6 +430,10 @@ impl BoomerAmg {
             comm.agree(v)?;
         }
         // the solver and its options (local calls), then the set-up (collective)
+        // SAFETY: as above for the pointers; `obj.solver` is written by `AmgCreate` (a NULL one,
+        // after a failed create, is refused by hypre's setters with an error code). `p` is
+        // `malloc`'d for `n.max(1)` HInts and written at `i < n`; hypre takes it over with
+        // `AmgSetDofFunc` and frees it with the solver, as its interface says.
         let opts = unsafe {
             let mut r = hcheck((h.AmgCreate)(&mut obj.solver), "BoomerAMGCreate");
             let mut set = |code: HInt, what: &str| {
@@ -481,6 +503,8 @@ impl BoomerAmg {
             r
         };
         comm.agree(opts)?;
+        // SAFETY: as above: the solver, matrix and vectors are the ones created and assembled above
+        // on every rank (each step agreed), as `BoomerAMGSetup` needs.
         let setup = unsafe {
             hcheck(
                 (h.AmgSetup)(obj.solver, obj.a, obj.b, obj.x),
@@ -508,6 +532,9 @@ impl LinearOperator<f64> for BoomerAmg {
         let o = self.obj.lock().unwrap_or_else(|p| p.into_inner());
         let n = o.idx.len() as HInt;
         // local copies in; the solve is collective: a failure of a local call is agreed first
+        // SAFETY: the objects are this operator's, used under its mutex (`o`); `o.idx` holds `n`
+        // global row indices, and `x.local()` holds `n` values because `x` has the operator's
+        // layout, which this trait's callers check (`apply_checked`, the solvers), not this method.
         let local = unsafe {
             hcheck(
                 (h.IJVectorSetValues)(o.ij_b, n, o.idx.as_ptr(), x.local().as_ptr()),
@@ -521,12 +548,16 @@ impl LinearOperator<f64> for BoomerAmg {
             })
         };
         self.comm.agree(local)?;
+        // SAFETY: as above: the solver, matrix and vectors are this operator's, set up in `setup`,
+        // under its mutex.
         let solved = unsafe { hcheck((h.AmgSolve)(o.solver, o.a, o.b, o.x), "BoomerAMGSolve") };
         // hypre flags a V-cycle that did not reach tolerance 0 (it never does) as a convergence error
         let solved = match solved {
             Err(e) if e.msg.contains("code 256 ") => Ok(()),
             r => r,
         };
+        // SAFETY: as above: `o.idx` holds `n` indices and `y.local_mut()` room for `n` values
+        // because `y` has the operator's layout (checked by the callers, not here).
         solved.and_then(|_| unsafe {
             hcheck(
                 (h.IJVectorGetValues)(o.ij_x, n, o.idx.as_ptr(), y.local_mut().as_mut_ptr()),

@@ -72,16 +72,23 @@ pub(crate) struct Api {
 // SAFETY: function pointers into a library that stays loaded; hypre calls are serialised by the
 // callers (each AMG operator holds its hypre objects behind a mutex).
 unsafe impl Send for Api {}
+// SAFETY: as for `Send`: `&Api` gives only paths, a version string and function pointers that
+// stay valid (the library is never closed); every call through them is an `unsafe` call whose
+// caller serialises the hypre objects it passes (each AMG operator behind its mutex).
 unsafe impl Sync for Api {}
 
 /// HYPRE_PARCSR, the object type of the IJ interface.
 pub(crate) const PARCSR: HInt = 5555;
 
 fn dlerror() -> String {
+    // SAFETY: `dlerror` takes no arguments; it returns NULL or a NUL-terminated message owned by
+    // the loader.
     let e = unsafe { libc::dlerror() };
     if e.is_null() {
         "unknown error".into()
     } else {
+        // SAFETY: `e` is not NULL and points to the loader's NUL-terminated message, read at once
+        // (before any other `dl*` call could replace it).
         unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
     }
 }
@@ -191,7 +198,12 @@ fn mpi_of_file(path: &str) -> Option<&'static str> {
 fn mpi_of_process() -> Option<&'static str> {
     let mut buf = vec![0 as c_char; mpi::ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
     let mut len: c_int = 0;
+    // SAFETY: `buf` holds MPI_MAX_LIBRARY_VERSION_STRING + 1 chars (the constant of the MPI rsmpi
+    // was built for), zeroed, and `len` is a live local; `MPI_Get_library_version` may be called
+    // before `MPI_Init`.
     unsafe { mpi::ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    // SAFETY: `buf` was zeroed and MPI writes at most MPI_MAX_LIBRARY_VERSION_STRING chars, so its
+    // last char is still a NUL (also when the call failed): the string ends inside `buf`.
     let s = unsafe { CStr::from_ptr(buf.as_ptr()) }
         .to_string_lossy()
         .into_owned();
@@ -244,6 +256,9 @@ fn load() -> std::result::Result<Api, String> {
             continue;
         }
         let name = CString::new(c.clone()).map_err(|e| e.to_string())?;
+        // SAFETY: `name` is a live NUL-terminated C string, and `dlopen` has no other precondition;
+        // the file was checked to be a readable ELF file of this process's MPI (when found) before
+        // it is loaded.
         handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if !handle.is_null() {
             loaded = path.unwrap_or(c);
@@ -265,6 +280,8 @@ fn load() -> std::result::Result<Api, String> {
     }
     let sym = |name: &str| -> std::result::Result<*mut c_void, String> {
         let n = CString::new(name).unwrap();
+        // SAFETY: `handle` is the live handle `dlopen` returned (never closed) and `n` a live
+        // NUL-terminated name.
         let p = unsafe { libc::dlsym(handle, n.as_ptr()) };
         if p.is_null() {
             Err(format!(
@@ -280,10 +297,16 @@ fn load() -> std::result::Result<Api, String> {
         }
     };
     // where it really is, and which MPI it needs
+    // SAFETY: `Dl_info` is a plain C struct of pointers and integers, for which all-zero bits are
+    // valid.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `dladdr` only reads the address (a symbol of the loaded library) and writes `info`, a
+    // live local.
     let path = if unsafe { libc::dladdr(sym("HYPRE_BoomerAMGCreate")?, &mut info) } != 0
         && !info.dli_fname.is_null()
     {
+        // SAFETY: `dladdr` succeeded and `dli_fname` is not NULL (both checked just above): it
+        // points to the loader's NUL-terminated path of the library, which stays loaded.
         unsafe { CStr::from_ptr(info.dli_fname) }
             .to_string_lossy()
             .into_owned()
@@ -299,18 +322,31 @@ fn load() -> std::result::Result<Api, String> {
     }
     macro_rules! f {
         ($name:literal) => {
+            // SAFETY: each symbol is the hypre function of that name in the loaded library (never
+            // closed), and the target type is the field of `Api` it is assigned to, declared as
+            // hypre's C prototype with the integer widths of the HYPRE_config.h parlops was built
+            // with; a library of other widths (named by PARLOPS_HYPRE_LIBRARY) is not detected
+            // here.
             unsafe { std::mem::transmute::<*mut c_void, _>(sym($name)?) }
         };
     }
     if let Ok(init) = sym("HYPRE_Init") {
+        // SAFETY: `HYPRE_Init` is `HYPRE_Int HYPRE_Init(void)` in hypre's headers, the type given
+        // here.
         let init: unsafe extern "C" fn() -> HInt = unsafe { std::mem::transmute(init) };
+        // SAFETY: as above: `init` is hypre's `HYPRE_Init`, called once (`load` runs once, under
+        // `OnceLock`).
         unsafe { init() };
     }
     let version = match sym("HYPRE_VersionNumber") {
         Ok(p) => {
             let vn: unsafe extern "C" fn(*mut HInt, *mut HInt, *mut HInt, *mut HInt) -> HInt =
+                // SAFETY: `HYPRE_VersionNumber` is `HYPRE_Int HYPRE_VersionNumber(HYPRE_Int *major,
+                // HYPRE_Int *minor, HYPRE_Int *patch, HYPRE_Int *single)` in hypre's headers, the
+                // type given here.
                 unsafe { std::mem::transmute(p) };
             let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+            // SAFETY: as above: `vn` writes one HInt through each pointer, all to live locals.
             unsafe { vn(&mut a, &mut b, &mut c, &mut d) };
             format!("{a}.{b}.{c}")
         }

@@ -30,6 +30,9 @@ fn check_local<T: Scalar>(ops: &[Op<T>], what: &str) -> Result<()> {
 /// # Safety
 /// `ptr..ptr+len` must be valid for the view's life; views of read-only data must not be written.
 unsafe fn view<T: Scalar>(layout: &Arc<Layout>, ptr: *const T) -> Result<DistVector<T>> {
+    // SAFETY: our caller's contract (`# Safety` above): `ptr` holds the layout's local length of
+    // `T` in host memory, valid while the view lives; it comes from a host slice, so it is aligned
+    // for `T`, as `view_host` requires.
     unsafe { DistVector::view_host(layout.clone(), ptr as *mut T) }
 }
 
@@ -166,6 +169,11 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
         }
         let dp = d.local_ptr();
         for (i, a) in self.ops.iter().enumerate() {
+            // SAFETY: `d` has this operator's row layout (the callers of `diagonal` check it), so
+            // its local part holds `row_off`'s last offset entries and `row_off[i]` starts block
+            // `i`'s `a.rows().local_len()` entries (the offsets were built from those lengths);
+            // `dv` is the only access to them and lives for this iteration while `d` is exclusively
+            // borrowed.
             unsafe {
                 let mut dv = view(a.rows(), dp.add(self.row_off[i]))?;
                 a.diagonal(&mut dv)?;
@@ -242,6 +250,11 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
         let yp = y.local_ptr();
         let mut r = Ok(());
         for (i, a) in self.ops.iter().enumerate() {
+            // SAFETY: `x` and `y` have this operator's layouts (checked by the callers of
+            // `forward`): `x` is replicated with every block's `n` columns, so `xv` (only read)
+            // covers `x.local()`, and block `i`'s rows are `y`'s entries from `row_off[i]` (offsets
+            // of the blocks' row counts), written only through `yv` while `y` is exclusively
+            // borrowed.
             unsafe {
                 let xv = view(a.cols(), xp)?;
                 let mut yv = view(a.rows(), yp.add(self.row_off[i]))?;
@@ -257,6 +270,9 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
         let yp = y.local().as_ptr();
         let mut r = Ok(());
         for (i, a) in self.ops.iter().enumerate() {
+            // SAFETY: as above, with the roles swapped: block `i`'s rows are `y`'s entries from
+            // `row_off[i]` (only read), and `one`, locked work of `n` entries (one block's column
+            // count), is written only through `ov`.
             unsafe {
                 let yv = view(a.rows(), yp.add(self.row_off[i]))?;
                 let mut ov = view(a.cols(), one.as_mut_ptr())?;

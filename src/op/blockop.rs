@@ -19,6 +19,9 @@ use crate::vector::{DistVector, Layout};
 /// The view must not outlive the vector `p` points into; a view of a vector borrowed immutably (a
 /// pointer from `local().as_ptr()`) must not be written.
 unsafe fn part_view<T: Scalar>(p: *mut T, part: &Arc<Layout>, off: usize) -> Result<DistVector<T>> {
+    // SAFETY: our caller's contract (`# Safety` above): `p` points into a live host vector (aligned
+    // for `T`) holding at least `off + part.local_len()` entries, as `view_host` requires of the
+    // view's range.
     unsafe { DistVector::view_host(part.clone(), p.add(off)) }
 }
 
@@ -183,6 +186,11 @@ impl<T: Scalar> BlockOp<T> {
         // every block is applied on every rank, whatever failed before (applies are collective)
         let mut e = Ok(());
         for o in 0..outer {
+            // SAFETY: `y` has this operator's output layout (checked by `forward`'s callers),
+            // stacked of `out_parts`: its part `o` is the `out_parts[o].local_len()` entries from
+            // `out_off[o]` (offsets built from those lengths), disjoint from the other parts; `yo`
+            // is the only access to them while `y` is exclusively borrowed, and it is dropped
+            // within this iteration.
             let mut yo = unsafe { part_view(yp, &out_parts[o], out_off[o])? };
             let mut first = true;
             for q in 0..inner {
@@ -190,6 +198,10 @@ impl<T: Scalar> BlockOp<T> {
                 let Some(a) = &self.blocks[i * self.n + j] else {
                     continue;
                 };
+                // SAFETY: as above for the input: part `q` of `x` (this operator's input layout,
+                // checked by the callers) is the `in_parts[q].local_len()` entries from
+                // `in_off[q]`; `xq` is only read, as `x` is borrowed immutably, and `x` and `y` are
+                // distinct vectors (`&` and `&mut`).
                 let xq = unsafe { part_view(xp, &in_parts[q], in_off[q])? };
                 if first {
                     e = e.and(if adjoint {
@@ -250,6 +262,8 @@ impl<T: Scalar> LinearOperator<T> for BlockOp<T> {
         let mut e = Ok(());
         let dp = d.local_ptr();
         for i in 0..self.m {
+            // SAFETY: as above: `d` has the row layout (checked by `diagonal`'s callers); part `i`
+            // is its entries from `row_off[i]`, viewed only through `di` during this iteration.
             let mut di = unsafe { part_view(dp, &self.rows.parts()[i], self.row_off[i])? };
             e = e.and(match self.block(i, i) {
                 Some(a) => a.diagonal(&mut di),
@@ -339,16 +353,24 @@ impl<T: Scalar> LinearOperator<T> for BlockLower<T> {
         let (bp, xp) = (b.local().as_ptr() as *mut T, x.local_ptr());
         let mut e = Ok(());
         for i in 0..self.diag.len() {
+            // SAFETY: `b` has this operator's column layout, the block operator's rows (checked by
+            // `forward`'s callers): part `i` is the `parts[i].local_len()` entries from
+            // `row_off[i]`, only read (copied into `r[i]`).
             let bi = unsafe { part_view(bp, &parts[i], bo.row_off[i])? };
             e = e.and(r[i].copy_from(&bi));
             #[allow(clippy::needless_range_loop)]
             for j in 0..i {
                 if let Some(aij) = bo.block(i, j) {
+                    // SAFETY: `x` has the block operator's column layout (checked by the callers):
+                    // part `j` (`j` < `i`) is its entries from `col_off[j]`, only read here and
+                    // disjoint from part `i`, which is written below after `xj` is dropped.
                     let xj = unsafe { part_view(xp, &parts[j], bo.col_off[j])? };
                     e = e.and(aij.apply(&xj, &mut t[i]));
                     e = e.and(r[i].axpy(-T::one(), &t[i]));
                 }
             }
+            // SAFETY: as above: part `i` of `x`, from `col_off[i]`, written only through `xi` while
+            // `x` is exclusively borrowed (no other view of it is alive).
             let mut xi = unsafe { part_view(xp, &parts[i], bo.col_off[i])? };
             e = e.and(self.diag[i].apply(&r[i], &mut xi));
         }

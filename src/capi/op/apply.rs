@@ -22,7 +22,11 @@ fn in_out<'a>(
         );
         return (Err(e.clone()), Err(e));
     }
+    // SAFETY: `x` and `y` are handle arguments of the exported call using this; `arg` checks `x`
+    // (live parlops_vec) and holds it shared for that call.
     let xr = unsafe { arg(x, xn) }.map(|v| &v.inner);
+    // SAFETY: `arg_mut` checks `y` and holds it exclusively for this call; `y` is not `x` (checked
+    // above), so the `&mut` aliases nothing else borrowed here.
     let yr = unsafe { arg_mut(y, yn) }.map(|v| &mut v.inner);
     (xr, yr)
 }
@@ -36,6 +40,8 @@ pub unsafe extern "C" fn parlops_op_apply(
     y: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_op_apply", || {
+        // SAFETY: `arg` checks `a` (live parlops_op, never one of the vectors) and holds it shared
+        // for this call.
         let a = unsafe { arg(a, "A")? };
         let (xr, yr) = in_out(x, y, "x", "y");
         a.inner.apply_checked(xr, yr, false, a.ident as i64)
@@ -50,6 +56,7 @@ pub unsafe extern "C" fn parlops_op_apply_adjoint(
     x: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_op_apply_adjoint", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         let (yr, xr) = in_out(y, x, "y", "x");
         a.inner.apply_checked(yr, xr, true, a.ident as i64)
@@ -65,6 +72,8 @@ fn multadd(
     y: *mut parlops_vec,
     adjoint: bool,
 ) -> Result<()> {
+    // SAFETY: as above: `a` is a handle argument of the exported multadd calls, checked and held
+    // (shared) by `arg` for that call; its work vectors are behind their own lock.
     let a = unsafe { arg(a, "A")? };
     let (xn, yn) = if adjoint { ("y", "x") } else { ("x", "y") };
     let (xr, yr) = in_out(x, y, xn, yn);
@@ -118,7 +127,10 @@ pub unsafe extern "C" fn parlops_op_size(
     cols: *mut i64,
 ) -> parlops_status {
     guard("parlops_op_size", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
+        // SAFETY: `rows` and `cols` are each NULL or a writable int64 (header contract), as
+        // `put_opt` requires.
         unsafe {
             put_opt(rows, a.inner.rows().global_len());
             put_opt(cols, a.inner.cols().global_len());
@@ -134,8 +146,11 @@ pub unsafe extern "C" fn parlops_op_dtype(
     dtype: *mut parlops_dtype,
 ) -> parlops_status {
     guard("parlops_op_dtype", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         out_ok(dtype, "dtype")?;
+        // SAFETY: `dtype` was checked not NULL by `out_ok` just above and is writable by the header
+        // contract.
         unsafe { *dtype = a.inner.dtype().code() };
         Ok(())
     })
@@ -150,6 +165,7 @@ pub unsafe extern "C" fn parlops_op_layouts(
     cols: *mut *mut parlops_layout,
 ) -> parlops_status {
     guard("parlops_op_layouts", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         if !rows.is_null() {
             give(
@@ -180,6 +196,7 @@ pub unsafe extern "C" fn parlops_op_create_vecs(
     y_like: *mut *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_op_create_vecs", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         let x = if x_like.is_null() {
             None
@@ -217,7 +234,10 @@ pub unsafe extern "C" fn parlops_op_diagonal(
     d: *mut parlops_vec,
 ) -> parlops_status {
     guard("parlops_op_diagonal", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
+        // SAFETY: `arg_mut` checks `d` (live parlops_vec, so not the operator `a`) and holds it
+        // exclusively for this call.
         let d = unsafe { arg_mut(d, "d")? };
         a.inner.diagonal_into(&mut d.inner)
     })
@@ -232,6 +252,7 @@ pub unsafe extern "C" fn parlops_op_dottest(
     relative_error: *mut f64,
 ) -> parlops_status {
     guard("parlops_op_dottest", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         comm.agree_same(
@@ -241,6 +262,8 @@ pub unsafe extern "C" fn parlops_op_dottest(
         )?;
         let r = a.inner.dottest(seed);
         let e = comm.agree(r)?;
+        // SAFETY: `out_ok(relative_error)` was agreed above (a NULL on any rank fails every rank
+        // before this), so it is not NULL here and writable by the header contract.
         unsafe { *relative_error = e };
         Ok(())
     })
@@ -251,5 +274,7 @@ pub unsafe extern "C" fn parlops_op_dottest(
 /// reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_destroy(a: *mut *mut parlops_op) -> parlops_status {
+    // SAFETY: `destroy` checks `a` for NULL and what it points to against the registry; the C
+    // caller promises a non-NULL `a` points to its handle variable.
     guard("parlops_op_destroy", || unsafe { destroy(a, "A") })
 }

@@ -16,6 +16,8 @@ pub unsafe extern "C" fn parlops_op_identity(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_identity", || {
+        // SAFETY: `arg` checks `layout` against the handle registry (live parlops_layout) and holds
+        // it for this call; only its `Arc` is kept.
         let l = unsafe { arg(layout, "layout")? };
         out_ok(out, "out")?;
         let d = dtype_arg(dtype)?;
@@ -53,6 +55,8 @@ pub unsafe extern "C" fn parlops_op_diagonal_matrix(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_diagonal_matrix", || {
+        // SAFETY: `arg` checks `d` (live parlops_vec) and holds it shared for this call;
+        // `Diagonal::new` copies its values.
         let d = unsafe { arg(d, "d")? };
         out_ok(out, "out")?;
         let op = match &d.inner {

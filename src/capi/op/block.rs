@@ -23,6 +23,8 @@ fn block_common(
     out: *mut *mut parlops_op,
     kind: Kind,
 ) -> Result<()> {
+    // SAFETY: `comm` is the handle argument of the exported block constructor calling this; `arg`
+    // checks it (live parlops_comm) and holds it for that call.
     let c = unsafe { arg(comm, "comm")? };
     let comm = &c.inner;
     // every rank takes part in the collective construction: the list is agreed with the dtype

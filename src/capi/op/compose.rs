@@ -30,7 +30,10 @@ fn compose2(
     kind: i64,
     f: impl FnOnce(&AnyOp, &AnyOp) -> Result<AnyOp>,
 ) -> Result<()> {
+    // SAFETY: `a` and `b` are handle arguments of the exported composition calling this; `arg`
+    // checks `a` (live parlops_op) and holds it shared for that call; only its `Arc`s are kept.
     let a = unsafe { arg(a, "A")? };
+    // SAFETY: as above for `b`; both are only read, so `b` may be `a` (A + A).
     let b = unsafe { arg(b, "B")? };
     out_ok(out, "out")?;
     same_dtype(&a.inner, &b.inner)?;
@@ -114,6 +117,8 @@ fn compose1(
     kind: &[i64],
     f: impl FnOnce(&AnyOp) -> Result<AnyOp>,
 ) -> Result<()> {
+    // SAFETY: as above: `a` is a handle argument of the exported call, checked and held (shared) by
+    // `arg`.
     let a = unsafe { arg(a, "A")? };
     out_ok(out, "out")?;
     let r = f(&a.inner)?;

@@ -14,7 +14,13 @@ use crate::scalar::Scalar;
 use crate::vector::Layout;
 
 /// Number of entries of a CSR block from its row pointer.
+///
+/// # Safety
+/// `indptr` is NULL or holds `nrows + 1` entries of `I` (see [`array_arg`]).
 unsafe fn nnz_of<I: IndexInt>(indptr: *const c_void, nrows: usize, name: &str) -> Result<usize> {
+    // SAFETY: our caller's contract: `indptr` holds `nrows + 1` index entries of type `I` (the row
+    // pointer of a CSR block, by the header contract of the constructor); `array_arg` checks NULL,
+    // alignment and device memory.
     let p = unsafe { array_arg::<I>(indptr, nrows + 1, name)? };
     let n = p[nrows].to_i64();
     if n < 0 {
@@ -37,6 +43,10 @@ where
     Op<T>: IntoAnyOp,
 {
     let nrows = r.local_len() as usize;
+    // SAFETY: `from_rows` is called by parlops_op_create_csr with the C caller's arrays, which by
+    // its header contract hold `nrows + 1` row pointers and then `row_ptr[nrows]` = `nnz` column
+    // indices and values of the index type and dtype given; `array_arg`/`value_slice` check NULL,
+    // alignment and device memory, and `from_local_rows` copies them before this call returns.
     let arrays = unsafe {
         nnz_of::<I>(p, nrows, "row_ptr").and_then(|nnz| {
             Ok((
@@ -101,6 +111,11 @@ fn arr<X: Copy>(s: &[X], wrap_it: bool) -> Arr<X> {
 }
 
 /// One CSR block (diag or offd) of `nrows` x `ncols` from the caller's arrays `[i, j, a]`.
+///
+/// # Safety
+/// `p`, `j`, `v` are a CSR block of `nrows` rows of index type `I` and scalar `T` (`nrows + 1` row
+/// pointers, then `p[nrows]` column indices and values), alive and unchanged while the result
+/// lives when `wrap_it`.
 unsafe fn block<T: Scalar, I: IndexInt>(
     (nrows, ncols): (usize, usize),
     [p, j, v]: [*const c_void; 3],
@@ -111,6 +126,11 @@ where
     Idx: From<Arr<I>>,
 {
     let name = |s: &str| format!("{what}_{s}");
+    // SAFETY: our caller's contract: `p`, `j`, `v` are a CSR block of `nrows` rows (header contract
+    // of parlops_op_create_parcsr: `nrows + 1` row pointers, then `nnz` = `p[nrows]` indices and
+    // values), kept alive and unchanged while the operator lives when `wrap_it` (PARLOPS_WRAP),
+    // which is what the borrowed `Arr`s rely on; NULL, alignment and device memory are checked by
+    // `array_arg`.
     unsafe {
         let nnz = nnz_of::<I>(p, nrows, &name("i"))?;
         let pp = array_arg::<I>(p, nrows + 1, &name("i"))?;
@@ -144,10 +164,15 @@ where
     let nrows = r.local_len() as usize;
     let ncols = c.local_len() as usize;
     let nofd = col_map.len();
+    // SAFETY: `diag` are the C caller's diag arrays of parlops_op_create_parcsr, a CSR block of
+    // this rank's rows and columns as `block` requires (header contract, including their lifetime
+    // under PARLOPS_WRAP).
     let dg = unsafe { block::<T, I>((nrows, ncols), diag, wrap_it, "diag") };
     let od = if offd[0].is_null() && nofd == 0 {
         Ok(None)
     } else {
+        // SAFETY: as above: `offd` is not NULL here or `num_offd_cols` > 0, and then the C caller's
+        // offd arrays are a CSR block of this rank's rows and `nofd` columns (header contract).
         unsafe { block::<T, I>((nrows, nofd), offd, wrap_it, "offd") }.map(Some)
     };
     let (dg, od) = match dg.and_then(|d| Ok((d, od?))) {
@@ -190,6 +215,8 @@ pub unsafe extern "C" fn parlops_op_create_parcsr(
                 );
             }
             let n = num_offd_cols as usize;
+            // SAFETY: `n` = `num_offd_cols` >= 0 (checked above) and the C caller promises that
+            // many global indices at `col_map_offd` (header contract); they are copied at once.
             let cm = unsafe { array_arg::<i64>(col_map_offd.cast(), n, "col_map_offd")? };
             Ok((it, wrap_it, cm.to_vec()))
         });
@@ -215,6 +242,7 @@ pub unsafe extern "C" fn parlops_op_csr_arrays(
     offd_values: *mut *const c_void,
 ) -> parlops_status {
     guard("parlops_op_csr_arrays", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "A")? };
         let ptrs = crate::any_op!(&a.inner, op => csr_ptrs(op));
         let Some((d, o)) = ptrs else {
@@ -224,6 +252,8 @@ pub unsafe extern "C" fn parlops_op_csr_arrays(
                 a.inner.describe()
             );
         };
+        // SAFETY: `diag_values` and `offd_values` are each NULL or a writable pointer (header
+        // contract), as `put_opt` requires.
         unsafe {
             put_opt(diag_values, d);
             put_opt(offd_values, o);

@@ -23,6 +23,10 @@ pub unsafe extern "C" fn parlops_op_create_dense(
         create_op_on(rows, cols, dtype, out, Ok(()), |d, r, c| {
             with_dtype!(d, T => {
                 let n = DenseBlockRow::<T>::local_entries(r, c)?;
+                // SAFETY: the C caller promises `local_rows` holds this rank's rows of `rows` times
+                // the global columns, `n` entries of `dtype` (header contract of
+                // parlops_op_create_dense); `value_slice` checks NULL, alignment and device memory,
+                // and `from_slice` copies them.
                 let vals = unsafe { value_slice::<T>(local_rows, n, "local_rows")? };
                 DenseBlockRow::<T>::from_slice(r.clone(), c.clone(), vals).map(op_of::<T>)
             })

@@ -24,12 +24,17 @@ pub unsafe extern "C" fn parlops_op_fredholm1(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_fredholm1", || {
+        // SAFETY: `arg` checks `comm` (live parlops_comm) and holds it for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let n = g_local_len(nsl_local, nx, ny);
         create_op(c, dtype, out, Ok(()), |d| {
             with_dtype!(d, T => {
                 // read and copy the caller's G; a failure here joins the constructor's agreement
                 let g = n.and_then(|n| {
+                    // SAFETY: the C caller promises `g_local` holds its `nsl_local` slices of nx *
+                    // ny entries of `dtype`, the `n` that `g_local_len` computed (header contract
+                    // of parlops_op_fredholm1); `value_slice` checks NULL, alignment and device
+                    // memory, and the entries are copied at once.
                     let src = unsafe { value_slice::<T>(g_local, n, "g_local")? };
                     crate::op::copied(src, "a copy of 'g_local'")
                 });

@@ -10,6 +10,9 @@ use crate::error::Result;
 
 /// The caller's array of `n` i64 values.
 fn i64_array<'a>(p: *const i64, n: usize, name: &str) -> Result<&'a [i64]> {
+    // SAFETY: `i64_array` is called only with the C caller's `dims`, `proc_grid` and `halo` arrays
+    // and the lengths their header contracts give them (`ndim`, `ndim`, `n_halo`); `array_arg`
+    // checks NULL, alignment and device memory.
     unsafe { array_arg::<i64>(p.cast::<c_void>(), n, name) }
 }
 
@@ -37,6 +40,10 @@ pub unsafe extern "C" fn parlops_halo_block(
             Some(i64_array(proc_grid, nd, "proc_grid")?)
         };
         let (s, sh) = crate::op::halo::block_of(dims, grid, nranks as i64, rank as i64)?;
+        // SAFETY: `start` and `shape` were checked not NULL (`out_ok`) and hold `ndim` entries each
+        // (header contract); `block_of` returns one entry per axis (`dims` has `nd` entries and the
+        // grid was checked to have as many), so `s` and `sh` have `nd` entries; our fresh `Vec`s
+        // cannot overlap the caller's arrays.
         unsafe {
             std::ptr::copy_nonoverlapping(s.as_ptr(), start, nd);
             std::ptr::copy_nonoverlapping(sh.as_ptr(), shape, nd);
@@ -68,6 +75,7 @@ pub unsafe extern "C" fn parlops_op_halo(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_halo", || {
+        // SAFETY: `arg` checks `comm` (live parlops_comm) and holds it for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let args = ndim_arg(ndim).and_then(|nd| {
             if !(1..=64).contains(&n_halo) {

@@ -108,6 +108,10 @@ pub(crate) fn idents_of_array(n: c_int, ops: *const *const parlops_op) -> i64 {
         return idents_of(std::iter::empty());
     }
     idents_of(
+        // SAFETY: the callers pass the C caller's operator array and its count, which hold `n`
+        // readable handle pointers when not NULL and `n` > 0 (header contracts); `i` < `n`.
+        // `opt_arg` checks each against the registry and holds it shared for this call, only to
+        // read its identity.
         (0..n as usize).map(|i| unsafe { super::handles::opt_arg(*ops.add(i), "").ok().flatten() }),
     )
 }
@@ -133,7 +137,12 @@ fn layout_pair<'a>(
     rows: *const parlops_layout,
     cols: *const parlops_layout,
 ) -> Result<(&'a Arc<Layout>, &'a Arc<Layout>)> {
+    // SAFETY: `rows` and `cols` are handle arguments of the exported constructor calling this;
+    // `arg` checks each (live parlops_layout) and holds it for that call, and the `Arc`s are used
+    // only within it.
     let r = unsafe { arg(rows, "rows")? };
+    // SAFETY: as above: `cols` is checked and held by `arg` for this call; layouts are only read,
+    // so it may be `rows` again.
     let c = unsafe { arg(cols, "cols")? };
     Ok((&r.inner, &c.inner))
 }
@@ -147,7 +156,10 @@ fn layout_args<'a>(
     rows: *const parlops_layout,
     cols: *const parlops_layout,
 ) -> Result<(&'a Arc<Layout>, Result<&'a Arc<Layout>>, i64)> {
+    // SAFETY: as above: `rows` is checked and held by `arg` for this call.
     let r = unsafe { arg(rows, "rows")? };
+    // SAFETY: as above: `cols` is checked and held by `arg` for this call (its error joins the
+    // agreement).
     let c = unsafe { arg(cols, "cols") }.map(|c| &c.inner);
     let prints = [
         r.inner.fingerprint(),
@@ -214,6 +226,9 @@ fn create_op_of(
 /// This rank's `n` operators for a block constructor, each of `dtype`.
 fn local_ops(n: c_int, ops: *const *const parlops_op, dtype: parlops_dtype) -> Result<Vec<AnyOp>> {
     let d = dtype_arg(dtype)?;
+    // SAFETY: `ops` and `n` are the C caller's operator array and count, `n` handles when `n` > 0
+    // (header contract); `arg_array` checks the count, NULL and each handle, and only the `AnyOp`s
+    // (cloned `Arc`s) are kept.
     unsafe { arg_array(n, ops, "n_local", "local_ops")? }
         .into_iter()
         .enumerate()

@@ -73,6 +73,8 @@ pub unsafe extern "C" fn parlops_amg_options_init(
 ) -> parlops_status {
     guard("parlops_amg_options_init", || {
         super::super::handles::out_ok(options, "options")?;
+        // SAFETY: `options` was checked not NULL by `out_ok` just above and points to a writable
+        // parlops_amg_options (header contract); the struct is plain data, nothing to drop.
         unsafe {
             *options = parlops_amg_options {
                 strong_threshold: -1.0,
@@ -148,6 +150,7 @@ pub unsafe extern "C" fn parlops_op_create_block_jacobi(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_block_jacobi", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         let k = match kind {
@@ -207,13 +210,22 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_boomeramg", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         let o = if options.is_null() {
             let mut d = std::mem::MaybeUninit::<parlops_amg_options>::uninit();
+            // SAFETY: `d.as_mut_ptr()` is a valid, aligned, writable (uninitialised)
+            // parlops_amg_options; assigning a whole plain-data struct through it reads and drops
+            // nothing.
             unsafe { parlops_amg_options_init(d.as_mut_ptr()) };
+            // SAFETY: `d.as_mut_ptr()` is not NULL, so `parlops_amg_options_init` passed its only
+            // check (`out_ok`) and assigned every field above: `d` is initialised.
             unsafe { d.assume_init() }
         } else {
+            // SAFETY: `options` is not NULL (checked just above) and points to the caller's
+            // parlops_amg_options (header contract); every field is an `i32` or `f64`, for which
+            // any bits are valid, and it is copied out at once.
             unsafe { *options }
         };
         let opts = amg_options(&o);
@@ -283,6 +295,7 @@ pub unsafe extern "C" fn parlops_op_create_chebyshev(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_chebyshev", || {
+        // SAFETY: as above: `a` is checked and held (shared) by `arg` for this call.
         let a = unsafe { arg(a, "A")? };
         let comm = a.inner.rows().comm().clone();
         let bounds = (lmax > 0.0).then_some((lmin, lmax));

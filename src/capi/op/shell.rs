@@ -124,6 +124,11 @@ impl Drop for CtxGuard {
             return;
         }
         if let Some(d) = self.destroy {
+            // SAFETY: `d` is the caller's `destroy_ctx` for `ctx` (header contract of
+            // parlops_op_create_shell); this guard is the last holder of `ctx` (dropped with the
+            // last closure of the operator) and `armed` only once the operator was made, so it runs
+            // once, after the callbacks' last use, and never for a failed create (where the caller
+            // keeps `ctx`).
             unsafe { d(self.ctx as *mut c_void) };
         }
     }
@@ -139,6 +144,10 @@ fn call(
     which: &str,
     rank: i32,
 ) -> Result<()> {
+    // SAFETY: `f` is the caller's `forward` or `adjoint` with this signature and `ctx` its context,
+    // alive until `destroy_ctx` (header contract of parlops_op_create_shell); `x` and `y` are this
+    // rank's local arrays of the operator's dtype in the memory the callbacks were declared for,
+    // borrowed by the closures that call this for the length of the call.
     let rc = unsafe { f(ctx as *mut c_void, x, y) };
     if rc != 0 {
         crate::bail!(

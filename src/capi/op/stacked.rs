@@ -25,6 +25,7 @@ pub unsafe extern "C" fn parlops_op_stacked_block_diag(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_stacked_block_diag", || {
+        // SAFETY: `arg` checks `comm` (live parlops_comm) and holds it for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let list = local_ops(n, ops, dtype);
         let pre = list.as_ref().map(|_| ()).map_err(|e| e.clone());
@@ -58,6 +59,10 @@ fn optional_ops(
     }
     (0..count)
         .map(|k| {
+            // SAFETY: `ops` is not NULL when `count` > 0 (checked above) and the callers pass the C
+            // caller's array with its count, `count` readable handle pointers (header contract);
+            // `k` < `count`. `opt_arg` takes NULL as `None` and checks anything else, holding it
+            // shared for this call; only the `AnyOp`s (`Arc`s) are kept.
             let h = unsafe { opt_arg(*ops.add(k), &format!("{name}[{k}]"))? };
             match h {
                 None => Ok(None),
@@ -92,6 +97,7 @@ pub unsafe extern "C" fn parlops_op_block(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_block", || {
+        // SAFETY: as above: `comm` is checked and held by `arg` for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let list = (|| {
             if m < 1 || n < 1 {
@@ -152,9 +158,13 @@ pub unsafe extern "C" fn parlops_op_block_lower_triangular(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_block_lower_triangular", || {
+        // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
         let a = unsafe { arg(a, "a")? };
         let comm = a.inner.rows().comm().clone();
         let dtype = a.inner.dtype();
+        // SAFETY: `diag` holds `n` operator handles when `n` > 0 (header contract); `arg_array`
+        // checks the count, NULL and each handle (shared; `a` may be among them, all are only
+        // read), keeping only `Arc`s.
         let list = unsafe { arg_array(n, diag, "n", "diag") }.and_then(|v| {
             v.iter()
                 .enumerate()

@@ -22,6 +22,8 @@ fn derivative(
     out: *mut *mut parlops_op,
     second: bool,
 ) -> Result<()> {
+    // SAFETY: `layout` is the handle argument of the exported derivative call using this; `arg`
+    // checks it (live parlops_layout) and holds it for that call.
     let l = &unsafe { arg(layout, "layout")? }.inner;
     let k = stencil_arg(kind);
     let pre = k.as_ref().map(|_| ()).map_err(|e| e.clone());
@@ -37,6 +39,10 @@ fn derivative(
 
 /// `n` values of the caller's f64 array, copied.
 fn f64_array(p: *const f64, n: usize, name: &str) -> Result<Vec<f64>> {
+    // SAFETY: `f64_array` is called only with the C caller's `weights` and `sampling`, which hold
+    // one double per axis of the layout, `n` (header contracts of parlops_op_laplacian and
+    // _gradient); `value_slice` checks NULL, alignment and device memory, and the values are copied
+    // at once.
     Ok(unsafe { value_slice::<f64>(p.cast(), n, name)? }.to_vec())
 }
 
@@ -94,6 +100,7 @@ pub unsafe extern "C" fn parlops_op_laplacian(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_laplacian", || {
+        // SAFETY: `arg` checks `layout` (live parlops_layout) and holds it for this call.
         let l = &unsafe { arg(layout, "layout")? }.inner;
         let nd = l.shape().len();
         let arrays = f64_array(weights, nd, "weights")
@@ -119,6 +126,7 @@ pub unsafe extern "C" fn parlops_op_gradient(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_gradient", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = &unsafe { arg(layout, "layout")? }.inner;
         let nd = l.shape().len();
         let args = stencil_arg(kind).and_then(|k| Ok((k, f64_array(sampling, nd, "sampling")?)));
@@ -148,6 +156,7 @@ pub unsafe extern "C" fn parlops_op_poisson(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_poisson", || {
+        // SAFETY: as above: `layout` is checked and held by `arg` for this call.
         let l = &unsafe { arg(layout, "layout")? }.inner;
         let d: Result<Vec<i64>> = (|| {
             if !(1..=3).contains(&ndim) {
@@ -156,6 +165,9 @@ pub unsafe extern "C" fn parlops_op_poisson(
                     "argument 'ndim' is {ndim}; the Poisson operator has 1, 2 or 3 dimensions"
                 );
             }
+            // SAFETY: `ndim` is 1..=3 (checked above) and the C caller promises `ndim` extents at
+            // `dims` (header contract of parlops_op_poisson); `array_arg` checks NULL, alignment
+            // and device memory, and the extents are copied at once.
             Ok(unsafe { array_arg::<i64>(dims.cast(), ndim as usize, "dims")? }.to_vec())
         })();
         let pre = d.as_ref().map(|_| ()).map_err(|e| e.clone());

@@ -20,6 +20,8 @@ pub unsafe extern "C" fn parlops_summa_tile(
 ) -> parlops_status {
     guard("parlops_summa_tile", || {
         let (s, l) = tile_checked(n, grid as i64, index as i64)?;
+        // SAFETY: `start` and `len` are each NULL or a writable int64 (header contract), as
+        // `put_opt` requires.
         unsafe {
             put_opt(start, s);
             put_opt(len, l);
@@ -43,11 +45,16 @@ pub unsafe extern "C" fn parlops_op_create_dense_summa(
     out: *mut *mut parlops_op,
 ) -> parlops_status {
     guard("parlops_op_create_dense_summa", || {
+        // SAFETY: `arg` checks `comm` (live parlops_comm) and holds it for this call.
         let c = &unsafe { arg(comm, "comm")? }.inner;
         let want = local_a_len(c, n, k);
         create_op(c, dtype, out, Ok(()), |d| {
             with_dtype!(d, T => {
                 // this rank's tile is read with the dtype known: agreed before SUMMA's collectives
+                // SAFETY: the C caller promises `a_local` holds this rank's tile of A, `want` =
+                // `local_a_len` entries of `dtype` (header contract of
+                // parlops_op_create_dense_summa); `value_slice` checks NULL, alignment and device
+                // memory, and `Summa::new` copies the tile within this call.
                 let (tile, pre) = match unsafe { value_slice::<T>(a_local, want, "a_local") } {
                     Ok(s) => (s, Ok(())),
                     Err(e) => (&[][..], Err(e)),

@@ -51,6 +51,10 @@ unsafe fn row_sum<T: Scalar, I: IndexInt, const CHECKED: bool>(
         }
         return s;
     }
+    // SAFETY: our caller's contract (the doc above): `r` < nrows and the arrays passed
+    // `LocalCsr::new`'s checks unchanged, so `p[r]` and `p[r + 1]` exist and are non-decreasing (no
+    // underflow), entries `a..a + n` lie inside `idx` and `v`, and every index among them is <
+    // ncols <= `x.len()`.
     unsafe {
         let a = p.get_unchecked(r).to_usize();
         let n = p.get_unchecked(r + 1).to_usize() - a;
@@ -77,6 +81,10 @@ pub(super) unsafe fn sum4_f64_avx2(
     idx: impl Fn(usize) -> usize,
 ) -> f64 {
     use std::arch::x86_64::*;
+    // SAFETY: our caller's contract (the doc above): the CPU has AVX2 (this fn enables it); `v`
+    // holds `n` values, so the loads at `k..k + 4` (`k + 4 <= n`) and at `q < n` are in bounds;
+    // `idx4`/`idx` give non-negative indices in bounds of `xb`, so each gathered and scalar read of
+    // `xb` is too; `l` is a local array of four.
     unsafe {
         let mut c = _mm256_setzero_pd();
         let mut k = 0;
@@ -100,6 +108,10 @@ pub(super) unsafe fn sum4_f64_avx2(
 #[target_feature(enable = "avx2")]
 unsafe fn row_sum_f64_i32_avx2(p: &[i32], idx: &[i32], v: &[f64], x: &[f64], r: usize) -> f64 {
     use std::arch::x86_64::*;
+    // SAFETY: our caller's contract (the doc above): as for `row_sum` (unchecked), `p[r]`, `p[r +
+    // 1]` exist and entries `a..a + n` lie in `idx` and `v` with indices < `x.len()`; so `ip` and
+    // `v.add(a)` point at `n` entries and the loads `idx4`/`idx` make (at `k + 4 <= n`, at `q < n`)
+    // stay inside them; the CPU has AVX2, which `row_sum` and `sum4_f64_avx2` need.
     unsafe {
         let a = *p.get_unchecked(r) as usize;
         let n = *p.get_unchecked(r + 1) as usize - a;
@@ -169,8 +181,15 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
         // SAFETY: T is f64 and I is i32 (the only 4-byte index type), so these are the same
         // slices; the CPU has AVX2; the rest as below
         let f = |s: &[T]| unsafe { std::slice::from_raw_parts(s.as_ptr() as *const f64, s.len()) };
+        // SAFETY: as above: `I` is 4 bytes, so it is `i32` (`LocalCsr::mult` instantiates this with
+        // its `Idx` arrays, i32 or i64 only), and the slice is the same memory, length and
+        // alignment read as `i32`.
         let g = |s: &[I]| unsafe { std::slice::from_raw_parts(s.as_ptr() as *const i32, s.len()) };
         let (pf, inf, vf, xf) = (g(p), g(idx), f(v), f(x));
+        // SAFETY: every row `drive` asks for is in r0..r0 + y.len() <= nrows (the caller checked y
+        // against the block's shape, and `rows` lists rows of that range), the arrays passed
+        // `LocalCsr::new`'s checks and `x` has ncols entries (the caller's check), as
+        // `row_sum_f64_i32_avx2` needs; the CPU has AVX2 (detected above).
         return drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
             T::from_parts_lossy(row_sum_f64_i32_avx2(pf, inf, vf, xf, r), 0.0)
         });

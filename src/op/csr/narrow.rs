@@ -120,6 +120,10 @@ impl<T: Scalar> Narrow<T> {
     /// validated CSR block).
     #[inline(always)]
     unsafe fn row_sum(&self, x: &[T], r: usize, split: bool) -> T {
+        // SAFETY: our caller's contract (the doc above): `r` < nrows, so `ptr[r]`, `ptr[r + 1]` and
+        // `base[r]` exist, `ptr` is non-decreasing and entries `a..a + n` lie inside `val` and
+        // `off`; a narrow row's `base + off[k]` (a wide row goes to `wide_sum`) is below the
+        // block's columns <= `x.len()`, all as built from the validated CSR block.
         unsafe {
             let a = *self.ptr.get_unchecked(r) as usize;
             let n = *self.ptr.get_unchecked(r + 1) as usize - a;
@@ -141,6 +145,9 @@ impl<T: Scalar> Narrow<T> {
         let a = self.ptr[r] as usize;
         let cols = self.wide_cols(r);
         let v = &self.val[a..a + cols.len()];
+        // SAFETY: `cols` and `v` have the same length (`v` sliced to it, checked), so `k` <
+        // `cols.len()` is in bounds of both; every side-list column is below the block's columns <=
+        // `x.len()` (our caller's contract, as `row_sum`'s).
         sum_row(cols.len(), split, |k| unsafe {
             *v.get_unchecked(k) * *x.get_unchecked(*cols.get_unchecked(k) as usize)
         })
@@ -164,11 +171,19 @@ impl<T: Scalar> Narrow<T> {
         if split && T::DTYPE == DType::F64 && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: T is f64, so x is an f64 slice and self a Narrow<f64>; the CPU has AVX2
             let xf = unsafe { std::slice::from_raw_parts(x.as_ptr() as *const f64, x.len()) };
+            // SAFETY: `T::DTYPE` is F64 only for `T` = `f64` (`Scalar` is implemented for f32, f64,
+            // c32 and c64 in src/scalar.rs), so `Narrow<T>` is `Narrow<f64>`, the same type, and
+            // `self` is a live reference for the borrow's length.
             let me = unsafe { &*(self as *const Narrow<T> as *const Narrow<f64>) };
+            // SAFETY: every row `drive` asks for is in r0..r0 + y.len() <= nrows and `x` holds the
+            // block's columns (checked by `LocalCsr::mult`, this fn's only caller; listed rows come
+            // from that range), as `row_sum_f64_avx2` needs; the CPU has AVX2 (detected above).
             return drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
                 T::from_parts_lossy(me.row_sum_f64_avx2(xf, r), 0.0)
             });
         }
+        // SAFETY: as above: the rows are < nrows and `x` holds the block's columns (checked by
+        // `LocalCsr::mult`), as `row_sum` needs.
         drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
             self.row_sum(x, r, split)
         })
@@ -182,6 +197,12 @@ impl Narrow<f64> {
     #[target_feature(enable = "avx2")]
     unsafe fn row_sum_f64_avx2(&self, x: &[f64], r: usize) -> f64 {
         use std::arch::x86_64::*;
+        // SAFETY: our caller's contract (the doc above): as in `row_sum`, `ptr[r]`, `ptr[r + 1]`,
+        // `base[r]` exist and the row's `n` entries lie in `val` and `off`; for a narrow row of `n`
+        // >= SPLIT_ROW entries the loads `sum4_f64_avx2` asks for (4 u16 offsets, 8 bytes, at `k +
+        // 4 <= n`; one at `q < n`) stay inside them, and `base + off` is below the block's columns
+        // <= `x.len()`; the CPU has AVX2 (this fn enables it), and `row_sum` of a short or wide row
+        // is covered by the same contract.
         unsafe {
             let a = *self.ptr.get_unchecked(r) as usize;
             let n = *self.ptr.get_unchecked(r + 1) as usize - a;

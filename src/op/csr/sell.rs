@@ -263,6 +263,11 @@ impl<T: Scalar> Sell<T> {
     /// columns (every stored column is below them, checked when the CSR block was made).
     #[inline(always)]
     unsafe fn row_sum(&self, x: &[T], r: usize, split: bool) -> T {
+        // SAFETY: our caller's contract (the doc above): `r` < nrows, so its slot `s` is a slot of
+        // the block, with `chunk[s / C]` and `len[s]` present; the slot's `n` entries sit at `e0 +
+        // C * k` (k < n) inside `val` and `idx`/`off` (chunk-major storage, padded to whole
+        // chunks), and each column (`idx`, or `base[s]` + `off`) is below the block's columns <=
+        // `x.len()`, as built from the validated CSR block.
         unsafe {
             let s = self.slot(r);
             let e0 = *self.chunk.get_unchecked(s / C) + s % C;
@@ -301,8 +306,9 @@ impl<T: Scalar> Sell<T> {
         w: &[T],
         split: bool,
     ) -> (f64, f64) {
-        // SAFETY (each row_sum below): the rows lie in r0..r0 + y.len() <= nrows (the caller's
-        // check; listed rows: see mult_rows)
+        // SAFETY: (each row_sum below) the rows lie in r0..r0 + y.len() <= nrows (the caller's
+        // check; listed rows: see mult_rows), and x has at least the block's columns (checked by
+        // `LocalCsr::mult`, this fn's only caller)
         let row = |r: usize| unsafe { self.row_sum(x, r, split) };
         let n = y.len();
         let end = r0 + n;
@@ -328,10 +334,20 @@ impl<T: Scalar> Sell<T> {
             // (pays()); the chunks or windows ua..ub hold rows inside r0..r0 + n.
             let f =
                 |s: &[T]| unsafe { std::slice::from_raw_parts(s.as_ptr() as *const f64, s.len()) };
+            // SAFETY: as above: `T` is f64, so `y` is the same memory, length and alignment as an
+            // f64 slice; `yf` is the only access to `y` until its last use in `units_f64` below
+            // (`y` itself is used again only after).
             let yf = unsafe { std::slice::from_raw_parts_mut(y.as_mut_ptr() as *mut f64, y.len()) };
+            // SAFETY: as above: `T` is f64 (`pays()`; `Scalar`'s F64 is `f64` only), so `Sell<T>`
+            // is `Sell<f64>`, the same type, borrowed for no longer than `self`.
             let sell = unsafe { &*(self as *const Sell<T> as *const Sell<f64>) };
             let (x, w) = (f(x), f(w));
             let narrow = matches!(self.cols, Cols::Narrow { .. });
+            // SAFETY: AVX-512F is present and `T` is f64 (`pays()`); the units `ua..ub` lie inside
+            // the rows r0..r0 + n (computed above from the range the caller checked against the
+            // block: `LocalCsr::mult` asserts r0 + y.len() <= nrows, `x` at least ncols, `w` as
+            // long as `y` under DOT); `sorted` and `narrow` are this block's own storage kinds, as
+            // `units_f64` requires.
             acc = unsafe {
                 match (sorted, narrow) {
                     (false, false) => {
@@ -388,6 +404,11 @@ unsafe fn chunk_f64<const NARROW: bool>(
     split: bool,
 ) -> std::arch::x86_64::__m512d {
     use std::arch::x86_64::*;
+    // SAFETY: our caller's contract (the doc above): `c` is a chunk of the block, so `chunk[c]` and
+    // `chunk[c + 1]` exist and the chunk's `width * C` entries from `e0` lie in `val` and
+    // `idx`/`off`; `len` and `base` hold `C` entries per chunk at `c * C` (eight 4-byte lanes per
+    // load); the gather reads `x` only in lanes with a real entry (mask `m`: `len > k`), at columns
+    // below the block's columns <= `x.len()`; AVX-512F is present (this fn enables it).
     unsafe {
         let xp = x.as_ptr();
         let e0 = *s.chunk.get_unchecked(c);
@@ -480,6 +501,12 @@ unsafe fn units_f64<const DOT: bool, const NARROW: bool, const SORTED: bool>(
     mut acc: (f64, f64),
 ) -> (f64, f64) {
     use std::arch::x86_64::*;
+    // SAFETY: our caller's contract (the doc above): the chunks visited are the units `ua..ub` (a
+    // window's chunks `w0 / C..ceil((w0 + wl) / C)`), inside the block, as `chunk_f64` needs; `at`
+    // holds one place < SIGMA per slot (8 bytes at `c * C`), so the scatter stays in `buf`, and
+    // `drive` reads `buf` at `r - w0` < `wl` <= SIGMA; the unsorted rows `c * C..c * C + C` lie in
+    // r0..r0 + y.len(), so the eight-lane loads of `w` (as long as `y` under DOT) and the
+    // load/store at `yp` stay in bounds.
     unsafe {
         if SORTED {
             let mut buf = [0.0f64; SIGMA];
