@@ -14,7 +14,7 @@ stamp=$O/.built
 if [ -e "$stamp" ] && [ -z "$(find "$S" tools/standin_build.sh -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
-"$CXX" "${flags[@]}" -o "$O/libcuda.so.1" -Wl,-soname,libcuda.so.1 "$S/cuda.cpp" -ldl -lpthread
+"$CXX" "${flags[@]}" -o "$O/libcuda.so.1" -Wl,-soname,libcuda.so.1 "$S/cuda.cpp" "$S/cuda_streams.cpp" "$S/threads.cpp" -ldl -lpthread
 "$CXX" "${flags[@]}" -DSTANDIN_SRC_DIR="\"$S\"" -o "$O/libnvrtc.so.12" -Wl,-soname,libnvrtc.so.12 "$S/nvrtc.cpp"
 "$CXX" "${flags[@]}" -o "$O/libnccl.so.2" -Wl,-soname,libnccl.so.2 "$S/nccl.cpp" -L"$O" -l:libcuda.so.1 \
   -Wl,-rpath,'$ORIGIN'

@@ -22,12 +22,12 @@ declare -a NAMES FILES OLDS NEWS
 add() { NAMES+=("$1"); FILES+=("$2"); OLDS+=("$3"); NEWS+=("$4"); }
 add "kernel off-by-one (grid-stride loop runs to i <= n)" src/gpu/kernels.cu \
   'i < (n); i += (i64)blockDim.x * gridDim.x)' 'i <= (n); i += (i64)blockDim.x * gridDim.x)'
-add "stream synchronisation removed (norm result read before the copy ran)" src/vector/device.rs \
+add "stream synchronisation removed (norm result read before the copy ran)" src/exec/cuda/vector.rs \
   '            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
         }
         gpu::sync(s)?;' '            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
         }'
-add "host read of a device buffer (norm peeks at x's first entry)" src/vector/device.rs \
+add "host read of a device buffer (norm peeks at x's first entry)" src/exec/cuda/vector.rs \
   '        let (xp, pp) = (x.dptr(), sc.part.ptr);' '        let (xp, pp) = (x.dptr(), sc.part.ptr);
         if n > 0 {
             let _peek = unsafe { std::ptr::read_volatile(xp as usize as *const u8) };

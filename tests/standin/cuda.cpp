@@ -37,31 +37,14 @@
 #include <vector>
 
 #include "standin_api.h"
+#include "threads.h"
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-enum {
-  OK = 0,
-  E_INVALID_VALUE = 1,
-  E_OUT_OF_MEMORY = 2,
-  E_NOT_INITIALIZED = 3,
-  E_NO_DEVICE = 100,
-  E_INVALID_DEVICE = 101,
-  E_INVALID_IMAGE = 200,
-  E_INVALID_CONTEXT = 201,
-  E_INVALID_HANDLE = 400,
-  E_NOT_FOUND = 500,
-  E_NOT_READY = 600,
-  E_ILLEGAL_ADDRESS = 700,
-  E_LAUNCH_FAILED = 719,
-  E_NOT_SUPPORTED = 801,
-};
+#include "cuda_internal.h"
 
-namespace {
+namespace standin_cuda {
+
 
 std::recursive_mutex G;
-typedef std::lock_guard<std::recursive_mutex> Lock;
 bool initialised = false;
 CUresult sticky = OK; // a kernel fault poisons the context, as on a device
 
@@ -96,24 +79,13 @@ bool host_access() {
 }
 
 // ---------------------------------------------------------------- memory
-const size_t PAGE = 4096;
-const uintptr_t DEV_SPAN = (uintptr_t)1 << 36; // 64 GiB of addresses per device
+extern const size_t PAGE = 4096;
+extern const uintptr_t DEV_SPAN = (uintptr_t)1 << 36; // 64 GiB of addresses per device
 char *dev_base = nullptr;                       // reserved, PROT_NONE: the host faults here
 
-struct Alloc {
-  uintptr_t dev;   // what the caller sees
-  size_t bytes;    // what the caller asked for
-  char *back;      // backing pages (RW), then one guard page
-  size_t mapped;   // bytes mapped at back (including the guard)
-  size_t offset;   // dev - start of its pages (== back offset)
-  int device;
-};
 std::map<uintptr_t, Alloc> allocs; // by dev
 uintptr_t next_dev[64];
 size_t used[64];
-struct Pinned {
-  size_t bytes;
-};
 std::map<uintptr_t, Pinned> pinned;
 std::atomic<unsigned long long> bytes_htod{0}, bytes_dtoh{0};
 
@@ -146,26 +118,11 @@ bool in_device_space(uintptr_t p) { return dev_base && p >= (uintptr_t)dev_base 
 
 // ---------------------------------------------------------------- contexts and streams
 thread_local int cur_dev = -1;
-struct Ctx {
-  int dev;
-};
 Ctx primary[64];
 
-struct Stream {
-  int dev;
-  unsigned flags;
-  bool legacy;
-  std::deque<std::function<void()>> q;
-  bool live = true;
-};
 std::vector<Stream *> streams;
 Stream *legacy_stream[64];
 
-struct Event {
-  Stream *s = nullptr;
-  bool done = true;
-  bool live = true;
-};
 
 void run_all(Stream *s) {
   while (!s->q.empty()) {
@@ -203,154 +160,9 @@ void enqueue(Stream *s, std::function<void()> f) {
   if (s->q.size() > 100000) run_all(s);
 }
 
-// ---------------------------------------------------------------- fibers (x86-64)
-#if !defined(__x86_64__)
-#error "the CUDA stand-in's fibers are written for x86-64"
-#endif
-extern "C" void standin_swap(void **save, void *to);
-asm(R"(
-.text
-.globl standin_swap
-.type standin_swap,@function
-standin_swap:
-  pushq %rbp
-  pushq %rbx
-  pushq %r12
-  pushq %r13
-  pushq %r14
-  pushq %r15
-  movq %rsp, (%rdi)
-  movq %rsi, %rsp
-  popq %r15
-  popq %r14
-  popq %r13
-  popq %r12
-  popq %rbx
-  popq %rbp
-  ret
-.size standin_swap, .-standin_swap
-)");
-
-enum Wait { RUN, BLOCK_BAR, WARP_BAR, DONE };
-struct Fiber {
-  void *sp;
-  char *stack;
-  Wait wait;
-  unsigned tid;
-  standin_dim3 idx;
-};
-const size_t STACK = 256 * 1024;
-std::vector<Fiber> fibers;
-char *stacks = nullptr;
-size_t nstacks = 0;
-void *sched_sp;
-Fiber *cur = nullptr;
-standin_state state;
-standin_call_fn cur_call;
-const unsigned char *cur_blob;
-std::string fault; // why the running kernel failed
-uint64_t shfl_slot[1024];
-
-// The scheduler of one block: a FIFO of runnable threads, counts of who waits where. A thread that
-// waits or ends switches straight to the next runnable one (to the scheduler when there is none).
-std::vector<unsigned> runq;
-size_t rq_head = 0;
-size_t alive = 0, at_block = 0;
-std::vector<unsigned> warp_alive, warp_wait;
-
-void make_runnable(Fiber &f) {
-  f.wait = RUN;
-  runq.push_back(f.tid);
-}
-// After `f` started waiting or ended: release the barriers that are now complete.
-void release(Fiber &f) {
-  unsigned w = f.tid / 32;
-  if (warp_alive[w] && warp_wait[w] == warp_alive[w]) {
-    warp_wait[w] = 0;
-    for (size_t t = (size_t)w * 32; t < fibers.size() && t < (size_t)w * 32 + 32; t++)
-      if (fibers[t].wait == WARP_BAR) make_runnable(fibers[t]);
-  }
-  if (alive && at_block == alive) {
-    at_block = 0;
-    for (auto &o : fibers)
-      if (o.wait == BLOCK_BAR) make_runnable(o);
-  }
-}
-void switch_from(Fiber *from) {
-  if (rq_head < runq.size()) {
-    Fiber *next = &fibers[runq[rq_head++]];
-    cur = next;
-    state.thread_idx = next->idx;
-    if (next != from) standin_swap(&from->sp, next->sp);
-  } else {
-    standin_swap(&from->sp, sched_sp);
-  }
-}
-
-extern "C" void standin_fiber_main() {
-  cur_call(cur_blob);
-  Fiber *me = cur;
-  me->wait = DONE;
-  alive--;
-  warp_alive[me->tid / 32]--;
-  release(*me);
-  switch_from(me);
-  abort(); // never resumed
-}
-asm(R"(
-.text
-.globl standin_fiber_entry
-.type standin_fiber_entry,@function
-standin_fiber_entry:
-  call standin_fiber_main
-  ud2
-)");
-extern "C" void standin_fiber_entry();
-
-void yield_at(Wait w) {
-  Fiber *me = cur;
-  me->wait = w;
-  if (w == BLOCK_BAR) at_block++;
-  else warp_wait[me->tid / 32]++;
-  release(*me);
-  switch_from(me);
-}
-
-void k_syncthreads() { yield_at(BLOCK_BAR); }
-
-uint64_t k_shfl(unsigned mask, uint64_t v, int kind, int arg, int width) {
-  unsigned tid = cur->tid, lane = tid % 32, warp0 = tid - lane;
-  if (width <= 0 || width > 32 || (width & (width - 1))) {
-    if (fault.empty()) fault = "shuffle width " + std::to_string(width) + " is not a power of two up to 32";
-  }
-  shfl_slot[tid] = v;
-  yield_at(WARP_BAR);
-  unsigned w = (unsigned)(width > 0 && width <= 32 ? width : 32);
-  unsigned seg = lane & ~(w - 1), rel = lane - seg;
-  long src;
-  switch (kind) {
-  case 0: src = rel + (unsigned)arg < w ? (long)(lane + arg) : (long)lane; break;
-  case 1: src = (long)rel - arg >= 0 ? (long)lane - arg : (long)lane; break;
-  case 2: src = (long)(seg + ((rel ^ (unsigned)arg) & (w - 1))); break;
-  default: src = (long)(seg + ((unsigned)arg & (w - 1))); break;
-  }
-  uint64_t r = v;
-  unsigned srcu = (unsigned)src;
-  if (!(mask & (1u << lane)) && fault.empty()) fault = "a lane outside the shuffle's mask took part";
-  if (warp0 + srcu < fibers.size()) {
-    if (fibers[warp0 + srcu].wait == DONE || !(mask & (1u << srcu))) {
-      if (fault.empty()) fault = "a shuffle read a lane that has exited or is outside the mask";
-    } else {
-      r = shfl_slot[warp0 + srcu];
-    }
-  }
-  yield_at(WARP_BAR); // nobody overwrites a slot before every lane has read
-  return r;
-}
-
-// A pointer argument in a live allocation gets its backing memory. Any other (a dangling pointer of an
-// empty array, a host pointer, freed memory) may be passed, as on a device, but not used: it becomes
-// an address in the never-mapped device range, so that a kernel touching it faults.
+// A pointer argument of a kernel in a live allocation gets its backing memory. Any other (a dangling
+// pointer of an empty array, a host pointer, freed memory) may be passed, as on a device, but not
+// used: it becomes an address in the never-mapped device range, so that a kernel touching it faults.
 int k_translate(const void *d, void **h) {
   const Alloc *a = d ? find((uintptr_t)d, 0) : nullptr;
   if (a) *h = back_of(a, (uintptr_t)d);
@@ -358,19 +170,6 @@ int k_translate(const void *d, void **h) {
   return 0;
 }
 
-standin_api api = {&state, k_syncthreads, k_shfl, k_translate};
-
-struct Module {
-  void *dl;
-  char *shared_lo, *shared_hi;
-  bool live = true;
-};
-struct Func {
-  Module *m;
-  std::string name;
-  standin_pack_fn pack;
-  standin_call_fn call;
-};
 std::map<std::string, std::pair<unsigned long long, unsigned long long>> launch_stats; // launches, threads
 struct StatsAtExit {
   ~StatsAtExit() {
@@ -381,79 +180,13 @@ struct StatsAtExit {
   }
 } stats_at_exit;
 
-bool ensure_stacks(size_t n) {
-  if (n <= nstacks) return true;
-  if (stacks) munmap(stacks, nstacks * (STACK + PAGE));
-  nstacks = 0;
-  void *p = mmap(nullptr, n * (STACK + PAGE), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    stacks = nullptr;
-    return false;
-  }
-  stacks = (char *)p;
-  for (size_t i = 0; i < n; i++) mprotect(stacks + i * (STACK + PAGE), PAGE, PROT_NONE); // overflow guard
-  nstacks = n;
-  return true;
-}
-
-// Run one kernel; "" or why it failed.
+// Run one kernel (tests/standin/threads.cpp: CUDA's execution model on fibers); "" or why it failed.
 std::string run_kernel(Func *f, standin_dim3 grid, standin_dim3 block, const unsigned char *blob) {
   size_t nt = (size_t)block.x * block.y * block.z;
   auto &st = launch_stats[f->name];
   st.first++;
   st.second += nt * grid.x * grid.y * grid.z;
-  if (!ensure_stacks(nt)) return "no memory for the block's fiber stacks";
-  fibers.assign(nt, Fiber{});
-  state.grid_dim = grid;
-  state.block_dim = block;
-  cur_call = f->call;
-  cur_blob = blob;
-  fault.clear();
-  for (unsigned bz = 0; bz < grid.z; bz++)
-    for (unsigned by = 0; by < grid.y; by++)
-      for (unsigned bx = 0; bx < grid.x; bx++) {
-        state.block_idx = {bx, by, bz};
-        if (f->m->shared_lo) memset(f->m->shared_lo, 0xff, f->m->shared_hi - f->m->shared_lo);
-        for (size_t t = 0; t < nt; t++) {
-          Fiber &fb = fibers[t];
-          fb.tid = (unsigned)t;
-          fb.idx = {(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / ((size_t)block.x * block.y))};
-          fb.wait = RUN;
-          char *top = stacks + t * (STACK + PAGE) + PAGE + STACK;
-          void **sp = (void **)top;
-          // where the first switch returns to; that `ret` leaves rsp at `top` (16-byte aligned), so the
-          // entry's call enters standin_fiber_main with rsp = 8 mod 16, as the ABI wants
-          *--sp = (void *)standin_fiber_entry;
-          for (int r = 0; r < 6; r++) *--sp = nullptr;
-          fb.sp = sp;
-        }
-        alive = nt;
-        at_block = 0;
-        warp_alive.assign((nt + 31) / 32, 0);
-        warp_wait.assign((nt + 31) / 32, 0);
-        for (size_t t = 0; t < nt; t++) warp_alive[t / 32]++;
-        runq.clear();
-        rq_head = 0;
-        for (size_t t = 0; t < nt; t++) runq.push_back((unsigned)t);
-        while (rq_head < runq.size()) {
-          Fiber *fb = &fibers[runq[rq_head++]];
-          cur = fb;
-          state.thread_idx = fb->idx;
-          standin_swap(&sched_sp, fb->sp);
-          if (rq_head == runq.size()) { // keep the queue short
-            runq.clear();
-            rq_head = 0;
-          }
-        }
-        if (!fault.empty()) return fault + " (block " + std::to_string(bx) + ")";
-        if (alive) {
-          std::string m = "threads wait at barriers that cannot complete (block " + std::to_string(bx) + ":";
-          for (size_t t = 0; t < nt && t < 64; t++)
-            m += fibers[t].wait == BLOCK_BAR ? " s" : fibers[t].wait == WARP_BAR ? " w" : fibers[t].wait == DONE ? " x" : " r";
-          return m + ")";
-        }
-      }
-  return "";
+  return standin_threads_run(f->call, f->m->shared_lo, f->m->shared_hi, grid, block, blob);
 }
 
 const char *running_kernel = nullptr;
@@ -483,7 +216,10 @@ void on_segv(int sig, siginfo_t *si, void *uc) {
   else if (old_segv.sa_handler != SIG_IGN) old_segv.sa_handler(sig);
 }
 
-} // namespace
+} // namespace standin_cuda
+
+using namespace standin_cuda;
+
 
 extern "C" {
 
@@ -508,9 +244,6 @@ CUresult cuInit(unsigned flags) {
   initialised = true;
   return OK;
 }
-#define NEED_INIT \
-  Lock l(G);      \
-  if (!initialised) return E_NOT_INITIALIZED;
 CUresult cuDriverGetVersion(int *v) {
   if (!v) return E_INVALID_VALUE;
   *v = 12080;
@@ -593,10 +326,6 @@ CUresult cuCtxGetDevice(CUdevice *d) {
   *d = cur_dev;
   return OK;
 }
-#define NEED_CTX              \
-  NEED_INIT                   \
-  if (cur_dev < 0) return E_INVALID_CONTEXT; \
-  if (sticky) return sticky;
 CUresult cuCtxSynchronize(void) {
   NEED_CTX
   flush_all();
@@ -843,197 +572,6 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
   case 3: *(CUdeviceptr *)data = p; return OK;
   default: return E_INVALID_VALUE;
   }
-}
-
-// ---------------------------------------------------------------- streams and events
-CUresult cuStreamCreate(void **out, unsigned flags) {
-  NEED_CTX
-  if (!out || flags > 1) return E_INVALID_VALUE;
-  Stream *s = new Stream{cur_dev, flags, false, {}, true};
-  streams.push_back(s);
-  *out = s;
-  return OK;
-}
-CUresult cuStreamCreateWithPriority(void **out, unsigned flags, int prio) {
-  (void)prio;
-  return cuStreamCreate(out, flags);
-}
-CUresult cuStreamDestroy_v2(void *h) {
-  NEED_INIT
-  Stream *s = resolve(h);
-  if (!s || s->legacy) return E_INVALID_HANDLE;
-  run_all(s); // queued work still completes
-  s->live = false;
-  return OK;
-}
-CUresult cuStreamSynchronize(void *h) {
-  NEED_CTX
-  Stream *s = resolve(h);
-  if (!s) return E_INVALID_HANDLE;
-  if (s->legacy) flush_all();
-  else run_all(s);
-  return sticky;
-}
-CUresult cuStreamQuery(void *h) {
-  NEED_CTX
-  Stream *s = resolve(h);
-  if (!s) return E_INVALID_HANDLE;
-  return s->q.empty() ? OK : E_NOT_READY;
-}
-CUresult cuEventCreate(void **out, unsigned flags) {
-  NEED_CTX
-  (void)flags;
-  if (!out) return E_INVALID_VALUE;
-  *out = new Event;
-  return OK;
-}
-CUresult cuEventDestroy_v2(void *e) {
-  NEED_INIT
-  if (!e) return E_INVALID_HANDLE;
-  ((Event *)e)->live = false; // kept: queued work may still name it
-  return OK;
-}
-CUresult cuEventRecord(void *he, void *hs) {
-  NEED_CTX
-  Event *e = (Event *)he;
-  Stream *s = resolve(hs);
-  if (!e || !e->live || !s) return E_INVALID_HANDLE;
-  e->s = s;
-  e->done = false;
-  enqueue(s, [e] { e->done = true; });
-  return OK;
-}
-CUresult cuEventSynchronize(void *he) {
-  NEED_CTX
-  Event *e = (Event *)he;
-  if (!e || !e->live) return E_INVALID_HANDLE;
-  if (!e->done && e->s) run_all(e->s);
-  return sticky;
-}
-CUresult cuEventQuery(void *he) {
-  NEED_CTX
-  Event *e = (Event *)he;
-  if (!e || !e->live) return E_INVALID_HANDLE;
-  return e->done ? OK : E_NOT_READY;
-}
-CUresult cuStreamWaitEvent(void *hs, void *he, unsigned flags) {
-  NEED_CTX
-  (void)flags;
-  Stream *s = resolve(hs);
-  Event *e = (Event *)he;
-  if (!s || !e || !e->live) return E_INVALID_HANDLE;
-  Stream *src = e->s;
-  if (!e->done && src)
-    enqueue(s, [e, src] {
-      if (!e->done) run_all(src);
-    });
-  return OK;
-}
-
-// ---------------------------------------------------------------- modules and launches
-CUresult cuModuleLoadData(void **out, const void *image) {
-  NEED_CTX
-  if (!out || !image) return E_INVALID_VALUE;
-  const char *img = (const char *)image;
-  const char *tag = "// parlops-standin-module ";
-  if (strncmp(img, tag, strlen(tag)) != 0) {
-    say("cuModuleLoadData: the image is not one made by the stand-in NVRTC (is a real libnvrtc first on the library path?)");
-    return E_INVALID_IMAGE;
-  }
-  std::string path(img + strlen(tag));
-  path = path.substr(0, path.find('\n'));
-  void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!dl) {
-    say("cuModuleLoadData: %s", dlerror());
-    return E_INVALID_IMAGE;
-  }
-  auto init = (standin_init_fn)dlsym(dl, "__standin_init");
-  auto lo = (char *)dlsym(dl, "__standin_shared_lo");
-  auto hi = (char *)dlsym(dl, "__standin_shared_hi");
-  if (!init) return E_INVALID_IMAGE;
-  init(&api);
-  Module *m = new Module{dl, lo ? *(char **)lo : nullptr, hi ? *(char **)hi : nullptr, true};
-  *out = m;
-  return OK;
-}
-CUresult cuModuleUnload(void *hm) {
-  NEED_INIT
-  Module *m = (Module *)hm;
-  if (!m || !m->live) return E_INVALID_HANDLE;
-  flush_all();
-  m->live = false; // the library stays loaded: other loads of the same image share it
-  return OK;
-}
-CUresult cuModuleGetFunction(void **out, void *hm, const char *name) {
-  NEED_CTX
-  Module *m = (Module *)hm;
-  if (!out || !name) return E_INVALID_VALUE;
-  if (!m || !m->live) return E_INVALID_HANDLE;
-  auto pack = (standin_pack_fn)dlsym(m->dl, (std::string("__standin_pack_") + name).c_str());
-  auto call = (standin_call_fn)dlsym(m->dl, (std::string("__standin_call_") + name).c_str());
-  if (!pack || !call) return E_NOT_FOUND;
-  *out = new Func{m, name, pack, call};
-  return OK;
-}
-CUresult cuLaunchKernel(void *hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned shmem, void *hs, void **params, void **extra) {
-  NEED_CTX
-  Func *f = (Func *)hf;
-  if (!f || !f->m->live) return E_INVALID_HANDLE;
-  Stream *s = resolve(hs);
-  if (!s) return E_INVALID_HANDLE;
-  if (extra || shmem) return E_INVALID_VALUE; // parlops passes neither
-  if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || (unsigned long)bx * by * bz > 1024 ||
-      bz > 64)
-    return E_INVALID_VALUE;
-  long size = f->pack(params, nullptr);
-  std::shared_ptr<std::vector<unsigned char>> blob(new std::vector<unsigned char>((size_t)size + 16));
-  long r = f->pack(params, blob->data());
-  if (r < 0) {
-    say("cuLaunchKernel(%s): argument %ld is a pointer into no live device allocation", f->name.c_str(), -r - 1);
-    sticky = E_ILLEGAL_ADDRESS;
-    return sticky;
-  }
-  standin_dim3 g{gx, gy, gz}, b{bx, by, bz};
-  enqueue(s, [f, g, b, blob] {
-    if (sticky) return;
-    running_kernel = f->name.c_str();
-    std::string why = run_kernel(f, g, b, blob->data());
-    running_kernel = nullptr;
-    if (!why.empty()) {
-      say("kernel %s failed: %s", f->name.c_str(), why.c_str());
-      sticky = E_LAUNCH_FAILED;
-    }
-  });
-  return OK;
-}
-
-// ---------------------------------------------------------------- for the NCCL stand-in and tests
-int standin_enqueue(void *hs, standin_op_fn fn, void *ctx) {
-  Lock l(G);
-  if (sticky) return sticky;
-  Stream *s = resolve(hs);
-  if (!s) return E_INVALID_HANDLE;
-  enqueue(s, [fn, ctx] { fn(ctx); });
-  return OK;
-}
-void *standin_device_span(const void *dev, size_t bytes) {
-  Lock l(G);
-  const Alloc *a = find((uintptr_t)dev, bytes);
-  return a ? back_of(a, (uintptr_t)dev) : nullptr;
-}
-int standin_current_device(void) { return cur_dev; }
-/* Tests: limit this process's device memory to `bytes` (of each device; -1: back to the environment's
-   limit). Returns the bytes now in use on the current device. */
-long long standin_set_memory_limit(long long bytes) {
-  Lock l(G);
-  limit_override = bytes;
-  return cur_dev < 0 ? 0 : (long long)used[cur_dev];
-}
-/* Host <-> device bytes copied so far (for the tests' data-stays-on-the-device checks). */
-void standin_transfer_counts(unsigned long long *htod, unsigned long long *dtoh) {
-  *htod = bytes_htod;
-  *dtoh = bytes_dtoh;
 }
 
 } // extern "C"
