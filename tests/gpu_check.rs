@@ -8,6 +8,8 @@
 //! `make test` passes on machines without a GPU.
 
 mod common;
+#[path = "gpu_check/catalogue.rs"]
+mod catalogue;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -866,6 +868,7 @@ fn main() {
     solvers::<f32>(&mut t, &comm, 48, false);
     solvers::<c32>(&mut t, &comm, 48, false);
     solvers::<c64>(&mut t, &comm, 48, false);
+    catalogue::catalogue(&mut t, &comm);
     nccl(&mut t, &comm);
     finish("gpu_check", comm, t);
 }
