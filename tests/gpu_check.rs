@@ -10,6 +10,8 @@
 mod common;
 #[path = "gpu_check/catalogue.rs"]
 mod catalogue;
+#[path = "gpu_check/nested.rs"]
+mod nested;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -869,6 +871,7 @@ fn main() {
     solvers::<c32>(&mut t, &comm, 48, false);
     solvers::<c64>(&mut t, &comm, 48, false);
     catalogue::catalogue(&mut t, &comm);
+    nested::nested(&mut t, &comm);
     nccl(&mut t, &comm);
     finish("gpu_check", comm, t);
 }

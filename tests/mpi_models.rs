@@ -608,6 +608,7 @@ fn main() {
     run_multi::<f32>(&mut t, &comm);
     run_randomized::<f64>(&mut t, &comm);
     run_randomized::<c64>(&mut t, &comm);
+    run_randomized_single(&mut t, &comm);
     run_lanczos::<f64>(&mut t, &comm);
     run_lanczos::<c64>(&mut t, &comm);
     common::finish("mpi_models", comm, t)

@@ -46,7 +46,9 @@ pub fn hermitian_eig<T: Scalar>(h: &[T], n: usize) -> Result<(Vec<f64>, Vec<T>)>
             for q in p + 1..n {
                 let hpq = a[p * n + q];
                 let g = hpq.abs_f64();
-                if g <= 1e-300 {
+                // an entry negligible against the matrix is left alone (the sweeps stop far above
+                // it): in single precision its reciprocal below would overflow to Inf, then NaN
+                if g <= 1e-300 || g <= 1e-20 * total {
                     continue;
                 }
                 // D = diag(1, d) makes the (p, q) entry real (= g); then a real rotation R
@@ -80,6 +82,12 @@ pub fn hermitian_eig<T: Scalar>(h: &[T], n: usize) -> Result<(Vec<f64>, Vec<T>)>
     }
     let mut order: Vec<usize> = (0..n).collect();
     let ev: Vec<f64> = (0..n).map(|i| a[i * n + i].to_parts().0).collect();
+    if ev.iter().any(|e| !e.is_finite()) || v.iter().any(|x| !x.abs_f64().is_finite()) {
+        crate::bail!(
+            Internal,
+            "the eigenvalues of the projected {n} x {n} matrix did not come out finite ({ev:?})"
+        );
+    }
     order.sort_by(|&i, &j| ev[j].total_cmp(&ev[i]));
     let vals = order.iter().map(|&i| ev[i]).collect();
     let mut vecs = matrix(n, n, T::zero(), "the sorted eigenvectors")?;
