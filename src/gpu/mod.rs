@@ -20,9 +20,19 @@ use crate::scalar::{DType, Scalar};
 pub use self::probe::{Probe, device_choice, probe};
 
 /// A CUDA stream handle (`cudaStream_t` and `CUstream` are the same object).
+///
+/// Invariant: it names a live stream of this process's device: parlops' own ([`Gpu::stream`],
+/// created in `Gpu::open` and never destroyed) or one a caller handed over with
+/// `parlops_vec_set_stream`, whose contract is that it outlives its use. The driver calls made
+/// with it ([`sync`], copies, launches) rely on that. The field is public for the C layer and the
+/// device checks; making a `Stream` from anything else is a bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stream(pub sys::CUstream);
+// SAFETY: a CUstream is an opaque driver handle that Rust never dereferences; the driver API is
+// thread-safe and accepts a stream from any thread of the process, so the handle may move.
 unsafe impl Send for Stream {}
+// SAFETY: as for Send: `&Stream` only copies the handle out, and it is used only through the
+// (thread-safe) driver API.
 unsafe impl Sync for Stream {}
 
 /// The device this process uses.
@@ -37,7 +47,13 @@ pub struct Gpu {
     pub stream: Stream,
     kernels: Mutex<HashMap<DType, Arc<Kernels>>>,
 }
+// SAFETY: the raw members are driver handles (the retained primary context, parlops' stream) that
+// Rust never dereferences and only passes to the thread-safe driver API; a context may be current
+// on several threads at once (`bind` makes it current on the calling one). The kernel table is
+// behind a Mutex; the rest is plain owned data.
 unsafe impl Send for Gpu {}
+// SAFETY: as for Send: `&Gpu` reads the handles and plain fields, and reaches the kernel table only
+// through its Mutex.
 unsafe impl Sync for Gpu {}
 
 pub(crate) fn cuda_err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -108,9 +124,14 @@ pub fn current() -> Option<Arc<Gpu>> {
 impl Gpu {
     fn open(ordinal: i32, why: String) -> Result<Gpu> {
         let dev = cu::device::get(ordinal).map_err(|e| cuda_err("cuDeviceGet", e))?;
+        // SAFETY: `dev` was just returned by cuDeviceGet (cudarc's condition for retain); libcuda
+        // was loaded and cuInit succeeded in probe() (`get` calls require_driver first), and a
+        // missing symbol panics into the catch_unwind around `open`.
         let ctx = unsafe { cu::primary_ctx::retain(dev) }
             .map_err(|e| cuda_err("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: `ctx` is the primary context retained just above (never released: see `bind`).
         unsafe { cu::ctx::set_current(ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))?;
+        // SAFETY: `dev` came from cuDeviceGet above; the value is written to cudarc's own local.
         let attr = |a| unsafe { cu::device::get_attribute(dev, a) };
         let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
             .map_err(|e| cuda_err("cuDeviceGetAttribute", e))?;
@@ -132,6 +153,8 @@ impl Gpu {
 
     /// Make this device's context current on the calling thread.
     pub fn bind(&self) -> Result<()> {
+        // SAFETY: `self.ctx` is the primary context retained in `open`; nothing releases it (Gpu
+        // has no Drop, and the process's Gpu stays in GPU), so it is live for the process.
         unsafe { cu::ctx::set_current(self.ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))
     }
 
@@ -172,14 +195,21 @@ impl Gpu {
 /// The newest virtual architecture this NVRTC supports that is not newer than the device's (`cc` as
 /// 90 for 9.0); the device's own when the list cannot be read.
 fn nvrtc_arch(cc: i32) -> i32 {
-    let r = std::panic::catch_unwind(|| unsafe {
+    let r = std::panic::catch_unwind(|| {
         use cudarc::nvrtc::sys;
         let mut n: std::ffi::c_int = 0;
-        if sys::nvrtcGetNumSupportedArchs(&mut n) != sys::nvrtcResult::NVRTC_SUCCESS || n <= 0 {
+        // SAFETY: writes one int to the live local `n`. A missing libnvrtc or symbol panics
+        // (cudarc's dynamic loading) into the catch_unwind around this closure.
+        if unsafe { sys::nvrtcGetNumSupportedArchs(&mut n) } != sys::nvrtcResult::NVRTC_SUCCESS
+            || n <= 0
+        {
             return None;
         }
         let mut v = vec![0 as std::ffi::c_int; n as usize];
-        if sys::nvrtcGetSupportedArchs(v.as_mut_ptr()) != sys::nvrtcResult::NVRTC_SUCCESS {
+        // SAFETY: writes the `n` architectures nvrtcGetNumSupportedArchs just counted, and `v` has
+        // exactly `n` entries.
+        if unsafe { sys::nvrtcGetSupportedArchs(v.as_mut_ptr()) } != sys::nvrtcResult::NVRTC_SUCCESS
+        {
             return None;
         }
         v.into_iter().filter(|&a| a <= cc).max()
@@ -192,6 +222,8 @@ pub const SOURCE: &str = include_str!("kernels.cu");
 
 /// Compile [`SOURCE`] for one element type to PTX with NVRTC (no device needed).
 pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
+    // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it tries
+    // only cudarc's list of names of NVIDIA's libnvrtc, and a failure is `false` (a panic is caught).
     let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
         .unwrap_or(false);
     if !present {
@@ -212,12 +244,16 @@ pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
         let prog = rtc::create_program(&src, Some(c"parlops_kernels.cu"))
             .map_err(|e| crate::err!(Cuda, "nvrtcCreateProgram failed: {e:?}"))?;
         let opts = [def, arch, "--fmad=false"];
+        // SAFETY: `prog` was created by create_program just above and is destroyed only at the
+        // end of this closure, after its last use.
         let c = unsafe { rtc::compile_program(prog, &opts) };
         let out = match c {
+            // SAFETY: as above: `prog` is live.
             Ok(()) => unsafe { rtc::get_ptx(prog) }
                 .map(|p| p.iter().map(|&c| c as u8).collect::<Vec<u8>>())
                 .map_err(|e| crate::err!(Cuda, "nvrtcGetPTX failed: {e:?}")),
             Err(e) => {
+                // SAFETY: as above: `prog` is live.
                 let log = unsafe { rtc::get_program_log(prog) }
                     .map(|l| {
                         l.iter()
@@ -233,6 +269,8 @@ pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
                 ))
             }
         };
+        // SAFETY: `prog` is live (created above) and destroyed exactly once, here, after its last
+        // use.
         let _ = unsafe { rtc::destroy_program(prog) };
         out
     });
@@ -253,10 +291,16 @@ macro_rules! kernel_table {
                 if image.last() != Some(&0) {
                     image.push(0);
                 }
+                // SAFETY: `image` is the PTX text NVRTC made, NUL-terminated (ensured just above)
+                // as cuModuleLoadData requires of PTX, and it outlives the call. The module goes
+                // into the device's current context: callers of Gpu::kernels bind it first, and
+                // without one the call fails with an error.
                 let module = unsafe { cu::module::load_data(image.as_ptr() as *const c_void) }
                     .map_err(|e| cuda_err("cuModuleLoadData", e))?;
                 let get = |name: &str| -> Result<Func> {
                     let c = CString::new(name).unwrap_or_default();
+                    // SAFETY: `module` was loaded just above and is never unloaded (ModuleHandle
+                    // has no Drop); `c` is a NUL-terminated name (a missing one is an error).
                     unsafe { cu::module::get_function(module, c) }
                         .map(Func)
                         .map_err(|e| cuda_err(&format!("cuModuleGetFunction({name})"), e))
@@ -299,12 +343,18 @@ kernel_table!(
 );
 
 pub struct ModuleHandle(#[allow(dead_code)] sys::CUmodule);
+// SAFETY: an opaque driver handle that no Rust code dereferences or even uses (it is kept so the
+// module belongs to its `Kernels`); nothing in it is tied to a thread.
 unsafe impl Send for ModuleHandle {}
+// SAFETY: as for Send: `&ModuleHandle` gives nothing to use.
 unsafe impl Sync for ModuleHandle {}
 
 #[derive(Clone, Copy)]
 pub struct Func(sys::CUfunction);
+// SAFETY: a function handle of a module that is never unloaded, used only by cuLaunchKernel, which
+// the (thread-safe) driver accepts from any thread with the context current.
 unsafe impl Send for Func {}
+// SAFETY: as for Send: `&Func` only copies the handle out.
 unsafe impl Sync for Func {}
 
 pub const BLOCK: u32 = 256;
@@ -319,7 +369,12 @@ pub fn grid(n: usize) -> u32 {
 /// Launch `f` with the given argument pointers.
 ///
 /// # Safety
-/// `args` must match the kernel's parameters, and the memory they name must be valid on the device.
+/// `args` must match the kernel's parameters in number, order and size (one pointer per
+/// parameter, to a value of the parameter's type: see `kernels.cu`), and every device address
+/// among them must hold what the kernel reads and writes over its whole grid, until `stream` has
+/// run it. `stream` must be a live stream (see [`Stream`]) and the device's context current on
+/// this thread (without one the launch fails with an error). A kernel that uses `block_reduce`
+/// must be launched with [`BLOCK`] threads per block, the size it assumes.
 pub unsafe fn launch(
     f: Func,
     grid: u32,
@@ -327,6 +382,9 @@ pub unsafe fn launch(
     stream: Stream,
     args: &mut [*mut c_void],
 ) -> Result<()> {
+    // SAFETY: our caller's contract (`# Safety` above) covers the arguments, the memory and the
+    // stream; `f` is a function of a loaded module that is never unloaded (Kernels::load). The
+    // argument values are copied at the launch, so the locals they point to may end after it.
     unsafe { cu::launch_kernel(f.0, (grid, 1, 1), (block, 1, 1), 0, stream.0, args) }
         .map_err(|e| cuda_err("cuLaunchKernel", e))
 }
@@ -357,6 +415,7 @@ pub fn device_sync() -> Result<()> {
 /// Wait for everything queued on `s`.
 pub fn sync(s: Stream) -> Result<()> {
     bind_current()?;
+    // SAFETY: `s` is a live stream of this device (the invariant of `Stream`).
     unsafe { cu::stream::synchronize(s.0) }.map_err(|e| cuda_err("cuStreamSynchronize", e))
 }
 
@@ -366,6 +425,8 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
         return Ok(0);
     }
     bind_current()?;
+    // SAFETY: cuMemAlloc needs only a current context (bound just above; with none it fails with
+    // an error). The new memory is unset, which the memset below covers before anyone reads it.
     let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
         let (free, total) = cu::mem_get_info().unwrap_or((0, 0));
         Error::new(
@@ -375,13 +436,21 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
             ),
         )
     })?;
+    // SAFETY: `p` was just allocated with `bytes` bytes, and `s` is a live stream (see `Stream`).
     unsafe { cu::memset_d8_async(p, 0, bytes, s.0) }.map_err(|e| cuda_err("cuMemsetD8Async", e))?;
     Ok(p)
 }
 
 /// Free device memory from [`alloc_zeroed`] (cuMemFree waits for work still using it).
+///
+/// Contract (not checked; the function should be `unsafe`, but tests/gpu_check.rs calls it as a
+/// safe one): `p` is 0 or an address [`alloc_zeroed`] returned that has not been freed, and
+/// nothing uses it afterwards. Its owners ([`DevArray`], the CUDA backend's `DevBuf`) free on drop,
+/// once.
 pub fn free(p: u64) {
     if p != 0 && bind_current().is_ok() {
+        // SAFETY: by the contract above, `p` came from cuMemAlloc (alloc_zeroed) and is freed
+        // once, here; the context it was allocated in is current (bound just above).
         let _ = unsafe { cu::free_sync(p) };
     }
 }
@@ -390,38 +459,50 @@ pub fn free(p: u64) {
 /// until `s` is synchronized).
 ///
 /// # Safety
-/// `dst` must hold `bytes` bytes of device memory.
+/// `dst` must hold `bytes` bytes of device memory and `src` `bytes` readable bytes of host memory,
+/// both alive, and `src` unchanged, until `s` has run the copy.
 pub unsafe fn htod(dst: u64, src: *const u8, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: our caller's contract: `src` points to `bytes` readable bytes (bytes > 0 here, so it
+    // is a real, non-null address; u8 needs no alignment).
     let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+    // SAFETY: `dst` holds `bytes` bytes of device memory and `src` is `bytes` long (both by the
+    // contract, which also keeps `src` alive until `s` ran the copy); `s` is a live stream.
     unsafe { cu::memcpy_htod_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyHtoDAsync", e))
 }
 
 /// Copy `bytes` device -> host on `s` (see [`htod`]).
 ///
 /// # Safety
-/// `src` must hold `bytes` bytes of device memory and `dst` `bytes` bytes of host memory.
+/// `src` must hold `bytes` bytes of device memory and `dst` `bytes` writable bytes of host memory,
+/// both alive, and `dst` neither read nor written by anything else, until `s` has run the copy.
 pub unsafe fn dtoh(dst: *mut u8, src: u64, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: our caller's contract: `dst` points to `bytes` writable bytes that nothing else uses
+    // meanwhile (bytes > 0 here, so it is a real, non-null address).
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+    // SAFETY: `src` holds `bytes` bytes of device memory and `dst` is `bytes` long (the contract,
+    // which also keeps `dst` alive and unused until `s` ran the copy); `s` is a live stream.
     unsafe { cu::memcpy_dtoh_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyDtoHAsync", e))
 }
 
 /// Copy `bytes` device -> device on `s`.
 ///
 /// # Safety
-/// Both must hold `bytes` bytes of device memory.
+/// Both must hold `bytes` bytes of device memory, alive until `s` has run the copy.
 pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: both addresses hold `bytes` bytes of device memory (our caller's contract); `s` is a
+    // live stream.
     unsafe { cu::memcpy_dtod_async(dst, src, bytes, s.0) }
         .map_err(|e| cuda_err("cuMemcpyDtoDAsync", e))
 }
@@ -447,6 +528,9 @@ pub fn is_device_only_pointer(p: *const c_void) -> bool {
     std::panic::catch_unwind(|| {
         let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
             let mut v: u32 = 0;
+            // SAFETY: `v` is a live u32 and both attributes asked here (IS_MANAGED, a boolean;
+            // MEMORY_TYPE, an unsigned int) are at most 4 bytes; the driver only looks `p` up, it
+            // does not dereference it. A missing symbol panics into the catch_unwind around this.
             let r = unsafe {
                 sys::cuPointerGetAttribute(
                     &mut v as *mut u32 as *mut c_void,
@@ -492,6 +576,9 @@ pub fn pointer_kind(p: *const c_void) -> PointerKind {
     }
     let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
         let mut v: u32 = 0;
+        // SAFETY: `v` is a live u32 and each attribute asked here (IS_MANAGED, a boolean;
+        // MEMORY_TYPE, an unsigned int; DEVICE_ORDINAL, an int) is at most 4 bytes; the driver
+        // only looks `p` up, it does not dereference it. The device's context is bound above.
         let r = unsafe {
             sys::cuPointerGetAttribute(&mut v as *mut u32 as *mut c_void, a, p as sys::CUdeviceptr)
         };
