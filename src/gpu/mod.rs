@@ -441,7 +441,8 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
     Ok(p)
 }
 
-/// Free device memory from [`alloc_zeroed`] (cuMemFree waits for work still using it).
+/// Free device memory from [`alloc_zeroed`], once the work queued on the device (which may still
+/// use it) has finished.
 ///
 /// Contract (not checked; the function should be `unsafe`, but tests/gpu_check.rs calls it as a
 /// safe one): `p` is 0 or an address [`alloc_zeroed`] returned that has not been freed, and
@@ -449,6 +450,9 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
 /// once.
 pub fn free(p: u64) {
     if p != 0 && bind_current().is_ok() {
+        // work still queued on any stream finishes first: cuMemFree is documented only to "may
+        // perform implicit synchronization" (in practice it does, so this costs nothing more)
+        let _ = cu::ctx::synchronize();
         // SAFETY: by the contract above, `p` came from cuMemAlloc (alloc_zeroed) and is freed
         // once, here; the context it was allocated in is current (bound just above).
         let _ = unsafe { cu::free_sync(p) };
@@ -621,6 +625,9 @@ impl Pinned {
                 "cannot allocate {bytes} bytes of pinned host memory: {e:?}"
             )
         })?;
+        // SAFETY: `p` points to the `bytes` bytes just allocated. cuMemHostAlloc leaves them unset,
+        // and `as_slice` lets safe code read them as floats: zeroed, they are valid ones.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
         Ok(Pinned {
             ptr: p.cast(),
             bytes,
@@ -644,6 +651,9 @@ impl Pinned {
 impl Drop for Pinned {
     fn drop(&mut self) {
         if self.bytes > 0 && bind_current().is_ok() {
+            // copies queued into or out of the buffer (an error path may leave one) finish first:
+            // cuMemFreeHost is not documented to wait for them
+            let _ = cu::ctx::synchronize();
             let _ = unsafe { cu::free_host(self.ptr.cast()) };
         }
     }
@@ -660,8 +670,14 @@ unsafe impl<T> Sync for DevArray<T> {}
 
 impl<T: Copy> DevArray<T> {
     pub fn zeroed(len: usize, s: Stream) -> Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            crate::err!(
+                OutOfMemory,
+                "a device array of {len} entries overflows a size"
+            )
+        })?;
         Ok(DevArray {
-            ptr: alloc_zeroed(len * std::mem::size_of::<T>(), s)?,
+            ptr: alloc_zeroed(bytes, s)?,
             len,
             _t: std::marker::PhantomData,
         })
