@@ -602,12 +602,18 @@ pub fn pointer_kind(p: *const c_void) -> PointerKind {
     }
 }
 
-/// Pinned (page-locked) host memory for staging transfers.
+/// Pinned (page-locked) host memory for staging transfers: `bytes` zeroed bytes from
+/// cuMemHostAlloc (page-aligned), or a dangling 8-aligned pointer when `bytes` is 0.
 pub struct Pinned {
     ptr: *mut u8,
     bytes: usize,
 }
+// SAFETY: a Pinned owns its allocation alone, like a Box<[u8]>: nothing else holds the pointer
+// (asynchronous copies through `ptr()` are covered by the contracts of htod/dtoh), and the driver
+// frees it from any thread with the context bound.
 unsafe impl Send for Pinned {}
+// SAFETY: `&Pinned` only reads the bytes (`as_slice`) or hands out the address (writing through it
+// needs an `unsafe` copy whose contract rules out other users); safe writes need `&mut Pinned`.
 unsafe impl Sync for Pinned {}
 
 impl Pinned {
@@ -619,6 +625,8 @@ impl Pinned {
             });
         }
         bind_current()?;
+        // SAFETY: cuMemHostAlloc needs only a current context (bound just above; with none it
+        // fails with an error); the memory it leaves unset is zeroed below.
         let p = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| {
             crate::err!(
                 OutOfMemory,
@@ -634,11 +642,17 @@ impl Pinned {
         })
     }
     pub fn as_slice<T: Scalar>(&self) -> &[T] {
+        // SAFETY: `ptr` holds `bytes` initialised (zeroed in `new`) bytes, page-aligned, or is a
+        // dangling 8-aligned pointer with `bytes` 0: aligned for every Scalar (at most 8), and
+        // `bytes / size_of::<T>()` entries fit. Every bit pattern is a valid f32/f64/complex. The
+        // slice borrows `self`, so it cannot outlive the memory, and safe writes need `&mut self`.
         unsafe {
             std::slice::from_raw_parts(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
         }
     }
     pub fn as_mut_slice<T: Scalar>(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, borrowed mutably with `self`, so nothing else reaches the bytes
+        // through safe code meanwhile.
         unsafe {
             std::slice::from_raw_parts_mut(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
         }
@@ -654,18 +668,28 @@ impl Drop for Pinned {
             // copies queued into or out of the buffer (an error path may leave one) finish first:
             // cuMemFreeHost is not documented to wait for them
             let _ = cu::ctx::synchronize();
+            // SAFETY: `bytes > 0`, so `ptr` came from cuMemHostAlloc in `new` (non-null); it is
+            // freed once, here, with no copy still queued (synchronised just above).
             let _ = unsafe { cu::free_host(self.ptr.cast()) };
         }
     }
 }
 
 /// Device array of `T` owned by parlops (freed on drop).
+///
+/// `ptr` holds `len` entries of `T` (0 when `len` is 0), as [`DevArray::zeroed`] made it. The
+/// fields are public to read: kernel launches are sized by `len` and drop frees `ptr`, so code
+/// must never assign them.
 pub struct DevArray<T> {
     pub ptr: u64,
     pub len: usize,
     _t: std::marker::PhantomData<T>,
 }
+// SAFETY: device memory owned by this value alone, reached only through driver calls and kernels,
+// and freed once (on drop, from any thread: `free` binds the context). No `T` ever lives in host
+// memory behind it, so no bound on `T` is needed.
 unsafe impl<T> Send for DevArray<T> {}
+// SAFETY: as for Send: `&DevArray` only reads the address and the length.
 unsafe impl<T> Sync for DevArray<T> {}
 
 impl<T: Copy> DevArray<T> {
@@ -685,6 +709,9 @@ impl<T: Copy> DevArray<T> {
     /// A device copy of `host` (waits for the copy).
     pub fn from_host(host: &[T], s: Stream) -> Result<Self> {
         let a = Self::zeroed(host.len(), s)?;
+        // SAFETY: `a` was just allocated with `host.len()` entries of T, size_of_val(host) bytes
+        // (nothing is copied when that is 0 and `a.ptr` is 0); `host` stays borrowed until the
+        // sync below has run the copy.
         unsafe { htod(a.ptr, host.as_ptr().cast(), std::mem::size_of_val(host), s)? };
         sync(s)?;
         Ok(a)
