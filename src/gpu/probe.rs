@@ -42,8 +42,13 @@ pub fn probe() -> &'static Probe {
     static P: OnceLock<Probe> = OnceLock::new();
     P.get_or_init(|| {
         let quiet = |f: fn() -> bool| std::panic::catch_unwind(f).unwrap_or(false);
+        // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it
+        // tries only cudarc's names of NVIDIA's libcuda, and a failure is `false` (a panic is
+        // caught by `quiet`).
         let driver_loaded = quiet(|| unsafe { cudarc::driver::sys::is_culib_present() });
+        // SAFETY: as above, for NVIDIA's libcublas.
         let cublas_loaded = quiet(|| unsafe { cudarc::cublas::sys::is_culib_present() });
+        // SAFETY: as above, for NVIDIA's libnccl.
         let nccl_loaded = quiet(|| unsafe { cudarc::nccl::sys::is_culib_present() });
         let mut p = Probe {
             driver_loaded,
@@ -59,6 +64,8 @@ pub fn probe() -> &'static Probe {
                 let n =
                     cudarc::driver::result::device::get_count().map_err(|e| format!("{e:?}"))?;
                 let mut v: std::ffi::c_int = 0;
+                // SAFETY: writes one int to the live local `v`; libcuda loaded (driver_loaded),
+                // and a missing symbol panics into the catch_unwind around this closure.
                 unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
                 Ok((n, v))
             });
