@@ -42,7 +42,11 @@ fn bounds<T: Clone>(b: &HostCsr<'_, T>) -> Result<usize> {
             i32::from_ne_bytes(c.try_into().unwrap_or([0; 4])) as i64
         }
     };
-    let sizes_ok = b.nrows.checked_add(1).and_then(|n| n.checked_mul(w)) == Some(b.indptr.len())
+    let sizes_ok = b
+        .nrows
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(w))
+        .is_some_and(|n| n <= b.indptr.len())
         && b.nnz.checked_mul(w).is_some_and(|n| n <= b.indices.len())
         && b.nnz <= b.values.len();
     if !sizes_ok {
@@ -329,4 +333,56 @@ pub(crate) fn backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T
         gpu::sync(s)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn block<'a>(p: &[i64], j: &[i64], v: &'a [f64], wide: bool) -> HostCsr<'a, f64> {
+        let bytes = |a: &[i64]| -> Vec<u8> {
+            a.iter()
+                .flat_map(|&x| {
+                    if wide {
+                        x.to_ne_bytes().to_vec()
+                    } else {
+                        (x as i32).to_ne_bytes().to_vec()
+                    }
+                })
+                .collect()
+        };
+        HostCsr {
+            nrows: p.len() - 1,
+            indptr: Cow::Owned(bytes(p)),
+            indices: Cow::Owned(bytes(j)),
+            values: Cow::Borrowed(v),
+            wide,
+            nnz: *p.last().unwrap_or(&0) as usize,
+        }
+    }
+
+    /// `bounds` gives one more than the largest column, for both index widths, and refuses row
+    /// pointers and columns the SpMV kernels would follow out of the arrays.
+    #[test]
+    fn bounds_checks_what_the_kernels_index() {
+        let v = [1.0; 4];
+        for wide in [false, true] {
+            assert_eq!(
+                bounds(&block(&[0, 2, 2, 4], &[0, 5, 1, 2], &v, wide)).unwrap(),
+                6
+            );
+            assert_eq!(bounds(&block(&[0, 0], &[], &v, wide)).unwrap(), 0);
+            // decreasing, past nnz, negative start
+            assert!(bounds(&block(&[0, 3, 2, 4], &[0, 1, 1, 2], &v, wide)).is_err());
+            let mut b = block(&[0, 2, 2, 4], &[0, 1, 1, 2], &v, wide);
+            b.nnz = 3;
+            assert!(bounds(&b).is_err());
+            assert!(bounds(&block(&[-1, 2, 2, 4], &[0, 1, 1, 2], &v, wide)).is_err());
+            // a negative column; fewer indices or values than nnz
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, -1, 1, 2], &v, wide)).is_err());
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1], &v, wide)).is_err());
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1, 2], &v[..3], wide)).is_err());
+        }
+    }
 }
