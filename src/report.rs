@@ -70,6 +70,8 @@ pub fn process_report() -> String {
             None => "unknown (this MPI has no MPIX_Query_cuda_support)",
         }
     );
+    // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it tries
+    // only cudarc's names of NVIDIA's libnvrtc, and a failure is `false` (a panic is caught).
     let nvrtc = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
         .unwrap_or(false);
     s += &format!(

@@ -8,6 +8,7 @@ use parlops::vector::{Layout, Partition};
 /// MPI initialised (for the whole run), the world communicator, and the arguments that are not
 /// cargo's `--` flags.
 pub fn start() -> (Arc<Comm>, Vec<String>) {
+    // SAFETY: null argc/argv, which init's contract allows (MPI_Init_thread takes NULL).
     unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
     let comm = Arc::new(Comm::world().unwrap());
     let args = std::env::args().filter(|a| !a.starts_with("--")).collect();

@@ -18,12 +18,22 @@ fn nccl_err(what: &str, e: impl std::fmt::Debug) -> Error {
 }
 
 /// An NCCL communicator over the same ranks, in the same order, as an MPI communicator.
+///
+/// `comm` is a live NCCL communicator on this process's device: one `bootstrap` initialised
+/// (`owned`, destroyed on drop), or the caller's (`wrap`, whose contract keeps it alive). No Nccl
+/// with a null or failed one leaves `bootstrap` or `wrap`.
 pub struct Nccl {
     comm: sys::ncclComm_t,
     owned: bool,
     pub version: i32,
 }
+// SAFETY: an ncclComm_t is an opaque handle that Rust never dereferences, handed only to NCCL
+// calls; nothing in it is tied to the thread that made it. As with MpiComm (src/comm/mpi.rs), one
+// communicator must not be used by several threads at once (NCCL's rule); parlops makes its NCCL
+// calls from the thread that calls it, and concurrent calls are the caller's to avoid.
 unsafe impl Send for Nccl {}
+// SAFETY: as for Send: `&Nccl` only hands the handle to NCCL calls (the one-thread-at-a-time rule
+// above is the caller's, as for MPI); no Rust memory is shared through it.
 unsafe impl Sync for Nccl {}
 
 /// Is NCCL usable in this process (library found, not forbidden by PARLOPS_NCCL=0)?
@@ -76,9 +86,13 @@ impl Nccl {
             *d = *s as _;
         }
         let mut comm: sys::ncclComm_t = std::ptr::null_mut();
-        let r = std::panic::catch_unwind(move || unsafe {
+        let r = std::panic::catch_unwind(move || {
             let mut c: sys::ncclComm_t = std::ptr::null_mut();
-            nc::comm_init_rank(&mut c, mpi.size(), uid, mpi.rank()).map(|_| c as usize)
+            // SAFETY: `c` is a live local that receives the new communicator; `uid` is rank 0's
+            // unique id (broadcast above), and every rank of `mpi` makes this call with its own
+            // rank and the same size (the agreements above let all or none get here). NCCL is
+            // loaded (`require` in `local`); a missing symbol panics into this catch_unwind.
+            unsafe { nc::comm_init_rank(&mut c, mpi.size(), uid, mpi.rank()) }.map(|_| c as usize)
         });
         let local = match r {
             Ok(Ok(c)) => {
@@ -108,8 +122,12 @@ impl Nccl {
                 crate::bail!(NullArgument, "argument 'nccl_comm' is NULL");
             }
             let c = ptr as sys::ncclComm_t;
+            // SAFETY: `c` is the caller's communicator, non-null (checked above) and valid by
+            // this function's contract; NCCL is loaded (`require` above).
             let n = unsafe { nc::comm_count(c) }.map_err(|e| nccl_err("ncclCommCount", e))?;
+            // SAFETY: as above.
             let r = unsafe { nc::comm_user_rank(c) }.map_err(|e| nccl_err("ncclCommUserRank", e))?;
+            // SAFETY: as above.
             let dev = unsafe { nc::comm_cu_device(c) }.map_err(|e| nccl_err("ncclCommCuDevice", e))?;
             if let Some(g) = crate::gpu::current()
                 && g.ordinal != dev
@@ -144,6 +162,8 @@ impl Nccl {
     /// `ptr` must be a valid `ncclComm_t`.
     pub unsafe fn device_of(ptr: *mut c_void) -> Result<i32> {
         require()?;
+        // SAFETY: `ptr` is a valid ncclComm_t (this function's contract); NCCL is loaded
+        // (`require` above), and a missing symbol panics into the catch_unwind.
         std::panic::catch_unwind(|| unsafe { nc::comm_cu_device(ptr as sys::ncclComm_t) })
             .map_err(|_| crate::err!(Nccl, "libnccl.so is missing ncclCommCuDevice"))?
             .map_err(|e| nccl_err("ncclCommCuDevice", e))
@@ -177,6 +197,9 @@ impl Nccl {
     /// `buf` must hold `n` entries on the device until `s` has run the send.
     pub unsafe fn send<T: Scalar>(&self, buf: u64, n: usize, peer: i32, s: Stream) -> Result<()> {
         let (t, parts) = Self::dtype::<T>();
+        // SAFETY: `buf` holds n entries of T, n * parts reals of NCCL type `t` (our caller's
+        // contract); `self.comm` is live (see Nccl); `s` is a live stream of the device (the
+        // handle NCCL's cudaStream_t names).
         unsafe {
             nc::send(
                 buf as *const c_void,
@@ -197,6 +220,8 @@ impl Nccl {
     /// As for [`Nccl::send`].
     pub unsafe fn recv<T: Scalar>(&self, buf: u64, n: usize, peer: i32, s: Stream) -> Result<()> {
         let (t, parts) = Self::dtype::<T>();
+        // SAFETY: as in `send`: `buf` holds n entries, n * parts reals of `t` (our caller's
+        // contract), `self.comm` and `s` are live.
         unsafe { nc::recv(buf as *mut c_void, n * parts, t, peer, self.comm, s.0 as _) }
             .map(|_| ())
             .map_err(|e| nccl_err("ncclRecv", e))
@@ -207,6 +232,8 @@ impl Nccl {
     /// # Safety
     /// `buf` must hold `n` doubles on the device.
     pub unsafe fn allreduce_sum_f64(&self, buf: u64, n: usize, s: Stream) -> Result<()> {
+        // SAFETY: `buf` holds n doubles on the device (our caller's contract); NCCL allows the
+        // same buffer as input and output (in place); `self.comm` and `s` are live.
         unsafe {
             nc::all_reduce(
                 buf as *const c_void,
@@ -228,6 +255,9 @@ impl Nccl {
         with_scratch(vals.len(), s, |sc| {
             let h = sc.host.as_mut_slice::<f64>();
             h[..vals.len()].copy_from_slice(vals);
+            // SAFETY: the scratch's device `out` and pinned `host` hold at least vals.len()
+            // doubles (with_scratch(vals.len())); the three steps run in order on `s`, and the
+            // pinned buffer is neither written nor read by the host until the sync below.
             unsafe {
                 gpu::htod(sc.out.ptr, sc.host.ptr(), vals.len() * 8, s)?;
                 self.allreduce_sum_f64(sc.out.ptr, vals.len(), s)?;
@@ -242,6 +272,8 @@ impl Nccl {
 impl Drop for Nccl {
     fn drop(&mut self) {
         if self.owned && !self.comm.is_null() {
+            // SAFETY: an owned communicator was made by ncclCommInitRank in `bootstrap` and is
+            // destroyed once, here.
             let _ = unsafe { nc::comm_destroy(self.comm) };
         }
     }
@@ -253,6 +285,7 @@ impl Comm {
     /// node-local rank modulo the device count), then NCCL is bootstrapped over the duplicate. `pre`
     /// is the caller's own argument check; a failure on any rank fails on every rank. [collective]
     pub fn dup_with_nccl(&self, device: Option<i32>, pre: Result<()>) -> Result<Comm> {
+        // SAFETY: `self.raw()` is this communicator's own live MPI handle.
         let c = unsafe { Comm::from_mpi(self.raw())? };
         let pre = pre.and_then(|_| {
             require()?;
@@ -272,16 +305,20 @@ impl Comm {
         nccl_comm: *mut c_void,
         pre: Result<()>,
     ) -> Result<Comm> {
+        // SAFETY: `self.raw()` is this communicator's own live MPI handle.
         let c = unsafe { Comm::from_mpi(self.raw())? };
         let pre = pre.and_then(|_| {
             let pin = if nccl_comm.is_null() {
                 None
             } else {
+                // SAFETY: non-null here, so a valid ncclComm_t (this function's contract).
                 Some(unsafe { Nccl::device_of(nccl_comm)? })
             };
             crate::gpu::get(c.node_rank(), pin).map(|_| ())
         });
         c.agree(pre)?;
+        // SAFETY: `nccl_comm` is a valid ncclComm_t or null (this function's contract), which is
+        // what `wrap` asks.
         let n = unsafe { Nccl::wrap(&c, nccl_comm)? };
         Ok(c.with_nccl(n))
     }

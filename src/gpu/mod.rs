@@ -17,12 +17,25 @@ use cudarc::driver::sys;
 use crate::error::{Error, ErrorKind, Result};
 use crate::scalar::{DType, Scalar};
 
-pub use self::probe::{Probe, device_choice, probe};
+pub use self::probe::{
+    PointerKind, Probe, device_choice, is_device_only_pointer, is_device_pointer, pointer_kind,
+    probe,
+};
 
 /// A CUDA stream handle (`cudaStream_t` and `CUstream` are the same object).
+///
+/// Invariant: it names a live stream of this process's device: parlops' own ([`Gpu::stream`],
+/// created in `Gpu::open` and never destroyed) or one a caller handed over with
+/// `parlops_vec_set_stream`, whose contract is that it outlives its use. The driver calls made
+/// with it ([`sync`], copies, launches) rely on that. The field is public for the C layer and the
+/// device checks; making a `Stream` from anything else is a bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stream(pub sys::CUstream);
+// SAFETY: a CUstream is an opaque driver handle that Rust never dereferences; the driver API is
+// thread-safe and accepts a stream from any thread of the process, so the handle may move.
 unsafe impl Send for Stream {}
+// SAFETY: as for Send: `&Stream` only copies the handle out, and it is used only through the
+// (thread-safe) driver API.
 unsafe impl Sync for Stream {}
 
 /// The device this process uses.
@@ -37,7 +50,13 @@ pub struct Gpu {
     pub stream: Stream,
     kernels: Mutex<HashMap<DType, Arc<Kernels>>>,
 }
+// SAFETY: the raw members are driver handles (the retained primary context, parlops' stream) that
+// Rust never dereferences and only passes to the thread-safe driver API; a context may be current
+// on several threads at once (`bind` makes it current on the calling one). The kernel table is
+// behind a Mutex; the rest is plain owned data.
 unsafe impl Send for Gpu {}
+// SAFETY: as for Send: `&Gpu` reads the handles and plain fields, and reaches the kernel table only
+// through its Mutex.
 unsafe impl Sync for Gpu {}
 
 pub(crate) fn cuda_err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -108,9 +127,14 @@ pub fn current() -> Option<Arc<Gpu>> {
 impl Gpu {
     fn open(ordinal: i32, why: String) -> Result<Gpu> {
         let dev = cu::device::get(ordinal).map_err(|e| cuda_err("cuDeviceGet", e))?;
+        // SAFETY: `dev` was just returned by cuDeviceGet (cudarc's condition for retain); libcuda
+        // was loaded and cuInit succeeded in probe() (`get` calls require_driver first), and a
+        // missing symbol panics into the catch_unwind around `open`.
         let ctx = unsafe { cu::primary_ctx::retain(dev) }
             .map_err(|e| cuda_err("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: `ctx` is the primary context retained just above (never released: see `bind`).
         unsafe { cu::ctx::set_current(ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))?;
+        // SAFETY: `dev` came from cuDeviceGet above; the value is written to cudarc's own local.
         let attr = |a| unsafe { cu::device::get_attribute(dev, a) };
         let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
             .map_err(|e| cuda_err("cuDeviceGetAttribute", e))?;
@@ -132,6 +156,8 @@ impl Gpu {
 
     /// Make this device's context current on the calling thread.
     pub fn bind(&self) -> Result<()> {
+        // SAFETY: `self.ctx` is the primary context retained in `open`; nothing releases it (Gpu
+        // has no Drop, and the process's Gpu stays in GPU), so it is live for the process.
         unsafe { cu::ctx::set_current(self.ctx) }.map_err(|e| cuda_err("cuCtxSetCurrent", e))
     }
 
@@ -172,14 +198,21 @@ impl Gpu {
 /// The newest virtual architecture this NVRTC supports that is not newer than the device's (`cc` as
 /// 90 for 9.0); the device's own when the list cannot be read.
 fn nvrtc_arch(cc: i32) -> i32 {
-    let r = std::panic::catch_unwind(|| unsafe {
+    let r = std::panic::catch_unwind(|| {
         use cudarc::nvrtc::sys;
         let mut n: std::ffi::c_int = 0;
-        if sys::nvrtcGetNumSupportedArchs(&mut n) != sys::nvrtcResult::NVRTC_SUCCESS || n <= 0 {
+        // SAFETY: writes one int to the live local `n`. A missing libnvrtc or symbol panics
+        // (cudarc's dynamic loading) into the catch_unwind around this closure.
+        if unsafe { sys::nvrtcGetNumSupportedArchs(&mut n) } != sys::nvrtcResult::NVRTC_SUCCESS
+            || n <= 0
+        {
             return None;
         }
         let mut v = vec![0 as std::ffi::c_int; n as usize];
-        if sys::nvrtcGetSupportedArchs(v.as_mut_ptr()) != sys::nvrtcResult::NVRTC_SUCCESS {
+        // SAFETY: writes the `n` architectures nvrtcGetNumSupportedArchs just counted, and `v` has
+        // exactly `n` entries.
+        if unsafe { sys::nvrtcGetSupportedArchs(v.as_mut_ptr()) } != sys::nvrtcResult::NVRTC_SUCCESS
+        {
             return None;
         }
         v.into_iter().filter(|&a| a <= cc).max()
@@ -192,6 +225,8 @@ pub const SOURCE: &str = include_str!("kernels.cu");
 
 /// Compile [`SOURCE`] for one element type to PTX with NVRTC (no device needed).
 pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
+    // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it tries
+    // only cudarc's list of names of NVIDIA's libnvrtc, and a failure is `false` (a panic is caught).
     let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
         .unwrap_or(false);
     if !present {
@@ -212,12 +247,16 @@ pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
         let prog = rtc::create_program(&src, Some(c"parlops_kernels.cu"))
             .map_err(|e| crate::err!(Cuda, "nvrtcCreateProgram failed: {e:?}"))?;
         let opts = [def, arch, "--fmad=false"];
+        // SAFETY: `prog` was created by create_program just above and is destroyed only at the
+        // end of this closure, after its last use.
         let c = unsafe { rtc::compile_program(prog, &opts) };
         let out = match c {
+            // SAFETY: as above: `prog` is live.
             Ok(()) => unsafe { rtc::get_ptx(prog) }
                 .map(|p| p.iter().map(|&c| c as u8).collect::<Vec<u8>>())
                 .map_err(|e| crate::err!(Cuda, "nvrtcGetPTX failed: {e:?}")),
             Err(e) => {
+                // SAFETY: as above: `prog` is live.
                 let log = unsafe { rtc::get_program_log(prog) }
                     .map(|l| {
                         l.iter()
@@ -233,6 +272,8 @@ pub fn compile(dtype: DType, arch: &str) -> Result<Vec<u8>> {
                 ))
             }
         };
+        // SAFETY: `prog` is live (created above) and destroyed exactly once, here, after its last
+        // use.
         let _ = unsafe { rtc::destroy_program(prog) };
         out
     });
@@ -253,10 +294,16 @@ macro_rules! kernel_table {
                 if image.last() != Some(&0) {
                     image.push(0);
                 }
+                // SAFETY: `image` is the PTX text NVRTC made, NUL-terminated (ensured just above)
+                // as cuModuleLoadData requires of PTX, and it outlives the call. The module goes
+                // into the device's current context: callers of Gpu::kernels bind it first, and
+                // without one the call fails with an error.
                 let module = unsafe { cu::module::load_data(image.as_ptr() as *const c_void) }
                     .map_err(|e| cuda_err("cuModuleLoadData", e))?;
                 let get = |name: &str| -> Result<Func> {
                     let c = CString::new(name).unwrap_or_default();
+                    // SAFETY: `module` was loaded just above and is never unloaded (ModuleHandle
+                    // has no Drop); `c` is a NUL-terminated name (a missing one is an error).
                     unsafe { cu::module::get_function(module, c) }
                         .map(Func)
                         .map_err(|e| cuda_err(&format!("cuModuleGetFunction({name})"), e))
@@ -299,12 +346,18 @@ kernel_table!(
 );
 
 pub struct ModuleHandle(#[allow(dead_code)] sys::CUmodule);
+// SAFETY: an opaque driver handle that no Rust code dereferences or even uses (it is kept so the
+// module belongs to its `Kernels`); nothing in it is tied to a thread.
 unsafe impl Send for ModuleHandle {}
+// SAFETY: as for Send: `&ModuleHandle` gives nothing to use.
 unsafe impl Sync for ModuleHandle {}
 
 #[derive(Clone, Copy)]
 pub struct Func(sys::CUfunction);
+// SAFETY: a function handle of a module that is never unloaded, used only by cuLaunchKernel, which
+// the (thread-safe) driver accepts from any thread with the context current.
 unsafe impl Send for Func {}
+// SAFETY: as for Send: `&Func` only copies the handle out.
 unsafe impl Sync for Func {}
 
 pub const BLOCK: u32 = 256;
@@ -319,7 +372,12 @@ pub fn grid(n: usize) -> u32 {
 /// Launch `f` with the given argument pointers.
 ///
 /// # Safety
-/// `args` must match the kernel's parameters, and the memory they name must be valid on the device.
+/// `args` must match the kernel's parameters in number, order and size (one pointer per
+/// parameter, to a value of the parameter's type: see `kernels.cu`), and every device address
+/// among them must hold what the kernel reads and writes over its whole grid, until `stream` has
+/// run it. `stream` must be a live stream (see [`Stream`]) and the device's context current on
+/// this thread (without one the launch fails with an error). A kernel that uses `block_reduce`
+/// must be launched with [`BLOCK`] threads per block, the size it assumes.
 pub unsafe fn launch(
     f: Func,
     grid: u32,
@@ -327,6 +385,9 @@ pub unsafe fn launch(
     stream: Stream,
     args: &mut [*mut c_void],
 ) -> Result<()> {
+    // SAFETY: our caller's contract (`# Safety` above) covers the arguments, the memory and the
+    // stream; `f` is a function of a loaded module that is never unloaded (Kernels::load). The
+    // argument values are copied at the launch, so the locals they point to may end after it.
     unsafe { cu::launch_kernel(f.0, (grid, 1, 1), (block, 1, 1), 0, stream.0, args) }
         .map_err(|e| cuda_err("cuLaunchKernel", e))
 }
@@ -357,6 +418,7 @@ pub fn device_sync() -> Result<()> {
 /// Wait for everything queued on `s`.
 pub fn sync(s: Stream) -> Result<()> {
     bind_current()?;
+    // SAFETY: `s` is a live stream of this device (the invariant of `Stream`).
     unsafe { cu::stream::synchronize(s.0) }.map_err(|e| cuda_err("cuStreamSynchronize", e))
 }
 
@@ -366,6 +428,8 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
         return Ok(0);
     }
     bind_current()?;
+    // SAFETY: cuMemAlloc needs only a current context (bound just above; with none it fails with
+    // an error). The new memory is unset, which the memset below covers before anyone reads it.
     let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
         let (free, total) = cu::mem_get_info().unwrap_or((0, 0));
         Error::new(
@@ -375,13 +439,25 @@ pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
             ),
         )
     })?;
+    // SAFETY: `p` was just allocated with `bytes` bytes, and `s` is a live stream (see `Stream`).
     unsafe { cu::memset_d8_async(p, 0, bytes, s.0) }.map_err(|e| cuda_err("cuMemsetD8Async", e))?;
     Ok(p)
 }
 
-/// Free device memory from [`alloc_zeroed`] (cuMemFree waits for work still using it).
+/// Free device memory from [`alloc_zeroed`], once the work queued on the device (which may still
+/// use it) has finished.
+///
+/// Contract (not checked; the function should be `unsafe`, but tests/gpu_check.rs calls it as a
+/// safe one): `p` is 0 or an address [`alloc_zeroed`] returned that has not been freed, and
+/// nothing uses it afterwards. Its owners ([`DevArray`], the CUDA backend's `DevBuf`) free on drop,
+/// once.
 pub fn free(p: u64) {
     if p != 0 && bind_current().is_ok() {
+        // work still queued on any stream finishes first: cuMemFree is documented only to "may
+        // perform implicit synchronization" (in practice it does, so this costs nothing more)
+        let _ = cu::ctx::synchronize();
+        // SAFETY: by the contract above, `p` came from cuMemAlloc (alloc_zeroed) and is freed
+        // once, here; the context it was allocated in is current (bound just above).
         let _ = unsafe { cu::free_sync(p) };
     }
 }
@@ -390,133 +466,66 @@ pub fn free(p: u64) {
 /// until `s` is synchronized).
 ///
 /// # Safety
-/// `dst` must hold `bytes` bytes of device memory.
+/// `dst` must hold `bytes` bytes of device memory and `src` `bytes` readable bytes of host memory,
+/// both alive, and `src` unchanged, until `s` has run the copy.
 pub unsafe fn htod(dst: u64, src: *const u8, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: our caller's contract: `src` points to `bytes` readable bytes (bytes > 0 here, so it
+    // is a real, non-null address; u8 needs no alignment).
     let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+    // SAFETY: `dst` holds `bytes` bytes of device memory and `src` is `bytes` long (both by the
+    // contract, which also keeps `src` alive until `s` ran the copy); `s` is a live stream.
     unsafe { cu::memcpy_htod_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyHtoDAsync", e))
 }
 
 /// Copy `bytes` device -> host on `s` (see [`htod`]).
 ///
 /// # Safety
-/// `src` must hold `bytes` bytes of device memory and `dst` `bytes` bytes of host memory.
+/// `src` must hold `bytes` bytes of device memory and `dst` `bytes` writable bytes of host memory,
+/// both alive, and `dst` neither read nor written by anything else, until `s` has run the copy.
 pub unsafe fn dtoh(dst: *mut u8, src: u64, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: our caller's contract: `dst` points to `bytes` writable bytes that nothing else uses
+    // meanwhile (bytes > 0 here, so it is a real, non-null address).
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+    // SAFETY: `src` holds `bytes` bytes of device memory and `dst` is `bytes` long (the contract,
+    // which also keeps `dst` alive and unused until `s` ran the copy); `s` is a live stream.
     unsafe { cu::memcpy_dtoh_async(dst, src, s.0) }.map_err(|e| cuda_err("cuMemcpyDtoHAsync", e))
 }
 
 /// Copy `bytes` device -> device on `s`.
 ///
 /// # Safety
-/// Both must hold `bytes` bytes of device memory.
+/// Both must hold `bytes` bytes of device memory, alive until `s` has run the copy.
 pub unsafe fn dtod(dst: u64, src: u64, bytes: usize, s: Stream) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
     bind_current()?;
+    // SAFETY: both addresses hold `bytes` bytes of device memory (our caller's contract); `s` is a
+    // live stream.
     unsafe { cu::memcpy_dtod_async(dst, src, bytes, s.0) }
         .map_err(|e| cuda_err("cuMemcpyDtoDAsync", e))
 }
 
-/// Is `p` CUDA device memory (not managed memory, which the host can read), as far as the driver
-/// can tell? Asks the driver even when this process has not set up a device through parlops (hypre or
-/// MFEM may have allocated it), provided a driver with devices is there; otherwise false. For the
-/// checks of arrays that must be host memory.
-pub fn is_device_only_pointer(p: *const c_void) -> bool {
-    if p.is_null() {
-        return false;
-    }
-    if current().is_some() {
-        return matches!(
-            pointer_kind(p),
-            PointerKind::Device | PointerKind::OtherDevice(_)
-        );
-    }
-    if probe().device_count.unwrap_or(0) == 0 {
-        return false;
-    }
-    // unified addressing: the driver knows the pointer's memory type without a current context
-    std::panic::catch_unwind(|| {
-        let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
-            let mut v: u32 = 0;
-            let r = unsafe {
-                sys::cuPointerGetAttribute(
-                    &mut v as *mut u32 as *mut c_void,
-                    a,
-                    p as sys::CUdeviceptr,
-                )
-            };
-            (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
-        };
-        attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED) != Some(1)
-            && attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-                == Some(sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32)
-    })
-    .unwrap_or(false)
-}
-
-/// Is `p` device memory (or managed memory) that this process can use? Host pointers, including
-/// pinned host memory, are not.
-pub fn is_device_pointer(p: *const c_void) -> bool {
-    pointer_kind(p) == PointerKind::Device
-}
-
-/// What a pointer is, as the driver sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PointerKind {
-    /// Not known to CUDA, or pinned host memory.
-    Host,
-    /// Device memory of this process's device.
-    Device,
-    /// Device memory of another device (its ordinal).
-    OtherDevice(i32),
-    /// Managed (unified) memory: usable from host and device.
-    Managed,
-}
-
-/// Classify `p` (the device's context is made current first).
-pub fn pointer_kind(p: *const c_void) -> PointerKind {
-    let Some(g) = current() else {
-        return PointerKind::Host;
-    };
-    if g.bind().is_err() {
-        return PointerKind::Host;
-    }
-    let attr = |a: sys::CUpointer_attribute| -> Option<u32> {
-        let mut v: u32 = 0;
-        let r = unsafe {
-            sys::cuPointerGetAttribute(&mut v as *mut u32 as *mut c_void, a, p as sys::CUdeviceptr)
-        };
-        (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
-    };
-    if attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED) == Some(1) {
-        return PointerKind::Managed;
-    }
-    match attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
-        Some(t) if t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => {
-            match attr(sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
-                Some(d) if d as i32 != g.ordinal => PointerKind::OtherDevice(d as i32),
-                _ => PointerKind::Device,
-            }
-        }
-        _ => PointerKind::Host,
-    }
-}
-
-/// Pinned (page-locked) host memory for staging transfers.
+/// Pinned (page-locked) host memory for staging transfers: `bytes` zeroed bytes from
+/// cuMemHostAlloc (page-aligned), or a dangling 8-aligned pointer when `bytes` is 0.
 pub struct Pinned {
     ptr: *mut u8,
     bytes: usize,
 }
+// SAFETY: a Pinned owns its allocation alone, like a Box<[u8]>: nothing else holds the pointer
+// (asynchronous copies through `ptr()` are covered by the contracts of htod/dtoh), and the driver
+// frees it from any thread with the context bound.
 unsafe impl Send for Pinned {}
+// SAFETY: `&Pinned` only reads the bytes (`as_slice`) or hands out the address (writing through it
+// needs an `unsafe` copy whose contract rules out other users); safe writes need `&mut Pinned`.
 unsafe impl Sync for Pinned {}
 
 impl Pinned {
@@ -528,23 +537,34 @@ impl Pinned {
             });
         }
         bind_current()?;
+        // SAFETY: cuMemHostAlloc needs only a current context (bound just above; with none it
+        // fails with an error); the memory it leaves unset is zeroed below.
         let p = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| {
             crate::err!(
                 OutOfMemory,
                 "cannot allocate {bytes} bytes of pinned host memory: {e:?}"
             )
         })?;
+        // SAFETY: `p` points to the `bytes` bytes just allocated. cuMemHostAlloc leaves them unset,
+        // and `as_slice` lets safe code read them as floats: zeroed, they are valid ones.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
         Ok(Pinned {
             ptr: p.cast(),
             bytes,
         })
     }
     pub fn as_slice<T: Scalar>(&self) -> &[T] {
+        // SAFETY: `ptr` holds `bytes` initialised (zeroed in `new`) bytes, page-aligned, or is a
+        // dangling 8-aligned pointer with `bytes` 0: aligned for every Scalar (at most 8), and
+        // `bytes / size_of::<T>()` entries fit. Every bit pattern is a valid f32/f64/complex. The
+        // slice borrows `self`, so it cannot outlive the memory, and safe writes need `&mut self`.
         unsafe {
             std::slice::from_raw_parts(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
         }
     }
     pub fn as_mut_slice<T: Scalar>(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, borrowed mutably with `self`, so nothing else reaches the bytes
+        // through safe code meanwhile.
         unsafe {
             std::slice::from_raw_parts_mut(self.ptr.cast(), self.bytes / std::mem::size_of::<T>())
         }
@@ -557,24 +577,43 @@ impl Pinned {
 impl Drop for Pinned {
     fn drop(&mut self) {
         if self.bytes > 0 && bind_current().is_ok() {
+            // copies queued into or out of the buffer (an error path may leave one) finish first:
+            // cuMemFreeHost is not documented to wait for them
+            let _ = cu::ctx::synchronize();
+            // SAFETY: `bytes > 0`, so `ptr` came from cuMemHostAlloc in `new` (non-null); it is
+            // freed once, here, with no copy still queued (synchronised just above).
             let _ = unsafe { cu::free_host(self.ptr.cast()) };
         }
     }
 }
 
 /// Device array of `T` owned by parlops (freed on drop).
+///
+/// `ptr` holds `len` entries of `T` (0 when `len` is 0), as [`DevArray::zeroed`] made it. The
+/// fields are public to read: kernel launches are sized by `len` and drop frees `ptr`, so code
+/// must never assign them.
 pub struct DevArray<T> {
     pub ptr: u64,
     pub len: usize,
     _t: std::marker::PhantomData<T>,
 }
+// SAFETY: device memory owned by this value alone, reached only through driver calls and kernels,
+// and freed once (on drop, from any thread: `free` binds the context). No `T` ever lives in host
+// memory behind it, so no bound on `T` is needed.
 unsafe impl<T> Send for DevArray<T> {}
+// SAFETY: as for Send: `&DevArray` only reads the address and the length.
 unsafe impl<T> Sync for DevArray<T> {}
 
 impl<T: Copy> DevArray<T> {
     pub fn zeroed(len: usize, s: Stream) -> Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            crate::err!(
+                OutOfMemory,
+                "a device array of {len} entries overflows a size"
+            )
+        })?;
         Ok(DevArray {
-            ptr: alloc_zeroed(len * std::mem::size_of::<T>(), s)?,
+            ptr: alloc_zeroed(bytes, s)?,
             len,
             _t: std::marker::PhantomData,
         })
@@ -582,6 +621,9 @@ impl<T: Copy> DevArray<T> {
     /// A device copy of `host` (waits for the copy).
     pub fn from_host(host: &[T], s: Stream) -> Result<Self> {
         let a = Self::zeroed(host.len(), s)?;
+        // SAFETY: `a` was just allocated with `host.len()` entries of T, size_of_val(host) bytes
+        // (nothing is copied when that is 0 and `a.ptr` is 0); `host` stays borrowed until the
+        // sync below has run the copy.
         unsafe { htod(a.ptr, host.as_ptr().cast(), std::mem::size_of_val(host), s)? };
         sync(s)?;
         Ok(a)

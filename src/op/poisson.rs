@@ -390,6 +390,7 @@ fn line<T: Scalar, const ND: usize, const S: bool, const N: bool>(
         if ND == 3 {
             t += -at(l + sz);
         }
+        // SAFETY: l < lb <= yl.len() (asserted above).
         unsafe { *yl.get_unchecked_mut(l) = t };
     }
 }

@@ -97,13 +97,16 @@ impl AnyVec {
     /// Wrap the caller's array (no copy).
     ///
     /// # Safety
-    /// `ptr` must point to this rank's local length of `dtype` entries that outlive the vector.
+    /// `ptr` must point to this rank's local length of `dtype` entries in `location`'s memory that
+    /// outlive the vector (or be null when that length is 0), as [`DistVector::wrap`] asks.
     pub unsafe fn wrap(
         layout: Arc<Layout>,
         dtype: DType,
         location: Location,
         ptr: *mut u8,
     ) -> Result<AnyVec> {
+        // SAFETY: each arm casts `ptr` to the element type `dtype` names, so our caller's contract
+        // is DistVector::wrap's for that type (which checks null, alignment and memory itself).
         unsafe {
             Ok(match dtype {
                 DType::F32 => AnyVec::F32(DistVector::wrap(layout, location, ptr.cast())?),

@@ -51,6 +51,9 @@ fn start_watchdog(rank: i32) {
                      (last finished check: '{last}')",
                     limit as f64 / 1000.0
                 );
+                // SAFETY: _exit has no preconditions; it ends the process at once, without the
+                // destructors and atexit handlers (MPI's among them) that must not run from this
+                // watchdog thread while the main thread hangs.
                 unsafe { libc::_exit(3) };
             }
         }
@@ -82,6 +85,7 @@ impl Tally {
 /// Start MPI, duplicate MPI_COMM_WORLD, and check that the launcher gave the rank count asked for
 /// in PARLOPS_TEST_EXPECT_RANKS (a binary started by another MPI's mpiexec runs as N one-rank jobs).
 pub fn start() -> (Arc<Comm>, Tally) {
+    // SAFETY: null argc/argv, which init's contract allows (MPI_Init_thread takes NULL).
     unsafe { parlops::comm::init(std::ptr::null_mut(), std::ptr::null_mut()).unwrap() };
     let comm = Arc::new(Comm::world().unwrap());
     let p = comm.size();

@@ -129,7 +129,7 @@ impl HaloPlan {
     /// Start the forward exchange: receive ghosts into `ghost`, pack and send owned values.
     ///
     /// # Safety
-    /// `ghost` and `sendbuf` must not be touched until `reqs` is waited for.
+    /// `ghost` and `sendbuf` must stay alive and not be touched until `reqs` is waited for.
     pub unsafe fn start_forward<T: Scalar>(
         &self,
         owned: &[T],
@@ -137,6 +137,10 @@ impl HaloPlan {
         ghost: &mut [T],
         reqs: &mut Requests,
     ) -> Result<()> {
+        // SAFETY: our caller's contract (`# Safety` above) is what irecv and isend require of the
+        // (bounds-checked) sub-slices handed to them: `ghost` and `sendbuf` stay alive and
+        // untouched until `reqs` is waited for. `sendbuf` is packed before any send is posted and
+        // not written after.
         unsafe {
             for &(q, a, b) in &self.recv {
                 self.comm.irecv(&mut ghost[a..b], q, reqs)?;
@@ -155,13 +159,17 @@ impl HaloPlan {
     /// contributions to owned entries into `recvbuf` (add them with [`HaloPlan::add_reverse`]).
     ///
     /// # Safety
-    /// As for [`HaloPlan::start_forward`].
+    /// `ghost` and `recvbuf` must stay alive and not be touched (`ghost` not written) until
+    /// `reqs` is waited for.
     pub unsafe fn start_reverse<T: Scalar>(
         &self,
         ghost: &[T],
         recvbuf: &mut [T],
         reqs: &mut Requests,
     ) -> Result<()> {
+        // SAFETY: our caller's contract (`# Safety` above) is what irecv and isend require of the
+        // (bounds-checked) sub-slices handed to them: `recvbuf` untouched and `ghost` unwritten,
+        // both alive, until `reqs` is waited for.
         unsafe {
             for &(q, a, b) in &self.send {
                 self.comm.irecv(&mut recvbuf[a..b], q, reqs)?;

@@ -12,7 +12,9 @@ use crate::gpu::{self, BLOCK, DevArray, Kernels, Stream, grid, launch};
 use crate::karg;
 use crate::scalar::Scalar;
 
-/// One CSR block on the device.
+/// One CSR block on the device, with the index width of `wide`: `nrows + 1` row pointers, from
+/// at least 0, non-decreasing, at most `nnz`; `nnz` column indices, each in 0..`cols`, and `nnz`
+/// values (checked by [`bounds`] when it is made).
 struct DevBlock<T> {
     nrows: i64,
     ptr: DevArray<u8>,
@@ -22,10 +24,62 @@ struct DevBlock<T> {
     /// Threads per row of the SpMV kernel.
     sw: i32,
     nnz: usize,
+    /// One more than the largest column index (0 without entries): the entries of x (or of the
+    /// ghost buffer) that the products read or write lie below it.
+    cols: usize,
+}
+
+/// Check what the SpMV kernels index by (see [`DevBlock`]) on the host arrays, whichever
+/// [`crate::exec::SparseHost`] gave them (parlops' blocks passed `check_block` already: this is a
+/// pass over the arrays at the first device apply, not a second opinion); returns `cols`.
+fn bounds<T: Clone>(b: &HostCsr<'_, T>) -> Result<usize> {
+    let w = if b.wide { 8 } else { 4 };
+    let int = |a: &[u8], i: usize| -> i64 {
+        let c = &a[i * w..(i + 1) * w];
+        if b.wide {
+            i64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))
+        } else {
+            i32::from_ne_bytes(c.try_into().unwrap_or([0; 4])) as i64
+        }
+    };
+    let sizes_ok = b
+        .nrows
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(w))
+        .is_some_and(|n| n <= b.indptr.len())
+        && b.nnz.checked_mul(w).is_some_and(|n| n <= b.indices.len())
+        && b.nnz <= b.values.len();
+    if !sizes_ok {
+        crate::bail!(
+            Internal,
+            "a CSR block's arrays are shorter than its shape says"
+        );
+    }
+    let mut prev = 0i64;
+    for r in 0..=b.nrows {
+        let p = int(&b.indptr, r);
+        if p < prev || p > b.nnz as i64 {
+            crate::bail!(
+                Internal,
+                "a CSR block's row pointers are not 0..=nnz, non-decreasing"
+            );
+        }
+        prev = p;
+    }
+    let mut cols = 0usize;
+    for k in 0..b.nnz {
+        let j = int(&b.indices, k);
+        if j < 0 {
+            crate::bail!(Internal, "a CSR block has a negative column index");
+        }
+        cols = cols.max(j as usize + 1);
+    }
+    Ok(cols)
 }
 
 /// A CSR block's arrays copied to the device.
 fn upload<T: Scalar>(b: &HostCsr<'_, T>, s: Stream) -> Result<DevBlock<T>> {
+    let cols = bounds(b)?;
     let (nnz, w) = (b.nnz, if b.wide { 8 } else { 4 });
     let avg = if b.nrows == 0 {
         1
@@ -42,18 +96,25 @@ fn upload<T: Scalar>(b: &HostCsr<'_, T>, s: Stream) -> Result<DevBlock<T>> {
         wide: b.wide,
         sw,
         nnz,
+        cols,
     })
 }
 
 impl<T: Scalar> DevBlock<T> {
     /// y (+)= A x on `s`.
-    fn mult(&self, k: &Kernels, x: u64, y: u64, add: bool, s: Stream) -> Result<()> {
+    ///
+    /// # Safety
+    /// `x` and `y` must be device addresses holding at least `cols` and `nrows` entries, alive
+    /// until `s` has run the product; `s` a live stream, with the device's context current.
+    unsafe fn mult(&self, k: &Kernels, x: u64, y: u64, add: bool, s: Stream) -> Result<()> {
         if self.nrows == 0 || (add && self.nnz == 0) {
             // nothing to add (an empty offd block: one rank, or no halo) moves no bytes
             return Ok(());
         }
         if self.nnz == 0 {
             let bytes = self.nrows as usize * std::mem::size_of::<T>();
+            // SAFETY: `y` holds nrows entries, `bytes` bytes, and `s` is a live stream with the
+            // context current (our caller's contract).
             return unsafe { cudarc::driver::result::memset_d8_async(y, 0, bytes, s.0) }
                 .map_err(|e| gpu::cuda_err("cuMemsetD8Async", e));
         }
@@ -71,6 +132,13 @@ impl<T: Scalar> DevBlock<T> {
             self.sw,
         );
         let blocks = (self.nrows as usize * sw as usize).div_ceil(BLOCK as usize) as u32;
+        // SAFETY: the arguments are k_spmv_i32/_i64's (i64 nrows, const I *ptr, const I *col,
+        // const T *val, const T *x, T *y, int add_to, int sw), the kernel's I the width of
+        // `wide`, the ints i32. The kernel reads ptr[0..=nrows] and, for each row, col and val
+        // at ptr[row]..ptr[row + 1] (within 0..nnz), x at columns below `cols` (all checked by
+        // `bounds`), and writes y[0..nrows]; x and y hold that many (our caller's contract). A
+        // group of `sw` threads (a power of two <= 32, dividing the warp) per row, every thread
+        // of the grid reaching the warp shuffles.
         unsafe {
             launch(
                 f,
@@ -91,7 +159,10 @@ impl<T: Scalar> DevBlock<T> {
         }
     }
     /// x += A^H y on `s`.
-    fn mult_adjoint_add(&self, k: &Kernels, y: u64, x: u64, s: Stream) -> Result<()> {
+    ///
+    /// # Safety
+    /// As for [`DevBlock::mult`]: `y` must hold at least `nrows` entries and `x` `cols`.
+    unsafe fn mult_adjoint_add(&self, k: &Kernels, y: u64, x: u64, s: Stream) -> Result<()> {
         if self.nrows == 0 || self.nnz == 0 {
             return Ok(());
         }
@@ -101,6 +172,10 @@ impl<T: Scalar> DevBlock<T> {
             k.k_spmv_h_i32
         };
         let (n, p, c, v) = (self.nrows, self.ptr.ptr, self.col.ptr, self.val.ptr);
+        // SAFETY: the arguments are k_spmv_h_i32/_i64's (i64 nrows, const I *ptr, const I *col,
+        // const T *val, const T *y, T *x), I the width of `wide`. The kernel reads y[0..nrows]
+        // and the rows' entries as in `mult`, and adds into x at columns below `cols` (checked by
+        // `bounds`); y and x hold that many (our caller's contract).
         unsafe {
             launch(
                 f,
@@ -150,6 +225,23 @@ fn device_parts<'a, T: Scalar>(
     Ok(guard)
 }
 
+impl<T: Scalar> DevCsr<T> {
+    /// Assert that a product's vectors are long enough for what the kernels index: `owned` (x of
+    /// y = A x, or of x = A^H y) and `rows` (the other one). The layouts themselves are checked
+    /// before (`crate::op::check_apply`, which operator implementations may assume); this is the
+    /// device side's own guard, as `LocalCsr::mult_rows` asserts on the host.
+    fn check_lengths(&self, owned: usize, rows: usize) {
+        let need_owned = self.diag.cols.max(self.halo.owned_needed());
+        let need_rows = self.diag.nrows.max(self.offd.nrows) as usize;
+        assert!(
+            owned >= need_owned && rows >= need_rows && self.offd.cols <= self.halo.ghost_len(),
+            "device CSR product: vectors of {owned} and {rows} entries, the matrix reaches {need_owned} and {need_rows} (offd columns {} of {} ghosts)",
+            self.offd.cols,
+            self.halo.ghost_len()
+        );
+    }
+}
+
 /// What a device apply starts with: the output's stream (after the input's), the device matrix
 /// (made at first use), the kernels, and whether the input was on another stream.
 #[allow(clippy::type_complexity)]
@@ -189,12 +281,21 @@ pub(crate) fn forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>
     let d = guard
         .as_mut()
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+    d.check_lengths(x.len(), y.len());
     let (xp, yp) = (x.dptr(), y.dptr());
     // ghosts from their owners; the owned (diag) part runs meanwhile
-    let staged = d
-        .halo
-        .forward(m.halo, &k, xp, s, || d.diag.mult(&k, xp, yp, false, s))?;
-    d.offd.mult(&k, d.halo.ghost_ptr(), yp, true, s)?;
+    // SAFETY: (the exchange, and the diag product it queues) `xp` and `yp` are the device
+    // addresses of x and y (CUDA parts: begin_device's `place`/`after` checked them), x.len()
+    // >= diag's `cols` and the halo's owned_needed(), y.len() >= nrows (check_lengths above);
+    // they outlive the queued work (freeing device memory waits for the device: gpu::free).
+    // `s` is y's live stream, with the context bound by begin_device.
+    let staged = unsafe {
+        d.halo
+            .forward(m.halo, &k, xp, s, || d.diag.mult(&k, xp, yp, false, s))?
+    };
+    // SAFETY: as above for `yp`; the ghost buffer holds ghost_len() >= offd's `cols` entries
+    // (check_lengths).
+    unsafe { d.offd.mult(&k, d.halo.ghost_ptr(), yp, true, s)? };
     if mixed || staged {
         // the pinned buffers must not be rewritten before the copies above ran
         gpu::sync(s)?;
@@ -208,18 +309,80 @@ pub(crate) fn backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T
     let d = guard
         .as_mut()
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
+    d.check_lengths(x.len(), y.len());
     let (xp, yp) = (x.dptr(), y.dptr());
     // ghost contributions: offd^H y
     d.halo.clear_ghosts(s)?;
-    d.offd.mult_adjoint_add(&k, yp, d.halo.ghost_ptr(), s)?;
+    // SAFETY: `yp` is y's device address (a CUDA part: begin_device's `after` checked it) of
+    // y.len() >= nrows entries, and the ghost buffer holds ghost_len() >= offd's `cols`
+    // (check_lengths above); both outlive the queued work (freeing device memory waits for the
+    // device: gpu::free). `s` is x's live stream, with the context bound by begin_device.
+    unsafe { d.offd.mult_adjoint_add(&k, yp, d.halo.ghost_ptr(), s)? };
     // the reverse exchange: ghost contributions go back to their owners and are added to x;
     // x = diag^H y meanwhile
-    let staged = d.halo.reverse(m.halo, &k, xp, s, || {
-        super::vector::fill(x, T::zero())?;
-        d.diag.mult_adjoint_add(&k, yp, xp, s)
-    })?;
+    // SAFETY: (the exchange, and the diag product it queues) as above, and `xp` is x's device
+    // address (`place` checked it), x.len() >= diag's `cols` and the halo's owned_needed()
+    // (check_lengths).
+    let staged = unsafe {
+        d.halo.reverse(m.halo, &k, xp, s, || {
+            super::vector::fill(x, T::zero())?;
+            d.diag.mult_adjoint_add(&k, yp, xp, s)
+        })?
+    };
     if mixed || staged {
         gpu::sync(s)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn block<'a>(p: &[i64], j: &[i64], v: &'a [f64], wide: bool) -> HostCsr<'a, f64> {
+        let bytes = |a: &[i64]| -> Vec<u8> {
+            a.iter()
+                .flat_map(|&x| {
+                    if wide {
+                        x.to_ne_bytes().to_vec()
+                    } else {
+                        (x as i32).to_ne_bytes().to_vec()
+                    }
+                })
+                .collect()
+        };
+        HostCsr {
+            nrows: p.len() - 1,
+            indptr: Cow::Owned(bytes(p)),
+            indices: Cow::Owned(bytes(j)),
+            values: Cow::Borrowed(v),
+            wide,
+            nnz: *p.last().unwrap_or(&0) as usize,
+        }
+    }
+
+    /// `bounds` gives one more than the largest column, for both index widths, and refuses row
+    /// pointers and columns the SpMV kernels would follow out of the arrays.
+    #[test]
+    fn bounds_checks_what_the_kernels_index() {
+        let v = [1.0; 4];
+        for wide in [false, true] {
+            assert_eq!(
+                bounds(&block(&[0, 2, 2, 4], &[0, 5, 1, 2], &v, wide)).unwrap(),
+                6
+            );
+            assert_eq!(bounds(&block(&[0, 0], &[], &v, wide)).unwrap(), 0);
+            // decreasing, past nnz, negative start
+            assert!(bounds(&block(&[0, 3, 2, 4], &[0, 1, 1, 2], &v, wide)).is_err());
+            let mut b = block(&[0, 2, 2, 4], &[0, 1, 1, 2], &v, wide);
+            b.nnz = 3;
+            assert!(bounds(&b).is_err());
+            assert!(bounds(&block(&[-1, 2, 2, 4], &[0, 1, 1, 2], &v, wide)).is_err());
+            // a negative column; fewer indices or values than nnz
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, -1, 1, 2], &v, wide)).is_err());
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1], &v, wide)).is_err());
+            assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1, 2], &v[..3], wide)).is_err());
+        }
+    }
 }

@@ -69,6 +69,8 @@ impl<T> Drop for DevBuf<T> {
     fn drop(&mut self) {
         if self.owned {
             let _ = self.gpu.bind();
+            // free's contract: an owned buffer's address came from alloc_zeroed (Cuda::zeroed),
+            // and this drop frees it once
             gpu::free(self.ptr as usize as u64);
         }
     }

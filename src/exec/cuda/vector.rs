@@ -2,6 +2,14 @@
 //! When an input lives on another stream, that stream is waited for first and the operation finishes
 //! before returning (so neither stream can overwrite what the other still reads). Reductions return
 //! to the host (they end in MPI or NCCL and in the solver's control flow).
+//!
+//! What every launch here relies on (the SAFETY comments below name the rest): each vector pointer
+//! is the device address of a CUDA part (`kern`/`stream`/`after` fail on any other executor) that
+//! holds `n` entries, n being the output's length: vectors passed together share a layout (the
+//! contract of [`crate::exec::Backend`], checked by `crate::vector`). Scalars travel by value as
+//! the kernel's `T` for `T::DTYPE` (f32, f64, or num_complex's `#[repr(C)]` {re, im} pairs, as
+//! `struct T` in kernels.cu), lengths as i64, flags and modes as i32 (`int`), partial sums as
+//! device addresses of doubles. Work is queued on the output's stream after the inputs' streams.
 
 use super::{place, stream};
 use crate::comm::ReduceOp;
@@ -62,15 +70,18 @@ fn elementwise<T: Scalar>(
 
 pub fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     let (p, n) = (y.dptr(), n_of(y));
-    elementwise(y, &[], |k, s, g| unsafe {
-        launch(k.k_fill, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
+    elementwise(y, &[], |k, s, g| {
+        // SAFETY: the arguments are k_fill's (T *y, T a, i64 n); `p` holds y's n entries, which
+        // the kernel writes.
+        unsafe { launch(k.k_fill, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)]) }
     })
 }
 
 pub fn scale<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     let (p, n) = (y.dptr(), n_of(y));
-    elementwise(y, &[], |k, s, g| unsafe {
-        launch(k.k_scale, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)])
+    elementwise(y, &[], |k, s, g| {
+        // SAFETY: the arguments are k_scale's (T *y, T a, i64 n); `p` holds y's n entries.
+        unsafe { launch(k.k_scale, g, BLOCK, s, &mut [karg!(p), karg!(a), karg!(n)]) }
     })
 }
 
@@ -79,8 +90,9 @@ pub fn conj<T: Scalar>(y: &mut Part<T>) -> Result<()> {
         return Ok(());
     }
     let (p, n) = (y.dptr(), n_of(y));
-    elementwise(y, &[], |k, s, g| unsafe {
-        launch(k.k_conj, g, BLOCK, s, &mut [karg!(p), karg!(n)])
+    elementwise(y, &[], |k, s, g| {
+        // SAFETY: the arguments are k_conj's (T *y, i64 n); `p` holds y's n entries.
+        unsafe { launch(k.k_conj, g, BLOCK, s, &mut [karg!(p), karg!(n)]) }
     })
 }
 
@@ -88,52 +100,65 @@ pub fn copy<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
     let s = stream(y)?;
     let mixed = after(x, s)?;
     let bytes = n_of(y) as usize * std::mem::size_of::<T>();
+    // SAFETY: y and x are CUDA parts (`stream`/`after` checked their executors) of one layout (the
+    // Backend contract), so both addresses hold n entries, `bytes` bytes; x's stream was waited for.
     done(unsafe { gpu::dtod(y.dptr(), x.dptr(), bytes, s) }, mixed, s)
 }
 
 /// y = a x + y
 pub fn axpy<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>) -> Result<()> {
     let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
-    elementwise(y, &[x], |k, s, g| unsafe {
-        launch(
-            k.k_axpy,
-            g,
-            BLOCK,
-            s,
-            &mut [karg!(p), karg!(a), karg!(xp), karg!(n)],
-        )
+    elementwise(y, &[x], |k, s, g| {
+        // SAFETY: the arguments are k_axpy's (T *y, T a, const T *x, i64 n); `p` and `xp` hold
+        // the n entries of y and x.
+        unsafe {
+            launch(
+                k.k_axpy,
+                g,
+                BLOCK,
+                s,
+                &mut [karg!(p), karg!(a), karg!(xp), karg!(n)],
+            )
+        }
     })
 }
 
 /// y = a x + b y
 pub fn axpby<T: Scalar>(y: &mut Part<T>, a: T, x: &Part<T>, b: T) -> Result<()> {
     let (p, n, xp) = (y.dptr(), n_of(y), x.dptr());
-    elementwise(y, &[x], |k, s, g| unsafe {
+    elementwise(y, &[x], |k, s, g| {
         let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(b), karg!(n)];
-        launch(k.k_axpby, g, BLOCK, s, args)
+        // SAFETY: `args` are k_axpby's (T *y, T a, const T *x, T b, i64 n); `p` and `xp` hold the
+        // n entries of y and x.
+        unsafe { launch(k.k_axpby, g, BLOCK, s, args) }
     })
 }
 
 /// w = a x + y
 pub fn waxpy<T: Scalar>(w: &mut Part<T>, a: T, x: &Part<T>, y: &Part<T>) -> Result<()> {
     let (p, n, xp, yp) = (w.dptr(), n_of(w), x.dptr(), y.dptr());
-    elementwise(w, &[x, y], |k, s, g| unsafe {
+    elementwise(w, &[x, y], |k, s, g| {
         let args = &mut [karg!(p), karg!(a), karg!(xp), karg!(yp), karg!(n)];
-        launch(k.k_waxpy, g, BLOCK, s, args)
+        // SAFETY: `args` are k_waxpy's (T *w, T a, const T *x, const T *y, i64 n); `p`, `xp`
+        // and `yp` hold the n entries of w, x and y.
+        unsafe { launch(k.k_waxpy, g, BLOCK, s, args) }
     })
 }
 
 /// w = (conj x if `cx`) .* y
 pub fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()> {
     let (p, n, xp, yp, c) = (w.dptr(), n_of(w), x.dptr(), y.dptr(), cx as i32);
-    elementwise(w, &[x, y], |k, s, g| unsafe {
+    elementwise(w, &[x, y], |k, s, g| {
         let args = &mut [karg!(p), karg!(xp), karg!(yp), karg!(c), karg!(n)];
-        launch(k.k_pmult, g, BLOCK, s, args)
+        // SAFETY: `args` are k_pmult's (T *w, const T *x, const T *y, int cx, i64 n), `c` an i32;
+        // `p`, `xp` and `yp` hold the n entries of w, x and y.
+        unsafe { launch(k.k_pmult, g, BLOCK, s, args) }
     })
 }
 
-/// Queue the per-block reduction into `sc.out[at..at + ncomp]`.
-unsafe fn finish(
+/// Queue the per-block reduction of the `nb * ncomp` partials in `sc.part` (written by a kernel
+/// queued earlier on `s`) into `sc.out[at..at + ncomp]`.
+fn finish(
     k: &Kernels,
     sc: &RedScratch,
     nb: u32,
@@ -142,8 +167,19 @@ unsafe fn finish(
     at: usize,
     s: Stream,
 ) -> Result<()> {
+    // what k_finish reads and writes lies in the scratch (at most 4 components: block_reduce's)
+    assert!(
+        (1..=4).contains(&ncomp)
+            && nb as usize * ncomp as usize <= sc.part.len
+            && at + ncomp as usize <= sc.out.len,
+        "reduction scratch too small"
+    );
     let (pp, op) = (sc.part.ptr, sc.out.ptr + (at * 8) as u64);
     let (nb, m) = (nb as i32, is_max as i32);
+    // SAFETY: the arguments are k_finish's (const double *part, int nb, int ncomp, int is_max,
+    // double *out), the ints as i32; it reads part[0..nb * ncomp] and writes out[at..at + ncomp],
+    // inside the scratch's arrays (asserted above); one block of BLOCK threads, as block_reduce
+    // needs.
     unsafe {
         launch(
             k.k_finish,
@@ -173,6 +209,10 @@ pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
             let n = n_of(x);
             let nb = red_blocks(n);
             let (xp, yp, pp) = (x.dptr(), y.dptr(), sc.part.ptr);
+            // SAFETY: the arguments are k_dot's (const T *x, const T *y, i64 n, double *part);
+            // `xp` and `yp` hold the n entries of x and y (CUDA parts: `after` checked them), and
+            // `part` takes 2 doubles per block, nb <= RED_BLOCKS blocks of BLOCK threads: within
+            // the scratch's 4 * RED_BLOCKS.
             unsafe {
                 launch(
                     k.k_dot,
@@ -181,10 +221,12 @@ pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
                     s,
                     &mut [karg!(xp), karg!(yp), karg!(n), karg!(pp)],
                 )?;
-                finish(&k, sc, nb, 2, false, 2 * i, s)?;
             }
+            finish(&k, sc, nb, 2, false, 2 * i, s)?;
         }
         let m = 2 * pairs.len();
+        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m) made them so);
+        // the pinned buffer is read only after the sync below.
         unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
         gpu::sync(s)?;
         let h = sc.host.as_slice::<f64>();
@@ -209,6 +251,9 @@ pub fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, Redu
         let nb = red_blocks(n);
         let (xp, pp) = (x.dptr(), sc.part.ptr);
         let code: i32 = code;
+        // SAFETY: the arguments are k_norm's (const T *x, i64 n, int kind, double p, double
+        // *part), `p` an f64; `xp` holds x's n entries, and `part` takes one double per block,
+        // nb <= RED_BLOCKS blocks of BLOCK threads.
         unsafe {
             launch(
                 k.k_norm,
@@ -217,9 +262,11 @@ pub fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, Redu
                 s,
                 &mut [karg!(xp), karg!(n), karg!(code), karg!(p), karg!(pp)],
             )?;
-            finish(&k, sc, nb, 1, op == ReduceOp::Max, 0, s)?;
-            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
         }
+        finish(&k, sc, nb, 1, op == ReduceOp::Max, 0, s)?;
+        // SAFETY: `sc.out` and `sc.host` hold at least one double; the pinned buffer is read only
+        // after the sync below.
+        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)? };
         gpu::sync(s)?;
         Ok((sc.host.as_slice::<f64>()[0], op))
     })
@@ -248,15 +295,19 @@ pub fn two_partial<T: Scalar>(x: &Part<T>) -> Result<(f64, f64)> {
 /// Copy `n` entries between host and device on `s` and wait.
 ///
 /// # Safety
-/// Both sides must hold the entries.
+/// `src` must be a device address holding `dst.len()` entries.
 pub unsafe fn download<T: Scalar>(dst: &mut [T], src: u64, s: Stream) -> Result<()> {
+    // SAFETY: `src` holds dst.len() entries, size_of_val(dst) bytes (our caller's contract), and
+    // `dst` is borrowed mutably until the sync below has run the copy.
     unsafe { gpu::dtoh(dst.as_mut_ptr().cast(), src, std::mem::size_of_val(dst), s)? };
     gpu::sync(s)
 }
 
 /// # Safety
-/// Both sides must hold the entries.
+/// `dst` must be a device address holding `src.len()` entries.
 pub unsafe fn upload<T: Scalar>(dst: u64, src: &[T], s: Stream) -> Result<()> {
+    // SAFETY: `dst` holds src.len() entries, size_of_val(src) bytes (our caller's contract), and
+    // `src` stays borrowed until the sync below has run the copy.
     unsafe { gpu::htod(dst, src.as_ptr().cast(), std::mem::size_of_val(src), s)? };
     gpu::sync(s)
 }
@@ -279,10 +330,10 @@ fn fused_reduce<T: Scalar>(
     with_scratch(m, s, |sc| {
         let nb = red_blocks(n_of(out));
         go(&k, s, nb, sc.part.ptr)?;
-        unsafe {
-            finish(&k, sc, nb, ncomp, false, 0, s)?;
-            gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)?;
-        }
+        finish(&k, sc, nb, ncomp, false, 0, s)?;
+        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m)); the pinned
+        // buffer is read only after the sync below.
+        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
         gpu::sync(s)?;
         Ok(sc.host.as_slice::<f64>()[..m].to_vec())
     })
@@ -297,7 +348,7 @@ pub fn cg_update<T: Scalar>(
     q: &Part<T>,
 ) -> Result<f64> {
     let (xp, pp, rp, qp, n) = (x.dptr(), p.dptr(), r.dptr(), q.dptr(), n_of(x));
-    let v = fused_reduce(x, &[p, r, q], 1, |k, s, nb, part| unsafe {
+    let v = fused_reduce(x, &[p, r, q], 1, |k, s, nb, part| {
         let args = &mut [
             karg!(xp),
             karg!(a),
@@ -307,7 +358,10 @@ pub fn cg_update<T: Scalar>(
             karg!(n),
             karg!(part),
         ];
-        launch(k.k_cg_update, nb, BLOCK, s, args)
+        // SAFETY: `args` are k_cg_update's (T *x, T a, const T *p, T *r, const T *q, i64 n,
+        // double *part); x, p, r and q hold n entries, and `part` one double per block (nb <=
+        // RED_BLOCKS blocks of BLOCK threads, within the scratch's 4 * RED_BLOCKS).
+        unsafe { launch(k.k_cg_update, nb, BLOCK, s, args) }
     })?;
     Ok(v[0])
 }
@@ -317,8 +371,9 @@ pub fn cg_residual<T: Scalar>(a: T, r: &mut Part<T>, q: &Part<T>) -> Result<f64>
     let (rp, qp, n) = (r.dptr(), q.dptr(), n_of(r));
     let v = fused_reduce(r, &[q], 1, |k, s, nb, part| {
         let args = &mut [karg!(a), karg!(rp), karg!(qp), karg!(n), karg!(part)];
-        // SAFETY: r and q hold n entries on this device (one layout, checked by the caller), and
-        // `part` holds a partial per block (the scratch's size).
+        // SAFETY: `args` are k_cg_residual's (T a, T *r, const T *q, i64 n, double *part); r and
+        // q hold n entries, and `part` one double per block (nb <= RED_BLOCKS blocks of BLOCK
+        // threads).
         unsafe { launch(k.k_cg_residual, nb, BLOCK, s, args) }
     })?;
     Ok(v[0])
@@ -336,7 +391,8 @@ pub fn cg_step<T: Scalar>(x: &mut Part<T>, a: T, p: &mut Part<T>, r: &Part<T>, b
             karg!(b),
             karg!(n),
         ];
-        // SAFETY: x, p and r hold n entries on this device (one layout, checked by the caller).
+        // SAFETY: `args` are k_cg_step's (T *x, T a, T *p, const T *r, T b, i64 n); x, p and r
+        // hold n entries.
         unsafe { launch(k.k_cg_step, g, BLOCK, s, args) }
     })
 }
@@ -361,7 +417,8 @@ pub fn catch_up<T: Scalar>(
             karg!(b),
             karg!(n),
         ];
-        // SAFETY: x, p, r and s hold n entries on this device (one layout, checked by the caller).
+        // SAFETY: `args` are k_catch_up's (T *x, T *p, const T *r, const T *s, T a, T b, i64 n);
+        // x, p, r and s hold n entries.
         unsafe { launch(k.k_catch_up, g, BLOCK, st, args) }
     })
 }
@@ -404,8 +461,9 @@ pub fn cg_sr_update<T: Scalar>(
             karg!(n),
             karg!(part),
         ];
-        // SAFETY: the five vectors hold n entries on this device (one layout, checked by the
-        // caller); `part` holds a partial per block.
+        // SAFETY: `args` are k_cg_sr_update's (T *x, T *r, T *p, T *s, const T *w, T a, T b, int
+        // mode, T a0, T b0, i64 n, double *part), `m` an i32; the five vectors hold n entries,
+        // and `part` one double per block (nb <= RED_BLOCKS blocks of BLOCK threads).
         unsafe { launch(k.k_cg_sr_update, nb, BLOCK, st, args) }
     })?;
     Ok(v[0])
@@ -449,8 +507,10 @@ pub fn cg_pipe_update<T: Scalar>(
             karg!(n),
             karg!(part),
         ];
-        // SAFETY: the seven vectors hold n entries on this device (one layout, checked by the
-        // caller); `part` holds four partials per block.
+        // SAFETY: `args` are k_cg_pipe_update's (T *x, T *r, T *w, T *p, T *s, T *z, const T *m,
+        // T a, T b, int mode, T a0, T b0, i64 n, double *part), `md` an i32; the seven vectors
+        // hold n entries, and `part` four doubles per block (nb <= RED_BLOCKS blocks of BLOCK
+        // threads: exactly the scratch's 4 * RED_BLOCKS).
         unsafe { launch(k.k_cg_pipe_update, nb, BLOCK, st, args) }
     })
 }

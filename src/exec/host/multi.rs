@@ -266,6 +266,7 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 let mut wide = make(77);
+                // SAFETY: the CPU has AVX2 (checked just above)
                 unsafe { maxpy_plain_avx2(&mut wide, &c[..m], &refs[..m]) };
                 assert!(wide == want, "{m} vectors, AVX2");
             }
@@ -291,7 +292,9 @@ mod tests {
                 let mut w2 = w.clone();
                 #[cfg(target_arch = "x86_64")]
                 let nrm = if avx {
+                    // SAFETY: `avx` is true only where the CPU has AVX2 (checked above)
                     unsafe { mdot_avx2(&refs, &w, &mut lanes, seq) };
+                    // SAFETY: as above
                     unsafe { maxpy_avx2(&mut w2, &neg, &refs, seq) }
                 } else {
                     mdot_host(&refs, &w, &mut lanes, seq);

@@ -12,11 +12,21 @@ use crate::vector::Layout;
 /// An array owned by parlops or borrowed from the caller (zero copy; the caller keeps it alive).
 pub enum Arr<X> {
     Owned(Vec<X>),
-    Borrowed { ptr: *const X, len: usize },
+    /// The caller's `len` entries at `ptr`. Making one is a promise that `as_slice` relies on:
+    /// `ptr` points to `len` initialised, aligned entries of `X` (or `len` is 0) that stay alive
+    /// and unchanged for as long as the `Arr` lives. The C layer makes them under the `# Safety`
+    /// contract of its CSR constructors (src/capi/op/csr.rs); the variant is public, so nothing
+    /// else enforces it.
+    Borrowed {
+        ptr: *const X,
+        len: usize,
+    },
 }
 
 // SAFETY: borrowed arrays are read-only for parlops and their lifetime is the caller's promise.
 unsafe impl<X: Send> Send for Arr<X> {}
+// SAFETY: as for Send: `&Arr` only reads the entries (owned, or the caller's under the promise
+// above), which `X: Sync` lets several threads do at once.
 unsafe impl<X: Sync> Sync for Arr<X> {}
 
 impl<X> Arr<X> {
@@ -24,6 +34,9 @@ impl<X> Arr<X> {
         match self {
             Arr::Owned(v) => v,
             Arr::Borrowed { len: 0, .. } => &[],
+            // SAFETY: the promise made with a `Borrowed` array (see the variant): `ptr` points to
+            // `len` (here > 0) initialised, aligned entries alive and unchanged while `self` is,
+            // and the slice borrows `self`.
             Arr::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
         }
     }
