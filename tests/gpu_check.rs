@@ -7,14 +7,17 @@
 //! Where this process has no CUDA device it prints `gpu_check skipped: <why>` and succeeds, so that
 //! `make test` passes on machines without a GPU.
 
-mod common;
+#[path = "gpu_check/bench.rs"]
+mod bench;
 #[path = "gpu_check/catalogue.rs"]
 mod catalogue;
+mod common;
 #[path = "gpu_check/nested.rs"]
 mod nested;
+#[path = "gpu_check/solvers.rs"]
+mod solvers;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use common::{Tally, finish, start};
 use parlops::comm::{Comm, ReduceOp};
@@ -23,8 +26,8 @@ use parlops::op::basic::Diagonal;
 use parlops::op::callback::Callback;
 use parlops::op::compose::{LinComb, Product};
 use parlops::op::csr::CsrOp;
-use parlops::op::{LinearOperator, Op, random_fill};
-use parlops::solver::{Method, Reason, Solver};
+use parlops::op::{Op, random_fill};
+
 use parlops::vector::{DistVector, Layout, NormKind, Partition, dots};
 use parlops::{Scalar, c32, c64};
 
@@ -220,8 +223,12 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
     // "the caller's" device array (as MFEM, Kokkos or CuPy would hand us)
     let g = parlops::gpu::get(comm.node_rank(), None).unwrap();
     let mine = parlops::gpu::alloc_zeroed(n * 8, g.stream).unwrap();
+    // SAFETY: `mine` holds n doubles of device memory (allocated above), hx's local part n
+    // doubles, alive until the sync below.
     unsafe { parlops::gpu::htod(mine, hx.local().as_ptr().cast(), n * 8, g.stream).unwrap() };
     parlops::gpu::sync(g.stream).unwrap();
+    // SAFETY: `mine` holds this rank's n entries in device memory and outlives `w` (freed after
+    // drop(w) below).
     let mut w =
         unsafe { DistVector::<f64>::wrap(l.clone(), CUDA, mine as usize as *mut f64) }.unwrap();
     t.check(
@@ -231,17 +238,22 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
     w.scale(2.0).unwrap();
     w.settle().unwrap();
     let mut back = vec![0.0f64; n];
+    // SAFETY: `back` holds n doubles, `mine` n doubles of device memory; synced just below.
     unsafe { parlops::gpu::dtoh(back.as_mut_ptr().cast(), mine, n * 8, g.stream).unwrap() };
     parlops::gpu::sync(g.stream).unwrap();
     let ok = back.iter().zip(hx.local()).all(|(a, b)| *a == 2.0 * b);
     t.check(ok, "wrap: writes land in the caller's array");
     // a host pointer declared as device memory is refused
     let mut hostbuf = vec![0.0f64; n.max(1)];
+    // SAFETY: `hostbuf` holds n entries and outlives the vector (which wrap refuses: a host
+    // pointer for device memory).
     let e = unsafe { DistVector::<f64>::wrap(l.clone(), CUDA, hostbuf.as_mut_ptr()) };
     t.check(
         n == 0 || e.err().map(|e| e.kind) == Some(parlops::ErrorKind::MemoryLocation),
         "wrap: host pointer as PARLOPS_MEMORY_CUDA refused",
     );
+    // SAFETY: `mine` holds n entries and is still allocated; wrap refuses it (device memory for a
+    // host vector) before anything reads it.
     let e = unsafe { DistVector::<f64>::wrap(l.clone(), HOST, mine as usize as *mut f64) };
     t.check(
         n == 0 || e.err().map(|e| e.kind) == Some(parlops::ErrorKind::MemoryLocation),
@@ -254,12 +266,16 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
     let mut v = DistVector::<f64>::new_in(l.clone(), CUDA).unwrap();
     v.fill(1.0).unwrap();
     let theirs = parlops::gpu::alloc_zeroed(n * 8, g.stream).unwrap();
+    // SAFETY: `theirs` holds n doubles of device memory, hx's local part n doubles; synced below.
     unsafe { parlops::gpu::htod(theirs, hx.local().as_ptr().cast(), n * 8, g.stream).unwrap() };
     parlops::gpu::sync(g.stream).unwrap();
+    // SAFETY: `theirs` holds this rank's n entries in device memory and stays allocated until
+    // after reset_array below.
     unsafe { v.place_array(theirs as usize as *mut f64) }.unwrap();
     v.scale(3.0).unwrap();
     v.settle().unwrap();
     let mut back = vec![0.0f64; n];
+    // SAFETY: `back` holds n doubles, `theirs` n doubles of device memory; synced just below.
     unsafe { parlops::gpu::dtoh(back.as_mut_ptr().cast(), theirs, n * 8, g.stream).unwrap() };
     parlops::gpu::sync(g.stream).unwrap();
     let ok = back.iter().zip(hx.local()).all(|(a, b)| *a == 3.0 * b);
@@ -273,6 +289,8 @@ fn wrap_and_stream(t: &mut Tally, comm: &Arc<Comm>) {
         own.local().iter().all(|&a| a == 1.0),
         "reset_array: the vector's own device array, untouched meanwhile",
     );
+    // SAFETY: `hostbuf` holds n entries and outlives `v`; place_array refuses it (host memory for
+    // a device vector).
     let e = unsafe { v.place_array(hostbuf.as_mut_ptr()) };
     t.check(
         n == 0 || e.err().map(|e| e.kind) == Some(parlops::ErrorKind::MemoryLocation),
@@ -422,6 +440,8 @@ fn operators<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             l.clone(),
             l.clone(),
             Box::new(move |x: u64, y: u64| {
+                // SAFETY: parlops hands the callback device addresses of this rank's entries of
+                // x and y (`bytes` bytes each, the layout's local length).
                 unsafe { parlops::gpu::dtod(y, x, bytes, st)? };
                 parlops::gpu::sync(st)
             }),
@@ -480,163 +500,6 @@ fn operators<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     }
 }
 
-/// CG (and friends) with device vectors against the same solve on the host.
-fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
-    solvers_on::<T>(t, comm, n, report, false);
-    if !report && comm.size() > 2 {
-        // rank 1 empty, rank 0 short (an empty rank's device reductions are identities: -inf for max);
-        // a smaller grid (the stand-in runs kernels on the CPU)
-        solvers_on::<T>(t, comm, n / 2, report, true);
-    }
-}
-
-fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, empty: bool) {
-    let name = T::DTYPE.name();
-    let l = if empty {
-        let p = comm.size() as i64;
-        let even = n * n / p;
-        let mine = match comm.rank() as i64 {
-            0 => even / 2,
-            1 => 0,
-            r if r == p - 1 => n * n - (even / 2 + (p - 3) * even),
-            _ => even,
-        };
-        Layout::new(comm.clone(), Partition::Scatter, n * n, mine).unwrap()
-    } else {
-        Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap()
-    };
-    let name = if empty {
-        format!("{name} (an empty rank)")
-    } else {
-        name.to_string()
-    };
-    let a: Op<T> = Arc::new(csr::<T>(&l, n, false));
-    let b = rand::<T>(&l, 11, HOST);
-    let db = b.to_location(CUDA).unwrap();
-    {
-        // the matrix's device copy is made at its first device product: not a solve's traffic
-        let mut w = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
-        a.apply(&db, &mut w).unwrap();
-    }
-    for (m, jacobi) in [
-        (Method::Cg, false),
-        (Method::Cg, true),
-        (Method::CgSingleReduction, false),
-        (Method::CgPipelined, false),
-        (Method::Gmres, false),
-        (Method::Bicgstab, false),
-    ] {
-        let single = matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64);
-        if (report && (m != Method::Cg || jacobi)) || (single && m == Method::CgPipelined) {
-            // (single-precision pipelined CG stalls near 1e-5 on both sides: not a device question)
-            continue;
-        }
-        let run = |b: &DistVector<T>, loc: Location| {
-            let mut s = Solver::<T>::new(m);
-            s.set_operator(a.clone()).unwrap();
-            if jacobi {
-                s.set_jacobi();
-            }
-            s.params.rtol = if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
-                1e-5
-            } else {
-                1e-10
-            };
-            s.params.max_iter = if report { 20000 } else { 3000 };
-            let mut x = DistVector::<T>::new_in(l.clone(), loc).unwrap();
-            let t0 = Instant::now();
-            let info = s.solve(b, &mut x).unwrap();
-            (info, x, t0.elapsed().as_secs_f64())
-        };
-        if report {
-            // warm up: kernels compiled, matrix uploaded, before anything is timed
-            let mut w = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
-            a.apply(&db, &mut w).unwrap();
-            w.dot(&db).unwrap();
-        }
-        let (hi, hx, ht) = run(&b, HOST);
-        let before = standin_transfers();
-        let (di, dx, dt) = run(&db, CUDA);
-        if let (Some(b0), Some(b1)) = (before, standin_transfers()) {
-            // data stay on the device: per iteration, the reductions' scalars (and with staging the
-            // halo), never a vector's worth (one copy of x each way would be 16 bytes an entry)
-            let per_it = (b1 - b0) as f64 / (di.iterations + 1) as f64;
-            let staging =
-                comm.size() > 1 && comm.transport().0 == parlops::comm::Transport::Staging;
-            let local = l.local_len().max(1) as f64 * std::mem::size_of::<T>() as f64;
-            let bound = if staging { 4096.0 + local } else { 4096.0 };
-            if comm.rank() == 0 && T::DTYPE == parlops::DType::F64 {
-                println!(
-                    "gpu_check: {name} {}{}: {per_it:.0} host<->device bytes per iteration on rank 0 ({})",
-                    m.name(),
-                    if jacobi { "+Jacobi" } else { "" },
-                    if staging {
-                        "staging"
-                    } else {
-                        "no halo traffic"
-                    }
-                );
-            }
-            t.check(
-                per_it <= bound,
-                &format!(
-                    "{name} {}: host<->device bytes per iteration {per_it:.0} <= {bound:.0} (the stand-in's count)",
-                    m.name()
-                ),
-            );
-        }
-        let diff = rel_diff(&dx, &hx);
-        let what = format!(
-            "{name} {}{} on {n}x{n}: host {} its ({:?}), device {} its ({:?}), solution diff {diff:.2e}",
-            m.name(),
-            if jacobi { "+Jacobi" } else { "" },
-            hi.iterations,
-            hi.reason,
-            di.iterations,
-            di.reason
-        );
-        let conv = hi.reason == Reason::ConvergedRtol && di.reason == Reason::ConvergedRtol;
-        // the device solution's true residual
-        let mut r = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
-        a.apply(&dx, &mut r).unwrap();
-        r.axpby(T::one(), &db, -T::one()).unwrap();
-        let true_rel = r.norm(NormKind::Two).unwrap() / db.norm(NormKind::Two).unwrap();
-        let res_tol: f64 = if single { 1e-3 } else { 1e-9 };
-        let what = format!("{what}, device true residual {true_rel:.2e}");
-        let ok = if !single && m == Method::Cg {
-            // the acceptance: f64 CG takes the same iterations and agrees to 1e-10
-            conv && hi.iterations == di.iterations && diff <= 1e-10
-        } else if report {
-            // f32 reductions accumulate in double on the device, in f32 on the host: the
-            // iteration counts may differ; both must converge to nearby solutions
-            conv && diff <= 1e-3
-        } else if !conv && hi.reason == di.reason && hi.iterations == di.iterations && diff <= 1e-8
-        {
-            // the host method itself stops short (single-reduction and pipelined CG lose p^H A p to
-            // rounding on some splits: c128 on 48x48 at 3 ranks ends DivergedIndefinite after 356
-            // iterations near 2.7e-8, with an empty rank after 323): the device question is only
-            // whether it does the same (pipelined CG amplifies summation order: 1.4e-10 apart)
-            !single
-        } else {
-            // BiCGStab, GMRES and single precision amplify summation-order differences: both
-            // converge, the device's true residual is small, and the iteration counts are close
-            conv && true_rel <= res_tol
-                && (hi.iterations - di.iterations).abs() <= 2 + hi.iterations / 10
-        };
-        t.check(ok, &what);
-        if report && comm.rank() == 0 {
-            println!(
-                "| CG host vs device | {name} | {} | {} | {} | {diff:.2e} | {:.3} s | {:.3} s |",
-                n * n,
-                hi.iterations,
-                di.iterations,
-                ht,
-                dt
-            );
-        }
-    }
-}
-
 /// NCCL: a communicator with NCCL attached; CSR halo and dot products over NCCL against the host.
 fn nccl(t: &mut Tally, world: &Arc<Comm>) {
     let p = parlops::gpu::probe();
@@ -679,110 +542,8 @@ fn nccl(t: &mut Tally, world: &Arc<Comm>) {
     vectors::<c64>(t, &comm);
     operators::<f64>(t, &comm);
     operators::<c32>(t, &comm);
-    solvers::<f64>(t, &comm, 64, false);
+    solvers::solvers::<f64>(t, &comm, 64, false);
     t.check(comm.reduction_count() > before, "NCCL: reductions counted");
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
-/// Slowest rank's time of `f`, median of `reps`.
-fn timed(comm: &Comm, reps: usize, mut f: impl FnMut()) -> f64 {
-    let mut ts = Vec::new();
-    for _ in 0..reps {
-        comm.barrier().unwrap();
-        let t0 = Instant::now();
-        f();
-        let dt = t0.elapsed().as_secs_f64();
-        ts.push(comm.allreduce_f64(&[dt], ReduceOp::Max).unwrap()[0]);
-    }
-    median(ts)
-}
-
-/// Device SpMV and CG iteration bandwidth against a same-run device copy, on the n x n Poisson matrix.
-fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
-    let name = T::DTYPE.name();
-    let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
-    let a = csr::<T>(&l, n, false);
-    let rows = l.local_len() as f64;
-    let nnz = a.diag_block().nnz() as f64 + a.offd_block().nnz() as f64;
-    let sz = std::mem::size_of::<T>() as f64;
-    let p = comm.size() as f64;
-    let x = rand::<T>(&l, 5, CUDA);
-    let mut y = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
-    // copy: read + write of one vector (16 bytes per f64 entry)
-    let reps = 20;
-    y.copy_from(&x).unwrap();
-    y.sync().unwrap();
-    // several back-to-back runs per timing, so that launch and synchronisation costs do not hide the
-    // bandwidth at small sizes (about 2 GB moved per timing)
-    let inner = ((2e9 / (2.0 * rows * sz)) as usize).clamp(1, 200);
-    let tc = timed(comm, reps, || {
-        for _ in 0..inner {
-            y.copy_from(&x).unwrap();
-        }
-        y.sync().unwrap();
-    }) / inner as f64;
-    let copy_bw = 2.0 * rows * sz * p / tc;
-    // SpMV: values + 4-byte column indices + row pointers + x read once + y written
-    a.apply(&x, &mut y).unwrap();
-    y.sync().unwrap();
-    let ts = timed(comm, reps, || {
-        for _ in 0..inner {
-            a.apply(&x, &mut y).unwrap();
-        }
-        y.sync().unwrap();
-    }) / inner as f64;
-    let spmv_bytes = nnz * (sz + 4.0) + (rows + 1.0) * 4.0 + 2.0 * rows * sz;
-    let spmv_bw = spmv_bytes * p / ts;
-    // CG: iterations at a fixed count (rtol 0); per iteration the SpMV plus 12 vector passes
-    // (p.q: 2 reads; x += a p: 2 reads 1 write; r -= a q: 3; r.r: 1 read; p = r + b p: 3)
-    let op: Op<T> = Arc::new(a);
-    let its = 50;
-    let mut s = Solver::<T>::new(Method::Cg);
-    s.set_operator(op.clone()).unwrap();
-    s.params.rtol = 0.0;
-    s.params.atol = 0.0;
-    s.params.max_iter = its;
-    let b = rand::<T>(&l, 6, CUDA);
-    let mut xs = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
-    let mut got = 0;
-    let tcg = timed(comm, 3, || {
-        got = s.solve(&b, &mut xs).unwrap().iterations;
-    });
-    let it_t = tcg / got.max(1) as f64;
-    let cg_bytes = spmv_bytes + 12.0 * rows * sz;
-    let cg_bw = cg_bytes * p / it_t;
-    if comm.rank() == 0 {
-        println!(
-            "| bandwidth | {name} | {} | copy {:.0} GB/s | SpMV {:.0} GB/s ({:.2} of copy) | CG iteration {:.0} GB/s ({:.2} of copy), {:.3} ms/it |",
-            n * n,
-            copy_bw / 1e9,
-            spmv_bw / 1e9,
-            spmv_bw / copy_bw,
-            cg_bw / 1e9,
-            cg_bw / copy_bw,
-            it_t * 1e3
-        );
-    }
-    if n * n >= 50_000_000 {
-        t.check(
-            spmv_bw >= 0.7 * copy_bw,
-            &format!(
-                "{name} SpMV at {} unknowns reaches 70% of the copy bandwidth",
-                n * n
-            ),
-        );
-        t.check(
-            cg_bw >= 0.7 * copy_bw,
-            &format!(
-                "{name} CG iteration at {} unknowns reaches 70% of the copy bandwidth",
-                n * n
-            ),
-        );
-    }
 }
 
 fn main() {
@@ -849,11 +610,11 @@ fn main() {
             );
             println!("|---|---|---|---|---|---|---|---|");
         }
-        solvers::<f64>(&mut t, &comm, sizes[0], true);
-        solvers::<f32>(&mut t, &comm, sizes[0], true);
+        solvers::solvers::<f64>(&mut t, &comm, sizes[0], true);
+        solvers::solvers::<f32>(&mut t, &comm, sizes[0], true);
         for &n in &sizes {
-            bench::<f64>(&mut t, &comm, n);
-            bench::<f32>(&mut t, &comm, n);
+            bench::bench::<f64>(&mut t, &comm, n);
+            bench::bench::<f32>(&mut t, &comm, n);
         }
         finish("gpu_check --bench", comm, t);
     }
@@ -866,10 +627,10 @@ fn main() {
     operators::<f64>(&mut t, &comm);
     operators::<c32>(&mut t, &comm);
     operators::<c64>(&mut t, &comm);
-    solvers::<f64>(&mut t, &comm, 64, false);
-    solvers::<f32>(&mut t, &comm, 48, false);
-    solvers::<c32>(&mut t, &comm, 48, false);
-    solvers::<c64>(&mut t, &comm, 48, false);
+    solvers::solvers::<f64>(&mut t, &comm, 64, false);
+    solvers::solvers::<f32>(&mut t, &comm, 48, false);
+    solvers::solvers::<c32>(&mut t, &comm, 48, false);
+    solvers::solvers::<c64>(&mut t, &comm, 48, false);
     catalogue::catalogue(&mut t, &comm);
     nested::nested(&mut t, &comm);
     nccl(&mut t, &comm);

@@ -67,7 +67,10 @@ pub(crate) fn check_apply<T: Scalar>(
     let mut dy = DistVector::<T>::new_in(op.rows().clone(), CUDA).unwrap();
     let (eh, ed) = (op.apply(&x, &mut hy), op.apply(&dx, &mut dy));
     let ok = eh.is_ok() && ed.is_ok();
-    t.check(ok, &format!("{name}: applies on host and device ({eh:?}, {ed:?})"));
+    t.check(
+        ok,
+        &format!("{name}: applies on host and device ({eh:?}, {ed:?})"),
+    );
     if !ok {
         return;
     }
@@ -86,7 +89,10 @@ pub(crate) fn check_apply<T: Scalar>(
         op.apply_adjoint(&dy0, &mut dz),
     );
     let ok = eh.is_ok() && ed.is_ok();
-    t.check(ok, &format!("{name}: adjoint applies on host and device ({eh:?}, {ed:?})"));
+    t.check(
+        ok,
+        &format!("{name}: adjoint applies on host and device ({eh:?}, {ed:?})"),
+    );
     if !ok {
         return;
     }
@@ -137,7 +143,11 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         for a in 0..shape.len() as i32 {
             for kind in [Kind::Centered, Kind::Forward, Kind::Backward] {
                 let op = stencil::first_derivative::<T>(&l, a, 0.5, kind, true).unwrap();
-                check_op(t, &format!("first derivative {shape:?} axis {a} {kind:?}"), &op);
+                check_op(
+                    t,
+                    &format!("first derivative {shape:?} axis {a} {kind:?}"),
+                    &op,
+                );
             }
             let op = stencil::second_derivative::<T>(&l, a, 1.5, Kind::Centered, false).unwrap();
             check_op(t, &format!("second derivative {shape:?} axis {a}"), &op);
@@ -148,8 +158,13 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         let op = stencil::gradient::<T>(&l, &vec![1.0; nd], Kind::Centered, true).unwrap();
         check_op(t, &format!("gradient {shape:?}"), &op);
         if nd <= 3 {
-            let lp = Layout::new(comm.clone(), Partition::Scatter, l.global_len(), l.local_len())
-                .unwrap();
+            let lp = Layout::new(
+                comm.clone(),
+                Partition::Scatter,
+                l.global_len(),
+                l.local_len(),
+            )
+            .unwrap();
             let op = Poisson::<T>::new(lp, &shape, Ok(())).unwrap();
             check_op(t, &format!("Poisson {shape:?}"), &op);
         }
@@ -165,8 +180,16 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     check_op::<T>(t, "identity", &Identity::new(l.clone()));
     check_op::<T>(t, "zero (rectangular)", &Zero::new(l.clone(), lw.clone()));
     check_op(t, "adjoint of CSR", &Adjoint::new(a.clone()));
-    check_op(t, "conjugate of CSR", &Conjugate::new(a.clone(), false).unwrap());
-    check_op(t, "transpose of CSR", &Conjugate::new(a.clone(), true).unwrap());
+    check_op(
+        t,
+        "conjugate of CSR",
+        &Conjugate::new(a.clone(), false).unwrap(),
+    );
+    check_op(
+        t,
+        "transpose of CSR",
+        &Conjugate::new(a.clone(), true).unwrap(),
+    );
     check_op(t, "power (A D)^3", &{
         let ad: Op<T> = Arc::new(Product::new(a.clone(), d.clone()).unwrap());
         Power::new(ad, 3).unwrap()
@@ -190,7 +213,11 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     check_op(t, "dense block rows 57 x 31", dn.as_ref());
     let u: Vec<DistVector<T>> = (0..3).map(|s| rand::<T>(&l, 40 + s, HOST)).collect();
     let ur: Vec<&DistVector<T>> = u.iter().collect();
-    check_op(t, "low rank U diag(d) U^H", &LowRank::new(&ur, &[3.0, -1.0, 0.5]).unwrap());
+    check_op(
+        t,
+        "low rank U diag(d) U^H",
+        &LowRank::new(&ur, &[3.0, -1.0, 0.5]).unwrap(),
+    );
     // block diagonal and vertical stack of every rank's local operators (PyLops-MPI's
     // MPIBlockDiag and MPIVStack), of sizes that differ between ranks
     let me = Arc::new(Comm::self_comm().unwrap());
@@ -218,7 +245,12 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             comm,
             2,
             2,
-            vec![Some(a.clone()), Some(dn.clone()), None, Some(Arc::new(Identity::new(lw.clone())))],
+            vec![
+                Some(a.clone()),
+                Some(dn.clone()),
+                None,
+                Some(Arc::new(Identity::new(lw.clone()))),
+            ],
         )
         .unwrap(),
     );
@@ -242,14 +274,22 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         let sa: Vec<T> = (0..la)
             .map(|k| T::from_parts_lossy(((k * 5 + 1) % 9) as f64 - 4.0, 0.5))
             .collect();
-        check_op(t, "SUMMA 24 x 10 (3 columns)", &Summa::new(comm, sn, sk, sm, &sa).unwrap());
+        check_op(
+            t,
+            "SUMMA 24 x 10 (3 columns)",
+            &Summa::new(comm, sn, sk, sm, &sa).unwrap(),
+        );
     }
     // Fredholm1: this rank's slices of G (2 each, 5 x 4), m = 3
     let nsl = uneven(comm, 5);
     let g: Vec<T> = (0..(nsl * 5 * 4) as usize)
         .map(|k| T::from_parts_lossy((k % 7) as f64 - 3.0, 0.25 * (k % 2) as f64))
         .collect();
-    check_op(t, "Fredholm1 (5 x 4 slices)", &Fredholm1::new(comm, nsl, 5, 4, 3, g).unwrap());
+    check_op(
+        t,
+        "Fredholm1 (5 x 4 slices)",
+        &Fredholm1::new(comm, nsl, 5, 4, 3, g).unwrap(),
+    );
 }
 
 /// The catalogue in the four dtypes.

@@ -58,7 +58,11 @@ fn compare<T: Scalar>(
     r.axpby(T::one(), &db, -T::one()).unwrap();
     let rel = r.norm(NormKind::Two).unwrap() / db.norm(NormKind::Two).unwrap();
     let diff = rel_diff(&dx, &hx);
-    let (dtol, rtol) = if single::<T>() { (1e-3, 1e-3) } else { (1e-8, 1e-7) };
+    let (dtol, rtol) = if single::<T>() {
+        (1e-3, 1e-3)
+    } else {
+        (1e-8, 1e-7)
+    };
     let square = a.rows().compatible(a.cols());
     t.check(
         hi.reason.converged()
@@ -126,11 +130,17 @@ where
     compare(t, "CG + Chebyshev(3)", a.as_ref(), &b, 1, &|| {
         solver(Method::Cg, Some(cheb.clone()))
     });
-    let ic: Op<T> = Arc::new(comm.agree(BlockJacobi::new(&csr_a, LocalSolve::Ic0)).unwrap());
+    let ic: Op<T> = Arc::new(
+        comm.agree(BlockJacobi::new(&csr_a, LocalSolve::Ic0))
+            .unwrap(),
+    );
     compare(t, "CG + block Jacobi IC(0)", a.as_ref(), &b, 1, &|| {
         solver(Method::Cg, Some(ic.clone()))
     });
-    let ilu: Op<T> = Arc::new(comm.agree(BlockJacobi::new(&csr_a, LocalSolve::Ilu0)).unwrap());
+    let ilu: Op<T> = Arc::new(
+        comm.agree(BlockJacobi::new(&csr_a, LocalSolve::Ilu0))
+            .unwrap(),
+    );
     compare(t, "GMRES + block Jacobi ILU(0)", a.as_ref(), &b, 2, &|| {
         solver(Method::Gmres, Some(ilu.clone()))
     });
@@ -156,13 +166,20 @@ where
     let bt = rand::<T>(tall.rows(), 22, HOST);
     for m in [Method::Cgls, Method::Lsqr] {
         // (least squares amplifies summation order over hundreds of iterations: counts within 2%)
-        compare(t, &format!("{} on [A; A]", m.name()), tall.as_ref(), &bt, 8, &|| {
-            let mut s = Solver::<T>::new(m);
-            s.set_operator(tall.clone()).unwrap();
-            s.params.rtol = rtol;
-            s.params.max_iter = 4000;
-            s
-        });
+        compare(
+            t,
+            &format!("{} on [A; A]", m.name()),
+            tall.as_ref(),
+            &bt,
+            8,
+            &|| {
+                let mut s = Solver::<T>::new(m);
+                s.set_operator(tall.clone()).unwrap();
+                s.params.rtol = rtol;
+                s.params.max_iter = 4000;
+                s
+            },
+        );
     }
     // a null space: the singular Neumann Laplacian, b with a component along the constants; the
     // solver works in the complement (CG with the constants projected out)
@@ -172,14 +189,21 @@ where
     ones.fill(T::one()).unwrap();
     let mean = ones.dot(&bn).unwrap() / T::real((n * n) as f64);
     bn.axpy(-mean, &ones).unwrap();
-    compare(t, "CG on a Neumann Laplacian, constants as null space", ns.as_ref(), &bn, 1, &|| {
-        let mut s = Solver::<T>::new(Method::Cg);
-        s.set_operator(ns.clone()).unwrap();
-        s.set_null_space(Some((true, Vec::new()))).unwrap();
-        s.params.rtol = rtol;
-        s.params.max_iter = 4000;
-        s
-    });
+    compare(
+        t,
+        "CG on a Neumann Laplacian, constants as null space",
+        ns.as_ref(),
+        &bn,
+        1,
+        &|| {
+            let mut s = Solver::<T>::new(Method::Cg);
+            s.set_operator(ns.clone()).unwrap();
+            s.set_null_space(Some((true, Vec::new()))).unwrap();
+            s.params.rtol = rtol;
+            s.params.max_iter = 4000;
+            s
+        },
+    );
 }
 
 /// BoomerAMG (double precision, hypre on the host): on device vectors its applies are staged through
@@ -189,7 +213,10 @@ fn amg(t: &mut Tally, comm: &Arc<Comm>) {
     let l = Layout::new(comm.clone(), Partition::Scatter, n * n, uneven(comm, n * n)).unwrap();
     let a = Arc::new(csr::<f64>(&l, n, false));
     let pc = parlops::hypre::amg::BoomerAmg::setup(&a, &Default::default());
-    t.check(pc.is_ok(), &format!("BoomerAMG set up (hypre loaded): {:?}", pc.as_ref().err()));
+    t.check(
+        pc.is_ok(),
+        &format!("BoomerAMG set up (hypre loaded): {:?}", pc.as_ref().err()),
+    );
     let Ok(pc) = pc else { return };
     let pc: Op<f64> = Arc::new(pc);
     let op: Op<f64> = a.clone();
@@ -213,8 +240,9 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     for which in [Which::Largest, Which::Smallest] {
         let go = |loc: Location| {
             let v0 = rand::<T>(&l, 41, loc);
-            let mut vs: Vec<DistVector<T>> =
-                (0..3).map(|_| DistVector::new_in(l.clone(), loc).unwrap()).collect();
+            let mut vs: Vec<DistVector<T>> = (0..3)
+                .map(|_| DistVector::new_in(l.clone(), loc).unwrap())
+                .collect();
             let mut vr: Vec<&mut DistVector<T>> = vs.iter_mut().collect();
             let r = lanczos(a.as_ref(), &v0, 200, 1e-10, 3, which, &mut vr);
             (r, vs)
@@ -225,7 +253,10 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 h.converged
                     && d.converged
                     && h.values.len() == d.values.len()
-                    && h.values.iter().zip(&d.values).all(|(x, y)| (x - y).abs() <= tol * x.abs().max(1.0))
+                    && h.values
+                        .iter()
+                        .zip(&d.values)
+                        .all(|(x, y)| (x - y).abs() <= tol * x.abs().max(1.0))
                     && dv.iter().all(|v| v.is_device())
                     && hv.len() == dv.len()
             }
@@ -243,8 +274,9 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let go = |loc: Location| {
         let om: Vec<DistVector<T>> = (0..8).map(|s| rand::<T>(&l, 50 + s, loc)).collect();
         let omr: Vec<&DistVector<T>> = om.iter().collect();
-        let mut us: Vec<DistVector<T>> =
-            (0..4).map(|_| DistVector::new_in(l.clone(), loc).unwrap()).collect();
+        let mut us: Vec<DistVector<T>> = (0..4)
+            .map(|_| DistVector::new_in(l.clone(), loc).unwrap())
+            .collect();
         let mut ur: Vec<&mut DistVector<T>> = us.iter_mut().collect();
         randomized(a.as_ref(), None, &omr, 2, Pass::Double, &mut ur)
     };
@@ -252,7 +284,9 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let ok = match (&h, &d) {
         (Ok(h), Ok(d)) => {
             h.len() == d.len()
-                && h.iter().zip(d).all(|(x, y)| (x - y).abs() <= 100.0 * tol * x.abs().max(1.0))
+                && h.iter()
+                    .zip(d)
+                    .all(|(x, y)| (x - y).abs() <= 100.0 * tol * x.abs().max(1.0))
         }
         _ => false,
     };

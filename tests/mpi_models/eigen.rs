@@ -374,19 +374,31 @@ pub(super) fn run_randomized_single(t: &mut Tally, comm: &Arc<Comm>) {
     let st = l.local_start();
     for (i, e) in d.local_mut().iter_mut().enumerate() {
         let g = st + i as i64;
-        *e = if g < 8 { 10.0 * 0.5f32.powi(g as i32) } else { 0.01 };
+        *e = if g < 8 {
+            10.0 * 0.5f32.powi(g as i32)
+        } else {
+            0.01
+        };
     }
     let a = Diagonal::new(&d).unwrap();
     let om: Vec<DistVector<f32>> = (0..8).map(|k| vec_of::<f32>(&l, k)).collect();
     let omr: Vec<&DistVector<f32>> = om.iter().collect();
     for pass in [Pass::Double, Pass::Single] {
-        let mut u: Vec<DistVector<f32>> = (0..4).map(|_| DistVector::new(l.clone()).unwrap()).collect();
+        let mut u: Vec<DistVector<f32>> = (0..4)
+            .map(|_| DistVector::new(l.clone()).unwrap())
+            .collect();
         let mut ur: Vec<&mut DistVector<f32>> = u.iter_mut().collect();
         let r = randomized(&a, None, &omr, 2, pass, &mut ur);
         let want = [10.0, 5.0, 2.5, 1.25];
         let ok = r.as_ref().is_ok_and(|v| {
-            v.len() == 4 && v.iter().zip(want).all(|(x, w)| x.is_finite() && (x - w).abs() <= 1e-3 * w)
+            v.len() == 4
+                && v.iter()
+                    .zip(want)
+                    .all(|(x, w)| x.is_finite() && (x - w).abs() <= 1e-3 * w)
         });
-        t.check(ok, &format!("f32 randomized eigensolver ({pass:?} pass): {r:?} against {want:?}"));
+        t.check(
+            ok,
+            &format!("f32 randomized eigensolver ({pass:?} pass): {r:?} against {want:?}"),
+        );
     }
 }

@@ -1,0 +1,171 @@
+//! Solvers with device vectors against the same solve on the host (CG and its variants with and
+//! without Jacobi, GMRES, BiCGStab), with the stand-in's count of host<->device bytes per iteration.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::common::Tally;
+use crate::{CUDA, HOST, csr, rand, rel_diff, standin_transfers};
+use parlops::Scalar;
+use parlops::comm::Comm;
+use parlops::memory::Location;
+use parlops::op::Op;
+use parlops::solver::{Method, Reason, Solver};
+use parlops::vector::{DistVector, Layout, NormKind, Partition};
+
+/// CG (and friends) with device vectors against the same solve on the host.
+pub(crate) fn solvers<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool) {
+    solvers_on::<T>(t, comm, n, report, false);
+    if !report && comm.size() > 2 {
+        // rank 1 empty, rank 0 short (an empty rank's device reductions are identities: -inf for max);
+        // a smaller grid (the stand-in runs kernels on the CPU)
+        solvers_on::<T>(t, comm, n / 2, report, true);
+    }
+}
+
+fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, empty: bool) {
+    let name = T::DTYPE.name();
+    let l = if empty {
+        let p = comm.size() as i64;
+        let even = n * n / p;
+        let mine = match comm.rank() as i64 {
+            0 => even / 2,
+            1 => 0,
+            r if r == p - 1 => n * n - (even / 2 + (p - 3) * even),
+            _ => even,
+        };
+        Layout::new(comm.clone(), Partition::Scatter, n * n, mine).unwrap()
+    } else {
+        Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap()
+    };
+    let name = if empty {
+        format!("{name} (an empty rank)")
+    } else {
+        name.to_string()
+    };
+    let a: Op<T> = Arc::new(csr::<T>(&l, n, false));
+    let b = rand::<T>(&l, 11, HOST);
+    let db = b.to_location(CUDA).unwrap();
+    {
+        // the matrix's device copy is made at its first device product: not a solve's traffic
+        let mut w = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
+        a.apply(&db, &mut w).unwrap();
+    }
+    for (m, jacobi) in [
+        (Method::Cg, false),
+        (Method::Cg, true),
+        (Method::CgSingleReduction, false),
+        (Method::CgPipelined, false),
+        (Method::Gmres, false),
+        (Method::Bicgstab, false),
+    ] {
+        let single = matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64);
+        if (report && (m != Method::Cg || jacobi)) || (single && m == Method::CgPipelined) {
+            // (single-precision pipelined CG stalls near 1e-5 on both sides: not a device question)
+            continue;
+        }
+        let run = |b: &DistVector<T>, loc: Location| {
+            let mut s = Solver::<T>::new(m);
+            s.set_operator(a.clone()).unwrap();
+            if jacobi {
+                s.set_jacobi();
+            }
+            s.params.rtol = if matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64) {
+                1e-5
+            } else {
+                1e-10
+            };
+            s.params.max_iter = if report { 20000 } else { 3000 };
+            let mut x = DistVector::<T>::new_in(l.clone(), loc).unwrap();
+            let t0 = Instant::now();
+            let info = s.solve(b, &mut x).unwrap();
+            (info, x, t0.elapsed().as_secs_f64())
+        };
+        if report {
+            // warm up: kernels compiled, matrix uploaded, before anything is timed
+            let mut w = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
+            a.apply(&db, &mut w).unwrap();
+            w.dot(&db).unwrap();
+        }
+        let (hi, hx, ht) = run(&b, HOST);
+        let before = standin_transfers();
+        let (di, dx, dt) = run(&db, CUDA);
+        if let (Some(b0), Some(b1)) = (before, standin_transfers()) {
+            // data stay on the device: per iteration, the reductions' scalars (and with staging the
+            // halo), never a vector's worth (one copy of x each way would be 16 bytes an entry)
+            let per_it = (b1 - b0) as f64 / (di.iterations + 1) as f64;
+            let staging =
+                comm.size() > 1 && comm.transport().0 == parlops::comm::Transport::Staging;
+            let local = l.local_len().max(1) as f64 * std::mem::size_of::<T>() as f64;
+            let bound = if staging { 4096.0 + local } else { 4096.0 };
+            if comm.rank() == 0 && T::DTYPE == parlops::DType::F64 {
+                println!(
+                    "gpu_check: {name} {}{}: {per_it:.0} host<->device bytes per iteration on rank 0 ({})",
+                    m.name(),
+                    if jacobi { "+Jacobi" } else { "" },
+                    if staging {
+                        "staging"
+                    } else {
+                        "no halo traffic"
+                    }
+                );
+            }
+            t.check(
+                per_it <= bound,
+                &format!(
+                    "{name} {}: host<->device bytes per iteration {per_it:.0} <= {bound:.0} (the stand-in's count)",
+                    m.name()
+                ),
+            );
+        }
+        let diff = rel_diff(&dx, &hx);
+        let what = format!(
+            "{name} {}{} on {n}x{n}: host {} its ({:?}), device {} its ({:?}), solution diff {diff:.2e}",
+            m.name(),
+            if jacobi { "+Jacobi" } else { "" },
+            hi.iterations,
+            hi.reason,
+            di.iterations,
+            di.reason
+        );
+        let conv = hi.reason == Reason::ConvergedRtol && di.reason == Reason::ConvergedRtol;
+        // the device solution's true residual
+        let mut r = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
+        a.apply(&dx, &mut r).unwrap();
+        r.axpby(T::one(), &db, -T::one()).unwrap();
+        let true_rel = r.norm(NormKind::Two).unwrap() / db.norm(NormKind::Two).unwrap();
+        let res_tol: f64 = if single { 1e-3 } else { 1e-9 };
+        let what = format!("{what}, device true residual {true_rel:.2e}");
+        let ok = if !single && m == Method::Cg {
+            // the acceptance: f64 CG takes the same iterations and agrees to 1e-10
+            conv && hi.iterations == di.iterations && diff <= 1e-10
+        } else if report {
+            // f32 reductions accumulate in double on the device, in f32 on the host: the
+            // iteration counts may differ; both must converge to nearby solutions
+            conv && diff <= 1e-3
+        } else if !conv && hi.reason == di.reason && hi.iterations == di.iterations && diff <= 1e-8
+        {
+            // the host method itself stops short (single-reduction and pipelined CG lose p^H A p to
+            // rounding on some splits: c128 on 48x48 at 3 ranks ends DivergedIndefinite after 356
+            // iterations near 2.7e-8, with an empty rank after 323): the device question is only
+            // whether it does the same (pipelined CG amplifies summation order: 1.4e-10 apart)
+            !single
+        } else {
+            // BiCGStab, GMRES and single precision amplify summation-order differences: both
+            // converge, the device's true residual is small, and the iteration counts are close
+            conv && true_rel <= res_tol
+                && (hi.iterations - di.iterations).abs() <= 2 + hi.iterations / 10
+        };
+        t.check(ok, &what);
+        if report && comm.rank() == 0 {
+            println!(
+                "| CG host vs device | {name} | {} | {} | {} | {diff:.2e} | {:.3} s | {:.3} s |",
+                n * n,
+                hi.iterations,
+                di.iterations,
+                ht,
+                dt
+            );
+        }
+    }
+}
