@@ -18,6 +18,7 @@ mod nested;
 mod solvers;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use common::{Tally, finish, start};
 use parlops::comm::{Comm, ReduceOp};
@@ -618,21 +619,48 @@ fn main() {
         }
         finish("gpu_check --bench", comm, t);
     }
-    vectors::<f32>(&mut t, &comm);
-    vectors::<f64>(&mut t, &comm);
-    vectors::<c32>(&mut t, &comm);
-    vectors::<c64>(&mut t, &comm);
-    wrap_and_stream(&mut t, &comm);
-    operators::<f32>(&mut t, &comm);
-    operators::<f64>(&mut t, &comm);
-    operators::<c32>(&mut t, &comm);
-    operators::<c64>(&mut t, &comm);
-    solvers::solvers::<f64>(&mut t, &comm, 64, false);
-    solvers::solvers::<f32>(&mut t, &comm, 48, false);
-    solvers::solvers::<c32>(&mut t, &comm, 48, false);
-    solvers::solvers::<c64>(&mut t, &comm, 48, false);
-    catalogue::catalogue(&mut t, &comm);
-    nested::nested(&mut t, &comm);
-    nccl(&mut t, &comm);
+    // GPU_CHECK_PARTS (a comma list) runs some parts only: tools/gpu_tests.sh's CUDA-aware run
+    // repeats the parts that move data between ranks
+    let parts = std::env::var("GPU_CHECK_PARTS").unwrap_or_default();
+    let run = |p: &str| parts.is_empty() || parts.split(',').any(|q| q == p);
+    let timed_part = |t: &mut Tally, name: &str, f: &dyn Fn(&mut Tally)| {
+        if run(name) {
+            let t0 = Instant::now();
+            f(t);
+            if comm.rank() == 0 {
+                println!(
+                    "gpu_check: part {name}: {:.1} s",
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+    };
+    timed_part(&mut t, "vectors", &|t| {
+        vectors::<f32>(t, &comm);
+        vectors::<f64>(t, &comm);
+        vectors::<c32>(t, &comm);
+        vectors::<c64>(t, &comm);
+        wrap_and_stream(t, &comm);
+    });
+    timed_part(&mut t, "operators", &|t| {
+        operators::<f32>(t, &comm);
+        operators::<f64>(t, &comm);
+        operators::<c32>(t, &comm);
+        operators::<c64>(t, &comm);
+    });
+    timed_part(&mut t, "solvers-f64", &|t| {
+        if !run("solvers") {
+            solvers::solvers::<f64>(t, &comm, 64, false);
+        }
+    });
+    timed_part(&mut t, "solvers", &|t| {
+        solvers::solvers::<f64>(t, &comm, 64, false);
+        solvers::solvers::<f32>(t, &comm, 48, false);
+        solvers::solvers::<c32>(t, &comm, 48, false);
+        solvers::solvers::<c64>(t, &comm, 48, false);
+    });
+    timed_part(&mut t, "catalogue", &|t| catalogue::catalogue(t, &comm));
+    timed_part(&mut t, "nested", &|t| nested::nested(t, &comm));
+    timed_part(&mut t, "nccl", &|t| nccl(t, &comm));
     finish("gpu_check", comm, t);
 }

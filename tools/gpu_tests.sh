@@ -30,7 +30,10 @@ done
 # CUDA-aware MPI: the stand-in maps device memory where MPI can reach it, parlops is told to hand
 # device pointers to MPI (the direct path instead of staging)
 t0=$(date +%s)
-if ! CUDA_STANDIN_HOST_ACCESS=1 PARLOPS_CUDA_AWARE_MPI=1 PARLOPS_TEST_EXPECT_RANKS=3 \
+# (the parts that move data between ranks: vectors, operators, the catalogue, double-precision solves
+# with their per-iteration byte bound)
+if ! GPU_CHECK_PARTS=vectors,operators,catalogue,solvers-f64 CUDA_STANDIN_HOST_ACCESS=1 \
+  PARLOPS_CUDA_AWARE_MPI=1 PARLOPS_TEST_EXPECT_RANKS=3 \
   LD_LIBRARY_PATH="$PWD/build/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   timeout 600 "$MPIEXEC" -n 3 "$bin" >build/standin/gpu_check.aware.log 2>&1; then
   grep -vE '^  |^parlops ' build/standin/gpu_check.aware.log | tail -40
