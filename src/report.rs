@@ -4,10 +4,10 @@
 
 use bitflags::bitflags;
 
-use crate::comm::{Comm, mpi_cuda_aware, mpi_library_version, mpi_standard_version};
+use crate::comm::{Comm, mpi_library_version, mpi_standard_version};
 use crate::config::env;
 use crate::error::Result;
-use crate::gpu::{device_choice, probe};
+use crate::gpu::probe;
 
 bitflags! {
     /// What this build and this process can do, as checked at run time.
@@ -36,48 +36,17 @@ pub fn capabilities() -> Capabilities {
     c
 }
 
-fn yes(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
-}
-
 /// The process-wide part of the report (no communication).
 pub fn process_report() -> String {
     let (a, b) = mpi_standard_version();
     let lib = mpi_library_version();
     let lib_first = lib.lines().next().unwrap_or("unknown").trim().to_string();
-    let p = probe();
     let caps = capabilities();
     let e = env();
     let mut s = String::new();
     s += &format!("parlops {}\n", env!("CARGO_PKG_VERSION"));
     s += &format!("  MPI library: {lib_first} (MPI standard {a}.{b})\n");
-    s += &format!(
-        "  CUDA: compiled in: {} (cudarc, dynamic loading); at run time: {}\n",
-        yes(caps.contains(Capabilities::CUDA_COMPILED)),
-        p.describe()
-    );
-    s += &format!(
-        "  cuBLAS found at run time: {}; NCCL compiled in: {}, found at run time: {}\n",
-        yes(p.cublas_loaded),
-        yes(caps.contains(Capabilities::NCCL_COMPILED)),
-        yes(p.nccl_loaded)
-    );
-    s += &format!(
-        "  CUDA-aware MPI: {}\n",
-        match mpi_cuda_aware() {
-            Some(true) => "yes (MPIX_Query_cuda_support() = 1)",
-            Some(false) => "no (MPIX_Query_cuda_support() = 0)",
-            None => "unknown (this MPI has no MPIX_Query_cuda_support)",
-        }
-    );
-    // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it tries
-    // only cudarc's names of NVIDIA's libnvrtc, and a failure is `false` (a panic is caught).
-    let nvrtc = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
-        .unwrap_or(false);
-    s += &format!(
-        "  device vectors: supported; kernels compiled at first use by NVRTC (libnvrtc found: {})\n",
-        yes(nvrtc)
-    );
+    s += &crate::exec::driver_report(caps.contains(Capabilities::NCCL_COMPILED));
     s += &format!(
         "  hypre (BoomerAMG, loaded at run time): {}\n",
         crate::hypre::describe()
@@ -99,10 +68,7 @@ pub fn process_report() -> String {
 
 /// The full report: process facts, then one line per rank (host, node-local rank, device). [collective]
 pub fn report(comm: &Comm) -> Result<String> {
-    let device = match crate::gpu::current() {
-        Some(g) => format!("{} (in use)", g.describe()),
-        None => device_choice(comm.node_rank()).1,
-    };
+    let device = crate::exec::device_line(comm.node_rank());
     let line = format!(
         "  rank {} of {}: host {}, node-local rank {} of {}, device: {device}\n",
         comm.rank(),

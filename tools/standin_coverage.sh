@@ -20,9 +20,13 @@ for n in 1 2 3 4; do
   LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" \
     timeout 900 "$MPIEXEC" -n $n "$bin" | grep -E "^gpu_check on"
 done
+# the direct (CUDA-aware MPI) path, as make test runs it
+LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" \
+  GPU_CHECK_PARTS=vectors,operators,catalogue,solvers-f64 CUDA_STANDIN_HOST_ACCESS=1 PARLOPS_CUDA_AWARE_MPI=1 \
+  timeout 900 "$MPIEXEC" -n 3 "$bin" | grep -E "^gpu_check on"
 "$bin_dir/llvm-profdata" merge -sparse build/cov/prof/*.profraw -o build/cov/gpu.profdata
-files=(src/gpu/mod.rs src/gpu/probe.rs src/gpu/scratch.rs src/vector/device.rs src/op/csr/device.rs
-  src/comm/nccl.rs src/comm/halo/device.rs)
+files=(src/gpu/mod.rs src/gpu/probe.rs src/gpu/scratch.rs src/exec/mod.rs src/exec/cuda/mod.rs
+  src/exec/cuda/vector.rs src/exec/cuda/csr.rs src/comm/nccl.rs src/comm/halo/device.rs)
 "$bin_dir/llvm-cov" report "$bin" -instr-profile=build/cov/gpu.profdata "${files[@]}"
 "$bin_dir/llvm-cov" show "$bin" -instr-profile=build/cov/gpu.profdata -show-line-counts-or-regions \
   "${files[@]}" | grep -E '^\s*[0-9]+\|\s+0\|' >build/cov/missed.txt || true

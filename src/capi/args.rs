@@ -132,7 +132,7 @@ pub(crate) unsafe fn array_arg<'a, T>(p: *const c_void, n: usize, name: &str) ->
         );
     }
     // a device array (a GPU build of hypre or MFEM) must not be read as a host one
-    if crate::gpu::is_device_only_pointer(p) {
+    if crate::exec::is_device_only_pointer(p) {
         crate::bail!(
             MemoryLocation,
             "argument '{name}' ({p:p}) is CUDA device memory; this argument must be a host array"

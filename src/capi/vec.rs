@@ -173,7 +173,7 @@ pub unsafe extern "C" fn parlops_vec_set_stream(
     guard("parlops_vec_set_stream", || {
         // SAFETY: as above: `v` is checked and held exclusively by `arg_mut` for this call.
         let v = unsafe { arg_mut(v, "v")? };
-        let s = (!stream.is_null()).then_some(crate::gpu::Stream(stream.cast()));
+        let s = (!stream.is_null()).then_some(crate::exec::Stream(stream.cast()));
         any_vec!(&mut v.inner, x => x.set_stream(s))
     })
 }
@@ -281,7 +281,7 @@ unsafe fn local_host_slice<'a, T: Scalar>(
             T::DTYPE.name()
         );
     }
-    if crate::gpu::current().is_some() && crate::gpu::is_device_pointer(p) {
+    if crate::exec::device_in_use() && crate::exec::is_device_pointer(p) {
         crate::bail!(
             MemoryLocation,
             "argument '{what}' ({p:p}) is CUDA device memory; it must be a host array"

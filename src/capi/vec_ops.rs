@@ -36,7 +36,7 @@ unsafe fn global_slice<'a, T: Scalar>(
             T::DTYPE.name()
         );
     }
-    if crate::gpu::is_device_pointer(p) {
+    if crate::exec::is_device_pointer(p) {
         crate::bail!(
             MemoryLocation,
             "argument '{what}' ({p:p}) is CUDA device memory; the global array must be host memory"

@@ -616,3 +616,34 @@ pub fn check_pointer(ptr: *const std::ffi::c_void, loc: Location, what: &str) ->
 pub fn device_sync() -> Result<()> {
     crate::gpu::device_sync()
 }
+
+/// Is `p` memory of a device backend (device or managed memory) that this process can use? Host
+/// pointers, pinned host memory included, are not. For the C layer's checks of arrays.
+pub fn is_device_pointer(p: *const std::ffi::c_void) -> bool {
+    crate::gpu::is_device_pointer(p)
+}
+
+/// Is `p` device memory that host code cannot read (not managed memory), whether or not parlops set
+/// the device up (hypre or MFEM may have)? For the C layer's checks of arrays that must be host
+/// memory.
+pub fn is_device_only_pointer(p: *const std::ffi::c_void) -> bool {
+    crate::gpu::is_device_only_pointer(p)
+}
+
+/// Is a device backend set up in this process?
+pub fn device_in_use() -> bool {
+    crate::gpu::current().is_some()
+}
+
+/// The device this rank uses or would use (the configuration report's per-rank line).
+pub fn device_line(node_rank: i32) -> String {
+    match crate::gpu::current() {
+        Some(g) => format!("{} (in use)", g.describe()),
+        None => crate::gpu::device_choice(node_rank).1,
+    }
+}
+
+/// The backends' lines of the configuration report (drivers and libraries found at run time).
+pub fn driver_report(nccl_compiled: bool) -> String {
+    crate::gpu::report_lines(nccl_compiled, crate::comm::mpi_cuda_aware())
+}

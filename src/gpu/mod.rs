@@ -19,7 +19,7 @@ use crate::scalar::{DType, Scalar};
 
 pub use self::probe::{
     PointerKind, Probe, device_choice, is_device_only_pointer, is_device_pointer, pointer_kind,
-    probe,
+    probe, report_lines,
 };
 
 /// A CUDA stream handle (`cudaStream_t` and `CUstream` are the same object).

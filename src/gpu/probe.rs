@@ -204,3 +204,39 @@ pub fn pointer_kind(p: *const c_void) -> PointerKind {
         _ => PointerKind::Host,
     }
 }
+/// The CUDA lines of the configuration report: the driver, cuBLAS, NCCL, CUDA-aware MPI, NVRTC.
+pub fn report_lines(nccl_compiled: bool, cuda_aware_mpi: Option<bool>) -> String {
+    fn yes(b: bool) -> &'static str {
+        if b { "yes" } else { "no" }
+    }
+    let p = probe();
+    let mut s = String::new();
+    s += &format!(
+        "  CUDA: compiled in: {} (cudarc, dynamic loading); at run time: {}\n",
+        "yes",
+        p.describe()
+    );
+    s += &format!(
+        "  cuBLAS found at run time: {}; NCCL compiled in: {}, found at run time: {}\n",
+        yes(p.cublas_loaded),
+        yes(nccl_compiled),
+        yes(p.nccl_loaded)
+    );
+    s += &format!(
+        "  CUDA-aware MPI: {}\n",
+        match cuda_aware_mpi {
+            Some(true) => "yes (MPIX_Query_cuda_support() = 1)",
+            Some(false) => "no (MPIX_Query_cuda_support() = 0)",
+            None => "unknown (this MPI has no MPIX_Query_cuda_support)",
+        }
+    );
+    // SAFETY: is_culib_present is unsafe because loading a library runs its initialisers; it tries
+    // only cudarc's names of NVIDIA's libnvrtc, and a failure is `false` (a panic is caught).
+    let nvrtc = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+        .unwrap_or(false);
+    s += &format!(
+        "  device vectors: supported; kernels compiled at first use by NVRTC (libnvrtc found: {})\n",
+        yes(nvrtc)
+    );
+    s
+}
