@@ -23,10 +23,8 @@ add() { NAMES+=("$1"); FILES+=("$2"); OLDS+=("$3"); NEWS+=("$4"); }
 add "kernel off-by-one (grid-stride loop runs to i <= n)" src/gpu/kernels.cu \
   'i < (n); i += (i64)blockDim.x * gridDim.x)' 'i <= (n); i += (i64)blockDim.x * gridDim.x)'
 add "stream synchronisation removed (norm result read before the copy ran)" src/exec/cuda/vector.rs \
-  '            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
-        }
-        gpu::sync(s)?;' '            gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)?;
-        }'
+  '        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)? };
+        gpu::sync(s)?;' '        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)? };'
 add "host read of a device buffer (norm peeks at x's first entry)" src/exec/cuda/vector.rs \
   '        let (xp, pp) = (x.dptr(), sc.part.ptr);' '        let (xp, pp) = (x.dptr(), sc.part.ptr);
         if n > 0 {
