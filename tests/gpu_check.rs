@@ -12,6 +12,8 @@ mod bench;
 #[path = "gpu_check/catalogue.rs"]
 mod catalogue;
 mod common;
+#[path = "gpu_check/nccl.rs"]
+mod nccl;
 #[path = "gpu_check/nested.rs"]
 mod nested;
 #[path = "gpu_check/solvers.rs"]
@@ -501,52 +503,6 @@ fn operators<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     }
 }
 
-/// NCCL: a communicator with NCCL attached; CSR halo and dot products over NCCL against the host.
-fn nccl(t: &mut Tally, world: &Arc<Comm>) {
-    let p = parlops::gpu::probe();
-    if !p.nccl_loaded {
-        if world.rank() == 0 {
-            println!("gpu_check: NCCL checks skipped: libnccl.so could not be loaded");
-        }
-        return;
-    }
-    let devices = p.device_count.unwrap_or(0);
-    if world.node_size() > devices {
-        // NCCL needs a GPU of its own for every rank
-        if world.rank() == 0 {
-            println!(
-                "gpu_check: NCCL checks left out: {} ranks on a node with {devices} GPU(s); NCCL needs one GPU per rank",
-                world.node_size()
-            );
-        }
-        return;
-    }
-    let c = Comm::world().unwrap();
-    let g = parlops::gpu::get(c.node_rank(), None).map(|_| ());
-    let n = match parlops::comm::nccl::Nccl::bootstrap(&c, g) {
-        Ok(n) => n,
-        Err(e) => {
-            t.check(false, &format!("NCCL communicator: {}", e.msg));
-            return;
-        }
-    };
-    let comm = Arc::new(c.with_nccl(n));
-    if world.rank() == 0 {
-        println!("gpu_check: NCCL communicator: {}", comm.transport().1);
-    }
-    t.check(
-        comm.transport().0 == parlops::comm::Transport::Nccl,
-        "NCCL: the communicator moves device data by NCCL",
-    );
-    let before = comm.reduction_count();
-    vectors::<f64>(t, &comm);
-    vectors::<c64>(t, &comm);
-    operators::<f64>(t, &comm);
-    operators::<c32>(t, &comm);
-    solvers::solvers::<f64>(t, &comm, 64, false);
-    t.check(comm.reduction_count() > before, "NCCL: reductions counted");
-}
-
 fn main() {
     let (comm, mut t) = start();
     let p = parlops::gpu::probe();
@@ -575,6 +531,33 @@ fn main() {
     }
     let g = parlops::gpu::get(comm.node_rank(), None).unwrap();
     println!("gpu_check: rank {} uses {}", comm.rank(), g.describe());
+    // one device per process: pinning another one later is refused, naming both
+    let other = (g.ordinal + 1) % p.device_count.unwrap_or(1).max(1);
+    if other != g.ordinal {
+        let e = parlops::gpu::get(comm.node_rank(), Some(other)).err();
+        t.check(
+            e.as_ref()
+                .is_some_and(|e| e.kind == parlops::ErrorKind::InvalidArgument),
+            &format!("a second device pinned in one process is refused ({e:?})"),
+        );
+    }
+    // the C layer's pointer checks: a device buffer is device-only memory, host memory is not
+    let dbuf = DistVector::<f64>::new_in(
+        Layout::new(comm.clone(), Partition::Scatter, 4 * comm.size() as i64, 4).unwrap(),
+        CUDA,
+    )
+    .unwrap();
+    let hbuf = [0.0f64; 4];
+    let dp = dbuf.dptr() as usize as *const std::ffi::c_void;
+    let hp = hbuf.as_ptr().cast::<std::ffi::c_void>();
+    t.check(
+        parlops::exec::is_device_only_pointer(dp)
+            && parlops::exec::is_device_pointer(dp)
+            && !parlops::exec::is_device_only_pointer(hp)
+            && !parlops::exec::is_device_pointer(hp)
+            && !parlops::exec::is_device_only_pointer(std::ptr::null()),
+        "pointer checks: device memory is device memory, host memory and NULL are not",
+    );
     // the kernels of every dtype, up front: a compile or load problem is reported, not a panic
     let k = [
         g.kernels::<f32>().map(|_| ()),
@@ -661,6 +644,6 @@ fn main() {
     });
     timed_part(&mut t, "catalogue", &|t| catalogue::catalogue(t, &comm));
     timed_part(&mut t, "nested", &|t| nested::nested(t, &comm));
-    timed_part(&mut t, "nccl", &|t| nccl(t, &comm));
+    timed_part(&mut t, "nccl", &|t| nccl::nccl(t, &comm));
     finish("gpu_check", comm, t);
 }

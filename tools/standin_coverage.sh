@@ -21,6 +21,8 @@ for n in 1 2 3 4; do
   LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" \
     timeout 900 "$MPIEXEC" -n $n "$bin" | grep -E "^gpu_check on"
 done
+# no device at all (the probe's and the device calls' refusals), as make test's first runs
+LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" timeout 300 "$MPIEXEC" -n 1 "$bin" | grep -E "^gpu_check on"
 # the direct (CUDA-aware MPI) path, as make test runs it
 LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" \
   GPU_CHECK_PARTS=vectors,operators,catalogue,solvers-f64 CUDA_STANDIN_HOST_ACCESS=1 PARLOPS_CUDA_AWARE_MPI=1 \
@@ -30,11 +32,13 @@ LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/s
 LLVM_PROFILE_FILE="$PWD/build/cov/build-%p.profraw" RUSTFLAGS="-C instrument-coverage" \
   cargo build --release --locked --lib 2>&1 | tail -1
 lib=$CARGO_TARGET_DIR/release/libparlops.so
+# the programs need libparlops.so.0 (the installed name)
+mkdir -p build/cov/lib && ln -sf "$lib" build/cov/lib/libparlops.so.0
 objects=()
 if [ -x build/device_failures ] && [ -x build/examples/poisson_gpu ]; then
   objects=(-object "$lib")
   c_run() {
-    LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin:$CARGO_TARGET_DIR/release" \
+    LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin:$PWD/build/cov/lib" \
       CUDA_STANDIN_NCCL_TIMEOUT=30 timeout 600 "$MPIEXEC" -n "$@" | tail -1
   }
   for n in 1 2 3 4; do c_run $n build/device_failures; done

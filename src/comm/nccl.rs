@@ -170,6 +170,11 @@ impl Nccl {
     }
 
     /// Ranks grouped: start a group of sends and receives.
+    /// The `ncclComm_t` (for the caller to use alongside parlops, or to wrap again).
+    pub fn raw(&self) -> *mut c_void {
+        self.comm as *mut c_void
+    }
+
     pub fn group_start(&self) -> Result<()> {
         nc::group_start()
             .map(|_| ())

@@ -122,6 +122,28 @@ where
         s.params.max_iter = 4000;
         s
     };
+    // with an iterate monitor (which reads x at every test, so x moves at every iteration: the
+    // CG family's undeferred passes, k_cg_update and the XStep::Now modes)
+    for m in [Method::Cg, Method::CgSingleReduction, Method::CgPipelined] {
+        if single::<T>() && m == Method::CgPipelined {
+            continue; // (single-precision pipelined CG stalls near 1e-5 on both sides)
+        }
+        compare(
+            t,
+            &format!("{} with an iterate monitor", m.name()),
+            a.as_ref(),
+            &b,
+            2,
+            &|| {
+                let mut s = solver(m, None);
+                let watch: parlops::solver::IterateMonitor = Arc::new(|_it: i64, _r: f64, v| {
+                    (parlops::solver::MonitorAction::Continue, Some(v))
+                });
+                s.set_iterate_monitor(Some(watch));
+                s
+            },
+        );
+    }
     // the other methods
     for m in [Method::Minres, Method::Fgmres] {
         compare(t, m.name(), a.as_ref(), &b, 2, &|| solver(m, None));
