@@ -529,7 +529,29 @@ fn main() {
     } else {
         parlops::report::report(&comm).unwrap();
     }
-    let g = parlops::gpu::get(comm.node_rank(), None).unwrap();
+    // PARLOPS_DEVICE picks the device (tools/gpu_tests.sh runs with 1, and with 9, which no node has)
+    let chosen = std::env::var("PARLOPS_DEVICE").ok();
+    let g = match parlops::gpu::get(comm.node_rank(), None) {
+        Ok(g) => g,
+        Err(e) => {
+            t.check(
+                chosen.is_some()
+                    && e.kind == parlops::ErrorKind::NoDevice
+                    && e.msg.contains("PARLOPS_DEVICE"),
+                &format!("no device for this rank, named with its reason: {}", e.msg),
+            );
+            finish("gpu_check", comm, t);
+        }
+    };
+    if let Some(v) = &chosen {
+        t.check(
+            v.trim().parse::<i32>() == Ok(g.ordinal) && g.why.contains("PARLOPS_DEVICE"),
+            &format!(
+                "PARLOPS_DEVICE={v}: the process uses device {} ({})",
+                g.ordinal, g.why
+            ),
+        );
+    }
     println!("gpu_check: rank {} uses {}", comm.rank(), g.describe());
     // one device per process: pinning another one later is refused, naming both
     let other = (g.ordinal + 1) % p.device_count.unwrap_or(1).max(1);

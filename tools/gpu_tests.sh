@@ -27,6 +27,17 @@ for n in 1 2 3 4; do
     { echo "gpu_tests: the stand-in was not the driver that ran at $n rank(s)"; exit 1; }
   echo "gpu_tests: under the CUDA stand-in, $(grep -E '^gpu_check on' build/standin/gpu_check.$n.log) ($(( $(date +%s) - t0 )) s)"
 done
+# PARLOPS_DEVICE: device 1 of the node's 4 is used; 9, which no node has, is refused with its reason
+for d in 1 9; do
+  if ! GPU_CHECK_PARTS=vectors PARLOPS_DEVICE=$d PARLOPS_TEST_EXPECT_RANKS=1 \
+    LD_LIBRARY_PATH="$PWD/build/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout 300 "$MPIEXEC" -n 1 "$bin" >build/standin/gpu_check.device$d.log 2>&1; then
+    grep -vE '^  |^parlops ' build/standin/gpu_check.device$d.log | tail -20
+    echo "gpu_tests: the device suite with PARLOPS_DEVICE=$d failed (build/standin/gpu_check.device$d.log)"
+    exit 1
+  fi
+  echo "gpu_tests: under the CUDA stand-in with PARLOPS_DEVICE=$d, $(grep -E '^gpu_check on' build/standin/gpu_check.device$d.log)"
+done
 # CUDA-aware MPI: the stand-in maps device memory where MPI can reach it, parlops is told to hand
 # device pointers to MPI (the direct path instead of staging)
 t0=$(date +%s)

@@ -23,6 +23,11 @@ for n in 1 2 3 4; do
 done
 # no device at all (the probe's and the device calls' refusals), as make test's first runs
 LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" timeout 300 "$MPIEXEC" -n 1 "$bin" | grep -E "^gpu_check on"
+# PARLOPS_DEVICE, as make test runs it
+for d in 1 9; do
+  LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" GPU_CHECK_PARTS=vectors \
+    PARLOPS_DEVICE=$d timeout 300 "$MPIEXEC" -n 1 "$bin" | grep -E "^gpu_check on"
+done
 # the direct (CUDA-aware MPI) path, as make test runs it
 LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin" \
   GPU_CHECK_PARTS=vectors,operators,catalogue,solvers-f64 CUDA_STANDIN_HOST_ACCESS=1 PARLOPS_CUDA_AWARE_MPI=1 \
