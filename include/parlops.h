@@ -550,14 +550,20 @@ parlops_status parlops_comm_create(MPI_Comm comm, parlops_comm **out);
 // it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
 // NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
 // the solvers' dot products then go over NCCL (`parlops_vec_dot` and norms reduce over MPI). No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
-// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
+// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback.
+// An NCCL call failing on one rank (here or in any later operation) fails on every rank with
+// PARLOPS_ERR_NCCL, naming that rank, instead of leaving the others waiting inside NCCL: the NCCL
+// communicator is then aborted on every rank, every later use of this communicator fails at once,
+// and a new one must be made. Needs NCCL 2.14 or later (non-blocking communicators). [collective]
 parlops_status parlops_comm_create_nccl(const parlops_comm *mpi,
                                         int device,
                                         parlops_comm **out);
 
 // As `parlops_comm_create_nccl`, wrapping the caller's NCCL communicator (`ncclComm_t` passed as a
 // pointer) instead of making one: it must span the same ranks in the same order as `mpi` (checked)
-// and use this process's device; parlops does not destroy it. [collective]
+// and use this process's device; parlops does not destroy it. After an NCCL failure on any rank
+// (see `parlops_comm_create_nccl`) parlops aborts it (`ncclCommAbort`, which frees it): the caller
+// must then neither use nor destroy it. [collective]
 parlops_status parlops_comm_wrap_nccl(const parlops_comm *mpi, void *nccl_comm, parlops_comm **out);
 
 // Fortran entry: as `parlops_comm_create`, from an integer handle (`comm` of `use mpi`, or

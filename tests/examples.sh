@@ -118,6 +118,15 @@ for n in 1 2 3 4; do
   echo "$out"
   grep -q "left out\|skipped" <<<"$out" && { echo "device_failures did not run under the stand-in"; exit 1; }
 done
+# shellcheck disable=SC2046
+"$MPICC" -Wall -Wextra -Werror -Itests/c tests/c/nccl_failures.c \
+  $(PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -ldl -lm -o "$B/nccl_failures"
+for n in 1 2 3 4; do
+  out=$(standin $n "$B/nccl_failures")
+  echo "$out"
+  grep -q "skipped" <<<"$out" && { echo "nccl_failures did not run under the stand-in"; exit 1; }
+done
 
 echo "== valgrind over the C examples (1 rank): no leak or invalid access from parlops"
 if command -v valgrind >/dev/null; then

@@ -40,24 +40,25 @@ lib=$CARGO_TARGET_DIR/release/libparlops.so
 # the programs need libparlops.so.0 (the installed name)
 mkdir -p build/cov/lib && ln -sf "$lib" build/cov/lib/libparlops.so.0
 objects=()
-if [ -x build/device_failures ] && [ -x build/examples/poisson_gpu ]; then
+if [ -x build/device_failures ] && [ -x build/nccl_failures ] && [ -x build/examples/poisson_gpu ]; then
   objects=(-object "$lib")
   c_run() {
     LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/standin:$PWD/build/cov/lib" \
       CUDA_STANDIN_NCCL_TIMEOUT=30 timeout 600 "$MPIEXEC" -n "$@" | tail -1
   }
   for n in 1 2 3 4; do c_run $n build/device_failures; done
+  for n in 1 2 3 4; do c_run $n build/nccl_failures; done
   for a in "1 48" "2 48" "3 40" "2 48 nccl" "4 40 nccl"; do
     # shellcheck disable=SC2086
     set -- $a
     c_run "$1" build/examples/poisson_gpu "${@:2}"
   done
 else
-  echo "standin_coverage: build/device_failures or build/examples/poisson_gpu missing (make test builds them): Rust suite only"
+  echo "standin_coverage: build/device_failures, build/nccl_failures or build/examples/poisson_gpu missing (make test builds them): Rust suite only"
 fi
 "$bin_dir/llvm-profdata" merge -sparse build/cov/prof/*.profraw -o build/cov/gpu.profdata
 files=(src/gpu/mod.rs src/gpu/probe.rs src/gpu/scratch.rs src/exec/mod.rs src/exec/cuda/mod.rs
-  src/exec/cuda/vector.rs src/exec/cuda/csr.rs src/comm/nccl.rs src/comm/halo/device.rs)
+  src/exec/cuda/vector.rs src/exec/cuda/csr.rs src/comm/nccl/mod.rs src/comm/nccl/fault.rs src/comm/halo/device.rs)
 "$bin_dir/llvm-cov" report "$bin" "${objects[@]}" -instr-profile=build/cov/gpu.profdata "${files[@]}"
 "$bin_dir/llvm-cov" show "$bin" "${objects[@]}" -instr-profile=build/cov/gpu.profdata -show-line-counts-or-regions \
   "${files[@]}" | grep -E '^\s*[0-9]+\|\s+0\|' >build/cov/missed.txt || true

@@ -38,7 +38,11 @@ pub unsafe extern "C" fn parlops_comm_create(
 /// it; -1 takes PARLOPS_DEVICE, else the node-local rank modulo the device count), and bootstraps an
 /// NCCL communicator (rank 0's unique id broadcast over MPI). Halo exchanges of device vectors and
 /// the solvers' dot products then go over NCCL (`parlops_vec_dot` and norms reduce over MPI). No device, no libnccl.so, or PARLOPS_NCCL=0 is an error on
-/// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback. [collective]
+/// every rank (PARLOPS_ERR_NO_DEVICE / PARLOPS_ERR_NOT_SUPPORTED), never a silent fallback.
+/// An NCCL call failing on one rank (here or in any later operation) fails on every rank with
+/// PARLOPS_ERR_NCCL, naming that rank, instead of leaving the others waiting inside NCCL: the NCCL
+/// communicator is then aborted on every rank, every later use of this communicator fails at once,
+/// and a new one must be made. Needs NCCL 2.14 or later (non-blocking communicators). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_comm_create_nccl(
     mpi: *const parlops_comm,
@@ -68,7 +72,9 @@ pub unsafe extern "C" fn parlops_comm_create_nccl(
 
 /// As `parlops_comm_create_nccl`, wrapping the caller's NCCL communicator (`ncclComm_t` passed as a
 /// pointer) instead of making one: it must span the same ranks in the same order as `mpi` (checked)
-/// and use this process's device; parlops does not destroy it. [collective]
+/// and use this process's device; parlops does not destroy it. After an NCCL failure on any rank
+/// (see `parlops_comm_create_nccl`) parlops aborts it (`ncclCommAbort`, which frees it): the caller
+/// must then neither use nor destroy it. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_comm_wrap_nccl(
     mpi: *const parlops_comm,

@@ -422,6 +422,21 @@ pub fn sync(s: Stream) -> Result<()> {
     unsafe { cu::stream::synchronize(s.0) }.map_err(|e| cuda_err("cuStreamSynchronize", e))
 }
 
+/// Has everything queued on `s` finished? (`cuStreamQuery`: false while work is pending; never
+/// blocks.)
+pub fn query(s: Stream) -> Result<bool> {
+    bind_current()?;
+    // SAFETY: `s` is a live stream of this device (the invariant of `Stream`); cuStreamQuery only
+    // reads the stream's state.
+    let r = unsafe { cudarc::driver::sys::cuStreamQuery(s.0) };
+    if r == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY {
+        return Ok(false);
+    }
+    r.result()
+        .map(|_| true)
+        .map_err(|e| cuda_err("cuStreamQuery", e))
+}
+
 /// Device memory of `bytes` (zeroed on `s`).
 pub fn alloc_zeroed(bytes: usize, s: Stream) -> Result<u64> {
     if bytes == 0 {

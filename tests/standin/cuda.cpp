@@ -17,6 +17,7 @@
 //    CUDA_STANDIN_OOM_RANK) makes out-of-memory reachable; several devices per node
 //    (CUDA_STANDIN_DEVICES, default 4).
 #include <dlfcn.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -124,12 +125,22 @@ std::vector<Stream *> streams;
 Stream *legacy_stream[64];
 
 
-void run_all(Stream *s) {
+// Run what can run on s now, in order: true when s is empty, false when its first operation cannot
+// finish yet (an NCCL operation waiting for other ranks); it stays first.
+bool step(Stream *s) {
   while (!s->q.empty()) {
     auto f = std::move(s->q.front());
     s->q.pop_front();
-    f();
+    if (!f()) {
+      s->q.push_front(std::move(f));
+      return false;
+    }
   }
+  return true;
+}
+void run_all(Stream *s) {
+  for (unsigned spins = 0; !step(s); spins++)
+    if (spins > 64) sched_yield(); // the operation itself gives up after its timeout
 }
 void flush_all() {
   for (size_t i = 0; i < streams.size(); i++) run_all(streams[i]);
@@ -149,7 +160,7 @@ Stream *resolve(void *h) {
   return nullptr;
 }
 // Queue f on s with the legacy default stream's ordering rules.
-void enqueue(Stream *s, std::function<void()> f) {
+void enqueue_steps(Stream *s, std::function<bool()> f) {
   if (s->legacy) {
     for (Stream *o : streams)
       if (o != s && o->dev == s->dev && !(o->flags & 1)) run_all(o);
@@ -158,6 +169,12 @@ void enqueue(Stream *s, std::function<void()> f) {
   }
   s->q.push_back(std::move(f));
   if (s->q.size() > 100000) run_all(s);
+}
+void enqueue(Stream *s, std::function<void()> f) {
+  enqueue_steps(s, [f = std::move(f)] {
+    f();
+    return true;
+  });
 }
 
 // A pointer argument of a kernel in a live allocation gets its backing memory. Any other (a dangling

@@ -67,7 +67,7 @@ struct Stream {
   int dev;
   unsigned flags;
   bool legacy;
-  std::deque<std::function<void()>> q;
+  std::deque<std::function<bool()>> q; // each returns false while it cannot finish yet (NCCL)
   bool live = true;
 };
 struct Event {
@@ -103,9 +103,11 @@ extern Ctx primary[64];
 extern std::vector<Stream *> streams;
 extern Stream *legacy_stream[64];
 void run_all(Stream *s);
+bool step(Stream *s);
 void flush_all();
 Stream *resolve(void *h);
 void enqueue(Stream *s, std::function<void()> f);
+void enqueue_steps(Stream *s, std::function<bool()> f);
 
 int k_translate(const void *d, void **h);
 extern std::map<std::string, std::pair<unsigned long long, unsigned long long>> launch_stats;

@@ -51,7 +51,15 @@ CUresult cuStreamQuery(void *h) {
   NEED_CTX
   Stream *s = resolve(h);
   if (!s) return E_INVALID_HANDLE;
-  return s->q.empty() ? OK : E_NOT_READY;
+  // a query makes what can run now run (so that a caller polling a stream that waits inside NCCL
+  // sees it finish once the other ranks join, or once the communicator is aborted)
+  if (s->legacy) {
+    bool all = true;
+    for (Stream *o : streams)
+      if (o->dev == s->dev && !(o->flags & 1)) all = step(o) && all;
+    return all ? OK : E_NOT_READY;
+  }
+  return step(s) ? OK : E_NOT_READY;
 }
 CUresult cuEventCreate(void **out, unsigned flags) {
   NEED_CTX
@@ -97,8 +105,9 @@ CUresult cuStreamWaitEvent(void *hs, void *he, unsigned flags) {
   if (!s || !e || !e->live) return E_INVALID_HANDLE;
   Stream *src = e->s;
   if (!e->done && src)
-    enqueue(s, [e, src] {
-      if (!e->done) run_all(src);
+    enqueue_steps(s, [e, src] {
+      if (!e->done) step(src);
+      return e->done;
     });
   return OK;
 }
@@ -187,7 +196,7 @@ int standin_enqueue(void *hs, standin_op_fn fn, void *ctx) {
   if (sticky) return sticky;
   Stream *s = resolve(hs);
   if (!s) return E_INVALID_HANDLE;
-  enqueue(s, [fn, ctx] { fn(ctx); });
+  enqueue_steps(s, [fn, ctx] { return fn(ctx) != 0; });
   return OK;
 }
 void *standin_device_span(const void *dev, size_t bytes) {

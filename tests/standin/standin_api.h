@@ -33,7 +33,9 @@ typedef long (*standin_pack_fn)(void **, unsigned char *);
 typedef void (*standin_call_fn)(const unsigned char *);
 
 /* For the NCCL stand-in (exported by libcuda.so.1). */
-typedef void (*standin_op_fn)(void *ctx);
+/* One step of an operation: non-zero when it is done; 0 when it cannot finish yet (waiting for other
+   ranks): it is called again when the stream is waited for or queried, and stays first on its stream. */
+typedef int (*standin_op_fn)(void *ctx);
 /* Queue fn(ctx) on a stream (CUstream); 0 or a CUresult. */
 int standin_enqueue(void *stream, standin_op_fn fn, void *ctx);
 /* The backing memory of [dev, dev + bytes) of one live allocation, or NULL. */

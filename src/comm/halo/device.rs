@@ -212,7 +212,11 @@ unsafe fn exchange<T: Scalar>(
             // the group is closed whatever happened inside it
             let ended = nccl.group_end();
             queued.and(ended)?;
-            local()?;
+            let ran = local();
+            // NCCL work is waited for by the NCCL-aware wait before this returns: if a rank's NCCL
+            // call failed, this rank's part ends too (comm/nccl/fault.rs)
+            nccl.wait(s)?;
+            ran?;
         }
         Some(Transport::CudaAwareMpi) => {
             gpu::sync(s)?;

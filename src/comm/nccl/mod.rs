@@ -1,20 +1,37 @@
 //! NCCL communicators: bootstrapped over the MPI communicator (rank 0's unique id broadcast over MPI)
 //! or wrapping the caller's `ncclComm_t`. Point-to-point halo traffic and sum reductions of device
-//! buffers go through here; sizes and control stay on MPI.
+//! buffers go through here; sizes and control stay on MPI. How a failure on one rank ends on every
+//! rank: `fault.rs`.
+
+mod fault;
 
 use std::ffi::c_void;
 
 use cudarc::nccl::result as nc;
 use cudarc::nccl::sys;
 
+use self::fault::{Call, Fault};
 use super::{Comm, ReduceOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::gpu::scratch::with_scratch;
 use crate::gpu::{self, Stream};
 use crate::scalar::{MpiBase, Scalar};
 
-fn nccl_err(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::new(ErrorKind::Nccl, format!("{what} failed: {e:?}"))
+fn nccl_err(what: &str, e: cudarc::nccl::result::NcclError) -> Error {
+    Error::new(
+        ErrorKind::Nccl,
+        format!("{what} failed (NCCL result {})", e.0 as i32),
+    )
+}
+
+/// The leading members of `ncclConfig_t`, which NCCL reads as far as `size` says (a config of NCCL
+/// 2.14's layout: every later member keeps its default).
+#[repr(C)]
+struct ConfigHead {
+    size: usize,
+    magic: u32,
+    version: u32,
+    blocking: i32,
 }
 
 /// An NCCL communicator over the same ranks, in the same order, as an MPI communicator.
@@ -26,6 +43,8 @@ pub struct Nccl {
     comm: sys::ncclComm_t,
     owned: bool,
     pub version: i32,
+    /// Failure notices and the aborted state (see `fault.rs`).
+    fault: Fault,
 }
 // SAFETY: an ncclComm_t is an opaque handle that Rust never dereferences, handed only to NCCL
 // calls; nothing in it is tied to the thread that made it. As with MpiComm (src/comm/mpi.rs), one
@@ -85,30 +104,61 @@ impl Nccl {
         for (d, s) in uid.internal.iter_mut().zip(id.iter()) {
             *d = *s as _;
         }
-        let mut comm: sys::ncclComm_t = std::ptr::null_mut();
-        let r = std::panic::catch_unwind(move || {
-            let mut c: sys::ncclComm_t = std::ptr::null_mut();
-            // SAFETY: `c` is a live local that receives the new communicator; `uid` is rank 0's
-            // unique id (broadcast above), and every rank of `mpi` makes this call with its own
-            // rank and the same size (the agreements above let all or none get here). NCCL is
-            // loaded (`require` in `local`); a missing symbol panics into this catch_unwind.
-            unsafe { nc::comm_init_rank(&mut c, mpi.size(), uid, mpi.rank()) }.map(|_| c as usize)
-        });
-        let local = match r {
-            Ok(Ok(c)) => {
-                comm = c as sys::ncclComm_t;
-                Ok(())
-            }
-            Ok(Err(e)) => Err(nccl_err("ncclCommInitRank", e)),
-            Err(_) => Err(crate::err!(Nccl, "libnccl.so is missing ncclCommInitRank")),
-        };
-        let made = Nccl {
-            comm,
-            owned: !comm.is_null(),
+        let fault = Fault::new(mpi)?;
+        let mut made = Nccl {
+            comm: std::ptr::null_mut(),
+            owned: true,
             version: version(),
+            fault,
         };
-        mpi.agree(local)?;
-        Ok(made)
+        let local = made.init(mpi.size(), uid, mpi.rank());
+        match mpi.agree(local) {
+            Ok(()) => Ok(made),
+            Err(e) => {
+                made.fail_quietly();
+                Err(e)
+            }
+        }
+    }
+
+    /// This rank's part of a non-blocking ncclCommInitRankConfig, waited out watching for failures.
+    fn init(&mut self, n: i32, uid: sys::ncclUniqueId, rank: i32) -> Result<()> {
+        let mut cfg = ConfigHead {
+            size: std::mem::size_of::<ConfigHead>(),
+            magic: 0xcafe_beef,
+            version: 21400, // NCCL_VERSION(2, 14, 0): the first with `blocking`
+            blocking: 0,
+        };
+        let mut c: sys::ncclComm_t = std::ptr::null_mut();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: `c` is a live local that receives the new communicator; `cfg` is a live,
+            // initialised config head whose `size` says how much NCCL may read; `uid` is rank 0's
+            // unique id (broadcast before), and every rank of the communicator makes this call with
+            // its own rank and the same size (agreed before). A missing symbol panics into this
+            // catch_unwind.
+            unsafe {
+                sys::ncclCommInitRankConfig(
+                    &mut c,
+                    n,
+                    uid,
+                    rank,
+                    (&mut cfg as *mut ConfigHead).cast(),
+                )
+            }
+        }));
+        self.comm = c;
+        match r {
+            Ok(r) => self.settled(Call::Init, r.result()),
+            // NCCL older than 2.14: the others must not wait for this rank either
+            Err(_) => {
+                let e = self.fail_here(Call::Init, 3);
+                Err(crate::err!(
+                    Nccl,
+                    "libnccl.so has no ncclCommInitRankConfig (NCCL 2.14 or later is needed): {}",
+                    e.msg
+                ))
+            }
+        }
     }
 
     /// Wrap the caller's communicator (not destroyed by parlops). Its size and this rank's position
@@ -153,6 +203,7 @@ impl Nccl {
             comm: ptr as sys::ncclComm_t,
             owned: false,
             version: version(),
+            fault: Fault::new(mpi)?,
         })
     }
 
@@ -176,14 +227,14 @@ impl Nccl {
     }
 
     pub fn group_start(&self) -> Result<()> {
+        self.check_alive()?;
         nc::group_start()
             .map(|_| ())
             .map_err(|e| nccl_err("ncclGroupStart", e))
     }
+    /// Close the group (its operations are queued; a failure is every rank's, see `fault.rs`).
     pub fn group_end(&self) -> Result<()> {
-        nc::group_end()
-            .map(|_| ())
-            .map_err(|e| nccl_err("ncclGroupEnd", e))
+        self.settled(Call::GroupEnd, nc::group_end())
     }
 
     fn dtype<T: Scalar>() -> (sys::ncclDataType_t, usize) {
@@ -201,11 +252,12 @@ impl Nccl {
     /// # Safety
     /// `buf` must hold `n` entries on the device until `s` has run the send.
     pub unsafe fn send<T: Scalar>(&self, buf: u64, n: usize, peer: i32, s: Stream) -> Result<()> {
+        self.check_alive()?;
         let (t, parts) = Self::dtype::<T>();
         // SAFETY: `buf` holds n entries of T, n * parts reals of NCCL type `t` (our caller's
-        // contract); `self.comm` is live (see Nccl); `s` is a live stream of the device (the
-        // handle NCCL's cudaStream_t names).
-        unsafe {
+        // contract); `self.comm` is live (see Nccl; not aborted: checked above); `s` is a live
+        // stream of the device (the handle NCCL's cudaStream_t names).
+        let r = unsafe {
             nc::send(
                 buf as *const c_void,
                 n * parts,
@@ -214,9 +266,8 @@ impl Nccl {
                 self.comm,
                 s.0 as _,
             )
-        }
-        .map(|_| ())
-        .map_err(|e| nccl_err("ncclSend", e))
+        };
+        self.settled(Call::Send, r)
     }
 
     /// Queue receiving `n` entries of `T` into device address `buf` from `peer` on `s`.
@@ -224,12 +275,12 @@ impl Nccl {
     /// # Safety
     /// As for [`Nccl::send`].
     pub unsafe fn recv<T: Scalar>(&self, buf: u64, n: usize, peer: i32, s: Stream) -> Result<()> {
+        self.check_alive()?;
         let (t, parts) = Self::dtype::<T>();
         // SAFETY: as in `send`: `buf` holds n entries, n * parts reals of `t` (our caller's
-        // contract), `self.comm` and `s` are live.
-        unsafe { nc::recv(buf as *mut c_void, n * parts, t, peer, self.comm, s.0 as _) }
-            .map(|_| ())
-            .map_err(|e| nccl_err("ncclRecv", e))
+        // contract), `self.comm` (not aborted: checked above) and `s` are live.
+        let r = unsafe { nc::recv(buf as *mut c_void, n * parts, t, peer, self.comm, s.0 as _) };
+        self.settled(Call::Recv, r)
     }
 
     /// In-place sum of `n` doubles at device address `buf` over all ranks, queued on `s`.
@@ -237,9 +288,11 @@ impl Nccl {
     /// # Safety
     /// `buf` must hold `n` doubles on the device.
     pub unsafe fn allreduce_sum_f64(&self, buf: u64, n: usize, s: Stream) -> Result<()> {
+        self.check_alive()?;
         // SAFETY: `buf` holds n doubles on the device (our caller's contract); NCCL allows the
-        // same buffer as input and output (in place); `self.comm` and `s` are live.
-        unsafe {
+        // same buffer as input and output (in place); `self.comm` (not aborted: checked above)
+        // and `s` are live.
+        let r = unsafe {
             nc::all_reduce(
                 buf as *const c_void,
                 buf as *mut c_void,
@@ -249,36 +302,45 @@ impl Nccl {
                 self.comm,
                 s.0 as _,
             )
-        }
-        .map(|_| ())
-        .map_err(|e| nccl_err("ncclAllReduce", e))
+        };
+        self.settled(Call::AllReduce, r)
     }
 
     /// Sum `vals` over the ranks on the device, queued on `s` (through this thread's reduction
-    /// scratch), returning the sums.
+    /// scratch), returning the sums. The wait watches for failures (`fault.rs`).
     pub fn sum_f64(&self, vals: &[f64], s: Stream) -> Result<Vec<f64>> {
+        self.check_alive()?;
         with_scratch(vals.len(), s, |sc| {
             let h = sc.host.as_mut_slice::<f64>();
             h[..vals.len()].copy_from_slice(vals);
             // SAFETY: the scratch's device `out` and pinned `host` hold at least vals.len()
             // doubles (with_scratch(vals.len())); the three steps run in order on `s`, and the
-            // pinned buffer is neither written nor read by the host until the sync below.
+            // pinned buffer is neither written nor read by the host until `s` is waited for below
+            // (also when the reduction fails: the copy queued before it is then waited for).
             unsafe {
                 gpu::htod(sc.out.ptr, sc.host.ptr(), vals.len() * 8, s)?;
-                self.allreduce_sum_f64(sc.out.ptr, vals.len(), s)?;
+                if let Err(e) = self.allreduce_sum_f64(sc.out.ptr, vals.len(), s) {
+                    let _ = gpu::sync(s);
+                    return Err(e);
+                }
                 gpu::dtoh(sc.host.ptr(), sc.out.ptr, vals.len() * 8, s)?;
             }
-            gpu::sync(s)?;
+            self.wait(s)?;
             Ok(sc.host.as_slice::<f64>()[..vals.len()].to_vec())
         })
+    }
+
+    /// After a failed creation (agreed on every rank): abort this rank's part without notices.
+    fn fail_quietly(&self) {
+        self.abort("a failed creation".to_string());
     }
 }
 
 impl Drop for Nccl {
     fn drop(&mut self) {
-        if self.owned && !self.comm.is_null() {
-            // SAFETY: an owned communicator was made by ncclCommInitRank in `bootstrap` and is
-            // destroyed once, here.
+        if self.owned && !self.comm.is_null() && !self.fault.aborted() {
+            // SAFETY: an owned communicator was made by ncclCommInitRankConfig in `bootstrap` and
+            // is destroyed once, here, unless it was aborted (which freed it).
             let _ = unsafe { nc::comm_destroy(self.comm) };
         }
     }
@@ -341,6 +403,9 @@ impl Comm {
         let Some(nccl) = self.nccl() else {
             return self.allreduce_checked(local, n, ReduceOp::Sum);
         };
+        if let Err(e) = nccl.check_alive() {
+            return self.allreduce_checked(local.and(Err(e)), n, ReduceOp::Sum);
+        }
         let s = stream()?;
         // the partials and the error flag are summed by NCCL on the device
         let mut buf = vec![0.0; n + 1];
@@ -348,7 +413,12 @@ impl Comm {
             Ok(v) => buf[..n].copy_from_slice(v),
             Err(_) => buf[n] = 1.0,
         }
-        let out = nccl.sum_f64(&buf, s)?;
+        let out = match nccl.sum_f64(&buf, s) {
+            Ok(out) => out,
+            // NCCL failed on some rank, and the communicator is aborted on every rank (fault.rs):
+            // every rank is here or on its way, and the outcome is agreed over MPI
+            Err(e) => return self.allreduce_checked(local.and(Err(e)), n, ReduceOp::Sum),
+        };
         self.count_reduction();
         if out[n] != 0.0 {
             // some rank failed: learn which and why over MPI (rare path)
