@@ -69,6 +69,7 @@ parlops_op_transpose           out:handle_out
 parlops_op_conj                out:handle_out
 parlops_op_power               out:handle_out
 parlops_op_create_shell        out:handle_out
+parlops_op_create_shell_with_diagonal out:handle_out
 parlops_op_create_inverse      out:handle_out
 parlops_op_create_block_jacobi out:handle_out
 parlops_op_create_chebyshev    out:handle_out

@@ -623,6 +623,23 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_create_shell
     end function parlops_op_create_shell
+    function parlops_op_create_shell_with_diagonal(rows, cols, dtype, memory, ctx, forward, &
+        adjoint, diagonal, destroy_ctx, out) &
+        bind(C, name='parlops_op_create_shell_with_diagonal')
+      import
+      implicit none
+      type(c_ptr), value :: rows
+      type(c_ptr), value :: cols
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: memory
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: forward
+      type(c_funptr), value :: adjoint
+      type(c_funptr), value :: diagonal
+      type(c_funptr), value :: destroy_ctx
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_shell_with_diagonal
+    end function parlops_op_create_shell_with_diagonal
     function parlops_op_create_csr(rows, cols, dtype, index_type, row_ptr, col_idx, values, out) &
         bind(C, name='parlops_op_create_csr')
       import

@@ -201,6 +201,11 @@ typedef int (*parlops_apply_fn)(void *ctx, const void *x_local, void *y_local);
 // Frees a callback context when its operator is destroyed.
 typedef void (*parlops_destroy_fn)(void *ctx);
 
+// A user callback giving this rank's part of an operator's diagonal: write the diagonal entries of
+// this rank's rows into `d_local` (of the operator's dtype and memory). Return 0 on success; any
+// other value makes the call that needed the diagonal fail with PARLOPS_ERR_CALLBACK on every rank.
+typedef int (*parlops_diagonal_fn)(void *ctx, void *d_local);
+
 // Width of CSR index arrays: `PARLOPS_INDEX_I32` or `PARLOPS_INDEX_I64`.
 typedef int32_t parlops_index;
 
@@ -880,6 +885,25 @@ parlops_status parlops_op_create_shell(const parlops_layout *rows,
                                        parlops_apply_fn adjoint,
                                        parlops_destroy_fn destroy_ctx,
                                        parlops_op **out);
+
+// As `parlops_op_create_shell`, with a callback giving this rank's part of the operator's diagonal
+// (PETSc's MATOP_GET_DIAGONAL, MFEM's AssembleDiagonal), so that `parlops_op_diagonal`, Jacobi
+// (`parlops_solver_set_jacobi`) and Chebyshev (`parlops_op_create_chebyshev`) work on a matrix-free
+// operator. `diagonal(ctx, d)` writes the diagonal entries of this rank's rows into `d` (the
+// operator's dtype, in `memory`); it is called when a diagonal is needed (a preconditioner's
+// set-up), and a non-zero return fails that call on every rank with PARLOPS_ERR_CALLBACK. The
+// operator must be square with equal row and column layouts; `diagonal` must not be NULL.
+// [collective]
+parlops_status parlops_op_create_shell_with_diagonal(const parlops_layout *rows,
+                                                     const parlops_layout *cols,
+                                                     parlops_dtype dtype,
+                                                     parlops_memory memory,
+                                                     void *ctx,
+                                                     parlops_apply_fn forward,
+                                                     parlops_apply_fn adjoint,
+                                                     parlops_diagonal_fn diagonal,
+                                                     parlops_destroy_fn destroy_ctx,
+                                                     parlops_op **out);
 
 // A distributed sparse matrix from this rank's rows in CSR form with GLOBAL column indices
 // (`row_ptr` has local rows + 1 entries starting at 0; column indices strictly increasing within each

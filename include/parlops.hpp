@@ -587,6 +587,17 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_create_shell(rows.get(), cols.get(), t, m, ctx, forward, adjoint, destroy_ctx, &o));
     return Op(o);
   }
+  /// As `shell`, with `diagonal(ctx, d)` giving this rank's part of the diagonal (square operators
+  /// with equal layouts), so that Jacobi and Chebyshev work on it. [collective]
+  [[nodiscard]] static Op shell_with_diagonal(const Layout &rows, const Layout &cols, parlops_dtype t, void *ctx,
+                                              parlops_apply_fn forward, parlops_apply_fn adjoint,
+                                              parlops_diagonal_fn diagonal, parlops_destroy_fn destroy_ctx = nullptr,
+                                              parlops_memory m = PARLOPS_MEMORY_HOST) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_shell_with_diagonal(rows.get(), cols.get(), t, m, ctx, forward, adjoint, diagonal,
+                                                destroy_ctx, &o));
+    return Op(o);
+  }
   /// A callback of a typed shell: output local part from input local part; throw to fail the apply.
   template <class T>
   using ShellFn = std::function<void(span<const T> in, span<T> out)>;
@@ -606,6 +617,29 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_create_shell(rows.get(), cols.get(), dtype_of<T>::value, m, ctx.get(), Callables<T>::fwd,
                                   has_adjoint ? Callables<T>::adj : nullptr, Callables<T>::destroy, &o));
     ctx.release();  // parlops owns it now and calls destroy with the operator
+    return Op(o);
+  }
+  /// The diagonal callback of a typed shell: write this rank's diagonal entries; throw to fail.
+  template <class T>
+  using DiagonalFn = std::function<void(span<T> d)>;
+  /// As the typed `shell`, with `diagonal(d)` giving this rank's part of the diagonal (square
+  /// operators with equal layouts), so that Jacobi and Chebyshev work on it. [collective]
+  template <class T>
+  [[nodiscard]] static Op shell_with_diagonal(const Layout &rows, const Layout &cols, ShellFn<T> forward,
+                                              ShellFn<T> adjoint, DiagonalFn<T> diagonal,
+                                              parlops_memory m = PARLOPS_MEMORY_HOST) {
+    auto ctx = std::make_unique<Callables<T>>();
+    ctx->rows_len = static_cast<std::size_t>(rows.local_range().second);
+    ctx->cols_len = static_cast<std::size_t>(cols.local_range().second);
+    const bool has_adjoint = static_cast<bool>(adjoint);
+    ctx->forward = std::move(forward);
+    ctx->adjoint = std::move(adjoint);
+    ctx->diagonal = std::move(diagonal);
+    parlops_op *o = nullptr;
+    check(parlops_op_create_shell_with_diagonal(rows.get(), cols.get(), dtype_of<T>::value, m, ctx.get(),
+                                                Callables<T>::fwd, has_adjoint ? Callables<T>::adj : nullptr,
+                                                Callables<T>::diag, Callables<T>::destroy, &o));
+    ctx.release();
     return Op(o);
   }
 
@@ -747,6 +781,7 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
   template <class T>
   struct Callables {
     ShellFn<T> forward, adjoint;
+    DiagonalFn<T> diagonal;
     std::size_t rows_len = 0, cols_len = 0;
     static int fwd(void *ctx, const void *x, void *y) noexcept {
       auto *c = static_cast<Callables *>(ctx);
@@ -761,6 +796,15 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
       auto *c = static_cast<Callables *>(ctx);
       try {
         c->adjoint(span<const T>(static_cast<const T *>(y), c->rows_len), span<T>(static_cast<T *>(x), c->cols_len));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static int diag(void *ctx, void *d) noexcept {
+      auto *c = static_cast<Callables *>(ctx);
+      try {
+        c->diagonal(span<T>(static_cast<T *>(d), c->rows_len));
       } catch (...) {
         return 1;
       }

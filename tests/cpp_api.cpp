@@ -708,6 +708,35 @@ int main(int argc, char **argv) {
                "power iteration through a shell");
       }
       expect(token.use_count() == 1, "callables freed with the operator (destroy_ctx)");
+      {
+        // with its diagonal: Jacobi and the diagonal through the C++ callables
+        Op F = Op::shell_with_diagonal<double>(
+            l, l,
+            [token, s = s0](parlops::span<const double> in, parlops::span<double> out) {
+              for (std::size_t k = 0; k < in.size(); ++k) out[k] = (1.0 + double(s) + double(k)) * in[k];
+            },
+            {},
+            [token, s = s0](parlops::span<double> d) {
+              for (std::size_t k = 0; k < d.size(); ++k) d[k] = 1.0 + double(s) + double(k);
+            });
+        expect(token.use_count() == 3, "the operator with a diagonal holds the callables");
+        Vec d(l);
+        F.get_diagonal(d);
+        expect(local_is<double>(d, [](int64_t i) { return 1.0 + double(i); }), "shell_with_diagonal: its diagonal");
+        Op C = Op::chebyshev(F, 2);
+        Vec b(l), x(l);
+        set_by_global<double>(b, g_of);
+        C.apply(b, x);  // D^-1 A = I: the polynomial is a constant times D^-1
+        expect(x.norm(PARLOPS_NORM_2) > 0.0, "Chebyshev on a shell with its diagonal");
+        Layout lother(comm, n + 1);
+        expect(status_of([&] {
+                 (void)Op::shell_with_diagonal<double>(
+                     l, lother, [](parlops::span<const double>, parlops::span<double>) {}, {},
+                     [](parlops::span<double>) {});
+               }) == PARLOPS_ERR_INVALID_ARGUMENT,
+               "a diagonal for a non-square shell: INVALID_ARGUMENT");
+      }
+      expect(token.use_count() == 1, "callables freed with the operator (destroy_ctx)");
       expect(status_of([&] {
                (void)Op::shell<double>(
                    l, l, [token](parlops::span<const double>, parlops::span<double>) {}, {}, 99);

@@ -6,7 +6,9 @@
 #  - tests/mfem/dropin.cpp (a C++-only CMake project): MFEM-style programs, MFEM's solvers and
 #    parlops::mfem's side by side in MFEM's order of calls (ex1p's preconditioner before operator);
 #  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks, and tests/amg/amg_hypre.cpp
-#    (parlops_op_create_boomeramg against hypre's own PCG + BoomerAMG) at 1-4 ranks.
+#    (parlops_op_create_boomeramg against hypre's own PCG + BoomerAMG) at 1-4 ranks;
+#  - tests/amg/shell_diagonal.cpp: an MFEM-assembled Poisson operator as CSR and as a shell with its
+#    diagonal, Jacobi-CG and Chebyshev-CG alike, at 1-4 ranks.
 # Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR
 set -euo pipefail
 PREFIX=$1
@@ -44,3 +46,10 @@ mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/amg_hypre.cpp -isy
   -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
   -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/amg_hypre"
 for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/amg_hypre"; done
+
+echo "== the diagonal of a matrix-free operator: an MFEM-assembled Poisson operator as CSR and as a shell with its diagonal (1-4 ranks)"
+# shellcheck disable=SC2046
+mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/shell_diagonal.cpp -isystem /usr/include/hypre \
+  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
+  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/shell_diagonal"
+for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/shell_diagonal"; done

@@ -68,17 +68,22 @@ class VectorView {
 };
 
 /// An mfem::Operator (serial, or the local part of a parallel one) as a parlops operator. The
-/// wrapper must outlive the operator handle it gives (it is the callbacks' context). [collective]
+/// wrapper must outlive the operator handle it gives (it is the callbacks' context). With
+/// `with_diagonal`, the operator's diagonal is A.AssembleDiagonal (MFEM's partial-assembly and
+/// constrained operators have one), so that Jacobi and Chebyshev (Op::chebyshev) work on a
+/// matrix-free operator; only for operators that implement AssembleDiagonal (MFEM's default
+/// aborts). [collective]
 class OperatorWrapper {
  public:
-  OperatorWrapper(const Comm &comm, const ::mfem::Operator &A, bool with_transpose = false)
+  OperatorWrapper(const Comm &comm, const ::mfem::Operator &A, bool with_transpose = false,
+                  bool with_diagonal = false)
       : A_(&A),
         height_(A.Height()),
         width_(A.Width()),
         dev_(memory_of(A) == PARLOPS_MEMORY_CUDA),
         rows_(comm, PARLOPS_DECIDE, A.Height()),
         cols_(comm, PARLOPS_DECIDE, A.Width()),
-        op_(make(with_transpose)) {}
+        op_(make(with_transpose, with_diagonal)) {}
   OperatorWrapper(const OperatorWrapper &) = delete;
   OperatorWrapper &operator=(const OperatorWrapper &) = delete;
   const Op &op() const { return op_; }
@@ -109,10 +114,25 @@ class OperatorWrapper {
     }
     return 0;
   }
-  Op make(bool with_transpose) {
+  static int diagonal(void *ctx, void *d) {
+    auto *self = static_cast<OperatorWrapper *>(ctx);
+    try {
+      VectorView dv(d, self->A_->Height(), self->dev_);
+      self->A_->AssembleDiagonal(dv.get());
+    } catch (...) {
+      return 1;
+    }
+    return 0;
+  }
+  Op make(bool with_transpose, bool with_diagonal) {
     parlops_op *o = nullptr;
-    check(parlops_op_create_shell(rows_.get(), cols_.get(), PARLOPS_F64, memory_of(*A_), this, forward,
-                                  with_transpose ? transpose : nullptr, nullptr, &o));
+    if (with_diagonal)
+      check(parlops_op_create_shell_with_diagonal(rows_.get(), cols_.get(), PARLOPS_F64, memory_of(*A_), this,
+                                                  forward, with_transpose ? transpose : nullptr, diagonal, nullptr,
+                                                  &o));
+    else
+      check(parlops_op_create_shell(rows_.get(), cols_.get(), PARLOPS_F64, memory_of(*A_), this, forward,
+                                    with_transpose ? transpose : nullptr, nullptr, &o));
     return Op(o);
   }
   const ::mfem::Operator *A_;

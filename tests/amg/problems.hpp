@@ -40,7 +40,7 @@ struct Rows {
   std::vector<double> val;
 };
 
-static Rows poisson(int dim, long m) {
+[[maybe_unused]] static Rows poisson(int dim, long m) {
   Rows r;
   r.n = dim == 2 ? m * m : m * m * m;
   split(r.n, 1, r.lo, r.hi);
@@ -65,7 +65,7 @@ static Rows poisson(int dim, long m) {
 }
 
 // A 3D cantilever (MFEM's example 2 setting: fixed at x = 0, pulled down at x = L), Q1, byVDIM.
-static Rows elasticity(int nx, mfem::Vector &rhs) {
+[[maybe_unused]] static Rows elasticity(int nx, mfem::Vector &rhs) {
   mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(4 * nx, nx, nx, mfem::Element::HEXAHEDRON, 4.0, 1.0, 1.0);
   mfem::H1_FECollection fec(1, 3);
   mfem::FiniteElementSpace fes(&mesh, &fec, 3, mfem::Ordering::byVDIM);
@@ -117,7 +117,7 @@ struct Outcome {
 };
 
 // hypre's PCG with BoomerAMG, tol on ||r||_2 / ||b||_2.
-static Outcome hypre_pcg(const Rows &r, const std::vector<double> &b, const parlops_amg_options &o, double tol) {
+[[maybe_unused]] static Outcome hypre_pcg(const Rows &r, const std::vector<double> &b, const parlops_amg_options &o, double tol) {
   // the rows in hypre's index types (the user's data, not timed)
   const long nl = r.hi - r.lo;
   std::vector<HYPRE_Int> ncols(nl);

@@ -253,6 +253,18 @@ RECIPE(parlops_op_create_shell, "ctx:skip") {
   a->destroy_ctx = cb_destroy;
   a->out = &o_op;
 }
+RECIPE(parlops_op_create_shell_with_diagonal, "ctx:skip") {
+  a->rows = W.l;
+  a->cols = W.l;
+  a->dtype = PARLOPS_F64;
+  a->memory = PARLOPS_MEMORY_HOST;
+  a->ctx = &W.sctx;
+  a->forward = cb_ok;
+  a->adjoint = cb_ok;
+  a->diagonal = cb_diag_ok;
+  a->destroy_ctx = cb_destroy;
+  a->out = &o_op;
+}
 RECIPE(parlops_op_create_csr, "row_ptr:idx col_idx:idx values:f64") {
   tridiag(W.lo, W.len, 13);
   a->rows = W.l;

@@ -94,6 +94,17 @@ static int cb_fail(void *ctx, const void *x, void *y) {
   (void)y;
   return 7;
 }
+/* the diagonal of y = 2 x (2 on every row), failing on fail_rank */
+static int cb_diag_ok(void *ctx, void *d) {
+  const shell_ctx *c = ctx;
+  for (int64_t i = 0; i < c->n; i++) ((double *)d)[i] = 2.0;
+  return rank_ == fail_rank ? 7 : 0;
+}
+static int cb_diag_fail(void *ctx, void *d) {
+  (void)ctx;
+  (void)d;
+  return 7;
+}
 static void cb_destroy(void *ctx) { (void)ctx; }
 
 /* ---- the world */

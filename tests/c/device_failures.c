@@ -2,6 +2,8 @@
  * under the CPU stand-in for CUDA and NCCL (tests/standin/) at 1-4 ranks by tests/examples.sh:
  *  - device out-of-memory on one rank: creating a device vector, and inside a device solve;
  *  - a device shell callback (device pointers) failing on one rank inside a solve;
+ *  - a device shell's diagonal callback (issue 32): its diagonal into device and host vectors, Jacobi
+ *    on it, the callback failing on one rank in Jacobi's set-up;
  *  - device input that is not finite on one rank: a divergence on every rank, never a convergence;
  * (An NCCL failure on one rank is not here yet: the other ranks wait inside NCCL for ever; see
  * docs/gpu.md, known limits.)
@@ -167,6 +169,60 @@ static void case_shell_fails(void) {
   parlops_op_destroy(&A);
 }
 
+/* a device shell with its diagonal: y = x (a device copy), diagonal 1 written from a device vector of
+ * ones, failing on `fail_rank` */
+static void *ones_dev = NULL;
+static int shell_diag(void *ctx, void *d) {
+  (void)ctx;
+  if (rank_ == fail_rank) return 9;
+  if (len == 0) return 0;
+  return dtod((unsigned long long)(uintptr_t)d, (unsigned long long)(uintptr_t)ones_dev, (size_t)len * 8) == 0 ? 0 : 1;
+}
+
+static void case_shell_diagonal(void) {
+  if (!dtod) return;
+  parlops_vec *ones = dvec(0), *dd = dvec(0), *dh = NULL, *b = dvec(9), *x = dvec(0);
+  EXPECT(parlops_vec_fill(ones, PARLOPS_REAL(1.0)), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_local_array(ones, &ones_dev, NULL), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_create(l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &dh), PARLOPS_OK, NULL);
+  parlops_op *S = NULL;
+  EXPECT(parlops_op_create_shell_with_diagonal(l, l, PARLOPS_F64, PARLOPS_MEMORY_CUDA, NULL, shell_copy, shell_copy,
+                                               shell_diag, NULL, &S),
+         PARLOPS_OK, NULL);
+  /* the diagonal into a device vector and into a host vector: all ones */
+  EXPECT(parlops_op_diagonal(S, dd), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_diagonal(S, dh), PARLOPS_OK, NULL);
+  double s1 = 0, s2 = 0;
+  parlops_vec_norm(dd, PARLOPS_NORM_1, 0, &s1);
+  parlops_vec_norm(dh, PARLOPS_NORM_1, 0, &s2);
+  expect("a device shell's diagonal, into device and host vectors, is the callback's",
+         s1 == (double)N && s2 == (double)N ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_solver *s = NULL;
+  EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG, &s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_operator(s, S), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_jacobi(s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0.0, 1e5, 50), PARLOPS_OK, NULL);
+  fail_rank = last;
+  same_everywhere("a device diagonal callback failing on the last rank in Jacobi's set-up",
+                  parlops_solver_solve(s, b, x), PARLOPS_ERR_CALLBACK);
+  fail_rank = -1;
+  same_everywhere("Jacobi-CG on the device shell once the callback works", parlops_solver_solve(s, b, x), PARLOPS_OK);
+  parlops_solve_info info;
+  parlops_solver_info(s, &info);
+  parlops_vec_axpby(x, PARLOPS_REAL(-1.0), b, PARLOPS_REAL(1.0));
+  double e = 1.0;
+  parlops_vec_norm(x, PARLOPS_NORM_INF, 0, &e);
+  expect("Jacobi-CG on the identity converges at once to x = b",
+         info.reason > 0 && info.iterations <= 1 && e <= 1e-14 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_solver_destroy(&s);
+  parlops_op_destroy(&S);
+  parlops_vec_destroy(&ones);
+  parlops_vec_destroy(&dd);
+  parlops_vec_destroy(&dh);
+  parlops_vec_destroy(&b);
+  parlops_vec_destroy(&x);
+}
+
 static void case_nonfinite(void) {
   parlops_op *A = laplacian();
   parlops_vec *b = dvec(7), *x = dvec(0);
@@ -241,6 +297,7 @@ int main(int argc, char **argv) {
   } cases[] = {{"oom_create", case_oom_create},
                {"oom_solve", case_oom_solve},
                {"shell_fails", case_shell_fails},
+               {"shell_diagonal", case_shell_diagonal},
                {"nonfinite", case_nonfinite}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     current = cases[i].name;

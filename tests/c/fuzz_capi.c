@@ -301,6 +301,18 @@ static int shell_adj(void *ctx, const void *y, void *x) {
   shell_ctx *c = ctx;
   return shell_apply(c, y, x, c->cols, c->rows);
 }
+static int shell_diag(void *ctx, void *d) {
+  shell_ctx *c = ctx;
+  if (c->magic != MAGIC || c->destroyed) ctx_errors++;
+  if (chance(5)) return 4;
+  memset(d, 0, (size_t)(c->rows * c->es));
+  if (c->es == 4 || c->es == 8) /* f32 and f64 get ones (c64's entries then some non-zero value) */
+    for (int64_t i = 0; i < c->rows; i++) {
+      if (c->es == 8) ((double *)d)[i] = 1.0;
+      else ((float *)d)[i] = 1.0f;
+    }
+  return 0;
+}
 static void shell_free(void *ctx) {
   shell_ctx *c = ctx;
   if (c->magic != MAGIC || c->destroyed) ctx_errors++;
@@ -666,6 +678,23 @@ static int do_call(int k) {
       ctx->es = esize(dt);
       st = parlops_op_create_shell(r, c, dt, mem_v(), ctx, chance(5) ? NULL : shell_fwd, chance(20) ? NULL : shell_adj,
                                    chance(20) ? NULL : shell_free, OUT(h1));
+      if (new_handle_ok(st, h1)) {
+        ctx_made++;
+        adopt(OP, h1, 1);
+      }
+      break;
+    }
+    CASE(parlops_op_create_shell_with_diagonal) {
+      parlops_layout *r = PL(), *c = chance(2) ? r : PL();
+      int dt = dtype_v();
+      shell_ctx *ctx = keep_alloc(sizeof *ctx);
+      ctx->magic = MAGIC;
+      ctx->rows = bad_handle ? 0 : lay_local(r);
+      ctx->cols = bad_handle ? 0 : lay_local(c);
+      ctx->es = esize(dt);
+      st = parlops_op_create_shell_with_diagonal(r, c, dt, mem_v(), ctx, chance(5) ? NULL : shell_fwd,
+                                                 chance(20) ? NULL : shell_adj, chance(5) ? NULL : shell_diag,
+                                                 chance(20) ? NULL : shell_free, OUT(h1));
       if (new_handle_ok(st, h1)) {
         ctx_made++;
         adopt(OP, h1, 1);

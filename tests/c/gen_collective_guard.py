@@ -186,6 +186,8 @@ def variants(kind, sub, name, tags, first_handle, structs):
         v += [("NULL", f"{a} = NULL;", False)]
         if sub == "parlops_apply_fn":
             v += [("a callback that fails", f"{a} = cb_fail;", False)]
+        elif sub == "parlops_diagonal_fn":
+            v += [("a callback that fails", f"{a} = cb_diag_fail;", False)]
     return v
 
 

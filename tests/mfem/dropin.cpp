@@ -354,6 +354,45 @@ int main(int argc, char **argv) {
       check(std::abs(cg.GetNumIterations() - pcg.GetNumIterations()) <= 2, name + ": iterations within two of MFEM's");
       check(rel < 1e-8, name + ": solutions within 1e-8");
     }
+    {  // a partial-assembly (matrix-free) operator: Chebyshev from its AssembleDiagonal, as from the matrix
+      mfem::Array<int> ess_tdof, ess_bdr(mesh.bdr_attributes.Max());
+      ess_bdr = 1;
+      sys.fes.GetEssentialTrueDofs(ess_bdr, ess_tdof);
+      mfem::BilinearForm apa(&sys.fes);
+      apa.SetAssemblyLevel(mfem::AssemblyLevel::PARTIAL);
+      apa.AddDomainIntegrator(new mfem::DiffusionIntegrator(sys.one));
+      apa.Assemble();
+      mfem::GridFunction xpa(&sys.fes);
+      xpa = 0.0;
+      mfem::OperatorPtr Apa;
+      mfem::Vector Xpa, Bpa;
+      apa.FormLinearSystem(ess_tdof, xpa, sys.b, Apa, Xpa, Bpa);
+      int its[2] = {0, 0};
+      mfem::Vector Xs[2];
+      parlops::mfem::CGSolver pcg[2];
+      auto Acsr = parlops::mfem::wrap_sparse(pcg[0].ParlopsComm(), A);
+      parlops::mfem::OperatorWrapper Wpa(pcg[1].ParlopsComm(), *Apa, false, true);
+      parlops::Op cheb[2] = {parlops::Op::chebyshev(Acsr.op, order), parlops::Op::chebyshev(Wpa.op(), order)};
+      for (int k = 0; k < 2; k++) {
+        Xs[k].SetSize(B.Size());
+        Xs[k] = 0.0;
+        tol(pcg[k]);
+        pcg[k].SetPreconditioner(cheb[k]);
+        pcg[k].SetOperator(k == 0 ? static_cast<const mfem::Operator &>(A) : *Apa);
+        pcg[k].Mult(k == 0 ? B : Bpa, Xs[k]);
+        its[k] = pcg[k].GetNumIterations();
+      }
+      mfem::Vector d(Xs[0]);
+      d -= Xs[1];
+      const double rel = d.Norml2() / Xs[0].Norml2();
+      std::string name = "PCG, Chebyshev from a PA operator's diagonal";
+      std::printf("%-44s iterations matrix %4d partial assembly %4d; |x1-x2|/|x1| %.1e\n", name.c_str(), its[0],
+                  its[1], rel);
+      check(pcg[0].GetConverged() && pcg[1].GetConverged(), name + ": both converged");
+      check_true_residual(name, B, Xs[1], nullptr, pcg[1].GetFinalRelNorm(), pcg[1].GetRelTol(), true);
+      check(its[0] == its[1], name + ": the same iterations as from the assembled matrix");
+      check(rel < 1e-10, name + ": solutions within 1e-10");
+    }
     {  // nested: FGMRES preconditioned by an inner Jacobi-CG of at most 5 iterations
       mfem::DSmoother m[2];
       mfem::CGSolver inner0;
