@@ -48,9 +48,22 @@ pub enum MpiBase {
     I64,
 }
 
-/// An element type of distributed vectors and operators.
+/// Seals [`Scalar`]: the unsafe code that hands element arrays to MPI, NCCL, hypre and the device
+/// kernels relies on `PARTS`, `BASE` and the memory layout of exactly these four types, so no other
+/// crate may add one.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for num_complex::Complex<f32> {}
+    impl Sealed for num_complex::Complex<f64> {}
+}
+
+/// An element type of distributed vectors and operators: f32, f64 and their complex counterparts
+/// (sealed: the crate's unsafe transfers rely on exactly these layouts).
 pub trait Scalar:
-    Copy
+    sealed::Sealed
+    + Copy
     + Debug
     + PartialEq
     + Send

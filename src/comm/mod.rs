@@ -314,6 +314,15 @@ impl Comm {
 
     /// recv = element-wise sum of every rank's `send` (same length everywhere). [collective]
     pub fn allreduce_sum<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if recv.len() < send.len() {
+            // MPI would write send.len() entries into recv: never past its end
+            crate::bail!(
+                Internal,
+                "allreduce_sum: a receive buffer of {} entries for {} sent",
+                recv.len(),
+                send.len()
+            );
+        }
         self.reductions.fetch_add(1, Ordering::Relaxed);
         self.raw.allreduce_sum_raw(
             send.as_ptr().cast(),

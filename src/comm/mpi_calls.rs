@@ -310,8 +310,8 @@ impl MpiComm {
     ) -> Result<()> {
         alive()?;
         // SAFETY: NOT checked here: the only caller, `Comm::allreduce_sum`, passes `send` and
-        // `recv` from slices, `count` computed from `send.len()`; `recv` must be as long as `send`
-        // (its doc says so; not checked there either).
+        // `recv` from slices, `count` computed from `send.len()`, and has checked that `recv` is
+        // at least as long as `send`.
         unsafe {
             check(
                 ffi::MPI_Allreduce(

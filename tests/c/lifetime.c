@@ -1,7 +1,8 @@
 /* The lifetime test: for every running call that takes user callbacks (a solve, an operator apply,
- * the randomized eigensolver, a Chebyshev set-up), every callback the API offers that reaches it
- * (the operator's and the preconditioner's apply callbacks, the monitor, the iterate monitor, a
- * context's destroy callback), and every object the call depends on, the callback destroys that
+ * the randomized eigensolver, a Chebyshev set-up, a Jacobi solve), every callback the API offers that
+ * reaches it (the operator's and the preconditioner's apply callbacks, the operator's diagonal
+ * callback, the monitor, the iterate monitor, a context's destroy callback), and every object the
+ * call depends on, the callback destroys that
  * object, and the documented outcome must follow:
  *   - a handle passed to the running call (s, b, x of a solve; A, x, y of an apply; A, omega, u of
  *     the eigensolver; A of a set-up) cannot be destroyed until the call returns: PARLOPS_ERR_BUSY,
@@ -32,15 +33,16 @@
 static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
                                            "parlops_solver"};
 static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
-                                             "parlops_monitor_iterate_fn"};
+                                             "parlops_monitor_iterate_fn", "parlops_diagonal_fn"};
 
 #define N 24
 
 /* where a destroy is made from */
-enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, NCB };
+enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, CB_DIAG, NCB };
 static const char *const cb_names[] = {"operator callback (parlops_apply_fn)", "preconditioner callback (parlops_apply_fn)",
                                        "monitor (parlops_monitor_fn)", "iterate monitor (parlops_monitor_iterate_fn)",
-                                       "context destroy callback (parlops_destroy_fn)"};
+                                       "context destroy callback (parlops_destroy_fn)",
+                                       "the operator's diagonal callback (parlops_diagonal_fn)"};
 
 /* the objects of one scenario */
 static struct {
@@ -87,6 +89,13 @@ static int op_fwd(void *ctx, const void *xv, void *yv) {
   maybe_fire(CB_OP);
   return 0;
 }
+static int op_diag(void *ctx, void *dv) {
+  (void)ctx;
+  double *d = dv;
+  for (int64_t i = 0; i < S.len; i++) d[i] = 1.0 + (double)(S.lo + i) / 8.0;
+  maybe_fire(CB_DIAG);
+  return 0;
+}
 static int pc_fwd(void *ctx, const void *xv, void *yv) {
   (void)ctx;
   const double *x = xv;
@@ -121,7 +130,8 @@ static void build(void) {
   EXPECT(parlops_comm_create(MPI_COMM_WORLD, &S.c), PARLOPS_OK, NULL);
   EXPECT(parlops_layout_create(S.c, PARLOPS_PARTITION_SCATTER, N, PARLOPS_DECIDE, &S.l), PARLOPS_OK, NULL);
   parlops_layout_local_range(S.l, &S.lo, &S.len);
-  EXPECT(parlops_op_create_shell(S.l, S.l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, op_fwd, op_fwd, ctx_destroy, &S.A),
+  EXPECT(parlops_op_create_shell_with_diagonal(S.l, S.l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, op_fwd, op_fwd, op_diag,
+                                               ctx_destroy, &S.A),
          PARLOPS_OK, NULL);
   EXPECT(parlops_op_create_shell(S.l, S.l, PARLOPS_F64, PARLOPS_MEMORY_HOST, NULL, pc_fwd, pc_fwd, NULL, &S.M), PARLOPS_OK,
          NULL);
@@ -176,15 +186,21 @@ static void teardown(void) {
 }
 
 /* the running calls */
-enum call { SOLVE, APPLY, EIG, CHEB, NCALL };
+enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, NCALL };
 static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
-                                         "parlops_op_create_chebyshev"};
+                                         "parlops_op_create_chebyshev", "parlops_op_create_chebyshev (of the shell)",
+                                         "parlops_solver_solve with Jacobi"};
 
 /* Run `call`; check its result. Returns the call's status. */
 static parlops_status run(int call, char *what, size_t cap) {
   parlops_status st = PARLOPS_OK;
   double err = 0.0;
   switch (call) {
+  case JACOBI:
+    parlops_solver_set_preconditioner(S.s, NULL);
+    parlops_solver_set_jacobi(S.s);
+    /* the solve and its checks */
+    /* fall through */
   case SOLVE: {
     st = parlops_solver_solve(S.s, S.b, S.x);
     if (st != PARLOPS_OK) break;
@@ -225,9 +241,10 @@ static parlops_status run(int call, char *what, size_t cap) {
     snprintf(what, cap, "eigenvalues %.6f, %.6f (largest %.6f)", ev[0], ev[1], top);
     break;
   }
-  case CHEB: {
+  case CHEB:
+  case CHEB_A: {
     parlops_op *C = NULL;
-    st = parlops_op_create_chebyshev(S.B, 3, -1.0, -1.0, &C);
+    st = parlops_op_create_chebyshev(call == CHEB ? S.B : S.A, 3, -1.0, -1.0, &C);
     if (st == PARLOPS_OK) parlops_op_destroy(&C);
     snprintf(what, cap, "set-up %s", st == PARLOPS_OK ? "made" : "failed");
     break;
@@ -310,6 +327,15 @@ int main(int argc, char **argv) {
   scenario(CHEB, CB_OP, 3, (void **)&S.B, "the block operator (passed)", BUSY);
   scenario(CHEB, CB_OP, 3, (void **)&S.A, "a block of it (held by the block operator)", OK);
   scenario(CHEB, CB_PC, 3, (void **)&S.M, "another block of it (held by the block operator)", OK);
+  /* from the operator's diagonal callback: a Chebyshev set-up on it, a Jacobi solve */
+  scenario(CHEB_A, CB_DIAG, 3, (void **)&S.A, "the operator (passed)", BUSY);
+  scenario(CHEB_A, CB_DIAG, 4, (void **)&S.s, "a solver holding the operator", OK);
+  scenario(CHEB_A, CB_DIAG, 1, (void **)&S.l, "the layout", OK);
+  scenario(CHEB_A, CB_DIAG, 0, (void **)&S.c, "the communicator", OK);
+  scenario(JACOBI, CB_DIAG, 4, (void **)&S.s, "the solver (passed)", BUSY);
+  scenario(JACOBI, CB_DIAG, 2, (void **)&S.b, "b (passed)", BUSY);
+  scenario(JACOBI, CB_DIAG, 3, (void **)&S.A, "the operator (held by the solver)", OK);
+  scenario(JACOBI, CB_DIAG, 1, (void **)&S.l, "the layout (held by the vectors)", OK);
   /* from a context's destroy callback, run while the operator goes away after a solve */
   scenario(SOLVE, CB_DESTROY_CTX, 2, (void **)&S.b, "a vector the solve used", OK);
   scenario(SOLVE, CB_DESTROY_CTX, 4, (void **)&S.s_saved, "the solver whose destruction runs it (already unregistered)",

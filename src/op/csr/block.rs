@@ -46,8 +46,15 @@ impl<X> Arr<X> {
     }
 }
 
-/// Integer types usable as CSR indices.
-pub trait IndexInt: Copy + Send + Sync + 'static {
+/// Seals [`IndexInt`]: the CSR's unsafe views of caller index arrays rely on exactly i32 and i64.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+}
+
+/// Integer types usable as CSR indices: i32 or i64 (sealed).
+pub trait IndexInt: sealed::Sealed + Copy + Send + Sync + 'static {
     fn to_i64(self) -> i64;
     fn to_usize(self) -> usize {
         self.to_i64() as usize
