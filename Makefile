@@ -97,11 +97,20 @@ mpi-tests: deps
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/lib/cmake/Parlops $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples \
+	  $(DESTDIR)$(PREFIX)/share/doc/parlops
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(VERSION)
+	@# stripped, with the debug information beside it behind a GNU debug link (as Debian does)
+	cd $(DESTDIR)$(PREFIX)/lib && \
+	  objcopy --only-keep-debug --compress-debug-sections libparlops.so.$(VERSION) libparlops.so.$(VERSION).debug && \
+	  chmod 644 libparlops.so.$(VERSION).debug && \
+	  strip --strip-debug --strip-unneeded --remove-section=.comment libparlops.so.$(VERSION) && \
+	  objcopy --add-gnu-debuglink=libparlops.so.$(VERSION).debug libparlops.so.$(VERSION)
+	install -m 644 LICENSE-MIT LICENSE-APACHE CHANGELOG.md README.md $(DESTDIR)$(PREFIX)/share/doc/parlops/
 	ln -sf libparlops.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(MAJOR)
 	ln -sf libparlops.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libparlops.so
 	install -m 644 target/release/libparlops.a $(DESTDIR)$(PREFIX)/lib/libparlops.a
+	strip --strip-debug $(DESTDIR)$(PREFIX)/lib/libparlops.a
 	install -d $(DESTDIR)$(PREFIX)/include/parlops
 	install -m 644 include/parlops.h include/parlops.hpp $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/parlops/mfem.hpp include/parlops/hypre.hpp $(DESTDIR)$(PREFIX)/include/parlops/

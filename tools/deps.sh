@@ -16,6 +16,8 @@ have pkg-config || pkgs+=(pkg-config)
 have python3 || pkgs+=(python3)
 have cc || pkgs+=(gcc)
 have make || pkgs+=(make)
+# make install strips the library and keeps its debug information beside it (objcopy, strip)
+{ have objcopy && have strip; } || pkgs+=(binutils)
 have valgrind || pkgs+=(valgrind)
 # cargo, pip and the NVRTC fetch speak HTTPS: they need the CA bundle, not only the tools
 [ -s /etc/ssl/certs/ca-certificates.crt ] || pkgs+=(ca-certificates)
