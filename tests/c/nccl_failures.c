@@ -7,7 +7,8 @@
  *  - creating the NCCL communicator (parlops_comm_create_nccl);
  *  - inside CG and GMRES solves over NCCL, at different operations;
  *  - inside an operator application (a halo exchange), at 2-4 ranks, where some ranks are not
- *    neighbours of the failing one;
+ *    neighbours of the failing one: the group's first call, and its second (a receive already
+ *    queued in the open group: the communicator is aborted once the group is closed);
  * Every rank must get PARLOPS_ERR_NCCL, with a message naming the failing rank, within the
  * stand-in's NCCL timeout (a rank left waiting inside NCCL aborts the job); the objects on the
  * aborted communicator then fail at once on every rank; a new NCCL communicator solves again (a
@@ -195,7 +196,7 @@ static void case_solve(parlops_method m, const char *mname, int r, long k, int a
   free_problem(&q);
 }
 
-static void case_apply(int async) {
+static void case_apply(long k, int async) {
   if (size_ < 2) return; /* one rank has no halo */
   char buf[300];
   problem p;
@@ -206,9 +207,9 @@ static void case_apply(int async) {
   parlops_vec *y = NULL;
   parlops_vec_duplicate(p.x, &y);
   EXPECT(parlops_vec_set_random(p.x, PARLOPS_RANDOM_GAUSSIAN, 5), PARLOPS_OK, NULL);
-  snprintf(buf, sizeof buf, "the halo's first NCCL call failing%s on rank 0: parlops_op_apply",
+  snprintf(buf, sizeof buf, "the halo's NCCL call %ld failing%s on rank 0: parlops_op_apply", k,
            async ? " asynchronously" : "");
-  inject(0, 1, async);
+  inject(0, k, async);
   parlops_status st = parlops_op_apply(p.A, p.x, y);
   no_injection();
   same_everywhere(buf, st, PARLOPS_ERR_NCCL);
@@ -260,9 +261,11 @@ int main(int argc, char **argv) {
   case_solve(PARLOPS_METHOD_CG_PIPELINED, "pipelined CG", last, 1, 1);
   alarm(120);
   current = "apply";
-  case_apply(0);
+  case_apply(1, 0);
   alarm(120);
-  case_apply(1);
+  case_apply(1, 1);
+  alarm(120);
+  case_apply(2, 0); /* the send after a receive already queued in the group: the group is closed first */
   alarm(0);
   int all = 0;
   MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

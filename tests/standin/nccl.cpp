@@ -327,9 +327,9 @@ int step_group(void *p) {
   delete g;
   return 1;
 }
-// Queue g on stream (its communicator referenced until it has run).
+// Queue g on stream (g holds a reference to its communicator, taken when g was made, until it has
+// run: a communicator aborted while a group is open stays mapped).
 ncclResult_t queue_group(Group *g, void *stream) {
-  g->c->refs.fetch_add(1);
   if (standin_enqueue(stream, step_group, g)) {
     unref(g->c);
     delete g;
@@ -367,6 +367,7 @@ ncclResult_t queue_p2p(bool send, void *buf, size_t count, int type, int peer, C
     if (!group) {
       group = new Group;
       group->c = c;
+      c->refs.fetch_add(1);
       group_stream = stream;
     } else if (group_stream != stream || group->c != c) {
       return N_USAGE; // parlops keeps a group on one stream and one communicator
@@ -377,6 +378,7 @@ ncclResult_t queue_p2p(bool send, void *buf, size_t count, int type, int peer, C
   }
   Group *g = new Group;
   g->c = c;
+  c->refs.fetch_add(1);
   g->ops.push_back(o);
   g->broken = inj == ASYNC;
   if (ncclResult_t r = queue_group(g, stream)) return r;

@@ -84,6 +84,13 @@ pub(crate) struct Fault {
     rank: i32,
     size: i32,
     aborted: AtomicBool,
+    /// Notices sent (once per communicator).
+    notified: AtomicBool,
+    /// Between ncclGroupStart and ncclGroupEnd: an abort waits for the group to be closed (NCCL's
+    /// group still names the communicator).
+    group_open: AtomicBool,
+    /// A failure inside the open group, aborting at its end.
+    deferred: Mutex<Option<String>>,
     /// What made it abort (for later uses).
     why: Mutex<String>,
     /// Notices sent: their buffers and requests (completed, or released, on drop).
@@ -100,6 +107,9 @@ impl Fault {
             rank: mpi.rank(),
             size: mpi.size(),
             aborted: AtomicBool::new(false),
+            notified: AtomicBool::new(false),
+            group_open: AtomicBool::new(false),
+            deferred: Mutex::new(None),
             why: Mutex::new(String::new()),
             sent: Mutex::new(Vec::new()),
         })
@@ -219,8 +229,19 @@ impl Nccl {
         Ok(())
     }
 
-    /// Abort this rank's communicator (once): its queued work finishes without moving data.
+    /// Abort this rank's communicator (once): its queued work finishes without moving data. Inside
+    /// an open group, at the group's end.
     pub(super) fn abort(&self, why: String) {
+        if self.fault.group_open.load(Ordering::Acquire) {
+            // the group is closed first (ncclGroupEnd still names the communicator), then aborted
+            let mut d = self
+                .fault
+                .deferred
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            d.get_or_insert(why);
+            return;
+        }
         if self.fault.aborted.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -241,7 +262,7 @@ impl Nccl {
             self.fault.rank,
             code_name(code)
         );
-        if !self.fault.aborted() {
+        if !self.fault.aborted() && !self.fault.notified.swap(true, Ordering::AcqRel) {
             self.fault.notify_all(call, code);
         }
         self.abort(what.clone());
@@ -251,6 +272,28 @@ impl Nccl {
                 "{what}; the NCCL communicator is aborted on every rank: make a new one (parlops_comm_create_nccl) to go on"
             ),
         )
+    }
+
+    /// A group opened (ncclGroupStart succeeded): aborts wait for its end.
+    pub(crate) fn group_opened(&self) {
+        self.fault.group_open.store(true, Ordering::Release);
+    }
+
+    /// The group closed (ncclGroupEnd returned `r`): a failure inside it aborts now, and is the
+    /// outcome; otherwise `r` is settled.
+    pub(crate) fn group_closed(&self, r: std::result::Result<NcclStatus, NcclError>) -> Result<()> {
+        self.fault.group_open.store(false, Ordering::Release);
+        let deferred = self
+            .fault
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(why) = deferred {
+            self.abort(why);
+            return Err(self.fault.aborted_error());
+        }
+        self.settled(Call::GroupEnd, r)
     }
 
     /// Another rank's call failed (its notice arrived): abort here too.

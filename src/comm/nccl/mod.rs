@@ -229,12 +229,13 @@ impl Nccl {
     pub fn group_start(&self) -> Result<()> {
         self.check_alive()?;
         nc::group_start()
-            .map(|_| ())
+            .map(|_| self.group_opened())
             .map_err(|e| nccl_err("ncclGroupStart", e))
     }
-    /// Close the group (its operations are queued; a failure is every rank's, see `fault.rs`).
+    /// Close the group (its operations are queued; a failure is every rank's, see `fault.rs`). A
+    /// group opened must be closed, also after a failed send or receive in it.
     pub fn group_end(&self) -> Result<()> {
-        self.settled(Call::GroupEnd, nc::group_end())
+        self.group_closed(nc::group_end())
     }
 
     fn dtype<T: Scalar>() -> (sys::ncclDataType_t, usize) {
