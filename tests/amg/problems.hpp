@@ -64,6 +64,28 @@ struct Rows {
   return r;
 }
 
+// This rank's rows of an assembled MFEM system (an uneven split in blocks of `unit` rows), columns
+// sorted in each row, and its part of the right-hand side B.
+[[maybe_unused]] static Rows local_rows(const mfem::SparseMatrix &A, const mfem::Vector &B, long unit,
+                                        mfem::Vector &rhs) {
+  Rows r;
+  r.n = A.Height();
+  split(r.n, unit, r.lo, r.hi);
+  for (long i = r.lo; i < r.hi; i++) {
+    std::vector<std::pair<long, double>> e;
+    for (int k = A.GetI()[i]; k < A.GetI()[i + 1]; k++) e.push_back({A.GetJ()[k], A.GetData()[k]});
+    std::sort(e.begin(), e.end());
+    for (auto &[c, v] : e) {
+      r.col.push_back(c);
+      r.val.push_back(v);
+    }
+    r.ptr.push_back((long)r.col.size());
+  }
+  rhs.SetSize((int)(r.hi - r.lo));
+  for (long i = r.lo; i < r.hi; i++) rhs((int)(i - r.lo)) = B((int)i);
+  return r;
+}
+
 // A 3D cantilever (MFEM's example 2 setting: fixed at x = 0, pulled down at x = L), Q1, byVDIM.
 [[maybe_unused]] static Rows elasticity(int nx, mfem::Vector &rhs) {
   mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(4 * nx, nx, nx, mfem::Element::HEXAHEDRON, 4.0, 1.0, 1.0);
@@ -92,22 +114,7 @@ struct Rows {
   mfem::SparseMatrix A;
   mfem::Vector X, B;
   a.FormLinearSystem(ess, x, b, A, X, B);
-  Rows r;
-  r.n = A.Height();
-  split(r.n, 3, r.lo, r.hi);
-  for (long i = r.lo; i < r.hi; i++) {
-    std::vector<std::pair<long, double>> e;
-    for (int k = A.GetI()[i]; k < A.GetI()[i + 1]; k++) e.push_back({A.GetJ()[k], A.GetData()[k]});
-    std::sort(e.begin(), e.end());
-    for (auto &[c, v] : e) {
-      r.col.push_back(c);
-      r.val.push_back(v);
-    }
-    r.ptr.push_back((long)r.col.size());
-  }
-  rhs.SetSize((int)(r.hi - r.lo));
-  for (long i = r.lo; i < r.hi; i++) rhs((int)(i - r.lo)) = B((int)i);
-  return r;
+  return local_rows(A, B, 3, rhs);
 }
 
 struct Outcome {

@@ -61,22 +61,7 @@ static Rows mfem_poisson(int ne, mfem::Vector &rhs) {
   mfem::SparseMatrix A;
   mfem::Vector X, B;
   a.FormLinearSystem(ess, x, b, A, X, B);
-  Rows r;
-  r.n = A.Height();
-  split(r.n, 1, r.lo, r.hi);
-  for (long i = r.lo; i < r.hi; i++) {
-    std::vector<std::pair<long, double>> e;
-    for (int k = A.GetI()[i]; k < A.GetI()[i + 1]; k++) e.push_back({A.GetJ()[k], A.GetData()[k]});
-    std::sort(e.begin(), e.end());
-    for (auto &[c, v] : e) {
-      r.col.push_back(c);
-      r.val.push_back(v);
-    }
-    r.ptr.push_back((long)r.col.size());
-  }
-  rhs.SetSize((int)(r.hi - r.lo));
-  for (long i = r.lo; i < r.hi; i++) rhs((int)(i - r.lo)) = B((int)i);
-  return r;
+  return local_rows(A, B, 1, rhs);
 }
 
 // The user's matrix-free operator: its rows, and what it needs to gather x.

@@ -29,16 +29,6 @@ static int last = 0;
 static long long (*set_limit)(long long) = NULL;
 static int (*dtod)(unsigned long long, unsigned long long, size_t) = NULL; /* cuMemcpyDtoD_v2 */
 
-/* Every rank got `got`, and it is `want` (one check per rank). */
-static void same_everywhere(const char *name, parlops_status got, parlops_status want) {
-  int mine = (int)got, lo_ = 0, hi_ = 0;
-  MPI_Allreduce(&mine, &lo_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&mine, &hi_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  char buf[300];
-  snprintf(buf, sizeof buf, "%s: status %d on every rank (ranks gave %d..%d)", name, (int)want, lo_, hi_);
-  expect(buf, lo_ == hi_ && got == want ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
-}
-
 /* the 1D Laplacian tridiag(-1, 2.1, -1) of l (64-bit indices), a host-built CSR matrix */
 static parlops_op *laplacian(void) {
   int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(3 * len + 1) * sizeof *ci);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mpi.h>
 #include <parlops.h>
 
 static int rank_ = 0, size_ = 1, passed = 0, failed = 0;
@@ -33,5 +34,15 @@ static void expect(const char *name, parlops_status got, parlops_status want, co
 }
 
 #define EXPECT(call, want, needle) expect(#call, (call), (want), (needle))
+
+/* Every rank got `got`, and it is `want` (one check per rank; collective over MPI_COMM_WORLD). */
+static inline void same_everywhere(const char *name, parlops_status got, parlops_status want) {
+  int mine = (int)got, lo_ = 0, hi_ = 0;
+  MPI_Allreduce(&mine, &lo_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &hi_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  char buf[300];
+  snprintf(buf, sizeof buf, "%s: status %d on every rank (ranks gave %d..%d)", name, (int)want, lo_, hi_);
+  expect(buf, lo_ == hi_ && got == want ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+}
 
 #endif

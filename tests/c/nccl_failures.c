@@ -29,16 +29,6 @@ static int last = 0;
 static void (*fail_after)(long) = NULL;
 static void (*fail_mode)(int) = NULL;
 
-/* Every rank got `got`, and it is `want` (one check per rank). */
-static void same_everywhere(const char *name, parlops_status got, parlops_status want) {
-  int mine = (int)got, lo_ = 0, hi_ = 0;
-  MPI_Allreduce(&mine, &lo_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&mine, &hi_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  char buf[300];
-  snprintf(buf, sizeof buf, "%s: status %d on every rank (ranks gave %d..%d)", name, (int)want, lo_, hi_);
-  expect(buf, lo_ == hi_ && got == want ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
-}
-
 /* The message of the last failure names the failing rank (on every rank). */
 static void names_rank(const char *name, int r) {
   char needle[64], buf[300];
