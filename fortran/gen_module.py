@@ -75,6 +75,12 @@ parlops_op_create_block_jacobi out:handle_out
 parlops_op_create_chebyshev    out:handle_out
 parlops_op_create_boomeramg    options:in_array out:handle_out
 parlops_amg_options_init       options:out
+parlops_hypre_options_create   out:handle_out
+parlops_hypre_options_destroy  o:handle_inout
+parlops_hypre_options_set_amg  options:in_array
+parlops_hypre_options_describe needed:out
+parlops_rigid_body_modes       coords:in_array modes:out_array
+parlops_op_create_boomeramg_with vectors:in_array out:handle_out
 parlops_solver_eigenvalue_estimates emin:out emax:out
 parlops_op_create_csr          out:handle_out
 parlops_op_create_parcsr       col_map_offd:in_array out:handle_out
@@ -343,6 +349,23 @@ def main():
     w("    end do")
     w("  end function parlops_c_string")
     w("")
+    for kind, ftype in (("int", "integer(c_int64_t)"), ("real", "real(c_double)")):
+        w(f"  !> parlops_hypre_options_set_{kind} with a Fortran string for the option's name.")
+        w(f"  function parlops_hypre_options_set_{kind}_f(o, name, value) result(status)")
+        w("    type(c_ptr), intent(in) :: o")
+        w("    character(len=*), intent(in) :: name")
+        w(f"    {ftype}, intent(in) :: value")
+        w("    integer(c_int) :: status")
+        w("    character(kind=c_char), allocatable, target :: buf(:)")
+        w("    integer :: i")
+        w("    allocate(buf(len(name) + 1))")
+        w("    do i = 1, len(name)")
+        w("      buf(i) = name(i:i)")
+        w("    end do")
+        w("    buf(len(name) + 1) = c_null_char")
+        w(f"    status = parlops_hypre_options_set_{kind}(o, c_loc(buf), value)")
+        w(f"  end function parlops_hypre_options_set_{kind}_f")
+        w("")
     w("  !> This thread's last error message.")
     w("  function parlops_last_error_f() result(s)")
     w("    character(len=:), allocatable :: s")

@@ -47,6 +47,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_RANDOMIZED_SINGLE_PASS = 1
   integer(c_int), parameter :: PARLOPS_EIG_LARGEST = 0
   integer(c_int), parameter :: PARLOPS_EIG_SMALLEST = 1
+  integer(c_int), parameter :: PARLOPS_HYPRE_BOOMERAMG = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
@@ -307,6 +308,87 @@ module parlops
       real(c_double), intent(out) :: out
       integer(c_int) :: parlops_vec_norm_groups
     end function parlops_vec_norm_groups
+    function parlops_hypre_options_create(solver, out) &
+        bind(C, name='parlops_hypre_options_create')
+      import
+      implicit none
+      integer(c_int32_t), value :: solver
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_hypre_options_create
+    end function parlops_hypre_options_create
+    function parlops_hypre_options_destroy(o) &
+        bind(C, name='parlops_hypre_options_destroy')
+      import
+      implicit none
+      type(c_ptr), intent(inout) :: o
+      integer(c_int) :: parlops_hypre_options_destroy
+    end function parlops_hypre_options_destroy
+    function parlops_hypre_options_set_int(o, name, value) &
+        bind(C, name='parlops_hypre_options_set_int')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: name
+      integer(c_int64_t), value :: value
+      integer(c_int) :: parlops_hypre_options_set_int
+    end function parlops_hypre_options_set_int
+    function parlops_hypre_options_set_real(o, name, value) &
+        bind(C, name='parlops_hypre_options_set_real')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: name
+      real(c_double), value :: value
+      integer(c_int) :: parlops_hypre_options_set_real
+    end function parlops_hypre_options_set_real
+    function parlops_hypre_options_set_amg(o, options) &
+        bind(C, name='parlops_hypre_options_set_amg')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(parlops_amg_options), intent(in) :: options(*)
+      integer(c_int) :: parlops_hypre_options_set_amg
+    end function parlops_hypre_options_set_amg
+    function parlops_hypre_options_set_elasticity(o, dim) &
+        bind(C, name='parlops_hypre_options_set_elasticity')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      integer(c_int32_t), value :: dim
+      integer(c_int) :: parlops_hypre_options_set_elasticity
+    end function parlops_hypre_options_set_elasticity
+    function parlops_hypre_options_describe(o, buf, len, needed) &
+        bind(C, name='parlops_hypre_options_describe')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int) :: parlops_hypre_options_describe
+    end function parlops_hypre_options_describe
+    function parlops_rigid_body_modes(dim, num_nodes, coords, ordering, modes) &
+        bind(C, name='parlops_rigid_body_modes')
+      import
+      implicit none
+      integer(c_int32_t), value :: dim
+      integer(c_int64_t), value :: num_nodes
+      real(c_double), intent(in) :: coords(*)
+      integer(c_int32_t), value :: ordering
+      real(c_double), intent(out) :: modes(*)
+      integer(c_int) :: parlops_rigid_body_modes
+    end function parlops_rigid_body_modes
+    function parlops_op_create_boomeramg_with(a, opts, num_vectors, vectors, out) &
+        bind(C, name='parlops_op_create_boomeramg_with')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: opts
+      integer(c_int64_t), value :: num_vectors
+      real(c_double), intent(in) :: vectors(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_boomeramg_with
+    end function parlops_op_create_boomeramg_with
     function parlops_layout_create(comm, partition, global_len, local_len, out) &
         bind(C, name='parlops_layout_create')
       import
@@ -1504,6 +1586,38 @@ contains
       s(i:i) = chars(i)
     end do
   end function parlops_c_string
+
+  !> parlops_hypre_options_set_int with a Fortran string for the option's name.
+  function parlops_hypre_options_set_int_f(o, name, value) result(status)
+    type(c_ptr), intent(in) :: o
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in) :: value
+    integer(c_int) :: status
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    allocate(buf(len(name) + 1))
+    do i = 1, len(name)
+      buf(i) = name(i:i)
+    end do
+    buf(len(name) + 1) = c_null_char
+    status = parlops_hypre_options_set_int(o, c_loc(buf), value)
+  end function parlops_hypre_options_set_int_f
+
+  !> parlops_hypre_options_set_real with a Fortran string for the option's name.
+  function parlops_hypre_options_set_real_f(o, name, value) result(status)
+    type(c_ptr), intent(in) :: o
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value
+    integer(c_int) :: status
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    allocate(buf(len(name) + 1))
+    do i = 1, len(name)
+      buf(i) = name(i:i)
+    end do
+    buf(len(name) + 1) = c_null_char
+    status = parlops_hypre_options_set_real(o, c_loc(buf), value)
+  end function parlops_hypre_options_set_real_f
 
   !> This thread's last error message.
   function parlops_last_error_f() result(s)

@@ -157,6 +157,10 @@ typedef enum {
 // A communicator (opaque): a private duplicate of the caller's MPI communicator.
 typedef struct parlops_comm parlops_comm;
 
+// A set of options of one hypre solver, by hypre's names (opaque; local to the process, not
+// collective).
+typedef struct parlops_hypre_options parlops_hypre_options;
+
 // A layout (opaque): how a global index range is split over the ranks of a communicator.
 typedef struct parlops_layout parlops_layout;
 
@@ -183,6 +187,45 @@ typedef int32_t parlops_eig_which;
 
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
+
+// Which hypre solver a set of options is for.
+typedef int32_t parlops_hypre_solver;
+
+// How the unknowns of a system are ordered on each rank (BoomerAMG's num_functions > 1).
+typedef int32_t parlops_dof_ordering;
+
+// BoomerAMG's options (hypre's names). Fill with `parlops_amg_options_init` (hypre's defaults),
+// then change what you tune. A negative value keeps hypre's default for that option. Every value is
+// checked before hypre sees it (a value outside the ranges below fails on every rank with
+// PARLOPS_ERR_INVALID_ARGUMENT naming the option), and every rank must pass the same options.
+typedef struct {
+  // Strength threshold in [0, 1] (hypre's default 0.25; 0.5 or more for 3D problems).
+  double strong_threshold;
+  // Coarsening (hypre's CoarsenType): 0 CLJP, 1, 3 Ruge-Stueben, 6 Falgout, 7 CLJP (fixed random
+  // vector), 8 PMIS, 9 PMIS (fixed random vector), 10 HMIS, 11 one-pass RS, 21 CGC, 22 CGC-E.
+  int32_t coarsen_type;
+  // Interpolation (hypre's InterpType): 0, 2-9, 12, 13, 14, 16, 17, 18 (0 classical, 6
+  // extended+i, 14 extended, ...; 1, GSMG only, 10 and 11, nodal-systems only, and 15, GPU only,
+  // are refused).
+  int32_t interp_type;
+  // Smoother on every level (hypre's RelaxType): 0 Jacobi, 1, 2 Gauss-Seidel (slow), 3/4 hybrid
+  // Gauss-Seidel forward/backward, 6 symmetric hybrid GS, 8 l1-symmetric GS, 13/14 l1-GS
+  // forward/backward, 15 CG, 16 Chebyshev, 17 FCF-Jacobi, 18 l1-Jacobi.
+  int32_t relax_type;
+  // Smoothing sweeps on each level, 1..=100.
+  int32_t num_sweeps;
+  // Maximum number of levels, 1..=100 (hypre's default 25).
+  int32_t max_levels;
+  // Levels of aggressive coarsening, 0..=100 (0: none).
+  int32_t agg_num_levels;
+  // Unknowns per node of a system (3 for 3D elasticity), 1..=256; 1 for a scalar problem. Must
+  // divide every rank's row count.
+  int32_t num_functions;
+  // Order of a system's unknowns on each rank: PARLOPS_DOF_INTERLEAVED or PARLOPS_DOF_BLOCKED.
+  parlops_dof_ordering dof_ordering;
+  // hypre's print level, 0..=3 (0: silent; 1: the set-up's statistics, printed by hypre).
+  int32_t print_level;
+} parlops_amg_options;
 
 // How a vector's entries are placed on ranks.
 typedef int32_t parlops_partition;
@@ -214,41 +257,6 @@ typedef int32_t parlops_ownership;
 
 // Finite-difference stencil direction.
 typedef int32_t parlops_stencil;
-
-// How the unknowns of a system are ordered on each rank (BoomerAMG's num_functions > 1).
-typedef int32_t parlops_dof_ordering;
-
-// BoomerAMG's options (hypre's names). Fill with `parlops_amg_options_init` (hypre's defaults),
-// then change what you tune. A negative value keeps hypre's default for that option. Every value is
-// checked before hypre sees it (a value outside the ranges below fails on every rank with
-// PARLOPS_ERR_INVALID_ARGUMENT naming the option), and every rank must pass the same options.
-typedef struct {
-  // Strength threshold in [0, 1] (hypre's default 0.25; 0.5 or more for 3D problems).
-  double strong_threshold;
-  // Coarsening (hypre's CoarsenType): 0 CLJP, 1, 3 Ruge-Stueben, 6 Falgout, 7 CLJP (fixed random
-  // vector), 8 PMIS, 9 PMIS (fixed random vector), 10 HMIS, 11 one-pass RS, 21 CGC, 22 CGC-E.
-  int32_t coarsen_type;
-  // Interpolation (hypre's InterpType): 0-9, 12, 13, 14, 16, 17, 18 (0 classical, 6 extended+i,
-  // 14 extended, ...; 10 and 11, nodal-systems only, and 15, GPU only, are refused).
-  int32_t interp_type;
-  // Smoother on every level (hypre's RelaxType): 0 Jacobi, 1, 2 Gauss-Seidel (slow), 3/4 hybrid
-  // Gauss-Seidel forward/backward, 6 symmetric hybrid GS, 8 l1-symmetric GS, 13/14 l1-GS
-  // forward/backward, 15 CG, 16 Chebyshev, 17 FCF-Jacobi, 18 l1-Jacobi.
-  int32_t relax_type;
-  // Smoothing sweeps on each level, 1..=100.
-  int32_t num_sweeps;
-  // Maximum number of levels, 1..=100 (hypre's default 25).
-  int32_t max_levels;
-  // Levels of aggressive coarsening, 0..=100 (0: none).
-  int32_t agg_num_levels;
-  // Unknowns per node of a system (3 for 3D elasticity), 1..=256; 1 for a scalar problem. Must
-  // divide every rank's row count.
-  int32_t num_functions;
-  // Order of a system's unknowns on each rank: PARLOPS_DOF_INTERLEAVED or PARLOPS_DOF_BLOCKED.
-  parlops_dof_ordering dof_ordering;
-  // hypre's print level, 0..=3 (0: silent; 1: the set-up's statistics, printed by hypre).
-  int32_t print_level;
-} parlops_amg_options;
 
 // The local solve of a block Jacobi preconditioner.
 typedef int32_t parlops_local_solve;
@@ -332,6 +340,9 @@ typedef int32_t parlops_monitor_action;
 
 // The smallest eigenvalues (returned in ascending order).
 #define PARLOPS_EIG_SMALLEST 1
+
+// BoomerAMG (parlops_op_create_boomeramg_with).
+#define PARLOPS_HYPRE_BOOMERAMG 0
 
 // ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
 #define PARLOPS_LOCAL_ILU0 0
@@ -702,6 +713,72 @@ parlops_status parlops_vec_norm_groups(const parlops_comm *comm,
                                        parlops_norm kind,
                                        double p,
                                        double *out);
+
+// An empty set of options (hypre's defaults) for `solver` (PARLOPS_HYPRE_BOOMERAMG). Not
+// collective: set the same options on every rank before the collective create.
+parlops_status parlops_hypre_options_create(parlops_hypre_solver solver,
+                                            parlops_hypre_options **out);
+
+// Free a set of options and set `*o` to NULL (NULL `*o`: nothing to do).
+parlops_status parlops_hypre_options_destroy(parlops_hypre_options **o);
+
+// Set the integer option `name` (hypre's name, matched ignoring case and underscores) to `value`.
+// An unknown name, a real option, or a value outside those accepted fails naming the option and
+// what it accepts, and leaves the set as it was.
+parlops_status parlops_hypre_options_set_int(parlops_hypre_options *o,
+                                             const char *name,
+                                             int64_t value);
+
+// Set the real option `name` to `value` (finite, within the option's range); as
+// parlops_hypre_options_set_int otherwise.
+parlops_status parlops_hypre_options_set_real(parlops_hypre_options *o,
+                                              const char *name,
+                                              double value);
+
+// Set the options a parlops_amg_options struct holds (its non-negative values; num_functions,
+// dof_ordering and print_level always), checked as parlops_op_create_boomeramg checks them.
+parlops_status parlops_hypre_options_set_amg(parlops_hypre_options *o,
+                                             const parlops_amg_options *options);
+
+// Set what MFEM's HypreBoomerAMG::SetElasticityOptions sets for a `dim`-dimensional (2 or 3)
+// problem, over MFEM's defaults: NumFunctions = dim (unknowns node by node), AggNumLevels 0,
+// StrongThreshold 0.5, CoarsenType 10, InterpType 6, PMaxElmts 4, RelaxType 8, Nodal 4, NodalDiag
+// 1, CycleRelaxTypeCoarse 8, InterpVecVariant 2, InterpVecQMax 4, SmoothInterpVectors 1,
+// InterpRefine 1. Pass the rigid-body modes (parlops_rigid_body_modes) to
+// parlops_op_create_boomeramg_with.
+parlops_status parlops_hypre_options_set_elasticity(parlops_hypre_options *o, int32_t dim);
+
+// The options this set takes (name, type, accepted values, what it does), then the values set,
+// as text. Writes at most `len` bytes including the final NUL into `buf` (which may be NULL when
+// `len` is 0); `*needed` (may be NULL) gets the full length plus one.
+parlops_status parlops_hypre_options_describe(const parlops_hypre_options *o,
+                                              char *buf,
+                                              size_t len,
+                                              size_t *needed);
+
+// The rotations of a rigid body at `num_nodes` nodes (this rank's), as MFEM's HypreBoomerAMG
+// computes them for SetElasticityOptions: `coords` holds `dim` coordinates per node, node by node;
+// `modes` receives dim (dim - 1) / 2 vectors (1 in 2D, 3 in 3D: (y, -x, 0), (0, z, -y), (-z, 0,
+// x)), one after the other, each num_nodes * dim values ordered as `ordering` says
+// (PARLOPS_DOF_INTERLEAVED: node by node; PARLOPS_DOF_BLOCKED: function by function). Local.
+parlops_status parlops_rigid_body_modes(int32_t dim,
+                                        int64_t num_nodes,
+                                        const double *coords,
+                                        parlops_dof_ordering ordering,
+                                        double *modes);
+
+// hypre's BoomerAMG on a CSR operator (PARLOPS_F64, square, host memory) with the options `opts`
+// (NULL: hypre's defaults) and `num_vectors` near-null-space vectors (e.g. rigid-body modes):
+// `vectors` holds this rank's rows of each, one after the other (num_vectors times A's local
+// rows; NULL when num_vectors is 0). hypre fits interpolation to them when InterpVecVariant is
+// set (and only then: vectors without it, or it without vectors, are refused). Otherwise as
+// parlops_op_create_boomeramg. The options and vectors are copied: `opts` may be destroyed
+// afterwards. Every rank must pass the same options and count. [collective]
+parlops_status parlops_op_create_boomeramg_with(const parlops_op *a,
+                                                const parlops_hypre_options *opts,
+                                                int64_t num_vectors,
+                                                const double *vectors,
+                                                parlops_op **out);
 
 // Create a layout of `global_len` entries over the ranks of `comm`. `local_len` is this rank's length,
 // or `PARLOPS_DECIDE` (-1) to let the partition decide (scatter: the first `global_len % P` ranks get

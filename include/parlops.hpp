@@ -403,6 +403,59 @@ class Vec : public Handle<parlops_vec, parlops_vec_destroy> {
   void assemble() { check(parlops_vec_assemble(h_)); }
 };
 
+/// Options of a hypre solver by hypre's names (BoomerAMG's "PMaxElmts", "TruncFactor", "Nodal",
+/// ...; matched ignoring case and underscores), each checked as it is set; setters chain. Local (not
+/// collective): set the same options on every rank.
+class HypreOptions : public Handle<parlops_hypre_options, parlops_hypre_options_destroy> {
+ public:
+  explicit HypreOptions(parlops_hypre_solver solver = PARLOPS_HYPRE_BOOMERAMG) {
+    check(parlops_hypre_options_create(solver, &h_));
+  }
+  /// An integer option.
+  HypreOptions &set(const std::string &name, int64_t value) {
+    check(parlops_hypre_options_set_int(h_, name.c_str(), value));
+    return *this;
+  }
+  HypreOptions &set(const std::string &name, int value) { return set(name, static_cast<int64_t>(value)); }
+  /// A real option.
+  HypreOptions &set(const std::string &name, double value) {
+    check(parlops_hypre_options_set_real(h_, name.c_str(), value));
+    return *this;
+  }
+  /// The values of a parlops_amg_options struct.
+  HypreOptions &set(const parlops_amg_options &options) {
+    check(parlops_hypre_options_set_amg(h_, &options));
+    return *this;
+  }
+  /// MFEM's HypreBoomerAMG::SetElasticityOptions for dimension `dim` (pass the rigid-body modes to
+  /// Op::boomeramg).
+  HypreOptions &elasticity(int dim) {
+    check(parlops_hypre_options_set_elasticity(h_, dim));
+    return *this;
+  }
+  /// The options this set takes, and the values set.
+  [[nodiscard]] std::string describe() const {
+    std::size_t need = 0;
+    check(parlops_hypre_options_describe(h_, nullptr, 0, &need));
+    std::string s(need, '\0');
+    check(parlops_hypre_options_describe(h_, s.data(), need, nullptr));
+    s.resize(need ? need - 1 : 0);
+    return s;
+  }
+};
+
+/// The rigid-body rotations at this rank's nodes (`coords`: dim values per node, node by node), as
+/// MFEM computes them for SetElasticityOptions: dim (dim - 1) / 2 vectors, one after the other, each
+/// ordered as `ordering` says. Local.
+[[nodiscard]] inline std::vector<double> rigid_body_modes(int dim, const std::vector<double> &coords,
+                                                          parlops_dof_ordering ordering = PARLOPS_DOF_INTERLEAVED) {
+  const std::size_t nmodes = dim == 2 ? 1 : 3;
+  const std::size_t nodes = dim > 0 ? coords.size() / static_cast<std::size_t>(dim) : 0;
+  std::vector<double> m(dim == 2 || dim == 3 ? nmodes * nodes * static_cast<std::size_t>(dim) : 0);
+  check(parlops_rigid_body_modes(dim, static_cast<int64_t>(nodes), coords.data(), ordering, m.data()));
+  return m;
+}
+
 /// A distributed linear operator.
 class Op : public Handle<parlops_op, parlops_op_destroy> {
  public:
@@ -760,6 +813,14 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
   [[nodiscard]] static Op boomeramg(const Op &a, const parlops_amg_options &options = amg_options()) {
     parlops_op *o = nullptr;
     check(parlops_op_create_boomeramg(a.get(), &options, &o));
+    return Op(o);
+  }
+  /// BoomerAMG with options by hypre's names and `num_vectors` near-null-space vectors (this rank's
+  /// rows of each, one after the other: e.g. rigid_body_modes). [collective]
+  [[nodiscard]] static Op boomeramg(const Op &a, const HypreOptions &options, int64_t num_vectors = 0,
+                                    const double *vectors = nullptr) {
+    parlops_op *o = nullptr;
+    check(parlops_op_create_boomeramg_with(a.get(), options.get(), num_vectors, vectors, &o));
     return Op(o);
   }
   /// Chebyshev preconditioner of `degree` on a square operator with a diagonal; lmax <= 0 estimates

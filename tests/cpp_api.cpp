@@ -18,10 +18,12 @@
 
 using parlops::Comm;
 using parlops::Error;
+using parlops::HypreOptions;
 using parlops::Layout;
 using parlops::Op;
 using parlops::Solver;
 using parlops::Vec;
+using parlops::rigid_body_modes;
 using parlops::scalar;
 using cplx = std::complex<double>;
 
@@ -951,6 +953,27 @@ int main(int argc, char **argv) {
              "set_sparsity with an unknown threshold: INVALID_ARGUMENT");
     });
 
+    section("hypre options by name", [&] {
+      HypreOptions o;
+      o.set("PMaxElmts", 4).set("strong_threshold", 0.5).set("CycleRelaxTypeCoarse", 9);
+      auto text = o.describe();
+      expect(text.find("PMaxElmts=4") != std::string::npos && text.find("StrongThreshold=0.5") != std::string::npos,
+             "describe lists the values set by hypre's names");
+      expect(text.find("TruncFactor (real") != std::string::npos, "describe lists the table");
+      expect(status_of([&] { o.set("NoSuchOption", 1); }) == PARLOPS_ERR_INVALID_ARGUMENT, "an unknown name throws");
+      expect(status_of([&] { o.set("PMaxElmts", 0.5); }) == PARLOPS_ERR_INVALID_ARGUMENT, "a real for an integer throws");
+      auto amg = Op::amg_options();
+      amg.num_functions = 2;
+      o.set(amg);
+      expect(o.describe().find("NumFunctions=2") != std::string::npos, "the struct's values by name");
+      HypreOptions e;
+      e.elasticity(2);
+      expect(e.describe().find("InterpVecVariant=2") != std::string::npos, "the elasticity preset");
+      auto m = rigid_body_modes(2, {1.0, 2.0, 3.0, 4.0});
+      expect(m.size() == 4 && m[0] == 2.0 && m[1] == -1.0 && m[2] == 4.0 && m[3] == -3.0, "2D rigid-body rotation");
+      auto m3 = rigid_body_modes(3, {1.0, 2.0, 3.0}, PARLOPS_DOF_BLOCKED);
+      expect(m3.size() == 9 && m3[3] == 0.0 && m3[4] == 3.0 && m3[5] == -2.0, "3D rotations, blocked");
+    });
     section("errors", [&] {
       Layout l3(comm, 3);
       Vec x3(l3), y(l);

@@ -6,7 +6,8 @@
 #  - tests/mfem/dropin.cpp (a C++-only CMake project): MFEM-style programs, MFEM's solvers and
 #    parlops::mfem's side by side in MFEM's order of calls (ex1p's preconditioner before operator);
 #  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks, and tests/amg/amg_hypre.cpp
-#    (parlops_op_create_boomeramg against hypre's own PCG + BoomerAMG) at 1-4 ranks;
+#    (parlops_op_create_boomeramg and _with, options by hypre's names and MFEM's elasticity options,
+#    against hypre's own PCG + BoomerAMG) at 1-4 ranks;
 #  - tests/amg/shell_diagonal.cpp: an MFEM-assembled Poisson operator as CSR and as a shell with its
 #    diagonal, Jacobi-CG and Chebyshev-CG alike, at 1-4 ranks.
 # Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR

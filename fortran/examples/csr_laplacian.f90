@@ -10,7 +10,9 @@ program csr_laplacian
   integer :: ierr
   integer(c_int64_t) :: n, big_n, start, len, r, i, j, k, nloc
   integer(c_int) :: rank, nranks
-  type(c_ptr) :: comm, layout, a, x, y, d, px
+  type(c_ptr) :: comm, layout, a, x, y, d, px, hopts, amg
+  integer(c_int) :: st
+  real(c_double) :: novec(1)
   real(c_double), pointer :: xl(:)
   real(c_double) :: ny, nx, ndiag, err
   character(len=32) :: arg
@@ -53,6 +55,19 @@ program csr_laplacian
     write (*, '(a, a)') 'norm2(A^H A x) = ', trim(fmt_e(nx))
     write (*, '(a, a)') 'norminf(diag A) = ', trim(fmt_e(ndiag))
   end if
+  ! BoomerAMG with options by hypre's names (hypre is loaded at run time: a build without it says so)
+  call check(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, hopts))
+  call check(parlops_hypre_options_set_int_f(hopts, 'PMaxElmts', 4_c_int64_t))
+  call check(parlops_hypre_options_set_real_f(hopts, 'strong_threshold', 0.25d0))
+  if (parlops_hypre_options_set_int_f(hopts, 'NoSuchOption', 1_c_int64_t) /= PARLOPS_ERR_INVALID_ARGUMENT) error stop 2
+  st = parlops_op_create_boomeramg_with(a, hopts, 0_c_int64_t, novec, amg)
+  if (st == PARLOPS_OK) then
+    call check(parlops_op_apply(amg, y, x))
+    call check(parlops_op_destroy(amg))
+  else if (st /= PARLOPS_ERR_NOT_SUPPORTED) then
+    call check(st)
+  end if
+  call check(parlops_hypre_options_destroy(hopts))
   call check(parlops_vec_destroy(x))
   call check(parlops_vec_destroy(y))
   call check(parlops_vec_destroy(d))

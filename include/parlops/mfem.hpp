@@ -8,6 +8,8 @@
 //    as MFEM's class of the same name (same iterations, solutions and norms to rounding, checked by
 //    tests/mfem/dropin.cpp). What differs, if anything, is said at each class and at SetMonitor;
 //  - nested solves: an adapter solver is an mfem::Solver, hence a preconditioner for another;
+//  - parlops::mfem::rigid_body_modes: an elasticity space's rigid-body rotations, for BoomerAMG's
+//    elasticity options (parlops::HypreOptions::elasticity), as MFEM's SetElasticityOptions makes them;
 //  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
 //    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
 // Replacing mfem::CGSolver: construct parlops::mfem::CGSolver instead (docs/mfem.md); MPI must be
@@ -30,6 +32,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace parlops {
 namespace mfem {
@@ -164,6 +167,56 @@ inline Csr wrap_sparse(const Comm &comm, const ::mfem::SparseMatrix &A) {
   check(parlops_op_create_parcsr(rows.get(), cols.get(), PARLOPS_F64, PARLOPS_INDEX_I32, A.GetI(), A.GetJ(),
                                  A.GetData(), nullptr, nullptr, nullptr, 0, nullptr, PARLOPS_WRAP, &o));
   return Csr{std::move(rows), std::move(cols), Op(o)};
+}
+
+/// The rigid-body rotations on a vector H1 space `fes` (2 or 3 components, any order), as MFEM's
+/// HypreBoomerAMG::SetElasticityOptions computes them: the coefficients (y, -x) in 2D, (y, -x, 0),
+/// (0, z, -y), (-z, 0, x) in 3D projected on `fes`, this rank's true dofs of each (averaged over the
+/// ranks sharing a dof, for a ParFiniteElementSpace), one mode after the other, in the space's own
+/// ordering. Hand them with parlops::HypreOptions().elasticity(dim) to Op::boomeramg (ordering
+/// byVDIM: hypre's nodal mode needs the unknowns node by node).
+inline std::vector<double> rigid_body_modes(::mfem::FiniteElementSpace &fes) {
+  const int dim = fes.GetMesh()->SpaceDimension();
+  if ((dim != 2 && dim != 3) || fes.GetVDim() != dim)
+    throw Error(PARLOPS_ERR_INVALID_ARGUMENT,
+                "parlops::mfem::rigid_body_modes: the space has " + std::to_string(fes.GetVDim()) +
+                    " components in a space of dimension " + std::to_string(dim) + "; it needs 2 or 3, one per dimension");
+  using F = void (*)(const ::mfem::Vector &, ::mfem::Vector &);
+  const F rxy = [](const ::mfem::Vector &x, ::mfem::Vector &y) {
+    y = 0.0;
+    y(0) = x(1);
+    y(1) = -x(0);
+  };
+  const F ryz = [](const ::mfem::Vector &x, ::mfem::Vector &y) {
+    y = 0.0;
+    y(1) = x(2);
+    y(2) = -x(1);
+  };
+  const F rzx = [](const ::mfem::Vector &x, ::mfem::Vector &y) {
+    y = 0.0;
+    y(2) = x(0);
+    y(0) = -x(2);
+  };
+  std::vector<F> fs = dim == 2 ? std::vector<F>{rxy} : std::vector<F>{rxy, ryz, rzx};
+  std::vector<double> out;
+  for (F f : fs) {
+    ::mfem::VectorFunctionCoefficient c(dim, f);
+#ifdef MFEM_USE_MPI
+    if (auto *pf = dynamic_cast<::mfem::ParFiniteElementSpace *>(&fes)) {
+      ::mfem::ParGridFunction g(pf);
+      g.ProjectCoefficient(c);
+      std::unique_ptr<::mfem::HypreParVector> t(g.ParallelAverage());
+      out.insert(out.end(), t->GetData(), t->GetData() + t->Size());
+      continue;
+    }
+#endif
+    ::mfem::GridFunction g(&fes);
+    g.ProjectCoefficient(c);
+    ::mfem::Vector t;
+    g.GetTrueDofs(t);
+    out.insert(out.end(), t.GetData(), t.GetData() + t.Size());
+  }
+  return out;
 }
 
 /// A parlops Krylov method as an mfem::Solver.

@@ -89,10 +89,18 @@ pub(crate) enum Kind {
     Vec,
     Op,
     Solver,
+    HypreOptions,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [Kind::Comm, Kind::Layout, Kind::Vec, Kind::Op, Kind::Solver];
+    const ALL: [Kind; 6] = [
+        Kind::Comm,
+        Kind::Layout,
+        Kind::Vec,
+        Kind::Op,
+        Kind::Solver,
+        Kind::HypreOptions,
+    ];
     fn name(self) -> &'static str {
         match self {
             Kind::Comm => "parlops_comm",
@@ -100,6 +108,7 @@ impl Kind {
             Kind::Vec => "parlops_vec",
             Kind::Op => "parlops_op",
             Kind::Solver => "parlops_solver",
+            Kind::HypreOptions => "parlops_hypre_options",
         }
     }
 }

@@ -8,6 +8,8 @@
 //! with must be the process's (a hypre built on Open MPI in an MPICH process would crash).
 
 pub mod amg;
+pub mod amg_options;
+pub mod options;
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -30,6 +32,8 @@ type H = *mut c_void;
 /// The hypre functions parlops calls.
 #[allow(non_snake_case)]
 pub(crate) struct Api {
+    /// The library's handle from `dlopen` (never closed), for the setters looked up by name.
+    lib: usize,
     pub path: String,
     pub version: String,
     pub ClearAllErrors: unsafe extern "C" fn() -> HInt,
@@ -55,16 +59,7 @@ pub(crate) struct Api {
     pub AmgDestroy: unsafe extern "C" fn(H) -> HInt,
     pub AmgSetup: unsafe extern "C" fn(H, H, H, H) -> HInt,
     pub AmgSolve: unsafe extern "C" fn(H, H, H, H) -> HInt,
-    pub AmgSetStrongThreshold: unsafe extern "C" fn(H, f64) -> HInt,
-    pub AmgSetCoarsenType: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetInterpType: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetRelaxType: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetNumSweeps: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetMaxLevels: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetAggNumLevels: unsafe extern "C" fn(H, HInt) -> HInt,
-    pub AmgSetNumFunctions: unsafe extern "C" fn(H, HInt) -> HInt,
     pub AmgSetDofFunc: unsafe extern "C" fn(H, *mut HInt) -> HInt,
-    pub AmgSetPrintLevel: unsafe extern "C" fn(H, HInt) -> HInt,
     pub AmgSetTol: unsafe extern "C" fn(H, f64) -> HInt,
     pub AmgSetMaxIter: unsafe extern "C" fn(H, HInt) -> HInt,
 }
@@ -355,6 +350,7 @@ fn load() -> std::result::Result<Api, String> {
             .to_string(),
     };
     Ok(Api {
+        lib: handle as usize,
         path,
         version,
         ClearAllErrors: f!("HYPRE_ClearAllErrors"),
@@ -379,19 +375,21 @@ fn load() -> std::result::Result<Api, String> {
         AmgDestroy: f!("HYPRE_BoomerAMGDestroy"),
         AmgSetup: f!("HYPRE_BoomerAMGSetup"),
         AmgSolve: f!("HYPRE_BoomerAMGSolve"),
-        AmgSetStrongThreshold: f!("HYPRE_BoomerAMGSetStrongThreshold"),
-        AmgSetCoarsenType: f!("HYPRE_BoomerAMGSetCoarsenType"),
-        AmgSetInterpType: f!("HYPRE_BoomerAMGSetInterpType"),
-        AmgSetRelaxType: f!("HYPRE_BoomerAMGSetRelaxType"),
-        AmgSetNumSweeps: f!("HYPRE_BoomerAMGSetNumSweeps"),
-        AmgSetMaxLevels: f!("HYPRE_BoomerAMGSetMaxLevels"),
-        AmgSetAggNumLevels: f!("HYPRE_BoomerAMGSetAggNumLevels"),
-        AmgSetNumFunctions: f!("HYPRE_BoomerAMGSetNumFunctions"),
         AmgSetDofFunc: f!("HYPRE_BoomerAMGSetDofFunc"),
-        AmgSetPrintLevel: f!("HYPRE_BoomerAMGSetPrintLevel"),
         AmgSetTol: f!("HYPRE_BoomerAMGSetTol"),
         AmgSetMaxIter: f!("HYPRE_BoomerAMGSetMaxIter"),
     })
+}
+
+impl Api {
+    /// The function `name` of the loaded hypre, if it has one (an older hypre may lack a setter).
+    pub(crate) fn sym(&self, name: &str) -> Option<*mut c_void> {
+        let n = CString::new(name).ok()?;
+        // SAFETY: `lib` is the live handle `dlopen` returned (never closed) and `n` a live
+        // NUL-terminated name.
+        let p = unsafe { libc::dlsym(self.lib as *mut c_void, n.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    }
 }
 
 /// hypre, loaded once per process; `NotSupported` with the reason when it cannot be.

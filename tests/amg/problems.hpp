@@ -5,6 +5,7 @@
 #define PARLOPS_AMG_PROBLEMS_HPP
 #include <mfem.hpp>
 #include <parlops.hpp>
+#include <parlops/mfem.hpp>
 
 #include <HYPRE.h>
 #include <HYPRE_IJ_mv.h>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <tuple>
 #include <vector>
 
@@ -86,35 +88,99 @@ struct Rows {
   return r;
 }
 
-// A 3D cantilever (MFEM's example 2 setting: fixed at x = 0, pulled down at x = L), Q1, byVDIM.
-[[maybe_unused]] static Rows elasticity(int nx, mfem::Vector &rhs) {
-  mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(4 * nx, nx, nx, mfem::Element::HEXAHEDRON, 4.0, 1.0, 1.0);
+// Linear elasticity on `mesh` (Q1, byVDIM), fixed on the boundary attribute `fixed_attr` (by default
+// 5, x = 0, of MakeCartesian3D), pulled along -`pull_dir` on `pulled_attr` (3, x = L; z): this rank's
+// rows; when `coords` and `rbms` are given, this
+// rank's nodes' coordinates (3 per node) and the rigid-body rotations on this rank's rows as MFEM's
+// HypreBoomerAMG::RecomputeRBMs makes them (grid functions of the coefficients (y, -x, 0),
+// (0, z, -y), (-z, 0, x), one after the other).
+[[maybe_unused]] static Rows elasticity_on(mfem::Mesh &mesh, mfem::Coefficient &lambda, mfem::Coefficient &mu,
+                                           mfem::Vector &rhs, std::vector<double> *coords, std::vector<double> *rbms,
+                                           int fixed_attr = 5, int pulled_attr = 3, int pull_dir = 2,
+                                           std::vector<double> *adapter_rbms = nullptr) {
   mfem::H1_FECollection fec(1, 3);
   mfem::FiniteElementSpace fes(&mesh, &fec, 3, mfem::Ordering::byVDIM);
   mfem::Array<int> ess_bdr(mesh.bdr_attributes.Max()), ess;
   ess_bdr = 0;
-  ess_bdr[4] = 1;  // x = 0 (MakeCartesian3D's boundary attribute 5)
+  ess_bdr[fixed_attr - 1] = 1;
   fes.GetEssentialTrueDofs(ess_bdr, ess);
   mfem::VectorArrayCoefficient f(3);
   mfem::Vector pull(mesh.bdr_attributes.Max());
   pull = 0.0;
-  pull(2) = -1e-2;  // x = L
-  f.Set(2, new mfem::PWConstCoefficient(pull));
-  f.Set(0, new mfem::ConstantCoefficient(0.0));
-  f.Set(1, new mfem::ConstantCoefficient(0.0));
+  pull(pulled_attr - 1) = -1e-2;
+  for (int c = 0; c < 3; c++)
+    f.Set(c, c == pull_dir ? (mfem::Coefficient *)new mfem::PWConstCoefficient(pull) : new mfem::ConstantCoefficient(0.0));
   mfem::LinearForm b(&fes);
   b.AddBoundaryIntegrator(new mfem::VectorBoundaryLFIntegrator(f));
   b.Assemble();
   mfem::GridFunction x(&fes);
   x = 0.0;
-  mfem::ConstantCoefficient lambda(1.0), mu(1.0);
   mfem::BilinearForm a(&fes);
   a.AddDomainIntegrator(new mfem::ElasticityIntegrator(lambda, mu));
   a.Assemble();
   mfem::SparseMatrix A;
   mfem::Vector X, B;
   a.FormLinearSystem(ess, x, b, A, X, B);
-  return local_rows(A, B, 3, rhs);
+  Rows r = local_rows(A, B, 3, rhs);
+  if (coords) {
+    coords->clear();
+    for (long node = r.lo / 3; node < r.hi / 3; node++)
+      for (int c = 0; c < 3; c++) coords->push_back(mesh.GetVertex((int)node)[c]);
+  }
+  if (adapter_rbms) {  // the same through the MFEM adapter, this rank's rows of each mode
+    auto all = parlops::mfem::rigid_body_modes(fes);
+    adapter_rbms->clear();
+    const long n = fes.GetTrueVSize();
+    for (size_t k = 0; k * (size_t)n < all.size(); k++)
+      adapter_rbms->insert(adapter_rbms->end(), all.begin() + (long)k * n + r.lo, all.begin() + (long)k * n + r.hi);
+  }
+  if (rbms) {
+    rbms->clear();
+    using F = void (*)(const mfem::Vector &, mfem::Vector &);
+    F fs[3] = {[](const mfem::Vector &p, mfem::Vector &v) { v = 0.0; v(0) = p(1); v(1) = -p(0); },
+               [](const mfem::Vector &p, mfem::Vector &v) { v = 0.0; v(1) = p(2); v(2) = -p(1); },
+               [](const mfem::Vector &p, mfem::Vector &v) { v = 0.0; v(2) = p(0); v(0) = -p(2); }};
+    for (F f : fs) {
+      mfem::VectorFunctionCoefficient c(3, f);
+      mfem::GridFunction g(&fes);
+      g.ProjectCoefficient(c);
+      for (long i = r.lo; i < r.hi; i++) rbms->push_back(g((int)i));
+    }
+  }
+  return r;
+}
+
+// A 3D cantilever (MFEM's example 2 setting, one material), 4 nx x nx x nx hexahedra.
+[[maybe_unused]] static Rows elasticity(int nx, mfem::Vector &rhs, std::vector<double> *coords = nullptr,
+                                        std::vector<double> *rbms = nullptr) {
+  mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(4 * nx, nx, nx, mfem::Element::HEXAHEDRON, 4.0, 1.0, 1.0);
+  mfem::ConstantCoefficient lambda(1.0), mu(1.0);
+  return elasticity_on(mesh, lambda, mu, rhs, coords, rbms);
+}
+
+// MFEM's example 2 beam (beam-hex.mesh: 8 x 1 x 1 hexahedra, the half nearer the fixed end of
+// material 1, 50 times stiffer (lambda and mu) than material 2, fixed at one end and pulled across
+// at the other), refined `refinements` times. Its long axis is z here (the slowest-varying index of
+// MakeCartesian3D's numbering), so that the uneven row split cuts the beam along its length, as a
+// graph partitioner (MFEM's ParMesh) does, not into slabs along it.
+[[maybe_unused]] static Rows ex2_beam(int refinements, mfem::Vector &rhs, std::vector<double> *coords = nullptr,
+                                      std::vector<double> *rbms = nullptr, std::vector<double> *adapter_rbms = nullptr) {
+  const int n = 1 << refinements;
+  mfem::Mesh mesh = mfem::Mesh::MakeCartesian3D(n, n, 8 * n, mfem::Element::HEXAHEDRON, 1.0, 1.0, 8.0);
+  for (int e = 0; e < mesh.GetNE(); e++) {
+    mfem::Vector c;
+    mesh.GetElementCenter(e, c);
+    mesh.SetAttribute(e, c(2) < 4.0 ? 1 : 2);
+  }
+  mesh.SetAttributes();
+  mfem::Vector lv(2), mv(2);
+  lv(1) = 1.0;
+  lv(0) = 50.0 * lv(1);
+  mv(1) = 1.0;
+  mv(0) = 50.0 * mv(1);
+  mfem::PWConstCoefficient lambda(lv), mu(mv);
+  // fixed at z = 0 (attribute 1), pulled along -x at z = 8 (attribute 6)
+  return elasticity_on(mesh, lambda, mu, rhs, coords, rbms, 1, 6, 0, adapter_rbms);
 }
 
 struct Outcome {
@@ -123,8 +189,12 @@ struct Outcome {
   double setup_s = 0, solve_s = 0;
 };
 
-// hypre's PCG with BoomerAMG, tol on ||r||_2 / ||b||_2.
-[[maybe_unused]] static Outcome hypre_pcg(const Rows &r, const std::vector<double> &b, const parlops_amg_options &o, double tol) {
+// hypre's PCG with BoomerAMG, tol on ||r||_2 / ||b||_2, the AMG's options set by `configure` (hypre's
+// own calls) and fitted to `nvec` near-null-space vectors (this rank's rows of each, one after the
+// other) when given.
+[[maybe_unused]] static Outcome hypre_pcg_with(const Rows &r, const std::vector<double> &b,
+                                               const std::function<void(HYPRE_Solver)> &configure, double tol,
+                                               int nvec = 0, const double *vecs = nullptr) {
   // the rows in hypre's index types (the user's data, not timed)
   const long nl = r.hi - r.lo;
   std::vector<HYPRE_Int> ncols(nl);
@@ -159,21 +229,20 @@ struct Outcome {
     HYPRE_IJVectorAssemble(*v);
     HYPRE_IJVectorGetObject(*v, (void **)p);
   }
+  std::vector<HYPRE_IJVector> iv(nvec);
+  std::vector<HYPRE_ParVector> pv(nvec);
+  for (int k = 0; k < nvec; k++) {
+    HYPRE_IJVectorCreate(MPI_COMM_WORLD, (HYPRE_BigInt)r.lo, (HYPRE_BigInt)r.hi - 1, &iv[k]);
+    HYPRE_IJVectorSetObjectType(iv[k], HYPRE_PARCSR);
+    HYPRE_IJVectorInitialize(iv[k]);
+    HYPRE_IJVectorSetValues(iv[k], (HYPRE_Int)idx.size(), idx.data(), vecs + (size_t)k * idx.size());
+    HYPRE_IJVectorAssemble(iv[k]);
+    HYPRE_IJVectorGetObject(iv[k], (void **)&pv[k]);
+  }
   HYPRE_Solver amg, pcg;
   HYPRE_BoomerAMGCreate(&amg);
-  if (o.strong_threshold >= 0) HYPRE_BoomerAMGSetStrongThreshold(amg, o.strong_threshold);
-  if (o.coarsen_type >= 0) HYPRE_BoomerAMGSetCoarsenType(amg, o.coarsen_type);
-  if (o.interp_type >= 0) HYPRE_BoomerAMGSetInterpType(amg, o.interp_type);
-  if (o.relax_type >= 0) HYPRE_BoomerAMGSetRelaxType(amg, o.relax_type);
-  if (o.num_sweeps >= 0) HYPRE_BoomerAMGSetNumSweeps(amg, o.num_sweeps);
-  if (o.max_levels >= 0) HYPRE_BoomerAMGSetMaxLevels(amg, o.max_levels);
-  if (o.agg_num_levels >= 0) HYPRE_BoomerAMGSetAggNumLevels(amg, o.agg_num_levels);
-  if (o.num_functions > 1) {
-    HYPRE_BoomerAMGSetNumFunctions(amg, o.num_functions);
-    HYPRE_Int *dof = (HYPRE_Int *)malloc(sizeof(HYPRE_Int) * idx.size());  // hypre frees it
-    for (size_t i = 0; i < idx.size(); i++) dof[i] = (HYPRE_Int)(i % (size_t)o.num_functions);
-    HYPRE_BoomerAMGSetDofFunc(amg, dof);
-  }
+  configure(amg);
+  if (nvec) HYPRE_BoomerAMGSetInterpVectors(amg, nvec, pv.data());
   HYPRE_BoomerAMGSetTol(amg, 0.0);
   HYPRE_BoomerAMGSetMaxIter(amg, 1);
   HYPRE_ParCSRPCGCreate(MPI_COMM_WORLD, &pcg);
@@ -197,8 +266,33 @@ struct Outcome {
   HYPRE_BoomerAMGDestroy(amg);
   HYPRE_IJVectorDestroy(ib);
   HYPRE_IJVectorDestroy(ix);
+  for (auto v : iv) HYPRE_IJVectorDestroy(v);
   HYPRE_IJMatrixDestroy(ij);
   return out;
+}
+
+// hypre's PCG with BoomerAMG set as a parlops_amg_options struct says (hypre's calls).
+[[maybe_unused]] static Outcome hypre_pcg(const Rows &r, const std::vector<double> &b, const parlops_amg_options &o,
+                                          double tol) {
+  const long nl = r.hi - r.lo;
+  return hypre_pcg_with(
+      r, b,
+      [&](HYPRE_Solver amg) {
+        if (o.strong_threshold >= 0) HYPRE_BoomerAMGSetStrongThreshold(amg, o.strong_threshold);
+        if (o.coarsen_type >= 0) HYPRE_BoomerAMGSetCoarsenType(amg, o.coarsen_type);
+        if (o.interp_type >= 0) HYPRE_BoomerAMGSetInterpType(amg, o.interp_type);
+        if (o.relax_type >= 0) HYPRE_BoomerAMGSetRelaxType(amg, o.relax_type);
+        if (o.num_sweeps >= 0) HYPRE_BoomerAMGSetNumSweeps(amg, o.num_sweeps);
+        if (o.max_levels >= 0) HYPRE_BoomerAMGSetMaxLevels(amg, o.max_levels);
+        if (o.agg_num_levels >= 0) HYPRE_BoomerAMGSetAggNumLevels(amg, o.agg_num_levels);
+        if (o.num_functions > 1) {
+          HYPRE_BoomerAMGSetNumFunctions(amg, o.num_functions);
+          HYPRE_Int *dof = (HYPRE_Int *)malloc(sizeof(HYPRE_Int) * (size_t)nl);  // hypre frees it
+          for (long i = 0; i < nl; i++) dof[i] = (HYPRE_Int)(i % o.num_functions);
+          HYPRE_BoomerAMGSetDofFunc(amg, dof);
+        }
+      },
+      tol);
 }
 
 #endif  // PARLOPS_AMG_PROBLEMS_HPP

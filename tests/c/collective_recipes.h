@@ -458,6 +458,15 @@ RECIPE(parlops_op_create_boomeramg, "print_level:extremes expect:any") {
   a->options = &amg;
   a->out = &o_op;
 }
+/* options by name; no near-null-space vectors (they need a system, which this world has not: the
+ * count made 1 on one or every rank must fail alike) */
+RECIPE(parlops_op_create_boomeramg_with, "num_vectors:count expect:any") {
+  a->a = W.A;
+  a->opts = W.ho;
+  a->num_vectors = 0;
+  a->vectors = W.amg_vec;
+  a->out = &o_op;
+}
 RECIPE(parlops_op_create_chebyshev, "") {
   a->a = W.Bk;
   a->degree = 3;

@@ -117,6 +117,8 @@ static struct {
   parlops_layout *lg;
   parlops_op *A, *A_same, *A2, *S, *D, *Bk, *Bd, *Aself, *Pnd, *Ainv, *AmgA;
   parlops_solver *s, *s_same, *s_other;
+  parlops_hypre_options *ho, *ho_same, *ho_other;
+  double amg_vec[64];
   shell_ctx sctx, sctx2, sctx_self;
   int64_t lo, len, lo2, len2;
 } W;
@@ -125,6 +127,7 @@ static parlops_layout *dead_layout;
 static parlops_vec *dead_vec;
 static parlops_op *dead_op;
 static parlops_solver *dead_solver;
+static parlops_hypre_options *dead_hypre_options;
 
 #define CHECK(call)                                                                                      \
   do {                                                                                                   \
@@ -159,6 +162,12 @@ static const parlops_op *alt_same_op(const parlops_op *h) { return alt_of(h, 0, 
 static const parlops_op *alt_other_op(const parlops_op *h) { return alt_of(h, 1, W.A2); }
 static parlops_solver *alt_same_solver(const parlops_solver *h) { return (parlops_solver *)alt_of(h, 0, W.s_same); }
 static parlops_solver *alt_other_solver(const parlops_solver *h) { return (parlops_solver *)alt_of(h, 1, W.s_other); }
+static const parlops_hypre_options *alt_same_hypre_options(const parlops_hypre_options *h) {
+  return alt_of(h, 0, W.ho_same);
+}
+static const parlops_hypre_options *alt_other_hypre_options(const parlops_hypre_options *h) {
+  return alt_of(h, 1, W.ho_other);
+}
 static inline const parlops_comm *alt_same_comm(const parlops_comm *h) { return h; }
 static inline const parlops_comm *alt_other_comm(const parlops_comm *h) { return h; }
 /* a live handle of another type, passed where this type is expected */
@@ -167,6 +176,7 @@ static const void *wrong_type_layout(void) { return W.v[0]; }
 static const void *wrong_type_vec(void) { return W.A; }
 static const void *wrong_type_op(void) { return W.v[0]; }
 static inline const void *wrong_type_solver(void) { return W.A; }
+static inline const void *wrong_type_hypre_options(void) { return W.s; }
 
 /* in-place patches of a recipe's arrays (the recipe refills them for every case) */
 static void *arr_patch(void *const *arr, void *val) {
@@ -290,6 +300,20 @@ static void make_world(void) {
   CHECK(parlops_solver_create(W.c, PARLOPS_METHOD_CG, &dead_solver));
   parlops_solver *ds = dead_solver;
   parlops_solver_destroy(&ds);
+  /* hypre's options: a set, the same values in another set, other values */
+  CHECK(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &W.ho));
+  CHECK(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &W.ho_same));
+  CHECK(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &W.ho_other));
+  parlops_hypre_options *hos[2] = {W.ho, W.ho_same};
+  for (int i = 0; i < 2; i++) {
+    CHECK(parlops_hypre_options_set_real(hos[i], "StrongThreshold", 0.5));
+    CHECK(parlops_hypre_options_set_int(hos[i], "PMaxElmts", 4));
+  }
+  CHECK(parlops_hypre_options_set_int(W.ho_other, "PMaxElmts", 2));
+  for (int i = 0; i < 64; i++) W.amg_vec[i] = 1.0;
+  CHECK(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &dead_hypre_options));
+  parlops_hypre_options *dho = dead_hypre_options;
+  parlops_hypre_options_destroy(&dho);
   /* alternatives */
   reg(W.l, W.l_same, W.l2);
   reg(W.l2, W.l, W.l);

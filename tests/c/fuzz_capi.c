@@ -81,7 +81,7 @@ static int is_sentinel_ptr(const void *p) {
 }
 
 /* ---- handle pools */
-enum { COMM, LAYOUT, VEC, OP, SOLVER, NT };
+enum { COMM, LAYOUT, VEC, OP, SOLVER, HOPT, NT };
 #define POOL 10
 static void *pool[NT][POOL];
 static int opcost[POOL];
@@ -145,6 +145,7 @@ static void *pick(int t) {
 #define PV() ((parlops_vec *)pick(VEC))
 #define PO() ((parlops_op *)pick(OP))
 #define PS() ((parlops_solver *)pick(SOLVER))
+#define PH() ((parlops_hypre_options *)pick(HOPT))
 
 static void destroy_any(int t, void *h) {
   parlops_status st = PARLOPS_OK;
@@ -154,6 +155,7 @@ static void destroy_any(int t, void *h) {
   case VEC: st = parlops_vec_destroy((parlops_vec **)&h); break;
   case OP: st = parlops_op_destroy((parlops_op **)&h); break;
   case SOLVER: st = parlops_solver_destroy((parlops_solver **)&h); break;
+  case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)&h); break;
   }
   if (st != PARLOPS_OK) fail("destroying a pool handle", st);
 }
@@ -270,6 +272,21 @@ static void *keep_alloc(size_t n) {
   if (narena < ARENA) arena[narena++] = p;
   /* beyond the arena: leaked on purpose (still reachable for valgrind through nothing; small) */
   return p;
+}
+
+/* an option name: valid ones (in any spelling), unknown ones, NULL, too long, not UTF-8 */
+static const char *option_name(void) {
+  static char longname[400];
+  static const char *names[] = {"PMaxElmts", "strong_threshold", "Nodal", "InterpVecVariant", "NumFunctions",
+                                "CycleRelaxTypeCoarse", "TruncFactor", "RELAXWT", "DofOrdering", "no_such", "",
+                                "\xff\xfe", "MaxLevels", "InterpRefine"};
+  if (chance(5)) return NULL;
+  if (chance(3)) {
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    return longname;
+  }
+  return names[below(sizeof names / sizeof *names)];
 }
 
 /* ---- shell operator callbacks (sometimes failing) */
@@ -1011,6 +1028,53 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
       break;
     }
+    /* ---- hypre's options by name */
+    CASE(parlops_hypre_options_create) {
+      st = parlops_hypre_options_create(chance(90) ? PARLOPS_HYPRE_BOOMERAMG : int_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(HOPT, h1, 1);
+      break;
+    }
+    CASE(parlops_hypre_options_destroy) goto destroy;
+    CASE(parlops_hypre_options_set_int) {
+      st = parlops_hypre_options_set_int(PH(), option_name(), chance(70) ? (int64_t)below(12) : size_v());
+      break;
+    }
+    CASE(parlops_hypre_options_set_real) {
+      st = parlops_hypre_options_set_real(PH(), option_name(), chance(50) ? 0.25 * (double)below(6) : dbl_v());
+      break;
+    }
+    CASE(parlops_hypre_options_set_amg) {
+      parlops_amg_options o;
+      parlops_amg_options_init(&o);
+      if (chance(50)) {
+        o.num_functions = (int32_t)below(4) - 1;
+        o.coarsen_type = int_v();
+        o.strong_threshold = dbl_v();
+      }
+      st = parlops_hypre_options_set_amg(PH(), chance(90) ? &o : NULL);
+      break;
+    }
+    CASE(parlops_hypre_options_set_elasticity) st = parlops_hypre_options_set_elasticity(PH(), int_v()); break;
+    CASE(parlops_hypre_options_describe) {
+      size_t len = chance(30) ? 0 : below(200);
+      size_t need;
+      char *buf = chance(10) ? NULL : (char *)out_reg(outbuf, 256);
+      st = parlops_hypre_options_describe(PH(), buf, len, OUT(need));
+      break;
+    }
+    CASE(parlops_rigid_body_modes) {
+      int dim = chance(80) ? 2 + (int)below(2) : int_v();
+      int64_t nodes = chance(80) ? (int64_t)below(20) : size_v();
+      double *modes = chance(10) ? NULL : (double *)out_reg(outbuf, 3 * 3 * 20 * sizeof(double));
+      st = parlops_rigid_body_modes(dim, nodes > 20 ? 20 : nodes, chance(10) ? NULL : inbuf, enum_v(2), modes);
+      break;
+    }
+    CASE(parlops_op_create_boomeramg_with) {
+      int64_t nv = chance(70) ? 0 : chance(80) ? (int64_t)below(4) : size_v();
+      st = parlops_op_create_boomeramg_with(PO(), chance(80) ? PH() : NULL, nv, chance(10) ? NULL : inbuf, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
+      break;
+    }
     CASE(parlops_solver_info) st = parlops_solver_info(PS(), OUT(info)); break;
     CASE(parlops_solver_history) st = parlops_solver_history(PS(), OUT(cdp), OUT(i64a)); break;
     CASE(parlops_solver_residual_history) st = parlops_solver_residual_history(PS(), OUT(cdp), OUT(i64a)); break;
@@ -1022,7 +1086,7 @@ static int do_call(int k) {
 destroy : {
   /* fname is "parlops_<type>_destroy" */
   int t = strstr(fname, "_comm_") ? COMM : strstr(fname, "_layout_") ? LAYOUT : strstr(fname, "_vec_") ? VEC
-        : strstr(fname, "_op_") ? OP : SOLVER;
+        : strstr(fname, "_hypre_options_") ? HOPT : strstr(fname, "_op_") ? OP : SOLVER;
   int slot = -1;
   void *h;
   void **hp = &h;
@@ -1039,6 +1103,7 @@ destroy : {
   case LAYOUT: st = parlops_layout_destroy((parlops_layout **)hp); break;
   case VEC: st = parlops_vec_destroy((parlops_vec **)hp); break;
   case OP: st = parlops_op_destroy((parlops_op **)hp); break;
+  case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)hp); break;
   default: st = parlops_solver_destroy((parlops_solver **)hp); break;
   }
   if (st == PARLOPS_OK && hp != NULL && before != NULL) {

@@ -26,7 +26,7 @@ Usage: gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h > 
 import re
 import sys
 
-HANDLES = ("comm", "layout", "vec", "op", "solver")
+HANDLES = ("comm", "layout", "vec", "op", "solver", "hypre_options")
 
 
 def parse_header(text):

@@ -241,7 +241,12 @@ fn amg(t: &mut Tally, comm: &Arc<Comm>) {
     let n = 24i64;
     let l = Layout::new(comm.clone(), Partition::Scatter, n * n, uneven(comm, n * n)).unwrap();
     let a = Arc::new(csr::<f64>(&l, n, false));
-    let pc = parlops::hypre::amg::BoomerAmg::setup(&a, &Default::default());
+    let pc = parlops::hypre::amg::BoomerAmg::setup(
+        &a,
+        &parlops::hypre::options::HypreOptions::boomeramg(),
+        0,
+        &[],
+    );
     t.check(
         pc.is_ok(),
         &format!("BoomerAMG set up (hypre loaded): {:?}", pc.as_ref().err()),

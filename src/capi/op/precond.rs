@@ -44,8 +44,9 @@ pub struct parlops_amg_options {
     /// Coarsening (hypre's CoarsenType): 0 CLJP, 1, 3 Ruge-Stueben, 6 Falgout, 7 CLJP (fixed random
     /// vector), 8 PMIS, 9 PMIS (fixed random vector), 10 HMIS, 11 one-pass RS, 21 CGC, 22 CGC-E.
     pub coarsen_type: i32,
-    /// Interpolation (hypre's InterpType): 0-9, 12, 13, 14, 16, 17, 18 (0 classical, 6 extended+i,
-    /// 14 extended, ...; 10 and 11, nodal-systems only, and 15, GPU only, are refused).
+    /// Interpolation (hypre's InterpType): 0, 2-9, 12, 13, 14, 16, 17, 18 (0 classical, 6
+    /// extended+i, 14 extended, ...; 1, GSMG only, 10 and 11, nodal-systems only, and 15, GPU only,
+    /// are refused).
     pub interp_type: i32,
     /// Smoother on every level (hypre's RelaxType): 0 Jacobi, 1, 2 Gauss-Seidel (slow), 3/4 hybrid
     /// Gauss-Seidel forward/backward, 6 symmetric hybrid GS, 8 l1-symmetric GS, 13/14 l1-GS
@@ -93,7 +94,7 @@ pub unsafe extern "C" fn parlops_amg_options_init(
     })
 }
 
-fn amg_options(o: &parlops_amg_options) -> Result<AmgOptions> {
+pub(crate) fn amg_options(o: &parlops_amg_options) -> Result<AmgOptions> {
     let opt = |v: i32| (v >= 0).then_some(v);
     let dof = match o.dof_ordering {
         PARLOPS_DOF_INTERLEAVED => DofOrdering::Interleaved,
@@ -121,7 +122,7 @@ fn amg_options(o: &parlops_amg_options) -> Result<AmgOptions> {
 }
 
 /// The CSR operator inside `a`, or an error naming what it is.
-fn csr_of<T: Scalar>(a: &AnyOp) -> Result<Op<T>> {
+pub(crate) fn csr_of<T: Scalar>(a: &AnyOp) -> Result<Op<T>> {
     let op = a
         .typed::<T>()
         .ok_or_else(|| crate::err!(DTypeMismatch, "argument 'A' is {}", a.dtype().name()))?;
@@ -228,7 +229,7 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
             // any bits are valid, and it is copied out at once.
             unsafe { *options }
         };
-        let opts = amg_options(&o);
+        let opts = amg_options(&o).and_then(|a| a.to_hypre());
         let pre = opts.clone().and_then(|opts| {
             if a.inner.dtype() != crate::scalar::DType::F64 {
                 crate::bail!(
@@ -242,7 +243,7 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
                 .as_any()
                 .downcast_ref::<CsrOp<f64>>()
                 .ok_or_else(|| crate::err!(Internal, "CSR"))?;
-            BoomerAmg::check(csr, &opts)
+            BoomerAmg::check(csr, &opts, 0)
         });
         let same = [
             o.strong_threshold.to_bits() as i64,
@@ -269,7 +270,7 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
                     .as_any()
                     .downcast_ref::<CsrOp<f64>>()
                     .ok_or_else(|| crate::err!(Internal, "CSR"))?;
-                let amg = BoomerAmg::setup(csr, &opts?)?;
+                let amg = BoomerAmg::setup(csr, &opts?, 0, &[])?;
                 Ok(wrap((std::sync::Arc::new(amg) as Op<f64>).into_any()))
             },
         )
