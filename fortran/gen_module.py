@@ -81,6 +81,8 @@ parlops_hypre_options_set_amg  options:in_array
 parlops_hypre_options_describe needed:out
 parlops_rigid_body_modes       coords:in_array modes:out_array
 parlops_op_create_boomeramg_with vectors:in_array out:handle_out
+parlops_op_create_ams          coords:address interpolations:handle_array_in out:handle_out
+parlops_op_create_ads          coords:address interpolations:handle_array_in out:handle_out
 parlops_solver_eigenvalue_estimates emin:out emax:out
 parlops_op_create_csr          out:handle_out
 parlops_op_create_parcsr       col_map_offd:in_array out:handle_out

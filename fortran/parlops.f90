@@ -48,6 +48,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_EIG_LARGEST = 0
   integer(c_int), parameter :: PARLOPS_EIG_SMALLEST = 1
   integer(c_int), parameter :: PARLOPS_HYPRE_BOOMERAMG = 0
+  integer(c_int), parameter :: PARLOPS_HYPRE_AMS = 1
+  integer(c_int), parameter :: PARLOPS_HYPRE_ADS = 2
   integer(c_int), parameter :: PARLOPS_LOCAL_ILU0 = 0
   integer(c_int), parameter :: PARLOPS_LOCAL_IC0 = 1
   integer(c_int), parameter :: PARLOPS_LOCAL_SSOR = 2
@@ -308,6 +310,40 @@ module parlops
       real(c_double), intent(out) :: out
       integer(c_int) :: parlops_vec_norm_groups
     end function parlops_vec_norm_groups
+    function parlops_op_create_ams(a, g, dim, num_coords, coords, num_interpolations, &
+        interpolations, alpha_poisson, beta_poisson, opts, out) &
+        bind(C, name='parlops_op_create_ams')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: g
+      integer(c_int32_t), value :: dim
+      integer(c_int64_t), value :: num_coords
+      type(c_ptr), value :: coords
+      integer(c_int32_t), value :: num_interpolations
+      type(c_ptr), intent(in) :: interpolations(*)
+      type(c_ptr), value :: alpha_poisson
+      type(c_ptr), value :: beta_poisson
+      type(c_ptr), value :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_ams
+    end function parlops_op_create_ams
+    function parlops_op_create_ads(a, c, g, num_coords, coords, num_interpolations, interpolations, &
+        opts, out) &
+        bind(C, name='parlops_op_create_ads')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: c
+      type(c_ptr), value :: g
+      integer(c_int64_t), value :: num_coords
+      type(c_ptr), value :: coords
+      integer(c_int32_t), value :: num_interpolations
+      type(c_ptr), intent(in) :: interpolations(*)
+      type(c_ptr), value :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_create_ads
+    end function parlops_op_create_ads
     function parlops_hypre_options_create(solver, out) &
         bind(C, name='parlops_hypre_options_create')
       import

@@ -154,6 +154,9 @@ typedef enum {
   PARLOPS_DIVERGED_USER = -10,
 } parlops_reason;
 
+// One option.
+typedef struct Spec Spec;
+
 // A communicator (opaque): a private duplicate of the caller's MPI communicator.
 typedef struct parlops_comm parlops_comm;
 
@@ -343,6 +346,12 @@ typedef int32_t parlops_monitor_action;
 
 // BoomerAMG (parlops_op_create_boomeramg_with).
 #define PARLOPS_HYPRE_BOOMERAMG 0
+
+// AMS (parlops_op_create_ams).
+#define PARLOPS_HYPRE_AMS 1
+
+// ADS (parlops_op_create_ads).
+#define PARLOPS_HYPRE_ADS 2
 
 // ILU(0) of each rank's diag block (PETSc's PCBJACOBI with PCILU).
 #define PARLOPS_LOCAL_ILU0 0
@@ -553,6 +562,10 @@ typedef int32_t parlops_monitor_action;
 // +1 or -1 with probability 1/2 each.
 #define PARLOPS_RANDOM_RADEMACHER 2
 
+
+
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -714,8 +727,57 @@ parlops_status parlops_vec_norm_groups(const parlops_comm *comm,
                                        double p,
                                        double *out);
 
-// An empty set of options (hypre's defaults) for `solver` (PARLOPS_HYPRE_BOOMERAMG). Not
-// collective: set the same options on every rank before the collective create.
+// hypre's AMS (auxiliary-space Maxwell solver) on an H(curl) system, as a preconditioner: each
+// apply is one AMS cycle from a zero initial guess (as hypre's own PCG and MFEM's HypreAMS apply
+// it). `a`: the system (curl-curl plus mass, or curl-curl alone with the option BetaPoissonZero),
+// a square CSR operator of dtype PARLOPS_F64 over the edges; `g`: the discrete gradient, a CSR
+// operator with A's rows and columns over the vertex space (H1 of the same order); `dim`: 2 or 3;
+// `coords`: `num_coords` values, this rank's vertices' coordinates, `dim` per vertex in G's local
+// column order, so num_coords = dim x G's local columns (order 1; 0 and NULL otherwise); `interpolations`: none (order 1, with `coords`), the Nedelec interpolation
+// Pi (A's rows, dim x G's columns, byVDIM), or its `dim` components Pix, Piy (, Piz) (A's rows, G's
+// columns), as MFEM's HypreAMS builds them for higher orders; `alpha_poisson`, `beta_poisson`:
+// optional vertex Poisson matrices (NULL: hypre forms them). `opts`: a set made with
+// PARLOPS_HYPRE_AMS (NULL: MFEM's defaults: cycle 13, l1-symmetric GS, alpha and beta AMG with HMIS,
+// one aggressive level, l1-GS, threshold 0.25, extended+i, P max 4). Every matrix is copied to
+// hypre here. A G whose rows are not A's, coordinates of another length, an interpolation of
+// other sizes, options differing between ranks: fail on every rank naming the argument. No
+// adjoint. [collective]
+parlops_status parlops_op_create_ams(const parlops_op *a,
+                                     const parlops_op *g,
+                                     int32_t dim,
+                                     int64_t num_coords,
+                                     const double *coords,
+                                     int32_t num_interpolations,
+                                     const parlops_op *const *interpolations,
+                                     const parlops_op *alpha_poisson,
+                                     const parlops_op *beta_poisson,
+                                     const parlops_hypre_options *opts,
+                                     parlops_op **out);
+
+// hypre's ADS (auxiliary-space divergence solver) on a 3D H(div) system, as a preconditioner: each
+// apply is one ADS cycle from a zero initial guess. `a`: the system over the faces (square CSR,
+// PARLOPS_F64); `c`: the discrete curl (A's rows, columns over the edges); `g`: the discrete
+// gradient (C's columns as rows, columns over the vertex space); `coords`: `num_coords` values, this
+// rank's vertices' coordinates, 3 per vertex in G's local column order (order 1; 0 and NULL
+// otherwise);
+// `interpolations`: none (order 1), RT_Pi and ND_Pi, or RT_Pix, RT_Piy, RT_Piz, ND_Pix, ND_Piy,
+// ND_Piz (the Raviart-Thomas ones with A's rows, the Nedelec ones with C's columns as rows). `opts`:
+// a set made with PARLOPS_HYPRE_ADS (NULL: MFEM's HypreADS defaults: cycle 11, AMS cycle 14,
+// l1-symmetric GS, AMG with HMIS, one aggressive level, l1-GS, threshold 0.25, extended+i, P max 4).
+// Otherwise as parlops_op_create_ams. [collective]
+parlops_status parlops_op_create_ads(const parlops_op *a,
+                                     const parlops_op *c,
+                                     const parlops_op *g,
+                                     int64_t num_coords,
+                                     const double *coords,
+                                     int32_t num_interpolations,
+                                     const parlops_op *const *interpolations,
+                                     const parlops_hypre_options *opts,
+                                     parlops_op **out);
+
+// An empty set of options for `solver`: PARLOPS_HYPRE_BOOMERAMG (hypre's defaults),
+// PARLOPS_HYPRE_AMS or PARLOPS_HYPRE_ADS (MFEM's HypreAMS and HypreADS defaults). Not collective:
+// set the same options on every rank before the collective create.
 parlops_status parlops_hypre_options_create(parlops_hypre_solver solver,
                                             parlops_hypre_options **out);
 

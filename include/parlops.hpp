@@ -823,6 +823,35 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_create_boomeramg_with(a.get(), options.get(), num_vectors, vectors, &o));
     return Op(o);
   }
+  /// hypre's AMS on an H(curl) system `a` with the discrete gradient `g` (A's rows, vertex columns):
+  /// `coords` this rank's vertices' coordinates (dim each; order 1) or `interpolations` (Pi, or its
+  /// dim components; higher orders); optional vertex Poisson matrices; options made with
+  /// PARLOPS_HYPRE_AMS (nullptr: MFEM's HypreAMS defaults). [collective]
+  [[nodiscard]] static Op ams(const Op &a, const Op &g, int dim, const std::vector<double> &coords,
+                              const std::vector<const Op *> &interpolations = {}, const Op *alpha_poisson = nullptr,
+                              const Op *beta_poisson = nullptr, const HypreOptions *options = nullptr) {
+    std::vector<const parlops_op *> p;
+    for (const Op *i : interpolations) p.push_back(i ? i->get() : nullptr);
+    parlops_op *o = nullptr;
+    check(parlops_op_create_ams(a.get(), g.get(), dim, static_cast<int64_t>(coords.size()),
+                                coords.empty() ? nullptr : coords.data(), static_cast<int>(p.size()), p.data(),
+                                alpha_poisson ? alpha_poisson->get() : nullptr,
+                                beta_poisson ? beta_poisson->get() : nullptr, options ? options->get() : nullptr, &o));
+    return Op(o);
+  }
+  /// hypre's ADS on a 3D H(div) system `a` with the discrete curl `c` and gradient `g`: `coords`
+  /// (order 1) or `interpolations` (RT_Pi and ND_Pi, or their 3 components each); options made with
+  /// PARLOPS_HYPRE_ADS (nullptr: MFEM's HypreADS defaults). [collective]
+  [[nodiscard]] static Op ads(const Op &a, const Op &c, const Op &g, const std::vector<double> &coords,
+                              const std::vector<const Op *> &interpolations = {}, const HypreOptions *options = nullptr) {
+    std::vector<const parlops_op *> p;
+    for (const Op *i : interpolations) p.push_back(i ? i->get() : nullptr);
+    parlops_op *o = nullptr;
+    check(parlops_op_create_ads(a.get(), c.get(), g.get(), static_cast<int64_t>(coords.size()),
+                                coords.empty() ? nullptr : coords.data(), static_cast<int>(p.size()), p.data(),
+                                options ? options->get() : nullptr, &o));
+    return Op(o);
+  }
   /// Chebyshev preconditioner of `degree` on a square operator with a diagonal; lmax <= 0 estimates
   /// the bounds of D^-1 A's spectrum (0.3 and 1.2 times its largest eigenvalue, MFEM's choice). [collective]
   [[nodiscard]] static Op chebyshev(const Op &a, int64_t degree, double lmin = 0.0, double lmax = 0.0) {

@@ -8,6 +8,8 @@
 #  - Debian's hypre (Open MPI): tests/hypre_parcsr.cpp at 2 and 3 ranks, and tests/amg/amg_hypre.cpp
 #    (parlops_op_create_boomeramg and _with, options by hypre's names and MFEM's elasticity options,
 #    against hypre's own PCG + BoomerAMG) at 1-4 ranks;
+#  - tests/amg/maxwell.cpp: AMS and ADS through parlops against hypre's own PCG with AMS and ADS on
+#    MFEM-assembled Maxwell (example 3) and div-div (example 4) systems, at 1-4 ranks;
 #  - tests/amg/shell_diagonal.cpp: an MFEM-assembled Poisson operator as CSR and as a shell with its
 #    diagonal, Jacobi-CG and Chebyshev-CG alike, at 1-4 ranks.
 # Usage: tests/mfem_hypre.sh PREFIX BUILD_DIR
@@ -47,6 +49,13 @@ mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/amg_hypre.cpp -isy
   -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
   -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/amg_hypre"
 for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/amg_hypre"; done
+
+echo "== AMS and ADS through parlops against hypre's own PCG + AMS/ADS on MFEM-assembled systems (1-4 ranks)"
+# shellcheck disable=SC2046
+mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/maxwell.cpp -isystem /usr/include/hypre \
+  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
+  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/maxwell"
+for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/maxwell"; done
 
 echo "== the diagonal of a matrix-free operator: an MFEM-assembled Poisson operator as CSR and as a shell with its diagonal (1-4 ranks)"
 # shellcheck disable=SC2046

@@ -10,6 +10,8 @@
 //  - nested solves: an adapter solver is an mfem::Solver, hence a preconditioner for another;
 //  - parlops::mfem::rigid_body_modes: an elasticity space's rigid-body rotations, for BoomerAMG's
 //    elasticity options (parlops::HypreOptions::elasticity), as MFEM's SetElasticityOptions makes them;
+//  - parlops::mfem::ams and ::ads: hypre's AMS and ADS built from a Nedelec or Raviart-Thomas space as
+//    MFEM's HypreAMS and HypreADS build them (a serial MFEM program);
 //  - with MFEM_USE_MPI, a HypreParMatrix operator becomes a native parlops CSR operator reading hypre's
 //    diag/offd arrays in place (parlops/hypre.hpp); keep the matrix alive while the solver uses it.
 // Replacing mfem::CGSolver: construct parlops::mfem::CGSolver instead (docs/mfem.md); MPI must be
@@ -217,6 +219,110 @@ inline std::vector<double> rigid_body_modes(::mfem::FiniteElementSpace &fes) {
     out.insert(out.end(), t.GetData(), t.GetData() + t.Size());
   }
   return out;
+}
+
+namespace detail {
+/// The components of a byVDIM vector interpolation (columns node * dim + c), one matrix each.
+inline std::vector<std::unique_ptr<::mfem::SparseMatrix>> components(const ::mfem::SparseMatrix &P, int nodes,
+                                                                     int dim) {
+  std::vector<std::unique_ptr<::mfem::SparseMatrix>> out;
+  for (int c = 0; c < dim; c++) {
+    auto m = std::make_unique<::mfem::SparseMatrix>(P.Height(), nodes);
+    for (int i = 0; i < P.Height(); i++)
+      for (int k = P.GetI()[i]; k < P.GetI()[i + 1]; k++)
+        if (P.GetJ()[k] % dim == c) m->Add(i, P.GetJ()[k] / dim, P.GetData()[k]);
+    m->Finalize();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+/// What MFEM's HypreAMS and HypreADS build from a space: the discrete gradient from the order-p H1
+/// space to the Nedelec space, the vertex coordinates (p = 1) or the Nedelec interpolation's
+/// components (p > 1), on one rank (a serial MFEM program).
+struct AuxParts {
+  std::vector<std::unique_ptr<::mfem::SparseMatrix>> mats;  // kept alive while wrapped
+  std::vector<Csr> ops;
+  std::vector<double> coords;
+};
+
+inline void nodal_parts(const Comm &comm, ::mfem::FiniteElementSpace &vert, ::mfem::FiniteElementSpace &target, int p,
+                        int dim, AuxParts &out) {
+  ::mfem::Mesh *mesh = vert.GetMesh();
+  if (p == 1) return;
+  ::mfem::FiniteElementSpace vert_d(mesh, vert.FEColl(), dim, ::mfem::Ordering::byVDIM);
+  ::mfem::DiscreteLinearOperator id(&vert_d, &target);
+  id.AddDomainInterpolator(new ::mfem::IdentityInterpolator);
+  id.Assemble();
+  id.Finalize();
+  for (auto &m : components(id.SpMat(), vert.GetVSize(), dim)) {
+    out.ops.push_back(wrap_sparse(comm, *m));
+    out.mats.push_back(std::move(m));
+  }
+}
+
+inline int order_of(::mfem::FiniteElementSpace &fes) { return fes.GetNE() > 0 ? fes.GetOrder(0) : 1; }
+}  // namespace detail
+
+/// hypre's AMS for `A` (a parlops CSR operator of the system on `edge_fes`, e.g. wrap_sparse of the
+/// assembled matrix), built from the Nedelec space `edge_fes` as MFEM's HypreAMS(A, edge_fespace)
+/// builds it: the discrete gradient from the H1 space of the same order, the vertex coordinates at
+/// order 1, the Nedelec interpolation's components at higher orders; MFEM's options unless
+/// `options` (made with PARLOPS_HYPRE_AMS) says otherwise. A serial MFEM program, one rank: with
+/// parallel MFEM, assemble G (and Pi) with ParDiscreteLinearOperator and pass them, wrapped with
+/// parlops::hypre::wrap_parcsr, to Op::ams. [collective]
+inline Op ams(const Comm &comm, const Op &A, ::mfem::FiniteElementSpace &edge_fes,
+              const HypreOptions *options = nullptr) {
+  ::mfem::Mesh *mesh = edge_fes.GetMesh();
+  const int dim = mesh->SpaceDimension(), p = detail::order_of(edge_fes);
+  ::mfem::H1_FECollection vert_fec(p, dim);
+  ::mfem::FiniteElementSpace vert(mesh, &vert_fec);
+  ::mfem::DiscreteLinearOperator grad(&vert, &edge_fes);
+  grad.AddDomainInterpolator(new ::mfem::GradientInterpolator);
+  grad.Assemble();
+  grad.Finalize();
+  Csr G = wrap_sparse(comm, grad.SpMat());
+  detail::AuxParts parts;
+  if (p == 1)
+    for (int v = 0; v < mesh->GetNV(); v++)
+      for (int c = 0; c < dim; c++) parts.coords.push_back(mesh->GetVertex(v)[c]);
+  detail::nodal_parts(comm, vert, edge_fes, p, dim, parts);
+  std::vector<const Op *> pis;
+  for (auto &c : parts.ops) pis.push_back(&c.op);
+  return Op::ams(A, G.op, dim, parts.coords, pis, nullptr, nullptr, options);
+}
+
+/// hypre's ADS for `A` (the system on the Raviart-Thomas space `face_fes`), built as MFEM's
+/// HypreADS(A, face_fespace) builds it: the discrete curl from the Nedelec space and the discrete
+/// gradient from the H1 space of the same order, the vertex coordinates at order 1, the
+/// Raviart-Thomas and Nedelec interpolations' components at higher orders; MFEM's options unless
+/// `options` (made with PARLOPS_HYPRE_ADS) says otherwise. 3D, a serial MFEM program, one rank.
+/// [collective]
+inline Op ads(const Comm &comm, const Op &A, ::mfem::FiniteElementSpace &face_fes,
+              const HypreOptions *options = nullptr) {
+  ::mfem::Mesh *mesh = face_fes.GetMesh();
+  const int dim = mesh->SpaceDimension(), p = detail::order_of(face_fes);
+  ::mfem::ND_FECollection edge_fec(p, dim);
+  ::mfem::FiniteElementSpace edge(mesh, &edge_fec);
+  ::mfem::H1_FECollection vert_fec(p, dim);
+  ::mfem::FiniteElementSpace vert(mesh, &vert_fec);
+  ::mfem::DiscreteLinearOperator curl(&edge, &face_fes), grad(&vert, &edge);
+  curl.AddDomainInterpolator(new ::mfem::CurlInterpolator);
+  grad.AddDomainInterpolator(new ::mfem::GradientInterpolator);
+  for (auto *op : {&curl, &grad}) {
+    op->Assemble();
+    op->Finalize();
+  }
+  Csr C = wrap_sparse(comm, curl.SpMat()), G = wrap_sparse(comm, grad.SpMat());
+  detail::AuxParts parts;
+  if (p == 1)
+    for (int v = 0; v < mesh->GetNV(); v++)
+      for (int c = 0; c < dim; c++) parts.coords.push_back(mesh->GetVertex(v)[c]);
+  detail::nodal_parts(comm, vert, face_fes, p, dim, parts);
+  detail::nodal_parts(comm, vert, edge, p, dim, parts);
+  std::vector<const Op *> pis;
+  for (auto &c : parts.ops) pis.push_back(&c.op);
+  return Op::ads(A, C.op, G.op, parts.coords, pis, options);
 }
 
 /// A parlops Krylov method as an mfem::Solver.

@@ -19,6 +19,10 @@ use crate::op::{IntoAnyOp, Op};
 pub type parlops_hypre_solver = i32;
 /// BoomerAMG (parlops_op_create_boomeramg_with).
 pub const PARLOPS_HYPRE_BOOMERAMG: parlops_hypre_solver = 0;
+/// AMS (parlops_op_create_ams).
+pub const PARLOPS_HYPRE_AMS: parlops_hypre_solver = 1;
+/// ADS (parlops_op_create_ads).
+pub const PARLOPS_HYPRE_ADS: parlops_hypre_solver = 2;
 
 /// A set of options of one hypre solver, by hypre's names (opaque; local to the process, not
 /// collective).
@@ -62,8 +66,9 @@ unsafe fn name_arg<'a>(p: *const c_char) -> Result<&'a str> {
     })
 }
 
-/// An empty set of options (hypre's defaults) for `solver` (PARLOPS_HYPRE_BOOMERAMG). Not
-/// collective: set the same options on every rank before the collective create.
+/// An empty set of options for `solver`: PARLOPS_HYPRE_BOOMERAMG (hypre's defaults),
+/// PARLOPS_HYPRE_AMS or PARLOPS_HYPRE_ADS (MFEM's HypreAMS and HypreADS defaults). Not collective:
+/// set the same options on every rank before the collective create.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_hypre_options_create(
     solver: parlops_hypre_solver,
@@ -73,9 +78,11 @@ pub unsafe extern "C" fn parlops_hypre_options_create(
         out_ok(out, "out")?;
         let inner = match solver {
             PARLOPS_HYPRE_BOOMERAMG => HypreOptions::boomeramg(),
+            PARLOPS_HYPRE_AMS => HypreOptions::ams(),
+            PARLOPS_HYPRE_ADS => HypreOptions::ads(),
             s => crate::bail!(
                 InvalidArgument,
-                "argument 'solver' is {s}; it must be PARLOPS_HYPRE_BOOMERAMG (0)"
+                "argument 'solver' is {s}; it must be PARLOPS_HYPRE_BOOMERAMG (0), PARLOPS_HYPRE_AMS (1) or PARLOPS_HYPRE_ADS (2)"
             ),
         };
         give(out, parlops_hypre_options { inner });

@@ -6,7 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{HBig, HInt, PARCSR, api};
+use super::ij::{IjMatrix, IjVector, big, clear_errors, hcheck, one_cycle};
+use super::{HInt, api};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::LinearOperator;
@@ -22,19 +23,15 @@ use super::options::{HypreOptions, Setter, Value};
 
 /// hypre's objects of one AMG operator.
 struct Objects {
-    ij_a: *mut std::ffi::c_void,
-    a: *mut std::ffi::c_void,
-    ij_b: *mut std::ffi::c_void,
-    b: *mut std::ffi::c_void,
-    ij_x: *mut std::ffi::c_void,
-    x: *mut std::ffi::c_void,
     solver: *mut std::ffi::c_void,
-    /// The near-null-space vectors: hypre's IJ vectors, and the array of their ParVectors that
-    /// hypre keeps (it reads them at set-up and does not free them; this array must not move).
-    ij_modes: Vec<*mut std::ffi::c_void>,
+    /// The ParVectors of the near-null-space vectors, the array hypre keeps (it reads them at
+    /// set-up and does not free them; this array must not move while the solver lives).
     modes: Vec<*mut std::ffi::c_void>,
-    /// This rank's global row indices (for the vectors' values).
-    idx: Vec<HBig>,
+    /// The vectors `modes` points into: never read, kept alive as long as the solver.
+    _ij_modes: Vec<IjVector>,
+    b: IjVector,
+    x: IjVector,
+    a: IjMatrix,
 }
 
 // SAFETY: used behind the operator's mutex only.
@@ -43,25 +40,50 @@ unsafe impl Send for Objects {}
 impl Drop for Objects {
     fn drop(&mut self) {
         let Ok(h) = api() else { return };
-        // SAFETY: each handle is NULL or an object this `Objects` created with the same hypre and
-        // owns alone (`BoomerAmg` keeps it behind its mutex and is being dropped), destroyed once
-        // here, the solver first (it points to the near-null-space vectors); `a`, `b`, `x` and
-        // `modes` belong to the IJ objects and are not destroyed separately. The
-        // function pointers were resolved from the loaded hypre with these signatures in `load()`.
-        unsafe {
-            if !self.solver.is_null() {
-                (h.AmgDestroy)(self.solver);
-            }
-            for &v in [self.ij_b, self.ij_x].iter().chain(&self.ij_modes) {
-                if !v.is_null() {
-                    (h.IJVectorDestroy)(v);
-                }
-            }
-            if !self.ij_a.is_null() {
-                (h.IJMatrixDestroy)(self.ij_a);
-            }
+        if !self.solver.is_null() {
+            // SAFETY: `solver` is NULL or the solver this `Objects` created and owns alone
+            // (`BoomerAmg` keeps it behind its mutex and is being dropped), destroyed once here,
+            // before the matrix and vectors it points to (the fields, dropped after this).
+            unsafe { (h.AmgDestroy)(self.solver) };
         }
     }
+}
+
+/// What BoomerAMG cannot take (hypre aborts or divides by zero on it) and is refused before it
+/// sees it: a row without a non-zero diagonal entry, a value that is not finite. `what` names the
+/// argument. Local.
+pub(crate) fn amg_ready(a: &CsrOp<f64>, what: &str) -> Result<()> {
+    let n = a.rows().local_len() as usize;
+    let lo = a.rows().local_start();
+    let mut diag = vec![false; n];
+    let mut bad: Option<String> = None;
+    a.diag_block().for_each(|i, j, v| {
+        if !v.is_finite() && bad.is_none() {
+            bad = Some(format!("global row {} holds {v}", lo + i as i64));
+        }
+        if i == j && v != 0.0 {
+            diag[i] = true;
+        }
+    });
+    a.offd_block().for_each(|i, _, v| {
+        if !v.is_finite() && bad.is_none() {
+            bad = Some(format!("global row {} holds {v}", lo + i as i64));
+        }
+    });
+    if let Some(b) = bad {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{what}': {b}; the matrix must be finite"
+        );
+    }
+    if let Some(i) = diag.iter().position(|d| !d) {
+        crate::bail!(
+            InvalidArgument,
+            "argument '{what}': global row {} has no non-zero diagonal entry (hypre's AMG smoothers divide by it)",
+            lo + i as i64
+        );
+    }
+    Ok(())
 }
 
 /// BoomerAMG as an operator (f64, host memory).
@@ -69,50 +91,6 @@ pub struct BoomerAmg {
     rows: Arc<Layout>,
     comm: Arc<Comm>,
     obj: Mutex<Objects>,
-}
-
-/// A hypre return code as a parlops error: hypre's memory flag as `OutOfMemory`, its other flags
-/// (generic, argument, a setup that met a matrix it cannot coarsen) as `InvalidArgument` (what hypre
-/// refuses comes from the matrix or the options it was given).
-fn hcheck(code: HInt, what: &str) -> Result<()> {
-    if code == 0 {
-        return Ok(());
-    }
-    let h = api()?;
-    // SAFETY: `ClearAllErrors` takes no arguments and only resets hypre's error flag; its pointer
-    // was resolved with this signature in `load()`.
-    unsafe { (h.ClearAllErrors)() };
-    let flags = [
-        (1, "generic"),
-        (2, "memory"),
-        (4, "argument"),
-        (256, "convergence"),
-    ]
-    .iter()
-    .filter(|(b, _)| code as i64 & b != 0)
-    .map(|(_, n)| *n)
-    .collect::<Vec<_>>()
-    .join(", ");
-    let msg = format!("hypre's {what} failed with error code {code} ({flags})");
-    if code as i64 & 2 != 0 {
-        crate::bail!(OutOfMemory, "{msg}");
-    }
-    crate::bail!(InvalidArgument, "{msg}")
-}
-
-fn big(v: i64, what: &str) -> Result<HBig> {
-    HBig::try_from(v).map_err(|_| {
-        crate::err!(
-            NotSupported,
-            "{what} {v} does not fit hypre's HYPRE_BigInt ({} bits); use a hypre built with --enable-bigint",
-            8 * std::mem::size_of::<HBig>()
-        )
-    })
-}
-
-fn hint(v: usize, what: &str) -> Result<HInt> {
-    HInt::try_from(v)
-        .map_err(|_| crate::err!(NotSupported, "{what} {v} does not fit hypre's HYPRE_Int"))
 }
 
 impl BoomerAmg {
@@ -179,34 +157,7 @@ impl BoomerAmg {
                 "options.num_functions (NumFunctions) is {nf}; it must be >= 1 and divide this rank's {n} rows (whole nodes on each rank)"
             );
         }
-        // what BoomerAMG cannot take (hypre aborts or divides by zero on it): a row without a
-        // non-zero diagonal entry, a value that is not finite
-        let lo = a.rows().local_start();
-        let mut diag = vec![false; n as usize];
-        let mut bad: Option<String> = None;
-        a.diag_block().for_each(|i, j, v| {
-            if !v.is_finite() && bad.is_none() {
-                bad = Some(format!("global row {} holds {v}", lo + i as i64));
-            }
-            if i == j && v != 0.0 {
-                diag[i] = true;
-            }
-        });
-        a.offd_block().for_each(|i, _, v| {
-            if !v.is_finite() && bad.is_none() {
-                bad = Some(format!("global row {} holds {v}", lo + i as i64));
-            }
-        });
-        if let Some(b) = bad {
-            crate::bail!(InvalidArgument, "BoomerAMG: {b}; the matrix must be finite");
-        }
-        if let Some(i) = diag.iter().position(|d| !d) {
-            crate::bail!(
-                InvalidArgument,
-                "BoomerAMG: global row {} has no non-zero diagonal entry (its smoothers divide by it)",
-                lo + i as i64
-            );
-        }
+        amg_ready(a, "A")?;
         Ok(())
     }
 
@@ -221,209 +172,28 @@ impl BoomerAmg {
         modes: &[f64],
     ) -> Result<BoomerAmg> {
         let h = api()?;
-        // hypre's error flag is global and sticky: a flag left by the caller's own hypre calls (or an
-        // earlier solver's) is not this call's failure
-        // SAFETY: `ClearAllErrors` takes no arguments and only resets hypre's error flag.
-        unsafe { (h.ClearAllErrors)() };
+        clear_errors()?;
         let rows = a.rows().clone();
         let comm = rows.comm().clone();
-        let raw = comm.raw();
         let (lo, n) = (rows.local_start(), rows.local_len() as usize);
-        let (ilo, ihi) = (big(lo, "row")?, big(lo + n as i64 - 1, "row")?);
-        let mut obj = Objects {
-            ij_a: std::ptr::null_mut(),
-            a: std::ptr::null_mut(),
-            ij_b: std::ptr::null_mut(),
-            b: std::ptr::null_mut(),
-            ij_x: std::ptr::null_mut(),
-            x: std::ptr::null_mut(),
-            solver: std::ptr::null_mut(),
-            ij_modes: Vec::new(),
-            modes: Vec::new(),
-            idx: Vec::new(),
-        };
-        // this rank's rows with global columns (local work; failures agreed before hypre's collectives)
-        let local = (|| -> Result<_> {
-            let mut ncols: Vec<HInt> = Vec::new();
-            ncols
-                .try_reserve_exact(n)
-                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {n} rows"))?;
-            ncols.resize(n, 0);
-            let (mut dsz, mut osz) = (vec![0 as HInt; n], vec![0 as HInt; n]);
-            let mut cols: Vec<HBig> = Vec::new();
-            let mut vals: Vec<f64> = Vec::new();
-            let nnz = a.diag_block().nnz() + a.offd_block().nnz();
-            cols.try_reserve_exact(nnz)
-                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
-            vals.try_reserve_exact(nnz)
-                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
-            // this rank's rows, flat: the diag block's entries then the offd block's, per row
-            let mut start = vec![0usize; n + 1];
-            a.diag_block().for_each(|i, _, _| start[i + 1] += 1);
-            a.offd_block().for_each(|i, _, _| start[i + 1] += 1);
-            for i in 0..n {
-                start[i + 1] += start[i];
-            }
-            let mut fill = start.clone();
-            let mut ent: Vec<(i64, f64)> = Vec::new();
-            ent.try_reserve_exact(nnz)
-                .map_err(|_| crate::err!(OutOfMemory, "BoomerAMG: {nnz} entries"))?;
-            ent.resize(nnz, (0, 0.0));
-            a.diag_block().for_each(|i, j, v| {
-                ent[fill[i]] = (lo + j as i64, v);
-                fill[i] += 1;
-            });
-            let cmap = a.col_map_offd();
-            a.offd_block().for_each(|i, j, v| {
-                ent[fill[i]] = (cmap[j], v);
-                fill[i] += 1;
-            });
-            for i in 0..n {
-                // the diagonal entry first, then the columns in increasing order: how hypre keeps
-                // its diag block, whatever order parlops holds them in
-                let g = lo + i as i64;
-                let r = &mut ent[start[i]..start[i + 1]];
-                r.sort_unstable_by_key(|&(c, _)| (c != g, c));
-                ncols[i] = hint(r.len(), "a row's entry count")?;
-                for &(c, v) in r.iter() {
-                    if c >= lo && c < lo + n as i64 {
-                        dsz[i] += 1;
-                    } else {
-                        osz[i] += 1;
-                    }
-                    cols.push(big(c, "column")?);
-                    vals.push(v);
-                }
-            }
-            let idx: Vec<HBig> = (0..n)
-                .map(|i| big(lo + i as i64, "row"))
-                .collect::<Result<_>>()?;
-            Ok((ncols, dsz, osz, cols, vals, idx))
-        })();
-        let (mut ncols, dsz, osz, cols, vals, idx) = comm.agree(local)?;
-        obj.idx = idx;
-        let nh = hint(n, "the local row count")?;
-        let rowsv = obj.idx.clone();
-        // the matrix and two vectors (Assemble is collective: every rank gets here)
-        // SAFETY: the function pointers were resolved with these signatures (HInt/HBig from the
-        // headers parlops was built with) in `load()`; `raw` is the live communicator of `comm`,
-        // which the operator keeps; `obj.ij_a` is written by `IJMatrixCreate` before the next calls
-        // use it; `dsz`/`osz` hold `n` counts, and `ncols`, `rowsv` (`n` entries) and `cols`/`vals`
-        // (the sum of `ncols`) are live `Vec`s that hypre copies from during the call.
-        let made = unsafe {
-            hcheck(
-                (h.IJMatrixCreate)(raw, ilo, ihi, ilo, ihi, &mut obj.ij_a),
-                "IJMatrixCreate",
-            )
-            .and_then(|_| {
-                hcheck(
-                    (h.IJMatrixSetObjectType)(obj.ij_a, PARCSR),
-                    "IJMatrixSetObjectType",
-                )
-            })
-            .and_then(|_| {
-                hcheck(
-                    (h.IJMatrixSetDiagOffdSizes)(obj.ij_a, dsz.as_ptr(), osz.as_ptr()),
-                    "IJMatrixSetDiagOffdSizes",
-                )
-            })
-            .and_then(|_| hcheck((h.IJMatrixInitialize)(obj.ij_a), "IJMatrixInitialize"))
-            .and_then(|_| {
-                hcheck(
-                    (h.IJMatrixSetValues)(
-                        obj.ij_a,
-                        nh,
-                        ncols.as_mut_ptr(),
-                        rowsv.as_ptr(),
-                        cols.as_ptr(),
-                        vals.as_ptr(),
-                    ),
-                    "IJMatrixSetValues",
-                )
-            })
-        };
-        comm.agree(made)?;
-        drop((cols, vals));
-        // SAFETY: as above: `obj.ij_a` is the matrix created above (initialised and filled), and
-        // `obj.a` a field `IJMatrixGetObject` writes.
-        let assembled = unsafe {
-            hcheck((h.IJMatrixAssemble)(obj.ij_a), "IJMatrixAssemble").and_then(|_| {
-                hcheck(
-                    (h.IJMatrixGetObject)(obj.ij_a, &mut obj.a),
-                    "IJMatrixGetObject",
-                )
-            })
-        };
-        comm.agree(assembled)?;
-        for (ij, par) in [
-            (&mut obj.ij_b as *mut _, &mut obj.b as *mut _),
-            (&mut obj.ij_x as *mut _, &mut obj.x as *mut _),
-        ] {
-            // SAFETY: as above: `ij` and `par` point to fields of the live local `obj` (nothing
-            // else touches it in this loop); `IJVectorCreate` writes `*ij` before the next calls
-            // read it.
-            let v = unsafe {
-                hcheck((h.IJVectorCreate)(raw, ilo, ihi, ij), "IJVectorCreate")
-                    .and_then(|_| {
-                        hcheck(
-                            (h.IJVectorSetObjectType)(*ij, PARCSR),
-                            "IJVectorSetObjectType",
-                        )
-                    })
-                    .and_then(|_| hcheck((h.IJVectorInitialize)(*ij), "IJVectorInitialize"))
-            };
-            comm.agree(v)?;
-            // SAFETY: as above: `*ij` is the vector created and initialised just before, `par` the
-            // field `IJVectorGetObject` writes.
-            let v = unsafe {
-                hcheck((h.IJVectorAssemble)(*ij), "IJVectorAssemble")
-                    .and_then(|_| hcheck((h.IJVectorGetObject)(*ij, par), "IJVectorGetObject"))
-            };
-            comm.agree(v)?;
-        }
+        let am = IjMatrix::from_csr(a, "BoomerAMG")?;
+        let b = IjVector::new(&comm, lo, n, None)?;
+        let x = IjVector::new(&comm, lo, n, None)?;
         // the near-null-space vectors (collective: every rank has the same number, agreed by the
         // caller), kept until the solver goes
+        let mut ij_modes = Vec::new();
         for k in 0..nmodes {
-            let mut ij = std::ptr::null_mut();
-            // SAFETY: as above for the pointers; `ij` is a live local written by `IJVectorCreate`
-            // before the next calls use it; `obj.idx` holds `n` global rows and `modes[k*n..]`
-            // `n` values (the caller passes `nmodes * n`).
-            let v = unsafe {
-                hcheck((h.IJVectorCreate)(raw, ilo, ihi, &mut ij), "IJVectorCreate")
-                    .and_then(|_| {
-                        hcheck(
-                            (h.IJVectorSetObjectType)(ij, PARCSR),
-                            "IJVectorSetObjectType",
-                        )
-                    })
-                    .and_then(|_| hcheck((h.IJVectorInitialize)(ij), "IJVectorInitialize"))
-                    .and_then(|_| {
-                        let vals = modes.get(k * n..(k + 1) * n).ok_or_else(|| {
-                            crate::err!(
-                                Internal,
-                                "near-null-space vector {k}: {} values",
-                                modes.len()
-                            )
-                        })?;
-                        hcheck(
-                            (h.IJVectorSetValues)(ij, nh, obj.idx.as_ptr(), vals.as_ptr()),
-                            "IJVectorSetValues",
-                        )
-                    })
-            };
-            if !ij.is_null() {
-                obj.ij_modes.push(ij);
-            }
-            comm.agree(v)?;
-            let mut par = std::ptr::null_mut();
-            // SAFETY: as above: `ij` is the vector created, initialised and filled just before.
-            let v = unsafe {
-                hcheck((h.IJVectorAssemble)(ij), "IJVectorAssemble")
-                    .and_then(|_| hcheck((h.IJVectorGetObject)(ij, &mut par), "IJVectorGetObject"))
-            };
-            comm.agree(v)?;
-            obj.modes.push(par);
+            let vals = modes.get(k * n..(k + 1) * n).unwrap_or(&[]);
+            ij_modes.push(IjVector::new(&comm, lo, n, Some(vals))?);
         }
+        let mut obj = Objects {
+            solver: std::ptr::null_mut(),
+            modes: ij_modes.iter().map(IjVector::par).collect(),
+            _ij_modes: ij_modes,
+            b,
+            x,
+            a: am,
+        };
         // the solver and its options (local calls), then the set-up (collective)
         // SAFETY: as above for the pointers; `obj.solver` is written by `AmgCreate` (a NULL one,
         // after a failed create, is refused by hypre's setters with an error code). Each setter
@@ -544,7 +314,7 @@ impl BoomerAmg {
         comm.agree(opts)?;
         // SAFETY: as above: the solver, matrix and vectors are the ones created and assembled above
         // on every rank (each step agreed), as `BoomerAMGSetup` needs.
-        let code = unsafe { (h.AmgSetup)(obj.solver, obj.a, obj.b, obj.x) };
+        let code = unsafe { (h.AmgSetup)(obj.solver, obj.a.par(), obj.b.par(), obj.x.par()) };
         // In nodal mode (elasticity), hypre's set-up raises its argument flag on coarse matrices
         // that are singular, which its cycle handles (MFEM ignores hypre's errors there for that
         // reason, in HypreBoomerAMG::SetElasticityOptions): parlops ignores that flag in that mode
@@ -576,45 +346,18 @@ impl LinearOperator<f64> for BoomerAmg {
     }
     fn forward(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
         let h = api()?;
-        // hypre's error flag is global and sticky: a flag left by the caller's own hypre calls (or an
-        // earlier solver's) is not this call's failure
-        // SAFETY: `ClearAllErrors` takes no arguments and only resets hypre's error flag.
-        unsafe { (h.ClearAllErrors)() };
         let o = self.obj.lock().unwrap_or_else(|p| p.into_inner());
-        let n = o.idx.len() as HInt;
-        // local copies in; the solve is collective: a failure of a local call is agreed first
-        // SAFETY: the objects are this operator's, used under its mutex (`o`); `o.idx` holds `n`
-        // global row indices, and `x.local()` holds `n` values because `x` has the operator's
-        // layout, which this trait's callers check (`apply_checked`, the solvers), not this method.
-        let local = unsafe {
-            hcheck(
-                (h.IJVectorSetValues)(o.ij_b, n, o.idx.as_ptr(), x.local().as_ptr()),
-                "IJVectorSetValues",
-            )
-            .and_then(|_| {
-                hcheck(
-                    (h.ParVectorSetConstantValues)(o.x, 0.0),
-                    "ParVectorSetConstantValues",
-                )
-            })
-        };
-        self.comm.agree(local)?;
-        // SAFETY: as above: the solver, matrix and vectors are this operator's, set up in `setup`,
-        // under its mutex.
-        let solved = unsafe { hcheck((h.AmgSolve)(o.solver, o.a, o.b, o.x), "BoomerAMGSolve") };
-        // hypre flags a V-cycle that did not reach tolerance 0 (it never does) as a convergence error
-        let solved = match solved {
-            Err(e) if e.msg.contains("code 256 ") => Ok(()),
-            r => r,
-        };
-        // SAFETY: as above: `o.idx` holds `n` indices and `y.local_mut()` room for `n` values
-        // because `y` has the operator's layout (checked by the callers, not here).
-        solved.and_then(|_| unsafe {
-            hcheck(
-                (h.IJVectorGetValues)(o.ij_x, n, o.idx.as_ptr(), y.local_mut().as_mut_ptr()),
-                "IJVectorGetValues",
-            )
-        })
+        // SAFETY: the solver, matrix and vectors are this operator's, set up in `setup`, under its
+        // mutex; `AmgSolve` was resolved with this signature in `load()`.
+        one_cycle(
+            &self.comm,
+            &o.b,
+            &o.x,
+            x.local(),
+            y.local_mut(),
+            "BoomerAMGSolve",
+            || unsafe { (h.AmgSolve)(o.solver, o.a.par(), o.b.par(), o.x.par()) },
+        )
     }
     fn backward(&self, _y: &DistVector<f64>, _x: &mut DistVector<f64>) -> Result<()> {
         crate::bail!(

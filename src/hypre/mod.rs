@@ -9,7 +9,10 @@
 
 pub mod amg;
 pub mod amg_options;
+pub mod auxspace;
+mod ij;
 pub mod options;
+pub mod tables;
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;

@@ -11,6 +11,8 @@
 
 use crate::error::Result;
 
+pub use super::tables::*;
+
 /// An option's type and accepted values.
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -43,6 +45,8 @@ pub struct Spec {
     pub kind: Kind,
     pub setter: Setter,
     pub doc: &'static str,
+    /// The value parlops sets when the caller does not (None: hypre's own default, not set).
+    pub default: Option<Value>,
 }
 
 /// A value set.
@@ -51,299 +55,6 @@ pub enum Value {
     Int(i64),
     Real(f64),
 }
-
-/// Coarsening (CoarsenType) codes of a CPU build of hypre 2.26.
-pub const COARSEN_TYPES: &[i64] = &[0, 1, 3, 6, 7, 8, 9, 10, 11, 21, 22];
-/// Interpolations (1 needs GSMG's smooth vectors, which parlops does not set up: hypre crashes
-/// without them; 10 and 11 need hypre's nodal systems mode and 15 a GPU build: left out).
-pub const INTERP_TYPES: &[i64] = &[0, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 16, 17, 18];
-/// Smoothers for every level (9, Gaussian elimination, is for the coarsest level only; 5 needs
-/// OpenMP; 7 is not documented for this call: left out).
-pub const RELAX_TYPES: &[i64] = &[0, 1, 2, 3, 4, 6, 8, 13, 14, 15, 16, 17, 18];
-/// Smoothers for one part of a cycle (CycleRelaxType k = 1, 2): those of every level but 15 (CG),
-/// 16 (Chebyshev) and 17 (FCF-Jacobi), whose set-up hypre runs only when RelaxType selects them
-/// (it crashes on them otherwise).
-pub const CYCLE_RELAX_TYPES: &[i64] = &[0, 1, 2, 3, 4, 6, 8, 13, 14, 18];
-/// Smoothers on the coarsest level: those of one part of a cycle and the direct ones (9 Gaussian
-/// elimination, 29 with pivoting through LAPACK-style elimination, 99 GE with pivoting).
-pub const COARSE_RELAX_TYPES: &[i64] = &[0, 1, 2, 3, 4, 6, 8, 9, 13, 14, 18, 29, 99];
-/// Complex smoothers (SmoothType): 4 FSAI, 5 ILU, 6 Schwarz, 7 Pilut, 8 ParaSails, 9 Euclid.
-pub const SMOOTH_TYPES: &[i64] = &[4, 5, 6, 7, 8, 9];
-/// Nodal strength norms (Nodal): 0 none (unknown-based), 1 Frobenius, 2 sum of absolute values,
-/// 3 largest, 4 row sum, 6 sum.
-pub const NODAL: &[i64] = &[0, 1, 2, 3, 4, 6];
-/// The largest sweep count per level, level count, and functions per node accepted.
-pub const MAX_SWEEPS: i64 = 100;
-pub const MAX_LEVELS: i64 = 100;
-pub const MAX_FUNCTIONS: i64 = 256;
-/// hypre's print levels (0 silent .. 3 set-up and solve).
-pub const MAX_PRINT_LEVEL: i64 = 3;
-
-const fn int(lo: i64, hi: i64) -> Kind {
-    Kind::Int { lo, hi, list: None }
-}
-const fn one_of(list: &'static [i64]) -> Kind {
-    Kind::Int {
-        lo: i64::MIN,
-        hi: i64::MAX,
-        list: Some(list),
-    }
-}
-const fn real(lo: f64, hi: f64) -> Kind {
-    Kind::Real {
-        lo,
-        hi,
-        open_lo: false,
-    }
-}
-const fn real_pos(hi: f64) -> Kind {
-    Kind::Real {
-        lo: 0.0,
-        hi,
-        open_lo: true,
-    }
-}
-const fn spec(name: &'static str, kind: Kind, doc: &'static str) -> Spec {
-    Spec {
-        name,
-        kind,
-        setter: Setter::Plain,
-        doc,
-    }
-}
-
-/// BoomerAMG's options, by hypre's names. The defaults are hypre's (parlops sets only what the
-/// caller set, and always PrintLevel 0 unless set, tolerance 0 and one V-cycle per apply).
-pub const BOOMERAMG: &[Spec] = &[
-    spec(
-        "StrongThreshold",
-        real(0.0, 1.0),
-        "strength threshold (0.25; 0.5 or more in 3D)",
-    ),
-    spec(
-        "CoarsenType",
-        one_of(COARSEN_TYPES),
-        "coarsening: 0 CLJP, 3 RS, 6 Falgout, 8 PMIS, 10 HMIS, ...",
-    ),
-    spec(
-        "InterpType",
-        one_of(INTERP_TYPES),
-        "interpolation: 0 classical, 6 extended+i, 14 extended, ...",
-    ),
-    spec(
-        "RelaxType",
-        one_of(RELAX_TYPES),
-        "smoother on every level: 3 hybrid GS, 6 symmetric, 8 l1-GS, 18 l1-Jacobi, ...",
-    ),
-    spec(
-        "NumSweeps",
-        int(1, MAX_SWEEPS),
-        "smoothing sweeps on each level",
-    ),
-    spec("MaxLevels", int(1, MAX_LEVELS), "most levels (25)"),
-    spec(
-        "AggNumLevels",
-        int(0, MAX_LEVELS),
-        "levels of aggressive coarsening (0)",
-    ),
-    spec(
-        "NumFunctions",
-        int(1, MAX_FUNCTIONS),
-        "unknowns per node of a system; must divide every rank's rows",
-    ),
-    spec(
-        "PrintLevel",
-        int(0, MAX_PRINT_LEVEL),
-        "hypre's printing (parlops: 0)",
-    ),
-    spec(
-        "PMaxElmts",
-        int(0, 1000),
-        "most entries per row of interpolation (0: no limit; hypre 4)",
-    ),
-    spec(
-        "TruncFactor",
-        Kind::Real {
-            lo: 0.0,
-            hi: 1.0,
-            open_lo: false,
-        },
-        "interpolation truncation factor in [0, 1] (0: none)",
-    ),
-    spec("CycleType", int(1, 2), "1 V-cycle, 2 W-cycle"),
-    spec(
-        "RelaxOrder",
-        int(0, 1),
-        "0 lexicographic, 1 C/F (C points first)",
-    ),
-    Spec {
-        name: "CycleRelaxTypeDown",
-        kind: one_of(CYCLE_RELAX_TYPES),
-        setter: Setter::Cycle("CycleRelaxType", 1),
-        doc: "smoother going down (hypre's CycleRelaxType, k = 1)",
-    },
-    Spec {
-        name: "CycleRelaxTypeUp",
-        kind: one_of(CYCLE_RELAX_TYPES),
-        setter: Setter::Cycle("CycleRelaxType", 2),
-        doc: "smoother going up (CycleRelaxType, k = 2)",
-    },
-    Spec {
-        name: "CycleRelaxTypeCoarse",
-        kind: one_of(COARSE_RELAX_TYPES),
-        setter: Setter::Cycle("CycleRelaxType", 3),
-        doc: "coarsest-level solver (CycleRelaxType, k = 3): 9 Gaussian elimination, 99 with pivoting, or a smoother",
-    },
-    Spec {
-        name: "CycleNumSweepsDown",
-        kind: int(1, MAX_SWEEPS),
-        setter: Setter::Cycle("CycleNumSweeps", 1),
-        doc: "sweeps going down (CycleNumSweeps, k = 1)",
-    },
-    Spec {
-        name: "CycleNumSweepsUp",
-        kind: int(1, MAX_SWEEPS),
-        setter: Setter::Cycle("CycleNumSweeps", 2),
-        doc: "sweeps going up (CycleNumSweeps, k = 2)",
-    },
-    Spec {
-        name: "CycleNumSweepsCoarse",
-        kind: int(1, MAX_SWEEPS),
-        setter: Setter::Cycle("CycleNumSweeps", 3),
-        doc: "sweeps on the coarsest level (CycleNumSweeps, k = 3)",
-    },
-    spec(
-        "RelaxWt",
-        real_pos(2.0),
-        "relaxation weight of weighted Jacobi and SOR, in (0, 2] (1)",
-    ),
-    spec(
-        "OuterWt",
-        real_pos(2.0),
-        "outer weight of hybrid SOR, in (0, 2] (1)",
-    ),
-    spec(
-        "MaxCoarseSize",
-        int(1, 1 << 30),
-        "largest coarsest level (9)",
-    ),
-    spec(
-        "MinCoarseSize",
-        int(0, 1 << 30),
-        "smallest coarsest level (1)",
-    ),
-    spec(
-        "MaxRowSum",
-        real_pos(1.0),
-        "row-sum threshold of the strength of dependence, in (0, 1] (0.9)",
-    ),
-    spec(
-        "MeasureType",
-        int(0, 1),
-        "0 local, 1 global measures (for RS and Falgout coarsening)",
-    ),
-    spec(
-        "NumPaths",
-        int(1, 100),
-        "paths of aggressive coarsening (1)",
-    ),
-    spec(
-        "AggInterpType",
-        int(1, 8),
-        "interpolation on aggressive levels: 1 2-stage extended+i, 2 2-stage std, 4 multipass, ...",
-    ),
-    spec(
-        "AggPMaxElmts",
-        int(0, 1000),
-        "most entries per row of interpolation on aggressive levels (0)",
-    ),
-    spec(
-        "AggP12MaxElmts",
-        int(0, 1000),
-        "most entries per row of the two stages' interpolations (0)",
-    ),
-    spec(
-        "AggTruncFactor",
-        real(0.0, 1.0),
-        "truncation factor on aggressive levels (0)",
-    ),
-    spec(
-        "AggP12TruncFactor",
-        real(0.0, 1.0),
-        "truncation factor of the two stages (0)",
-    ),
-    spec(
-        "SmoothType",
-        one_of(SMOOTH_TYPES),
-        "complex smoother on the first levels: 4 FSAI, 5 ILU, 6 Schwarz, 7 Pilut, 8 ParaSails, 9 Euclid",
-    ),
-    spec(
-        "SmoothNumLevels",
-        int(0, MAX_LEVELS),
-        "levels that use SmoothType (0)",
-    ),
-    spec(
-        "SmoothNumSweeps",
-        int(1, MAX_SWEEPS),
-        "sweeps of SmoothType (1)",
-    ),
-    spec(
-        "ChebyOrder",
-        int(1, 4),
-        "order of the Chebyshev smoother (RelaxType 16), 1..=4 (2)",
-    ),
-    spec(
-        "ChebyFraction",
-        real_pos(1.0),
-        "fraction of the spectrum the Chebyshev smoother damps (0.3)",
-    ),
-    spec(
-        "KeepTranspose",
-        int(0, 1),
-        "keep the transposes of interpolation (faster cycles, more memory)",
-    ),
-    spec(
-        "Nodal",
-        one_of(NODAL),
-        "nodal coarsening of a system: 0 off, 1 Frobenius, 2 sum abs, 3 largest, 4 row sum, 6 sum",
-    ),
-    spec(
-        "NodalDiag",
-        int(0, 2),
-        "diagonal of the nodal strength matrix: 0, 1 (negative sum) or 2 (negative diagonal)",
-    ),
-    spec(
-        "InterpVecVariant",
-        int(0, 3),
-        "interpolation fitted to the near-null-space vectors: 1 GM-1, 2 GM-2, 3 LN (0: not fitted)",
-    ),
-    spec(
-        "InterpVecQMax",
-        int(0, 1000),
-        "most entries per row of each Q (0: no limit)",
-    ),
-    spec(
-        "InterpVecAbsQTrunc",
-        real(0.0, 1.0),
-        "absolute truncation of Q (0)",
-    ),
-    spec(
-        "SmoothInterpVectors",
-        int(0, 1),
-        "smooth the near-null-space vectors on each level",
-    ),
-    spec(
-        "InterpRefine",
-        int(0, 10),
-        "steps of iterative weight refinement of interpolation",
-    ),
-    Spec {
-        name: "DofOrdering",
-        kind: int(0, 1),
-        setter: Setter::Parlops,
-        doc: "parlops': order of a system's unknowns on each rank: 0 node by node (interleaved), 1 function by function (blocked)",
-    },
-];
 
 /// A name as matched: lower case, without '_' and '-'.
 fn key(name: &str) -> String {
@@ -379,6 +90,46 @@ impl HypreOptions {
             table: BOOMERAMG,
             solver: "BoomerAMG",
             vals: vec![None; BOOMERAMG.len()],
+        }
+    }
+
+    /// No option set (MFEM's defaults) for AMS.
+    pub fn ams() -> Self {
+        HypreOptions {
+            table: &AMS,
+            solver: "AMS",
+            vals: vec![None; AMS.len()],
+        }
+    }
+
+    /// No option set (MFEM's defaults) for ADS.
+    pub fn ads() -> Self {
+        HypreOptions {
+            table: &ADS,
+            solver: "ADS",
+            vals: vec![None; ADS.len()],
+        }
+    }
+
+    /// The value of `name` (a name of the table): the one set, or the table's default.
+    pub fn value(&self, name: &str) -> Option<Value> {
+        let i = self.table.iter().position(|s| s.name == name)?;
+        self.vals[i].or(self.table[i].default)
+    }
+
+    /// An integer option's value (set or default), or `fallback`.
+    pub fn int_value(&self, name: &str, fallback: i64) -> i64 {
+        match self.value(name) {
+            Some(Value::Int(v)) => v,
+            _ => fallback,
+        }
+    }
+
+    /// A real option's value (set or default), or `fallback`.
+    pub fn real_value(&self, name: &str, fallback: f64) -> f64 {
+        match self.value(name) {
+            Some(Value::Real(v)) => v,
+            _ => fallback,
         }
     }
 
@@ -565,7 +316,12 @@ impl HypreOptions {
                     format!("real, {}{lo}, {hi}]", if open_lo { "(" } else { "[" })
                 }
             };
-            s.push_str(&format!("{} ({ty}): {}\n", o.name, o.doc));
+            let default = match o.default {
+                Some(Value::Int(v)) => format!(", default {v}"),
+                Some(Value::Real(v)) => format!(", default {v}"),
+                None => String::new(),
+            };
+            s.push_str(&format!("{} ({ty}{default}): {}\n", o.name, o.doc));
         }
         s
     }
@@ -665,12 +421,29 @@ mod tests {
 
     #[test]
     fn every_name_is_unique_and_every_kind_consistent() {
-        for (i, a) in BOOMERAMG.iter().enumerate() {
-            for b in &BOOMERAMG[i + 1..] {
+        for table in [BOOMERAMG, &AMS[..], &ADS[..]] {
+            check_table(table);
+        }
+    }
+
+    fn check_table(table: &'static [Spec]) {
+        for (i, a) in table.iter().enumerate() {
+            for b in &table[i + 1..] {
                 assert_ne!(key(a.name), key(b.name));
             }
             if let Kind::Int { lo, hi, list: None } = a.kind {
                 assert!(lo <= hi);
+            }
+            // a default is a value the option accepts
+            let mut o = HypreOptions {
+                table,
+                solver: "test",
+                vals: vec![None; table.len()],
+            };
+            match a.default {
+                Some(Value::Int(v)) => o.set_int(a.name, v).unwrap(),
+                Some(Value::Real(v)) => o.set_real(a.name, v).unwrap(),
+                None => {}
             }
         }
     }

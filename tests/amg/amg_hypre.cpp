@@ -344,36 +344,8 @@ int main(int argc, char **argv) {
       std::vector<double> bb(rhs.GetData(), rhs.GetData() + rhs.Size());
       Rows pois = poisson(3, 6);
       std::vector<double> bp(pois.hi - pois.lo, 1.0);
-      std::string table = parlops::HypreOptions().describe();
       int tried = 0, ok = 0, refused = 0;
-      size_t at = 0;
-      while (true) {
-        size_t nl = table.find('\n', at);
-        if (nl == std::string::npos) break;
-        std::string line = table.substr(at, nl - at);
-        at = nl + 1;
-        size_t paren = line.find(" (");
-        if (line.rfind("set:", 0) == 0 || paren == std::string::npos) continue;
-        std::string name = line.substr(0, paren), spec = line.substr(paren + 2);
-        std::vector<double> vals;
-        bool real = spec.rfind("real", 0) == 0;
-        if (spec.find("one of [") != std::string::npos) {
-          std::string list = spec.substr(spec.find('[') + 1, spec.find(']') - spec.find('[') - 1);
-          for (size_t p = 0; p < list.size();) {
-            size_t c = list.find(',', p);
-            vals.push_back(std::atof(list.substr(p, c == std::string::npos ? std::string::npos : c - p).c_str()));
-            if (c == std::string::npos) break;
-            p = c + 1;
-          }
-        } else if (real) {
-          size_t a = spec.find_first_of("[(");
-          bool open = spec[a] == '(';
-          double lo = std::atof(spec.c_str() + a + 1), hi = std::atof(spec.c_str() + spec.find(", ", a) + 2);
-          vals = {open ? lo + 1e-3 : lo, hi};
-        } else {
-          size_t a = spec.find(", ") + 2, d = spec.find("..=");
-          vals = {std::atof(spec.substr(a, d - a).c_str()), std::atof(spec.c_str() + d + 3)};
-        }
+      for (auto &[name, real, vals] : option_extremes(parlops::HypreOptions().describe())) {
         for (double v : vals) {
           if (name == "PrintLevel" && v > 0) continue;  // valid, and prints hypre's statistics
           for (int base = 0; base < 2; base++) {

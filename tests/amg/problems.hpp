@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -181,6 +182,45 @@ struct Rows {
   mfem::PWConstCoefficient lambda(lv), mu(mv);
   // fixed at z = 0 (attribute 1), pulled along -x at z = 8 (attribute 6)
   return elasticity_on(mesh, lambda, mu, rhs, coords, rbms, 1, 6, 0, adapter_rbms);
+}
+
+// Every option of a hypre options table and the values to try (each end of its range, each listed
+// value), read from parlops_hypre_options_describe's text, so that a new option enters by itself:
+// (name, is real, values).
+[[maybe_unused]] static std::vector<std::tuple<std::string, bool, std::vector<double>>> option_extremes(
+    const std::string &table) {
+  std::vector<std::tuple<std::string, bool, std::vector<double>>> out;
+  size_t at = 0;
+  while (true) {
+    size_t nl = table.find('\n', at);
+    if (nl == std::string::npos) break;
+    std::string line = table.substr(at, nl - at);
+    at = nl + 1;
+    size_t paren = line.find(" (");
+    if (line.rfind("set:", 0) == 0 || paren == std::string::npos) continue;
+    std::string name = line.substr(0, paren), spec = line.substr(paren + 2);
+    std::vector<double> vals;
+    bool real = spec.rfind("real", 0) == 0;
+    if (spec.find("one of [") != std::string::npos) {
+      std::string list = spec.substr(spec.find('[') + 1, spec.find(']') - spec.find('[') - 1);
+      for (size_t p = 0; p < list.size();) {
+        size_t c = list.find(',', p);
+        vals.push_back(std::atof(list.substr(p, c == std::string::npos ? std::string::npos : c - p).c_str()));
+        if (c == std::string::npos) break;
+        p = c + 1;
+      }
+    } else if (real) {
+      size_t a = spec.find_first_of("[(");
+      bool open = spec[a] == '(';
+      double lo = std::atof(spec.c_str() + a + 1), hi = std::atof(spec.c_str() + spec.find(", ", a) + 2);
+      vals = {open ? lo + 1e-3 : lo, hi};
+    } else {
+      size_t a = spec.find(", ") + 2, d = spec.find("..=");
+      vals = {std::atof(spec.substr(a, d - a).c_str()), std::atof(spec.c_str() + d + 3)};
+    }
+    out.emplace_back(name, real, vals);
+  }
+  return out;
 }
 
 struct Outcome {

@@ -467,6 +467,32 @@ RECIPE(parlops_op_create_boomeramg_with, "num_vectors:count expect:any") {
   a->vectors = W.amg_vec;
   a->out = &o_op;
 }
+/* AMS and ADS on the world's tridiagonal matrix as every matrix (shapes that fit; the numbers are
+ * not a Maxwell problem): coordinates of this rank's "vertices" */
+RECIPE(parlops_op_create_ams, "num_coords:count num_interpolations:count expect:any") {
+  a->a = W.A;
+  a->g = W.A;
+  a->dim = 3;
+  a->num_coords = 3 * W.len;
+  a->coords = W.amg_vec;
+  a->num_interpolations = 0;
+  a->interpolations = NULL;
+  a->alpha_poisson = NULL;
+  a->beta_poisson = NULL;
+  a->opts = NULL;
+  a->out = &o_op;
+}
+RECIPE(parlops_op_create_ads, "num_coords:count num_interpolations:count expect:any") {
+  a->a = W.A;
+  a->c = W.A;
+  a->g = W.A;
+  a->num_coords = 3 * W.len;
+  a->coords = W.amg_vec;
+  a->num_interpolations = 0;
+  a->interpolations = NULL;
+  a->opts = NULL;
+  a->out = &o_op;
+}
 RECIPE(parlops_op_create_chebyshev, "") {
   a->a = W.Bk;
   a->degree = 3;

@@ -1075,6 +1075,34 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
       break;
     }
+    CASE(parlops_op_create_ams) {
+      const parlops_op *pis[3] = {NULL, NULL, NULL};
+      int npi = chance(70) ? 0 : chance(80) ? (int)below(4) : int_v();
+      for (int i = 0; i < npi && i < 3; i++) pis[i] = PO();
+      parlops_op *a = PO(), *g = chance(50) ? a : PO();
+      int64_t gr = 0, gc = 0;
+      if (parlops_op_size(g, &gr, &gc) != PARLOPS_OK) gc = 0;
+      int64_t nc = chance(60) ? 3 * gc : chance(50) ? 3 * (int64_t)below(20) : size_v();
+      st = parlops_op_create_ams(a, g, chance(80) ? 3 : int_v(), nc > 768 ? 768 : nc,
+                                 chance(10) ? NULL : inbuf, npi > 3 ? 3 : npi, chance(10) ? NULL : pis,
+                                 chance(80) ? NULL : PO(), chance(80) ? NULL : PO(), chance(70) ? NULL : PH(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
+      break;
+    }
+    CASE(parlops_op_create_ads) {
+      const parlops_op *pis[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+      int npi = chance(70) ? 0 : chance(80) ? (int)below(7) : int_v();
+      for (int i = 0; i < npi && i < 6; i++) pis[i] = PO();
+      parlops_op *a = PO(), *g = chance(50) ? a : PO();
+      int64_t gr = 0, gc = 0;
+      if (parlops_op_size(g, &gr, &gc) != PARLOPS_OK) gc = 0;
+      int64_t nc = chance(60) ? 3 * gc : chance(50) ? 3 * (int64_t)below(20) : size_v();
+      st = parlops_op_create_ads(a, chance(50) ? a : PO(), g, nc > 768 ? 768 : nc,
+                                 chance(10) ? NULL : inbuf, npi > 6 ? 6 : npi, chance(10) ? NULL : pis,
+                                 chance(70) ? NULL : PH(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 4);
+      break;
+    }
     CASE(parlops_solver_info) st = parlops_solver_info(PS(), OUT(info)); break;
     CASE(parlops_solver_history) st = parlops_solver_history(PS(), OUT(cdp), OUT(i64a)); break;
     CASE(parlops_solver_residual_history) st = parlops_solver_residual_history(PS(), OUT(cdp), OUT(i64a)); break;
