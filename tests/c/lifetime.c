@@ -31,7 +31,7 @@
 
 /* What the header offers, each covered by a scenario below (checked by tests/examples.sh). */
 static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
-                                           "parlops_solver"};
+                                           "parlops_solver", "parlops_hypre_options"};
 static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
                                              "parlops_monitor_iterate_fn", "parlops_diagonal_fn"};
 
@@ -52,6 +52,7 @@ static struct {
   parlops_op *A, *M, *Minv, *B, *Ad, *A_check;
   parlops_solver *s_saved;
   parlops_solver *s, *s_inner;
+  parlops_hypre_options *ho;
   int64_t lo, len;
 } S;
 
@@ -68,6 +69,7 @@ static parlops_status destroy_kind(int kind, void **h) {
   case 1: return parlops_layout_destroy((parlops_layout **)h);
   case 2: return parlops_vec_destroy((parlops_vec **)h);
   case 3: return parlops_op_destroy((parlops_op **)h);
+  case 5: return parlops_hypre_options_destroy((parlops_hypre_options **)h);
   default: return parlops_solver_destroy((parlops_solver **)h);
   }
 }
@@ -169,14 +171,17 @@ static void build(void) {
     EXPECT(parlops_vec_set_random(S.om[i], PARLOPS_RANDOM_GAUSSIAN, (uint64_t)(i + 1)), PARLOPS_OK, NULL);
   }
   for (int i = 0; i < 2; i++) EXPECT(parlops_vec_duplicate(S.b, &S.u[i]), PARLOPS_OK, NULL);
+  /* a set of hypre options (the constructors that take one copy it; none is held by a call) */
+  EXPECT(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &S.ho), PARLOPS_OK, NULL);
+  EXPECT(parlops_hypre_options_set_int(S.ho, "PMaxElmts", 4), PARLOPS_OK, NULL);
 }
 
 static void teardown(void) {
   void **all[] = {(void **)&S.s,      (void **)&S.s_inner, (void **)&S.B, (void **)&S.Ad, (void **)&S.A_check, (void **)&S.Minv, (void **)&S.M,
                   (void **)&S.A,      (void **)&S.b,       (void **)&S.x, (void **)&S.y,    (void **)&S.om[0],
                   (void **)&S.om[1],  (void **)&S.om[2],   (void **)&S.om[3], (void **)&S.u[0], (void **)&S.u[1],
-                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c};
-  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0};
+                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho};
+  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5};
   /* no callback destroys anything now */
   which_cb = -1;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
@@ -312,6 +317,7 @@ int main(int argc, char **argv) {
     scenario(SOLVE, cb, 1, (void **)&S.l, "the layout (held by the vectors)", OK);
     scenario(SOLVE, cb, 1, (void **)&S.l_ref, "a second reference to the layout", OK);
     scenario(SOLVE, cb, 0, (void **)&S.c, "the communicator (held by everything)", OK);
+    scenario(SOLVE, cb, 5, (void **)&S.ho, "a set of hypre options (copied by what took it)", OK);
   }
   scenario(SOLVE, CB_ITERATE, 2, (void **)&S.lent, "the iterate lent to it", BUSY);
   /* an operator apply, the randomized eigensolver, a Chebyshev set-up: from the operator's callback */
