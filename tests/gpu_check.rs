@@ -378,7 +378,8 @@ fn csr<T: Scalar>(l: &Arc<Layout>, n: i64, long: bool) -> CsrOp<T> {
         .iter()
         .enumerate()
         .map(|(k, &a)| {
-            // a small imaginary part on the off-diagonal keeps complex matrices non-trivial
+            // a small imaginary part on the off-diagonal keeps complex matrices non-trivial (set by
+            // storage position, so not Hermitian: CG's results on them are not CG's guarantees)
             T::from_parts_lossy(
                 a,
                 if a < 0.0 {

@@ -145,10 +145,13 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
             conv && diff <= 1e-3
         } else if !conv && hi.reason == di.reason && hi.iterations == di.iterations && diff <= 1e-8
         {
-            // the host method itself stops short (single-reduction and pipelined CG lose p^H A p to
-            // rounding on some splits: c128 on 48x48 at 3 ranks ends DivergedIndefinite after 356
-            // iterations near 2.7e-8, with an empty rank after 323): the device question is only
-            // whether it does the same (pipelined CG amplifies summation order: 1.4e-10 apart)
+            // the host method itself stops short: the complex matrices of `csr` are not Hermitian
+            // (the imaginary parts of an entry and its transpose are set independently: A(i, i+1)
+            // and A(i+1, i) get the same one), so CG's theory does not hold for them, and
+            // single-reduction and pipelined CG, whose p^H A p comes from another recurrence than
+            // CG's, meet a negative one on some splits (c128 on 48x48 at 3 ranks: DivergedIndefinite after 356 iterations
+            // near 2.7e-8, with an empty rank after 323); the device question is only whether it
+            // does the same (pipelined CG amplifies summation order: 1.4e-10 apart)
             !single
         } else {
             // BiCGStab, GMRES and single precision amplify summation-order differences: both
