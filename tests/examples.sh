@@ -181,6 +181,12 @@ for p in "$B/hypre_named/fifo" /dev/zero "$B/hypre_named/missing.so" "$B/hypre_n
   PARLOPS_HYPRE_LIBRARY=$p run 2 "$B/trust" --hypre "$p" | sed "s|^|PARLOPS_HYPRE_LIBRARY=$p: |"
 done
 
+echo "== AMS and ADS on hostile shapes and contents (tests/c/hypre_shapes.c), 1-4 ranks"
+# shellcheck disable=SC2046
+"$MPICC" -O1 -g -Wall -Wextra -Werror -Itests/c tests/c/hypre_shapes.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/hypre_shapes"
+for n in 1 2 3 4; do run $n "$B/hypre_shapes"; done
+
 echo "== lifetimes: every object a running call depends on, destroyed from every callback, 1-4 ranks"
 # every handle type and every callback type of the header is named in the test's tables
 missing=$(comm -23 <(grep -oE 'typedef (struct parlops_[a-z_]+ parlops_[a-z_]+|[a-z_ ]+\(\*parlops_[a-z_]+_fn\))' include/parlops.h \
