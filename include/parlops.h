@@ -733,9 +733,11 @@ parlops_status parlops_vec_norm_groups(const parlops_comm *comm,
 // a square CSR operator of dtype PARLOPS_F64 over the edges; `g`: the discrete gradient, a CSR
 // operator with A's rows and columns over the vertex space (H1 of the same order); `dim`: 2 or 3;
 // `coords`: `num_coords` values, this rank's vertices' coordinates, `dim` per vertex in G's local
-// column order, so num_coords = dim x G's local columns (order 1; 0 and NULL otherwise); `interpolations`: none (order 1, with `coords`), the Nedelec interpolation
-// Pi (A's rows, dim x G's columns, byVDIM), or its `dim` components Pix, Piy (, Piz) (A's rows, G's
-// columns), as MFEM's HypreAMS builds them for higher orders; `alpha_poisson`, `beta_poisson`:
+// column order, so num_coords = dim x G's local columns (order 1; 0 and NULL otherwise);
+// `interpolations`: none (order 1, with `coords`), the Nedelec interpolation Pi (A's rows, dim x
+// G's columns, byVDIM; for cycles 1-8), or its `dim` components Pix, Piy (, Piz) (A's rows, G's
+// columns; for cycles 11-14, the default), as MFEM's HypreAMS builds them for higher orders;
+// `alpha_poisson`, `beta_poisson`:
 // optional vertex Poisson matrices (NULL: hypre forms them). `opts`: a set made with
 // PARLOPS_HYPRE_AMS (NULL: MFEM's defaults: cycle 13, l1-symmetric GS, alpha and beta AMG with HMIS,
 // one aggressive level, l1-GS, threshold 0.25, extended+i, P max 4). Every matrix is copied to
@@ -760,8 +762,10 @@ parlops_status parlops_op_create_ams(const parlops_op *a,
 // gradient (C's columns as rows, columns over the vertex space); `coords`: `num_coords` values, this
 // rank's vertices' coordinates, 3 per vertex in G's local column order (order 1; 0 and NULL
 // otherwise);
-// `interpolations`: none (order 1), RT_Pi and ND_Pi, or RT_Pix, RT_Piy, RT_Piz, ND_Pix, ND_Piy,
-// ND_Piz (the Raviart-Thomas ones with A's rows, the Nedelec ones with C's columns as rows). `opts`:
+// `interpolations`: none (order 1), RT_Pi and ND_Pi (for cycles 1-8), or RT_Pix, RT_Piy, RT_Piz,
+// ND_Pix, ND_Piy, ND_Piz (for cycles 11-14, the default) (the Raviart-Thomas ones with A's rows,
+// the Nedelec ones with C's columns as rows); ADS's CycleType and AMSCycleType must both be below
+// 10 or both above. `opts`:
 // a set made with PARLOPS_HYPRE_ADS (NULL: MFEM's HypreADS defaults: cycle 11, AMS cycle 14,
 // l1-symmetric GS, AMG with HMIS, one aggressive level, l1-GS, threshold 0.25, extended+i, P max 4).
 // Otherwise as parlops_op_create_ams. [collective]
