@@ -374,23 +374,27 @@ fn poisson_rows(l: &Layout, n: i64, long: bool) -> (Vec<i64>, Vec<i64>, Vec<f64>
 
 fn csr<T: Scalar>(l: &Arc<Layout>, n: i64, long: bool) -> CsrOp<T> {
     let (ip, ix, v) = poisson_rows(l, n, long);
-    let v: Vec<T> = v
-        .iter()
-        .enumerate()
-        .map(|(k, &a)| {
-            // a small imaginary part on the off-diagonal keeps complex matrices non-trivial (set by
-            // storage position, so not Hermitian: CG's results on them are not CG's guarantees)
-            T::from_parts_lossy(
-                a,
-                if a < 0.0 {
-                    0.01 * ((k % 3) as f64 - 1.0)
-                } else {
-                    0.0
-                },
-            )
-        })
-        .collect();
-    CsrOp::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v, Ok(())).unwrap()
+    let s = l.local_start();
+    let mut v2 = Vec::with_capacity(v.len());
+    for row in 0..ip.len() - 1 {
+        let r = s + row as i64;
+        for k in ip[row] as usize..ip[row + 1] as usize {
+            let (c, a) = (ix[k], v[k]);
+            // a small imaginary part on the off-diagonal keeps complex matrices non-trivial: a
+            // function of the global entry, opposite on the transpose (Hermitian, as the real
+            // matrix is symmetric, and the same at any rank count)
+            let f = 0.01 * (((r.min(c) + r.max(c)) % 3) as f64 - 1.0);
+            let im = if c > r {
+                f
+            } else if c < r {
+                -f
+            } else {
+                0.0
+            };
+            v2.push(T::from_parts_lossy(a, im));
+        }
+    }
+    CsrOp::from_local_rows(l.clone(), l.clone(), &ip, &ix, &v2, Ok(())).unwrap()
 }
 
 fn operators<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
