@@ -37,6 +37,39 @@ fn as_csr(op: &Op<f64>) -> Result<&CsrOp<f64>> {
         .ok_or_else(|| crate::err!(Internal, "CSR"))
 }
 
+/// The C arguments of AMS or ADS, resolved: the operators as CSR, the coordinates, the options.
+struct Parts<'a> {
+    a: Op<f64>,
+    g: Op<f64>,
+    c: Option<Op<f64>>,
+    pi: Vec<Op<f64>>,
+    alpha: Option<Op<f64>>,
+    beta: Option<Op<f64>>,
+    coords: Option<&'a [f64]>,
+    o: HypreOptions,
+}
+
+impl Parts<'_> {
+    /// What the solver is built from.
+    fn input(
+        &self,
+        kind: crate::hypre::auxspace::AuxKind,
+        dim: usize,
+    ) -> Result<crate::hypre::auxspace::AuxInput<'_>> {
+        Ok(crate::hypre::auxspace::AuxInput {
+            kind,
+            a: as_csr(&self.a)?,
+            c: self.c.as_ref().map(as_csr).transpose()?,
+            g: as_csr(&self.g)?,
+            dim,
+            coords: self.coords,
+            pi: self.pi.iter().map(as_csr).collect::<Result<_>>()?,
+            alpha: self.alpha.as_ref().map(as_csr).transpose()?,
+            beta: self.beta.as_ref().map(as_csr).transpose()?,
+        })
+    }
+}
+
 /// AMS or ADS from the C arguments (shared by parlops_op_create_ams and _ads).
 ///
 /// # Safety
@@ -58,7 +91,7 @@ unsafe fn create_aux(
     out: *mut *mut parlops_op,
 ) -> Result<()> {
     use super::handles::{arg_array, opt_arg};
-    use crate::hypre::auxspace::{AuxInput, AuxKind, AuxSpace};
+    use crate::hypre::auxspace::{AuxKind, AuxSpace};
     // SAFETY: `arg` checks `a` (live parlops_op) and holds it shared for this call.
     let a = unsafe { arg(a, "A")? };
     let comm = a.inner.rows().comm().clone();
@@ -141,25 +174,23 @@ unsafe fn create_aux(
             // readable doubles at `coords` (header contract).
             Some(unsafe { array_arg(coords.cast::<c_void>(), n, "coords")? })
         };
-        Ok((a_op, g_op, c_op, pi_ops, alpha_op, beta_op, x, o))
+        Ok(Parts {
+            a: a_op,
+            g: g_op,
+            c: c_op,
+            pi: pi_ops,
+            alpha: alpha_op,
+            beta: beta_op,
+            coords: x,
+            o,
+        })
     });
-    let pre = made.as_ref().map_err(|e| e.clone()).and_then(|m| {
-        let (a_op, g_op, c_op, pi_ops, alpha_op, beta_op, x, o) = m;
-        let inp = AuxInput {
-            kind,
-            a: as_csr(a_op)?,
-            c: c_op.as_ref().map(as_csr).transpose()?,
-            g: as_csr(g_op)?,
-            dim: dim as usize,
-            coords: *x,
-            pi: pi_ops.iter().map(as_csr).collect::<Result<_>>()?,
-            alpha: alpha_op.as_ref().map(as_csr).transpose()?,
-            beta: beta_op.as_ref().map(as_csr).transpose()?,
-        };
-        inp.check(o)
-    });
+    let pre = made
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|m| m.input(kind, dim as usize)?.check(&m.o));
     let (mut names, mut same) = match &made {
-        Ok((.., o)) => o.agreement(),
+        Ok(m) => m.o.agreement(),
         Err(_) => (Vec::new(), Vec::new()),
     };
     names.extend(["dim", "coords given", "num_interpolations", "operators"]);
@@ -182,19 +213,8 @@ unsafe fn create_aux(
         &format!("{kname} arguments"),
         &[],
         || {
-            let (a_op, g_op, c_op, pi_ops, alpha_op, beta_op, x, o) = made?;
-            let inp = AuxInput {
-                kind,
-                a: as_csr(&a_op)?,
-                c: c_op.as_ref().map(as_csr).transpose()?,
-                g: as_csr(&g_op)?,
-                dim: dim as usize,
-                coords: x,
-                pi: pi_ops.iter().map(as_csr).collect::<Result<_>>()?,
-                alpha: alpha_op.as_ref().map(as_csr).transpose()?,
-                beta: beta_op.as_ref().map(as_csr).transpose()?,
-            };
-            let s = AuxSpace::setup(&inp, &o)?;
+            let m = made?;
+            let s = AuxSpace::setup(&m.input(kind, dim as usize)?, &m.o)?;
             Ok(super::op::wrap(
                 (std::sync::Arc::new(s) as Op<f64>).into_any(),
             ))

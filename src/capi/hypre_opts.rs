@@ -230,22 +230,9 @@ pub unsafe extern "C" fn parlops_hypre_options_describe(
             text.push_str(" (none: hypre's defaults)");
         }
         text.push('\n');
-        let bytes = text.as_bytes();
-        if len > 0 {
-            let n = bytes.len().min(len - 1);
-            // SAFETY: `len` > 0 means `buf` is not NULL (checked above) and has `len` writable
-            // bytes (header contract); `n` <= `len - 1`, so the copy and the NUL fit, and `text`
-            // is our own string, which cannot overlap the caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
-                *buf.add(n) = 0;
-            }
-        }
-        if !needed.is_null() {
-            // SAFETY: `needed` is not NULL (checked just above) and points to a writable `size_t`
-            // (header contract).
-            unsafe { *needed = bytes.len() + 1 };
-        }
+        // SAFETY: `len` > 0 means `buf` is not NULL (checked above); the rest is the header's
+        // contract, passed on.
+        unsafe { super::misc::write_text(&text, buf, len, needed) };
         Ok(())
     })
 }

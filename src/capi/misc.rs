@@ -112,23 +112,34 @@ pub unsafe extern "C" fn parlops_config_report(
                 crate::report::process_report()
             }
         };
-        let bytes = text.as_bytes();
-        if len > 0 {
-            let n = bytes.len().min(len - 1);
-            // SAFETY: `len` > 0 means `buf` is not NULL (`pre` above, returned or agreed before
-            // this point) and has `len` writable bytes (header contract); `n` <= `len - 1`, so the
-            // copy and the NUL at `n` fit, and `text` is our own string, which cannot overlap the
-            // caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
-                *buf.add(n) = 0;
-            }
-        }
-        if !needed.is_null() {
-            // SAFETY: `needed` is not NULL (checked just above) and points to a writable `size_t`
-            // (header contract).
-            unsafe { *needed = bytes.len() + 1 };
-        }
+        // SAFETY: `len` > 0 means `buf` is not NULL (`pre` above, returned or agreed before this
+        // point); the rest is the header's contract, passed on.
+        unsafe { write_text(&text, buf, len, needed) };
         Ok(())
     })
+}
+
+/// Copy `text` into the caller's `buf` of `len` bytes (at most `len - 1` of it and a NUL; nothing
+/// when `len` is 0) and its full length plus one into `*needed` (when not NULL).
+///
+/// # Safety
+/// When `len` > 0, `buf` is not NULL and has `len` writable bytes; `needed` is NULL or points to a
+/// writable `size_t`.
+pub(crate) unsafe fn write_text(text: &str, buf: *mut c_char, len: usize, needed: *mut usize) {
+    let bytes = text.as_bytes();
+    if len > 0 {
+        let n = bytes.len().min(len - 1);
+        // SAFETY: `buf` has `len` writable bytes (this fn's contract); `n` <= `len - 1`, so the
+        // copy and the NUL at `n` fit, and `text` is our own string, which cannot overlap the
+        // caller's buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+            *buf.add(n) = 0;
+        }
+    }
+    if !needed.is_null() {
+        // SAFETY: `needed` is not NULL (checked just above) and points to a writable `size_t`
+        // (this fn's contract).
+        unsafe { *needed = bytes.len() + 1 };
+    }
 }

@@ -22,30 +22,13 @@
 //    outside hypre's values, near-null-space vectors without fitted interpolation (and the
 //    reverse), vector counts differing between ranks, a NaN in one rank's vectors.
 // Run: mpiexec -n P ./amg_hypre [scale]
-#include "problems.hpp"
+#include "checks.hpp"
 
 #include <cmath>
 #include <functional>
 #include <cstdio>
 #include <string>
 
-static int passed = 0, failed = 0;
-
-static void expect(bool ok, const std::string &what) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank_, what.c_str());
-  }
-}
-
-static double norm(const std::vector<double> &v) {
-  double s = 0;
-  for (double a : v) s += a * a;
-  MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return std::sqrt(s);
-}
 
 // parlops' CG with the preconditioner `make` builds on A against hypre's outcome `h` on the same rows:
 // the iteration counts equal (exactly, or within one), the solutions within `sol_tol`.
@@ -119,15 +102,6 @@ static void mfem_elasticity(HYPRE_Solver s) {
   HYPRE_BoomerAMGSetInterpRefine(s, 1);
 }
 
-static parlops_status status_of(const std::function<void()> &f, std::string *msg = nullptr) {
-  try {
-    f();
-  } catch (const parlops::Error &e) {
-    if (msg) *msg = e.what();
-    return e.status();
-  }
-  return PARLOPS_OK;
-}
 
 int main(int argc, char **argv) {
   parlops::Environment env(argc, argv);

@@ -11,40 +11,14 @@
 //  - bad input: a G whose rows are not A's, coordinates of the wrong length, interpolations of the
 //    wrong count, options of another solver, options differing between ranks.
 // Run: mpiexec -n P ./maxwell
-#include "problems.hpp"
+#include "checks.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
 
-static int passed = 0, failed = 0;
 
-static void expect(bool ok, const std::string &what) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank_, what.c_str());
-  }
-}
-
-static double norm(const std::vector<double> &v) {
-  double s = 0;
-  for (double a : v) s += a * a;
-  MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return std::sqrt(s);
-}
-
-static parlops_status status_of(const std::function<void()> &f, std::string *msg = nullptr) {
-  try {
-    f();
-  } catch (const parlops::Error &e) {
-    if (msg) *msg = e.what();
-    return e.status();
-  }
-  return PARLOPS_OK;
-}
 
 // Rows lo..hi of an MFEM matrix (any shape), columns sorted, global.
 static Rows rows_of(const mfem::SparseMatrix &M, long lo, long hi) {
