@@ -87,6 +87,8 @@ parlops_solver_eigenvalue_estimates emin:out emax:out
 parlops_op_create_csr          out:handle_out
 parlops_op_create_parcsr       col_map_offd:in_array out:handle_out
 parlops_op_csr_arrays          diag_values:ptr_out offd_values:ptr_out
+parlops_op_refresh             setups_run:out
+parlops_op_setup_count         count:out
 parlops_op_create_dense        out:handle_out
 parlops_op_identity            out:handle_out
 parlops_op_zero                out:handle_out

@@ -802,6 +802,17 @@ module parlops
       type(c_ptr), intent(out) :: offd_values
       integer(c_int) :: parlops_op_csr_arrays
     end function parlops_op_csr_arrays
+    function parlops_op_csr_update_values(a, nnz, values, offd_nnz, offd_values) &
+        bind(C, name='parlops_op_csr_update_values')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: nnz
+      type(c_ptr), value :: values
+      integer(c_int64_t), value :: offd_nnz
+      type(c_ptr), value :: offd_values
+      integer(c_int) :: parlops_op_csr_update_values
+    end function parlops_op_csr_update_values
     function parlops_op_create_dense(rows, cols, dtype, local_rows, out) &
         bind(C, name='parlops_op_create_dense')
       import
@@ -1068,6 +1079,23 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_create_chebyshev
     end function parlops_op_create_chebyshev
+    function parlops_op_refresh(m, force, setups_run) &
+        bind(C, name='parlops_op_refresh')
+      import
+      implicit none
+      type(c_ptr), value :: m
+      integer(c_int32_t), value :: force
+      integer(c_int64_t), intent(out) :: setups_run
+      integer(c_int) :: parlops_op_refresh
+    end function parlops_op_refresh
+    function parlops_op_setup_count(m, count) &
+        bind(C, name='parlops_op_setup_count')
+      import
+      implicit none
+      type(c_ptr), value :: m
+      integer(c_int64_t), intent(out) :: count
+      integer(c_int) :: parlops_op_setup_count
+    end function parlops_op_setup_count
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import
@@ -1317,6 +1345,15 @@ module parlops
       real(c_double), value :: radius
       integer(c_int) :: parlops_solver_set_trust_region
     end function parlops_solver_set_trust_region
+    function parlops_solver_set_pc_reuse(s, every, growth) &
+        bind(C, name='parlops_solver_set_pc_reuse')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int64_t), value :: every
+      real(c_double), value :: growth
+      integer(c_int) :: parlops_solver_set_pc_reuse
+    end function parlops_solver_set_pc_reuse
     function parlops_layout_stack(comm, n, parts, out) &
         bind(C, name='parlops_layout_stack')
       import

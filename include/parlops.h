@@ -1094,6 +1094,29 @@ parlops_status parlops_op_csr_arrays(const parlops_op *a,
                                      const void **diag_values,
                                      const void **offd_values);
 
+// New values for a CSR operator with the same pattern (the matrix of the next time step or Newton
+// step), swapped in at once on every rank; what the pattern alone decides (the halo plan, the
+// layouts) is kept, and device copies are made again at their next use. What to pass depends on
+// how A was made:
+//  - parlops_op_create_csr: `values` holds this rank's `nnz` values in the order of the row_ptr and
+//    col_idx given then (nnz = row_ptr[local rows]); `offd_nnz` = 0, `offd_values` = NULL;
+//  - parlops_op_create_parcsr with PARLOPS_COPY: `values` the diag block's `nnz` values and
+//    `offd_values` the offd block's `offd_nnz` (each in the order of its arrays then; offd_values
+//    may be NULL when offd_nnz is 0);
+//  - parlops_op_create_parcsr with PARLOPS_WRAP: change the values in the wrapped arrays (only while
+//    no parlops call uses A), then call this with both NULL and the blocks' counts, to say so.
+//
+// Counts that differ from A's, or (WRAP) row pointers or column indices changed since A was made, are
+// a changed pattern: refused (a new pattern needs a new operator). Refused (PARLOPS_ERR_BUSY) while a
+// running solve holds A (as its operator or in its preconditioner) or another call uses it.
+// Preconditioners built on A follow through parlops_op_refresh, or a solver's reuse policy
+// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank. [collective]
+parlops_status parlops_op_csr_update_values(parlops_op *a,
+                                            int64_t nnz,
+                                            const void *values,
+                                            int64_t offd_nnz,
+                                            const void *offd_values);
+
 // A dense matrix distributed by block rows (PyLops-MPI's MatrixMult): `local_rows` holds this rank's
 // rows of the layout `rows`, all global columns, row-major (copied). The forward gathers x; the
 // adjoint sums over ranks. `cols` may be split or replicated. [collective]
@@ -1341,6 +1364,27 @@ parlops_status parlops_op_create_chebyshev(const parlops_op *a,
                                            double lmax,
                                            parlops_op **out);
 
+// Set up the preconditioners in M again on the current values of the matrices they were built
+// from (after parlops_op_csr_update_values), keeping what the pattern alone decides: BoomerAMG (the
+// matrix copied to hypre again and its set-up run again with the same options and near-null-space
+// vectors: hypre keeps no part of a set-up that new values could reuse), AMS and ADS (set up again
+// from the same G, C, coordinates or interpolations and options), block Jacobi (factored again on
+// the same pattern), Chebyshev (D^-1 again, and its bounds estimated again unless they were given),
+// in M itself and in everything M is made of (compositions, block preconditioners, inverses), each
+// once. Only those whose matrices' values changed since their last set-up, unless `force` is
+// non-zero (then all of them: for shell operators whose values parlops cannot see change). Operators
+// without a set-up are left as they are. `setups_run` (may be NULL) receives the number of set-ups
+// run. A failure (a zero pivot, a zero diagonal, a hypre error) fails every rank and leaves that
+// preconditioner as it was. Refused (PARLOPS_ERR_BUSY) while a running solve holds M. [collective]
+parlops_status parlops_op_refresh(parlops_op *m,
+                                  int32_t force,
+                                  int64_t *setups_run);
+
+// The number of set-ups the preconditioners in M (and everything M is made of) have run: 1 for a
+// preconditioner just made, one more per refresh (parlops_op_refresh, or a solver's reuse policy);
+// 0 for operators without a set-up. Local.
+parlops_status parlops_op_setup_count(const parlops_op *m, int64_t *count);
+
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,
                                      parlops_method method,
@@ -1522,6 +1566,19 @@ parlops_status parlops_solver_set_monitor_iterate(parlops_solver *s,
 // sqrt(r^H M r) against its initial value: parlops_solver_set_norm_type(PARLOPS_NORM_TYPE_NATURAL).
 parlops_status parlops_solver_set_trust_region(parlops_solver *s,
                                                double radius);
+
+// When the solver sets its preconditioner up again after the values it was computed from changed
+// (parlops_op_csr_update_values on its matrix): PETSc's KSPSetReusePreconditioner and SNES's lag,
+// AmgX's resetup. At a solve whose preconditioner (or, for parlops_solver_set_jacobi, operator) has
+// changed values, parlops_op_refresh runs first when: it is the first solve since the last set-up,
+// or `every` > 0 and `every` solves have run since then, or `growth` > 0 and the last solve took
+// more than `growth` times the iterations of the first solve since then. every = 1, growth = 0 (the
+// default): at every solve after a change. every = 0, growth = 0: never (refresh by hand). every =
+// 10: at most every 10th solve. every = 0, growth = 1.5: when the iterations grew by half. The first
+// rule needs `every` > 0. Settings ranks must agree on (checked at the solve).
+parlops_status parlops_solver_set_pc_reuse(parlops_solver *s,
+                                           int64_t every,
+                                           double growth);
 
 // The layout of stacked vectors made of `n` >= 1 split layouts of `comm`: on every rank its part of
 // parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A vector of

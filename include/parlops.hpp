@@ -575,6 +575,32 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_csr_arrays(h_, &d, &o));
     return {d, o};
   }
+  /// New values, same pattern (parlops_op_csr_update_values): for a matrix made by csr(), this rank's
+  /// values in the order of construction; for parcsr() with PARLOPS_COPY, the diag and offd blocks'.
+  /// [collective]
+  template <class T> void update_values(const std::vector<T> &values, const std::vector<T> &offd_values = {}) {
+    check(parlops_op_csr_update_values(h_, static_cast<int64_t>(values.size()), values.data(),
+                                       static_cast<int64_t>(offd_values.size()),
+                                       offd_values.empty() ? nullptr : offd_values.data()));
+  }
+  /// The counts and pointers of parlops_op_csr_update_values as they are (PARLOPS_WRAP: both NULL,
+  /// the blocks' counts, after changing the wrapped arrays in place). [collective]
+  void update_values(int64_t nnz, const void *values, int64_t offd_nnz, const void *offd_values) {
+    check(parlops_op_csr_update_values(h_, nnz, values, offd_nnz, offd_values));
+  }
+  /// Set the preconditioners in this operator up again on their matrices' current values (all of
+  /// them with `force`); the number of set-ups run. [collective]
+  int64_t refresh(bool force = false) {
+    int64_t n = 0;
+    check(parlops_op_refresh(h_, force ? 1 : 0, &n));
+    return n;
+  }
+  /// The set-ups run by the preconditioners in this operator (1 when just made, +1 per refresh).
+  [[nodiscard]] int64_t setup_count() const {
+    int64_t n = 0;
+    check(parlops_op_setup_count(h_, &n));
+    return n;
+  }
 
   /// The identity on `l`.
   [[nodiscard]] static Op identity(const Layout &l, parlops_dtype t = PARLOPS_F64) {
@@ -996,6 +1022,10 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   /// Trust-region CG (Steihaug-Toint): stop on the boundary ||x||_P = radius (PARLOPS_CONVERGED_STEP_LENGTH)
   /// or there along a direction of negative curvature (PARLOPS_CONVERGED_NEG_CURVE); 0 turns it off.
   void set_trust_region(double radius) { check(parlops_solver_set_trust_region(h_, radius)); }
+  /// When the preconditioner is set up again after its matrix's values changed: at the first solve
+  /// after a change, then at most every `every`-th solve (0: never by count), or when the iterations
+  /// grew by more than `growth` times (0: off). Default (1, 0): at every solve after a change.
+  void set_pc_reuse(int64_t every, double growth = 0.0) { check(parlops_solver_set_pc_reuse(h_, every, growth)); }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// Record what eigenvalue_estimates() needs in the next solves.
   void set_compute_eigenvalues(bool c) { check(parlops_solver_set_compute_eigenvalues(h_, c)); }

@@ -80,7 +80,7 @@ fn grid<T: Scalar>(l: &Arc<Layout>, m: i64, shift: f64, c: f64, zero_row: Option
 fn local_dense<T: Scalar>(a: &CsrOp<T>) -> Vec<Vec<T>> {
     let n = a.rows().local_len() as usize;
     let mut d = vec![vec![T::zero(); n]; n];
-    a.diag_block().for_each(|i, j, v| d[i][j] += v);
+    a.blocks().diag.for_each(|i, j, v| d[i][j] += v);
     d
 }
 

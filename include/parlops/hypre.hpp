@@ -25,12 +25,13 @@ struct ParCSR {
   Op op;
 };
 
-/// Wrap `A` (host memory) on `comm`, which must hold the same ranks as A's communicator, in order. A
+/// Wrap `A` (host memory) on `comm`, which must hold the same ranks as A's communicator, in order
+/// (with `own` = PARLOPS_COPY, copy it instead: see copy_parcsr). A
 /// matrix whose arrays hypre keeps in device memory (a GPU build of hypre with device memory, as MFEM
 /// uses on GPUs; unified memory is read from the host) is refused on every rank with
 /// PARLOPS_ERR_MEMORY_LOCATION (parlops also asks the CUDA driver where
 /// each array it is handed lives, and refuses device arrays, whatever hypre says).
-inline ParCSR wrap_parcsr(const Comm &comm, hypre_ParCSRMatrix *A) {
+inline ParCSR wrap_parcsr(const Comm &comm, hypre_ParCSRMatrix *A, parlops_ownership own = PARLOPS_WRAP) {
   hypre_CSRMatrix *diag = hypre_ParCSRMatrixDiag(A);
   hypre_CSRMatrix *offd = hypre_ParCSRMatrixOffd(A);
   // hypre's own word for where the arrays are (HYPRE_MEMORY_DEVICE is host memory in a CPU build of
@@ -59,9 +60,30 @@ inline ParCSR wrap_parcsr(const Comm &comm, hypre_ParCSRMatrix *A) {
   parlops_op *o = nullptr;
   check(parlops_op_create_parcsr(rows.get(), cols.get(), PARLOPS_F64, it, hypre_CSRMatrixI(diag), hypre_CSRMatrixJ(diag),
                                  hypre_CSRMatrixData(diag), hypre_CSRMatrixI(offd), hypre_CSRMatrixJ(offd),
-                                 hypre_CSRMatrixData(offd), static_cast<int64_t>(n_offd), col_map.data(), PARLOPS_WRAP,
+                                 hypre_CSRMatrixData(offd), static_cast<int64_t>(n_offd), col_map.data(), own,
                                  &o));
   return ParCSR{std::move(rows), std::move(cols), Op(o)};
+}
+
+/// A copy of `A` (as wrap_parcsr, but parlops keeps its own arrays): for a matrix made again at
+/// every step on the same pattern (MFEM's time-dependent examples form a new HypreParMatrix per
+/// step), whose values update_values then takes. [collective]
+inline ParCSR copy_parcsr(const Comm &comm, hypre_ParCSRMatrix *A) { return wrap_parcsr(comm, A, PARLOPS_COPY); }
+
+/// The values of `B` (same pattern as the matrix `p` was copied from: the same row pointers and
+/// columns in diag and offd) into `p` (made by copy_parcsr). Preconditioners built on p.op follow
+/// through Op::refresh or a solver's reuse policy. A changed pattern is refused. [collective]
+inline void update_values(ParCSR &p, hypre_ParCSRMatrix *B) {
+  hypre_CSRMatrix *diag = hypre_ParCSRMatrixDiag(B), *offd = hypre_ParCSRMatrixOffd(B);
+  p.op.update_values(static_cast<int64_t>(hypre_CSRMatrixNumNonzeros(diag)), hypre_CSRMatrixData(diag),
+                     static_cast<int64_t>(hypre_CSRMatrixNumNonzeros(offd)), hypre_CSRMatrixData(offd));
+}
+
+/// Say that the values of `A`, which `p` wraps (wrap_parcsr), changed in place (its pattern did not):
+/// the next products read them, device copies are made again. [collective]
+inline void values_changed(ParCSR &p, hypre_ParCSRMatrix *A) {
+  p.op.update_values(static_cast<int64_t>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixDiag(A))), nullptr,
+                     static_cast<int64_t>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixOffd(A))), nullptr);
 }
 
 }  // namespace hypre

@@ -215,6 +215,43 @@ unsafe fn create_aux(
         || {
             let m = made?;
             let s = AuxSpace::setup(&m.input(kind, dim as usize)?, &m.o)?;
+            // what a refresh sets it up from again: the operators, a copy of the coordinates
+            let ops: Vec<Op<f64>> = [
+                Some(&m.a),
+                Some(&m.g),
+                m.c.as_ref(),
+                m.alpha.as_ref(),
+                m.beta.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .chain(&m.pi)
+            .cloned()
+            .collect();
+            let coords = m
+                .coords
+                .map(|x| crate::op::copied(x, "coordinates"))
+                .transpose()?;
+            let (dim, o) = (dim as usize, m.o.clone());
+            let (a, g, c, pi, alpha, beta) = (m.a, m.g, m.c, m.pi, m.alpha, m.beta);
+            let s = s.with_rebuild(
+                ops,
+                Box::new(move || {
+                    let p = Parts {
+                        a: a.clone(),
+                        g: g.clone(),
+                        c: c.clone(),
+                        pi: pi.clone(),
+                        alpha: alpha.clone(),
+                        beta: beta.clone(),
+                        coords: coords.as_deref(),
+                        o: o.clone(),
+                    };
+                    let inp = p.input(kind, dim)?;
+                    AuxSpace::refresh_check(&inp, &p.o)?;
+                    AuxSpace::setup(&inp, &p.o)
+                }),
+            );
             Ok(super::op::wrap(
                 (std::sync::Arc::new(s) as Op<f64>).into_any(),
             ))

@@ -403,7 +403,13 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg_with(
                 .as_any()
                 .downcast_ref::<CsrOp<f64>>()
                 .ok_or_else(|| crate::err!(Internal, "CSR"))?;
-            let amg = BoomerAmg::setup(csr, &o?, nv?, vals?)?;
+            let (o, nv, vals) = (o?, nv?, vals?);
+            let amg = BoomerAmg::setup(csr, &o, nv, vals)?.with_source(
+                op.clone(),
+                o,
+                nv,
+                crate::op::copied(vals, "near-null-space vectors")?,
+            );
             Ok(super::op::wrap(
                 (std::sync::Arc::new(amg) as Op<f64>).into_any(),
             ))

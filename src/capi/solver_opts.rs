@@ -120,3 +120,40 @@ pub unsafe extern "C" fn parlops_solver_set_trust_region(
         Ok(())
     })
 }
+
+/// When the solver sets its preconditioner up again after the values it was computed from changed
+/// (parlops_op_csr_update_values on its matrix): PETSc's KSPSetReusePreconditioner and SNES's lag,
+/// AmgX's resetup. At a solve whose preconditioner (or, for parlops_solver_set_jacobi, operator) has
+/// changed values, parlops_op_refresh runs first when: it is the first solve since the last set-up,
+/// or `every` > 0 and `every` solves have run since then, or `growth` > 0 and the last solve took
+/// more than `growth` times the iterations of the first solve since then. every = 1, growth = 0 (the
+/// default): at every solve after a change. every = 0, growth = 0: never (refresh by hand). every =
+/// 10: at most every 10th solve. every = 0, growth = 1.5: when the iterations grew by half. The first
+/// rule needs `every` > 0. Settings ranks must agree on (checked at the solve).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_pc_reuse(
+    s: *mut parlops_solver,
+    every: i64,
+    growth: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_pc_reuse", || {
+        // SAFETY: `arg_mut` checks `s` (live parlops_solver) and holds it exclusively for this
+        // call.
+        let s = unsafe { arg_mut(s, "s")? };
+        if every < 0 {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'every' is {every}; it must be >= 0 (0: never by count)"
+            );
+        }
+        if !(growth == 0.0 || (growth >= 1.0 && growth.is_finite())) {
+            crate::bail!(
+                InvalidArgument,
+                "argument 'growth' is {growth}; it must be 0 (off) or a finite factor >= 1"
+            );
+        }
+        s.inner.params.pc_reuse_every = every;
+        s.inner.params.pc_reuse_growth = growth;
+        Ok(())
+    })
+}

@@ -364,8 +364,8 @@ pub trait SparseHost<T: Scalar> {
     fn forward(&self, x: &[T], y: &mut [T]) -> Result<()>;
     /// x = A^H y on this rank's host entries. [collective]
     fn backward(&self, y: &[T], x: &mut [T]) -> Result<()>;
-    /// The diag and offd blocks as CSR arrays.
-    fn blocks(&self) -> Result<[HostCsr<'_, T>; 2]>;
+    /// `f` on the diag and offd blocks as CSR arrays (read while `f` runs: a values update waits).
+    fn with_blocks(&self, f: &mut dyn FnMut([HostCsr<'_, T>; 2]) -> Result<()>) -> Result<()>;
 }
 
 /// A local CSR block's arrays in host memory: row pointers and column indices as bytes of 32- or
@@ -382,6 +382,18 @@ pub struct HostCsr<'a, T: Clone> {
 /// The copies of an operator the backends keep (made at a backend's first apply).
 pub struct Resident<T> {
     pub(crate) cuda: std::sync::Mutex<Option<cuda::csr::DevCsr<T>>>,
+}
+
+impl<T> Resident<T> {
+    /// Run `change` (which changes the operator's values) and forget the copies: each backend makes
+    /// its copy again at its next use. The copies' locks are taken first, as a backend's apply takes
+    /// them before it reads the operator, so the two cannot wait for each other.
+    pub fn invalidate_with<R>(&self, change: impl FnOnce() -> R) -> R {
+        let mut cuda = self.cuda.lock().unwrap_or_else(|p| p.into_inner());
+        let r = change();
+        *cuda = None;
+        r
+    }
 }
 
 impl<T> Default for Resident<T> {

@@ -4,14 +4,15 @@
 //! hypre's set-up builds its own hierarchy from it anyway); each apply copies the input into a hypre
 //! vector and the result out of one (a V-cycle costs many times that).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::ij::{IjMatrix, IjVector, big, clear_errors, hcheck, one_cycle};
 use super::{HInt, api};
 use crate::comm::Comm;
 use crate::error::Result;
-use crate::op::LinearOperator;
 use crate::op::csr::CsrOp;
+use crate::op::{LinearOperator, Op};
 use crate::vector::{DistVector, Layout};
 
 pub use super::amg_options::{AmgOptions, DofOrdering};
@@ -57,7 +58,8 @@ pub(crate) fn amg_ready(a: &CsrOp<f64>, what: &str) -> Result<()> {
     let lo = a.rows().local_start();
     let mut diag = vec![false; n];
     let mut bad: Option<String> = None;
-    a.diag_block().for_each(|i, j, v| {
+    let blk = a.blocks();
+    blk.diag.for_each(|i, j, v| {
         if !v.is_finite() && bad.is_none() {
             bad = Some(format!("global row {} holds {v}", lo + i as i64));
         }
@@ -65,7 +67,7 @@ pub(crate) fn amg_ready(a: &CsrOp<f64>, what: &str) -> Result<()> {
             diag[i] = true;
         }
     });
-    a.offd_block().for_each(|i, _, v| {
+    blk.offd.for_each(|i, _, v| {
         if !v.is_finite() && bad.is_none() {
             bad = Some(format!("global row {} holds {v}", lo + i as i64));
         }
@@ -86,11 +88,24 @@ pub(crate) fn amg_ready(a: &CsrOp<f64>, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// What a BoomerAMG operator was set up from, kept to set it up again on new values.
+struct Source {
+    a: Op<f64>,
+    o: HypreOptions,
+    nmodes: usize,
+    modes: Vec<f64>,
+    /// The values version of `a`'s tree at the last set-up.
+    built: AtomicU64,
+}
+
 /// BoomerAMG as an operator (f64, host memory).
 pub struct BoomerAmg {
     rows: Arc<Layout>,
     comm: Arc<Comm>,
     obj: Mutex<Objects>,
+    /// With a source, the operator can be refreshed ([`LinearOperator::refresh`]).
+    src: Option<Source>,
+    setups: AtomicU64,
 }
 
 impl BoomerAmg {
@@ -171,6 +186,41 @@ impl BoomerAmg {
         nmodes: usize,
         modes: &[f64],
     ) -> Result<BoomerAmg> {
+        let rows = a.rows().clone();
+        let comm = rows.comm().clone();
+        let obj = Self::objects(a, o, nmodes, modes)?;
+        Ok(BoomerAmg {
+            rows,
+            comm,
+            obj: Mutex::new(obj),
+            src: None,
+            setups: AtomicU64::new(1),
+        })
+    }
+
+    /// Keep what this operator was set up from (`a` is the operator the CSR matrix of
+    /// [`BoomerAmg::setup`] was), so that [`LinearOperator::refresh`] can set it up again on `a`'s
+    /// new values with the same options and near-null-space vectors.
+    pub fn with_source(
+        mut self,
+        a: Op<f64>,
+        o: HypreOptions,
+        nmodes: usize,
+        modes: Vec<f64>,
+    ) -> BoomerAmg {
+        let built = AtomicU64::new(crate::op::tree::version(a.as_ref()));
+        self.src = Some(Source {
+            a,
+            o,
+            nmodes,
+            modes,
+            built,
+        });
+        self
+    }
+
+    /// hypre's objects for `a`, set up. [collective]
+    fn objects(a: &CsrOp<f64>, o: &HypreOptions, nmodes: usize, modes: &[f64]) -> Result<Objects> {
         let h = api()?;
         clear_errors()?;
         let rows = a.rows().clone();
@@ -329,11 +379,7 @@ impl BoomerAmg {
             hcheck(code, "BoomerAMGSetup")
         };
         comm.agree(setup)?;
-        Ok(BoomerAmg {
-            rows,
-            comm,
-            obj: Mutex::new(obj),
-        })
+        Ok(obj)
     }
 }
 
@@ -371,5 +417,38 @@ impl LinearOperator<f64> for BoomerAmg {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<f64>> {
+        self.src.iter().map(|s| &s.a).collect()
+    }
+    fn stale(&self) -> bool {
+        self.src.as_ref().is_some_and(|s| {
+            s.built.load(Ordering::Acquire) != crate::op::tree::version(s.a.as_ref())
+        })
+    }
+    /// hypre's BoomerAMG keeps nothing of a set-up that new values could reuse (its coarsening
+    /// reads the values): the matrix is copied to hypre again and the set-up runs again with the
+    /// same options and near-null-space vectors; the old hierarchy stays until the new one is made.
+    fn refresh(&self, force: bool) -> Result<bool> {
+        let Some(s) = &self.src else {
+            return Ok(false);
+        };
+        if !force && !self.stale() {
+            return Ok(false);
+        }
+        let version = crate::op::tree::version(s.a.as_ref());
+        let csr =
+            s.a.as_any()
+                .downcast_ref::<CsrOp<f64>>()
+                .ok_or_else(|| crate::err!(Internal, "BoomerAMG's source is not a CSR matrix"))?;
+        self.comm.agree(amg_ready(csr, "A"))?;
+        let obj = Self::objects(csr, &s.o, s.nmodes, &s.modes)?;
+        *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
+        s.built.store(version, Ordering::Release);
+        self.setups.fetch_add(1, Ordering::AcqRel);
+        Ok(true)
+    }
+    fn setups(&self) -> u64 {
+        self.setups.load(Ordering::Acquire)
     }
 }

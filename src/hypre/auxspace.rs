@@ -9,6 +9,7 @@
 //! [`ADS`]: super::options::ADS
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::ij::{IjMatrix, IjVector, clear_errors, hcheck, one_cycle};
@@ -16,8 +17,8 @@ use super::options::HypreOptions;
 use super::{HInt, api};
 use crate::comm::Comm;
 use crate::error::Result;
-use crate::op::LinearOperator;
 use crate::op::csr::CsrOp;
+use crate::op::{LinearOperator, Op};
 use crate::vector::{DistVector, Layout};
 
 type H = *mut c_void;
@@ -73,8 +74,9 @@ fn finite(m: &CsrOp<f64>, what: &str) -> Result<()> {
             bad = Some((lo + i as i64, v));
         }
     };
-    m.diag_block().for_each(|i, _, v| check(i, v));
-    m.offd_block().for_each(|i, _, v| check(i, v));
+    let blk = m.blocks();
+    blk.diag.for_each(|i, _, v| check(i, v));
+    blk.offd.for_each(|i, _, v| check(i, v));
     if let Some((r, v)) = bad {
         crate::bail!(
             InvalidArgument,
@@ -331,6 +333,17 @@ impl Drop for Objects {
     }
 }
 
+/// How an AMS or ADS operator is set up again on new values: what it was made from and the
+/// set-up from them.
+pub type Rebuild = Box<dyn Fn() -> Result<AuxSpace> + Send + Sync>;
+
+struct Source {
+    ops: Vec<Op<f64>>,
+    rebuild: Rebuild,
+    /// The values version of `ops` at the last set-up.
+    built: AtomicU64,
+}
+
 /// AMS or ADS as an operator (f64, host memory).
 pub struct AuxSpace {
     kind: AuxKind,
@@ -338,6 +351,8 @@ pub struct AuxSpace {
     comm: Arc<Comm>,
     solve: unsafe extern "C" fn(H, H, H, H) -> HInt,
     obj: Mutex<Objects>,
+    src: Option<Source>,
+    setups: AtomicU64,
 }
 
 impl AuxSpace {
@@ -412,7 +427,33 @@ impl AuxSpace {
             comm,
             solve: f.solve,
             obj: Mutex::new(obj),
+            src: None,
+            setups: AtomicU64::new(1),
         })
+    }
+
+    /// Keep what this operator was made from (`ops`: every operator it read) and how to set it up
+    /// again, for [`LinearOperator::refresh`].
+    pub fn with_rebuild(mut self, ops: Vec<Op<f64>>, rebuild: Rebuild) -> AuxSpace {
+        let built = AtomicU64::new(Self::version(&ops));
+        self.src = Some(Source {
+            ops,
+            rebuild,
+            built,
+        });
+        self
+    }
+
+    fn version(ops: &[Op<f64>]) -> u64 {
+        ops.iter().fold(0u64, |v, o| {
+            v.wrapping_add(crate::op::tree::version(o.as_ref()))
+        })
+    }
+
+    /// The construction's checks ([`AuxInput::check`]) on the inputs' new values, agreed, before
+    /// hypre sees them. [collective]
+    pub fn refresh_check(inp: &AuxInput, o: &HypreOptions) -> Result<()> {
+        inp.a.rows().comm().agree(inp.check(o))
     }
 }
 
@@ -618,6 +659,34 @@ impl LinearOperator<f64> for AuxSpace {
             self.describe(),
             self.kind.name()
         )
+    }
+    fn parts(&self) -> Vec<&Op<f64>> {
+        self.src.iter().flat_map(|s| &s.ops).collect()
+    }
+    fn stale(&self) -> bool {
+        self.src
+            .as_ref()
+            .is_some_and(|s| s.built.load(Ordering::Acquire) != Self::version(&s.ops))
+    }
+    /// hypre's AMS and ADS keep nothing of a set-up that new values could reuse: the set-up runs
+    /// again from the same inputs and options (the old one stays until the new one is made).
+    fn refresh(&self, force: bool) -> Result<bool> {
+        let Some(s) = &self.src else {
+            return Ok(false);
+        };
+        if !force && !self.stale() {
+            return Ok(false);
+        }
+        let version = Self::version(&s.ops);
+        let new = (s.rebuild)()?;
+        let obj = new.obj.into_inner().unwrap_or_else(|p| p.into_inner());
+        *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
+        s.built.store(version, Ordering::Release);
+        self.setups.fetch_add(1, Ordering::AcqRel);
+        Ok(true)
+    }
+    fn setups(&self) -> u64 {
+        self.setups.load(Ordering::Acquire)
     }
     fn describe(&self) -> String {
         format!("{} ({} rows)", self.kind.name(), self.rows.global_len())

@@ -102,7 +102,8 @@ impl IjMatrix {
         let (clo, cn) = (cols.local_start(), cols.local_len());
         let square = rows.compatible(&cols);
         let local = (|| -> Result<_> {
-            let nnz = a.diag_block().nnz() + a.offd_block().nnz();
+            let blk = a.blocks();
+            let nnz = blk.diag.nnz() + blk.offd.nnz();
             let oom = |k: usize| crate::err!(OutOfMemory, "{what}: {k} entries for hypre");
             let mut ncols: Vec<HInt> = Vec::new();
             ncols.try_reserve_exact(n).map_err(|_| oom(n))?;
@@ -114,8 +115,8 @@ impl IjMatrix {
             vals.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
             // this rank's rows, flat: the diag block's entries then the offd block's, per row
             let mut start = vec![0usize; n + 1];
-            a.diag_block().for_each(|i, _, _| start[i + 1] += 1);
-            a.offd_block().for_each(|i, _, _| start[i + 1] += 1);
+            blk.diag.for_each(|i, _, _| start[i + 1] += 1);
+            blk.offd.for_each(|i, _, _| start[i + 1] += 1);
             for i in 0..n {
                 start[i + 1] += start[i];
             }
@@ -123,12 +124,12 @@ impl IjMatrix {
             let mut ent: Vec<(i64, f64)> = Vec::new();
             ent.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
             ent.resize(nnz, (0, 0.0));
-            a.diag_block().for_each(|i, j, v| {
+            blk.diag.for_each(|i, j, v| {
                 ent[fill[i]] = (clo + j as i64, v);
                 fill[i] += 1;
             });
             let cmap = a.col_map_offd();
-            a.offd_block().for_each(|i, j, v| {
+            blk.offd.for_each(|i, j, v| {
                 ent[fill[i]] = (cmap[j], v);
                 fill[i] += 1;
             });

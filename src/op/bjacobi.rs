@@ -6,14 +6,17 @@
 //!  - SSOR(omega): M^{-1} = omega (2 - omega) (D + omega U)^{-1} D (D + omega L)^{-1} (Saad,
 //!    "Iterative Methods for Sparse Linear Systems", 10.2; omega = 1 is symmetric Gauss-Seidel).
 //!
-//! The factors are computed once, at construction, from the values the block holds then. A zero (or
-//! non-finite) pivot, a missing diagonal entry, or (IC(0)) a non-positive one fails the construction
-//! on every rank, naming the global row.
+//! The factors are computed at construction from the values the block holds then, and again at a
+//! refresh after the matrix's values changed ([`LinearOperator::refresh`]; the pattern, hence the
+//! factors' pattern, is the same). A zero (or non-finite) pivot, a missing diagonal entry, or (IC(0))
+//! a non-positive one fails the construction (or the refresh, which then keeps the old factors) on
+//! every rank, naming the global row.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
-use super::LinearOperator;
 use super::csr::CsrOp;
+use super::{LinearOperator, Op};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, Layout};
@@ -51,13 +54,17 @@ pub struct BlockJacobi<T: Scalar> {
     kind: LocalSolve,
     /// ILU(0): L (unit, strictly lower part) and U (upper with diagonal) in one pattern; IC(0): L
     /// (lower with diagonal) only; SSOR: the block itself.
-    f: Sorted<T>,
+    f: RwLock<Sorted<T>>,
+    /// The CSR operator factored and the values version of the last factorisation, for a refresh.
+    src: Option<(Op<T>, AtomicU64)>,
+    setups: AtomicU64,
 }
 
 /// Rows sorted by column, duplicates summed; the position of each row's diagonal (`None` if the row
 /// has none).
 fn sorted<T: Scalar>(a: &CsrOp<T>, lower_only: bool) -> Result<(Sorted<T>, Option<usize>)> {
-    let b = a.diag_block();
+    let blk = a.blocks();
+    let b = &blk.diag;
     let n = b.nrows;
     let mut rows: Vec<Vec<(usize, T)>> = Vec::new();
     rows.try_reserve_exact(n)
@@ -106,6 +113,25 @@ fn bad_pivot<T: Scalar>(v: T) -> bool {
 impl<T: Scalar> BlockJacobi<T> {
     /// Factor `a`'s diag block on this rank (not collective: the caller agrees the outcome).
     pub fn new(a: &CsrOp<T>, kind: LocalSolve) -> Result<BlockJacobi<T>> {
+        Ok(BlockJacobi {
+            rows: a.rows().clone(),
+            kind,
+            f: RwLock::new(Self::factor(a, kind)?),
+            src: None,
+            setups: AtomicU64::new(1),
+        })
+    }
+
+    /// Keep `a` (the operator the CSR matrix of [`BlockJacobi::new`] was) to factor it again at a
+    /// refresh.
+    pub fn with_source(mut self, a: Op<T>) -> BlockJacobi<T> {
+        let v = super::tree::version(a.as_ref());
+        self.src = Some((a, AtomicU64::new(v)));
+        self
+    }
+
+    /// The factors of `a`'s diag block on this rank.
+    fn factor(a: &CsrOp<T>, kind: LocalSolve) -> Result<Sorted<T>> {
         if !a.rows().compatible(a.cols()) {
             crate::bail!(
                 SizeMismatch,
@@ -148,24 +174,21 @@ impl<T: Scalar> BlockJacobi<T> {
                 }
             }
         }
-        Ok(BlockJacobi {
-            rows: a.rows().clone(),
-            kind,
-            f,
-        })
+        Ok(f)
     }
 
     /// The local factors as (row pointer, column indices, values), rows sorted: ILU(0) L and U in one
     /// pattern (L's unit diagonal not stored, U's diagonal is), IC(0) L with its diagonal, SSOR the
     /// block. For tests that check them against a reference.
     #[doc(hidden)]
-    pub fn factors(&self) -> (&[usize], &[usize], &[T]) {
-        (&self.f.ptr, &self.f.idx, &self.f.val)
+    pub fn factors(&self) -> (Vec<usize>, Vec<usize>, Vec<T>) {
+        let f = self.f.read().unwrap_or_else(|p| p.into_inner());
+        (f.ptr.clone(), f.idx.clone(), f.val.clone())
     }
 
     /// y = M^{-1} r on this rank's part.
     fn solve_local(&self, r: &[T], y: &mut [T]) {
-        let f = &self.f;
+        let f = &*self.f.read().unwrap_or_else(|p| p.into_inner());
         let (p, j, v) = (&f.ptr, &f.idx, &f.val);
         match self.kind {
             LocalSolve::Ilu0 => {
@@ -337,5 +360,35 @@ impl<T: Scalar> LinearOperator<T> for BlockJacobi<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        self.src.iter().map(|(a, _)| a).collect()
+    }
+    fn stale(&self) -> bool {
+        self.src
+            .as_ref()
+            .is_some_and(|(a, v)| v.load(Ordering::Acquire) != super::tree::version(a.as_ref()))
+    }
+    fn refresh(&self, force: bool) -> Result<bool> {
+        let Some((a, built)) = &self.src else {
+            return Ok(false);
+        };
+        if !force && !self.stale() {
+            return Ok(false);
+        }
+        let version = super::tree::version(a.as_ref());
+        let f = a
+            .as_any()
+            .downcast_ref::<CsrOp<T>>()
+            .ok_or_else(|| crate::err!(Internal, "block Jacobi's source is not a CSR matrix"))
+            .and_then(|c| Self::factor(c, self.kind));
+        let f = self.rows.comm().agree(f)?;
+        *self.f.write().unwrap_or_else(|p| p.into_inner()) = f;
+        built.store(version, Ordering::Release);
+        self.setups.fetch_add(1, Ordering::AcqRel);
+        Ok(true)
+    }
+    fn setups(&self) -> u64 {
+        self.setups.load(Ordering::Acquire)
     }
 }

@@ -152,6 +152,9 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn parts(&self) -> Vec<&Op<T>> {
+        self.ops.iter().collect()
+    }
     fn describe(&self) -> String {
         format!(
             "{} {}x{}",
@@ -288,6 +291,9 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        self.ops.iter().collect()
     }
     fn describe(&self) -> String {
         format!(

@@ -241,6 +241,9 @@ impl<T: Scalar> LinearOperator<T> for BlockOp<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn parts(&self) -> Vec<&Op<T>> {
+        self.blocks.iter().flatten().collect()
+    }
     fn describe(&self) -> String {
         format!(
             "Block {}x{} ({}x{})",
@@ -384,6 +387,9 @@ impl<T: Scalar> LinearOperator<T> for BlockLower<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        std::iter::once(&self.a).chain(&self.diag).collect()
     }
     fn describe(&self) -> String {
         format!("BlockLowerTriangular {}", self.a.rows().global_len())

@@ -100,6 +100,9 @@ impl<T: Scalar> LinearOperator<T> for LinComb<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn parts(&self) -> Vec<&Op<T>> {
+        self.terms.iter().map(|(_, a)| a).collect()
+    }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true
     }
@@ -179,6 +182,9 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn parts(&self) -> Vec<&Op<T>> {
+        vec![&self.a, &self.b]
+    }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true
     }
@@ -213,6 +219,9 @@ impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        vec![&self.a]
     }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true
@@ -298,6 +307,9 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        vec![&self.a]
     }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true
@@ -398,6 +410,9 @@ impl<T: Scalar> LinearOperator<T> for Power<T> {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        vec![&self.a]
     }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true

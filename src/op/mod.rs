@@ -22,6 +22,7 @@ pub mod poisson;
 pub mod stencil;
 pub mod stencil_op;
 pub mod summa;
+pub mod tree;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -97,6 +98,33 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     /// d = diag(A), for square operators with equal row and column layouts.
     fn diagonal(&self, _d: &mut DistVector<T>) -> Result<()> {
         crate::bail!(NotSupported, "{} cannot give its diagonal", self.describe())
+    }
+    /// The operators this one applies or was computed from (a composition's terms, a
+    /// preconditioner's source matrix): the walks of [`tree`] (versions, refresh, a running solve's
+    /// pins) go through them.
+    fn parts(&self) -> Vec<&Op<T>> {
+        Vec::new()
+    }
+    /// This operator's own values version: moves on at every values update (a CSR matrix);
+    /// [`tree::version`] sums it over an operator tree.
+    fn values_version(&self) -> u64 {
+        0
+    }
+    /// Is what this operator computed from its source out of date (the source's values changed
+    /// since its last set-up)? Operators with no set-up: never.
+    fn stale(&self) -> bool {
+        false
+    }
+    /// Run this operator's set-up again on its source's current values (`force`: even when they did
+    /// not change), keeping what the pattern alone decides; `Ok(true)` when a set-up ran. Failures
+    /// are agreed, and the operator is then as before. Called by [`tree::refresh`] after its parts.
+    /// [collective]
+    fn refresh(&self, _force: bool) -> Result<bool> {
+        Ok(false)
+    }
+    /// How many set-ups this operator has run (1 at construction for a preconditioner with one).
+    fn setups(&self) -> u64 {
+        0
     }
 }
 

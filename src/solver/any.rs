@@ -49,6 +49,8 @@ pub struct AnySolver {
     op_ident: u64,
     pc_ident: u64,
     jacobi: bool,
+    /// The preconditioner was set since the last solve: its reuse policy starts afresh.
+    pc_set: bool,
     monitor: Option<SharedMonitor>,
     watch: Option<IterateMonitor>,
     typed: Option<Typed>,
@@ -71,6 +73,7 @@ impl AnySolver {
             op_ident: 0,
             pc_ident: 0,
             jacobi: false,
+            pc_set: false,
             monitor: None,
             watch: None,
             typed: None,
@@ -181,6 +184,7 @@ impl AnySolver {
         self.pc = m.map(|(m, _)| m.clone());
         self.pc_ident = m.map_or(0, |(_, i)| i);
         self.jacobi = false;
+        self.pc_set = true;
         Ok(())
     }
 
@@ -365,6 +369,9 @@ impl AnySolver {
             solver.set_jacobi_keep();
         } else {
             solver.set_preconditioner(pc);
+        }
+        if std::mem::take(&mut self.pc_set) {
+            solver.reset_reuse();
         }
         solver.set_monitor(monitor);
         solver.set_iterate_monitor(self.watch.clone());

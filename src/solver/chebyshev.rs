@@ -11,7 +11,8 @@
 //! largest eigenvalue of D^{-1} A found by 10 power iterations (MFEM's OperatorChebyshevSmoother's
 //! choice; PETSc's default interval is [0.1, 1.1] times it).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 use super::power::power_iteration;
 use crate::error::Result;
@@ -24,14 +25,25 @@ use crate::vector::{DistVector, Layout};
 /// The Chebyshev preconditioner of a square operator with a diagonal.
 pub struct Chebyshev<T: Scalar> {
     a: Op<T>,
-    dinv: Arc<Diagonal<T>>,
-    dinv_h: Diagonal<T>,
+    /// What is computed from A's values: D^-1 and the bounds (set again by a refresh).
+    state: RwLock<Arc<State<T>>>,
+    /// The bounds given (`None`: estimated at each set-up).
+    given: Option<(f64, f64)>,
+    /// The values version of A's tree at the last set-up.
+    built: AtomicU64,
+    setups: AtomicU64,
     degree: usize,
-    lmin: f64,
-    lmax: f64,
     r: Work<T>,
     d: Work<T>,
     z: Work<T>,
+}
+
+/// D^-1 (and its conjugate, for the adjoint) and the damped interval.
+struct State<T: Scalar> {
+    dinv: Arc<Diagonal<T>>,
+    dinv_h: Diagonal<T>,
+    lmin: f64,
+    lmax: f64,
 }
 
 /// The largest degree accepted (each degree is one more operator apply per application).
@@ -64,6 +76,24 @@ impl<T: Scalar> Chebyshev<T> {
                 "arguments 'lmin' and 'lmax' are {lo} and {hi}; they must satisfy 0 < lmin < lmax < inf (or lmax <= 0 to estimate both)"
             );
         }
+        let state = Self::state(&a, bounds)?;
+        let rows = a.rows().clone();
+        let built = AtomicU64::new(crate::op::tree::version(a.as_ref()));
+        Ok(Chebyshev {
+            r: Work::new(&rows)?,
+            d: Work::new(&rows)?,
+            z: Work::new(&rows)?,
+            a,
+            state: RwLock::new(Arc::new(state)),
+            given: bounds,
+            built,
+            setups: AtomicU64::new(1),
+            degree: degree as usize,
+        })
+    }
+
+    /// D^-1 and the bounds, from A's current values. [collective]
+    fn state(a: &Op<T>, bounds: Option<(f64, f64)>) -> Result<State<T>> {
         let comm = a.rows().comm().clone();
         // D^{-1} (a zero or non-finite diagonal entry fails on every rank, naming the row) and its
         // conjugate for the adjoint
@@ -91,31 +121,31 @@ impl<T: Scalar> Chebyshev<T> {
                 (0.3 * lam, 1.2 * lam)
             }
         };
-        let rows = a.rows().clone();
-        Ok(Chebyshev {
-            r: Work::new(&rows)?,
-            d: Work::new(&rows)?,
-            z: Work::new(&rows)?,
-            a,
+        Ok(State {
             dinv,
             dinv_h,
-            degree: degree as usize,
             lmin,
             lmax,
         })
     }
 
+    fn current(&self) -> Arc<State<T>> {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The interval [lmin, lmax] of D^{-1} A's spectrum that is damped.
     pub fn bounds(&self) -> (f64, f64) {
-        (self.lmin, self.lmax)
+        let s = self.current();
+        (s.lmin, s.lmax)
     }
 
     /// y = p(D^{-1} A) D^{-1} b (or the adjoint, p(D^{-H} A^H) D^{-H} b). Every step runs on every
     /// rank whatever failed before on this one (A's applies may communicate), and the first error
     /// is returned at the end, for the caller to agree.
     fn run(&self, b: &DistVector<T>, y: &mut DistVector<T>, adjoint: bool) -> Result<()> {
-        let dinv: &dyn LinearOperator<T> = if adjoint { &self.dinv_h } else { &*self.dinv };
-        let (theta, delta) = (0.5 * (self.lmax + self.lmin), 0.5 * (self.lmax - self.lmin));
+        let st = self.current();
+        let dinv: &dyn LinearOperator<T> = if adjoint { &st.dinv_h } else { &*st.dinv };
+        let (theta, delta) = (0.5 * (st.lmax + st.lmin), 0.5 * (st.lmax - st.lmin));
         let sigma = theta / delta;
         let mut r = self.r.get_like(b)?;
         let mut d = self.d.get_like(b)?;
@@ -159,15 +189,35 @@ impl<T: Scalar> LinearOperator<T> for Chebyshev<T> {
         true
     }
     fn describe(&self) -> String {
+        let (lmin, lmax) = self.bounds();
         format!(
-            "Chebyshev of degree {} on {} (D^-1 A's spectrum damped in [{:.4e}, {:.4e}])",
+            "Chebyshev of degree {} on {} (D^-1 A's spectrum damped in [{lmin:.4e}, {lmax:.4e}])",
             self.degree,
             self.a.describe(),
-            self.lmin,
-            self.lmax
         )
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn parts(&self) -> Vec<&Op<T>> {
+        vec![&self.a]
+    }
+    fn stale(&self) -> bool {
+        self.built.load(Ordering::Acquire) != crate::op::tree::version(self.a.as_ref())
+    }
+    /// D^-1 from A's new diagonal, and the bounds estimated again (given bounds are kept).
+    fn refresh(&self, force: bool) -> Result<bool> {
+        if !force && !self.stale() {
+            return Ok(false);
+        }
+        let version = crate::op::tree::version(self.a.as_ref());
+        let st = Self::state(&self.a, self.given)?;
+        *self.state.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(st);
+        self.built.store(version, Ordering::Release);
+        self.setups.fetch_add(1, Ordering::AcqRel);
+        Ok(true)
+    }
+    fn setups(&self) -> u64 {
+        self.setups.load(Ordering::Acquire)
     }
 }

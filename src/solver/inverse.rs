@@ -116,4 +116,7 @@ impl<T: Scalar> LinearOperator<T> for Inverse<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn parts(&self) -> Vec<&Op<T>> {
+        std::iter::once(&self.op).chain(&self.pc).collect()
+    }
 }

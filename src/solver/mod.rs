@@ -75,6 +75,13 @@ pub struct Params {
     /// CG: the trust-region radius (Steihaug-Toint; 0: none) in the norm of the inverse of the
     /// preconditioner (the Euclidean norm without one).
     pub trust_radius: f64,
+    /// The preconditioner's reuse policy when the values it was computed from change: set it up
+    /// again at the first solve after the change, then at most every `pc_reuse_every`-th solve
+    /// (1: at every solve after a change; 0: never by count).
+    pub pc_reuse_every: i64,
+    /// ... or when a solve took more than `pc_reuse_growth` times the iterations of the first solve
+    /// after the last set-up (0: off).
+    pub pc_reuse_growth: f64,
 }
 
 impl Default for Params {
@@ -99,6 +106,8 @@ impl Default for Params {
             orthog: Orthog::Classical,
             sum_order: SumOrder::Blocked,
             trust_radius: 0.0,
+            pc_reuse_every: 1,
+            pc_reuse_growth: 0.0,
         }
     }
 }
@@ -129,6 +138,8 @@ impl Params {
             orthog,
             sum_order: _, // rounding only: the reductions give every rank the same values
             trust_radius,
+            pc_reuse_every,
+            pc_reuse_growth,
         } = *self;
         vec![
             ("max_iter", max_iter),
@@ -147,6 +158,11 @@ impl Params {
             ("preconditioner side", pc_side.code() as i64),
             ("orthogonalization", orthog.code() as i64),
             ("trust-region radius", trust_radius.to_bits() as i64),
+            ("preconditioner reuse (every)", pc_reuse_every),
+            (
+                "preconditioner reuse (growth)",
+                pc_reuse_growth.to_bits() as i64,
+            ),
         ]
     }
 }
@@ -222,7 +238,10 @@ pub struct Solver<T: Scalar> {
     op: Option<Op<T>>,
     pc: Option<Op<T>>,
     jacobi: bool,
-    jacobi_op: Option<(usize, Op<T>)>,
+    /// The Jacobi preconditioner made for an operator (its address) at a values version.
+    jacobi_op: Option<(usize, u64, Op<T>)>,
+    /// Where the preconditioner stands in its reuse policy ([`Params::pc_reuse_every`]).
+    reuse: Reuse,
     monitor: Option<MonitorFn>,
     /// A monitor that sees x and r, and the copies of x and r it is handed.
     watch: Option<IterateMonitor>,
@@ -248,6 +267,7 @@ impl<T: Scalar> Solver<T> {
             pc: None,
             jacobi: false,
             jacobi_op: None,
+            reuse: Reuse::default(),
             monitor: None,
             watch: None,
             views: None,
@@ -302,8 +322,21 @@ impl<T: Scalar> Solver<T> {
 
     /// M^{-1} applied as z = M r; `None` removes it.
     pub fn set_preconditioner(&mut self, pc: Option<Op<T>>) {
+        let same = match (&self.pc, &pc) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.reuse = Reuse::default();
+        }
         self.pc = pc;
         self.jacobi = false;
+    }
+
+    /// Start the preconditioner's reuse policy afresh (a caller set it again).
+    pub fn reset_reuse(&mut self) {
+        self.reuse = Reuse::default();
     }
 
     /// Jacobi from the operator's diagonal (computed at the next solve, and again when the operator changes).
@@ -356,19 +389,33 @@ impl<T: Scalar> Solver<T> {
         self.pc.as_ref()
     }
 
-    /// The inverse diagonal as an operator; zero or non-finite diagonal entries are an error (on every rank).
+    /// The inverse diagonal as an operator; zero or non-finite diagonal entries are an error (on
+    /// every rank). Made again when the operator's values changed and the reuse policy says so.
     fn jacobi_pc(&mut self, op: &Op<T>) -> Result<Op<T>> {
         let key = Arc::as_ptr(op) as *const u8 as usize;
-        if let Some((k, j)) = &self.jacobi_op
+        let version = crate::op::tree::version(op.as_ref());
+        if let Some((k, v, j)) = &self.jacobi_op
             && *k == key
+            && (*v == version || !self.reuse.due(&self.params))
         {
             return Ok(j.clone());
         }
         let d = inverse_diagonal(op.as_ref(), "Jacobi")?;
         let j = op.rows().comm().agree(Diagonal::new(&d))?;
         let j: Op<T> = Arc::new(j);
-        self.jacobi_op = Some((key, j.clone()));
+        self.jacobi_op = Some((key, version, j.clone()));
+        self.reuse = Reuse::default();
         Ok(j)
+    }
+
+    /// The preconditioner's set-up again where its values changed and the reuse policy says so.
+    /// [collective]
+    fn follow(&mut self, pc: &Op<T>) -> Result<()> {
+        if self.reuse.due(&self.params) && crate::op::tree::stale(pc.as_ref()) {
+            crate::op::tree::refresh(pc.as_ref(), false)?;
+            self.reuse = Reuse::default();
+        }
+        Ok(())
     }
 
     /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA); x holds the initial guess when
@@ -408,8 +455,13 @@ impl<T: Scalar> Solver<T> {
         let pc = if self.jacobi {
             Some(self.jacobi_pc(&op)?)
         } else {
+            if let Some(m) = self.pc.clone() {
+                self.follow(&m)?;
+            }
             self.pc.clone()
         };
+        // the values of what the solve reads cannot change under it
+        let _pins = crate::op::tree::Pins::new(&[Some(&op), pc.as_ref()]);
         if let Some(m) = &pc
             && (!m.rows().compatible(op.cols()) || !m.cols().compatible(op.cols()))
         {
@@ -493,8 +545,34 @@ impl<T: Scalar> Solver<T> {
             );
         }
         self.info = info;
+        self.reuse.solved(info.iterations);
         x.settle()?;
         Ok(info)
+    }
+}
+
+/// A preconditioner's place in its reuse policy: the solves since its last set-up, and the
+/// iterations of the first and the last of them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reuse {
+    since: i64,
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
+impl Reuse {
+    /// Is a set-up due, should the values have changed?
+    fn due(&self, p: &Params) -> bool {
+        let by_count = p.pc_reuse_every > 0 && (self.since == 0 || self.since >= p.pc_reuse_every);
+        let by_growth = p.pc_reuse_growth > 0.0
+            && matches!((self.first, self.last),
+                (Some(f), Some(l)) if l as f64 > p.pc_reuse_growth * f.max(1) as f64);
+        by_count || by_growth
+    }
+    fn solved(&mut self, iterations: i64) {
+        self.since += 1;
+        self.first.get_or_insert(iterations);
+        self.last = Some(iterations);
     }
 }
 
@@ -512,7 +590,9 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 15] = [
+        let changes: [fn(&mut Params); 17] = [
+            |p| p.pc_reuse_every = 10,
+            |p| p.pc_reuse_growth = 1.5,
             |p| p.rtol = 1e-3,
             |p| p.atol = 1e-9,
             |p| p.dtol = 7.0,

@@ -21,7 +21,7 @@ static const parlops_vec *cv[16];
 static parlops_vec *mv[16];
 static const parlops_op *co[16];
 static const parlops_layout *cl[16];
-static double dbuf[64], dbuf2[64];
+static double dbuf[64], dbuf2[64], dbuf_big[256];
 static int64_t ibuf[16], ibuf2[16];
 static parlops_amg_options amg;
 
@@ -239,6 +239,30 @@ RECIPE(parlops_op_dottest, "") {
   a->a = W.S;
   a->seed = 7;
   a->relative_error = d_out;
+}
+
+/* a matrix of its own, made again for every case (a case may give it other values, or NaN, on one
+ * rank: the world's matrices keep theirs) */
+RECIPE(parlops_op_csr_update_values, "values:f64") {
+  static parlops_op *upd;
+  int64_t lo = 0, len = 0, n = 0;
+  parlops_layout_local_range(W.l, &lo, &len);
+  parlops_layout_global_len(W.l, &n);
+  tridiag(lo, len, n);
+  if (upd) parlops_op_destroy(&upd);
+  parlops_op_create_csr(W.l, W.l, PARLOPS_F64, PARLOPS_INDEX_I64, csr_ptr, csr_idx, csr_val, &upd);
+  for (int64_t k = 0; k < csr_ptr[len]; k++) dbuf_big[k] = csr_val[k] * 1.5;
+  a->a = upd;
+  a->nnz = csr_ptr[len];
+  a->values = dbuf_big;
+  a->offd_nnz = 0;
+  a->offd_values = NULL;
+}
+/* the world's BoomerAMG-free operators: a refresh finds nothing to set up (0), alike */
+RECIPE(parlops_op_refresh, "") {
+  a->m = (parlops_op *)W.Ainv;
+  a->force = 0;
+  a->setups_run = i_out;
 }
 
 /* ---- operators */

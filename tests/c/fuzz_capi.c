@@ -622,6 +622,14 @@ static int do_call(int k) {
     }
     CASE(parlops_op_dottest) st = parlops_op_dottest(PO(), rnd(), OUT(d1)); break;
     CASE(parlops_op_csr_arrays) st = parlops_op_csr_arrays(PO(), OUT(cp1), OUT(cp2)); break;
+    CASE(parlops_op_csr_update_values) {
+      /* counts of 0..16 mostly (a match with the matrix's reads at most 16 entries of inbuf) */
+      int64_t n = size_v(), m = chance(50) ? 0 : size_v();
+      st = parlops_op_csr_update_values(PO(), n, chance(10) ? NULL : inbuf, m, chance(50) ? NULL : inbuf + 3);
+      break;
+    }
+    CASE(parlops_op_refresh) st = parlops_op_refresh(PO(), int_v(), chance(50) ? NULL : OUT(i64a)); break;
+    CASE(parlops_op_setup_count) st = parlops_op_setup_count(PO(), OUT(i64a)); break;
     CASE(parlops_op_power_iteration) {
       parlops_op *a = PO();
       int64_t its[] = {-1, 0, 1, 10, 50};
@@ -977,6 +985,7 @@ static int do_call(int k) {
       break;
     }
     CASE(parlops_solver_set_trust_region) st = parlops_solver_set_trust_region(PS(), chance(30) ? 0.0 : dbl_v()); break;
+    CASE(parlops_solver_set_pc_reuse) st = parlops_solver_set_pc_reuse(PS(), size_v(), chance(50) ? 0.0 : dbl_v()); break;
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;
     CASE(parlops_solver_solve) {
       parlops_solver *sv = pool[SOLVER][below(POOL)];

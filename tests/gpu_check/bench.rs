@@ -37,7 +37,10 @@ pub(crate) fn bench<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64) {
     let l = Layout::new(comm.clone(), Partition::Scatter, n * n, -1).unwrap();
     let a = csr::<T>(&l, n, false);
     let rows = l.local_len() as f64;
-    let nnz = a.diag_block().nnz() as f64 + a.offd_block().nnz() as f64;
+    let nnz = {
+        let b = a.blocks();
+        b.diag.nnz() as f64 + b.offd.nnz() as f64
+    };
     let sz = std::mem::size_of::<T>() as f64;
     let p = comm.size() as f64;
     let x = rand::<T>(&l, 5, CUDA);

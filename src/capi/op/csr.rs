@@ -265,8 +265,113 @@ pub unsafe extern "C" fn parlops_op_csr_arrays(
 /// The addresses of a CSR operator's value arrays (diag, offd); `None` for other operators.
 fn csr_ptrs<T: Scalar>(op: &Op<T>) -> Option<(*const c_void, *const c_void)> {
     let c = op.as_any().downcast_ref::<CsrOp<T>>()?;
-    Some((
-        c.diag_block().values_ptr().cast(),
-        c.offd_block().values_ptr().cast(),
-    ))
+    let b = c.blocks();
+    Some((b.diag.values_ptr().cast(), b.offd.values_ptr().cast()))
+}
+
+/// Stage new values for a typed CSR operator on this rank (see parlops_op_csr_update_values).
+///
+/// # Safety
+/// `values` and `offd_values` are NULL or hold `nnz` and `offd_nnz` values of A's dtype (header
+/// contract of parlops_op_csr_update_values).
+unsafe fn stage_values<T: Scalar>(
+    op: &Op<T>,
+    (nnz, values): (i64, *const c_void),
+    (offd_nnz, offd_values): (i64, *const c_void),
+) -> Result<Box<dyn FnOnce() + '_>> {
+    use crate::op::csr::{NewValues, Origin};
+    let c = op.as_any().downcast_ref::<CsrOp<T>>().ok_or_else(|| {
+        crate::err!(
+            InvalidArgument,
+            "argument 'A' ({}) is not a CSR operator: only a matrix made by parlops_op_create_csr or parlops_op_create_parcsr takes new values",
+            op.describe()
+        )
+    })?;
+    let (dn, on) = c.local_nnz();
+    let count = |v: i64, name: &str| {
+        usize::try_from(v)
+            .map_err(|_| crate::err!(InvalidArgument, "argument '{name}' is {v}; it must be >= 0"))
+    };
+    let (n, m) = (count(nnz, "nnz")?, count(offd_nnz, "offd_nnz")?);
+    let origin = c.origin();
+    let want = match origin {
+        Origin::Rows => (dn + on, 0),
+        _ => (dn, on),
+    };
+    if (n, m) != want {
+        crate::bail!(
+            SizeMismatch,
+            "arguments 'nnz' and 'offd_nnz' are {n} and {m}, but A holds {} and {} entries on this rank ({}): the pattern may not change; a new pattern needs a new operator",
+            want.0,
+            want.1,
+            origin.describe()
+        );
+    }
+    // SAFETY: our caller's contract: each pointer is NULL or holds its count of values of A's
+    // dtype; `value_slice` checks NULL, alignment and device memory, and the slices are read
+    // before this call returns.
+    let slice = |p: *const c_void, k: usize, name: &str| unsafe { value_slice::<T>(p, k, name) };
+    let new = match (origin, values.is_null(), offd_values.is_null()) {
+        (Origin::Rows, false, true) => NewValues::Rows(slice(values, n, "values")?),
+        (Origin::ParCsr, false, _) if m == 0 || !offd_values.is_null() => NewValues::Blocks(
+            slice(values, n, "values")?,
+            slice(offd_values, m, "offd_values")?,
+        ),
+        (Origin::Wrapped(_), true, true) => NewValues::InPlace,
+        (Origin::Wrapped(_), _, _) => crate::bail!(
+            InvalidArgument,
+            "arguments 'values' ({values:p}) and 'offd_values' ({offd_values:p}) are not NULL, but A wraps the caller's arrays and parlops never writes a caller's arrays: A was {}",
+            origin.describe()
+        ),
+        _ => crate::bail!(
+            InvalidArgument,
+            "arguments 'values' ({values:p}) and 'offd_values' ({offd_values:p}) do not fit A, which was {}",
+            origin.describe()
+        ),
+    };
+    let p = c.prepare_values(new)?;
+    Ok(Box::new(move || c.commit_values(p)))
+}
+
+/// New values for a CSR operator with the same pattern (the matrix of the next time step or Newton
+/// step), swapped in at once on every rank; what the pattern alone decides (the halo plan, the
+/// layouts) is kept, and device copies are made again at their next use. What to pass depends on
+/// how A was made:
+///  - parlops_op_create_csr: `values` holds this rank's `nnz` values in the order of the row_ptr and
+///    col_idx given then (nnz = row_ptr[local rows]); `offd_nnz` = 0, `offd_values` = NULL;
+///  - parlops_op_create_parcsr with PARLOPS_COPY: `values` the diag block's `nnz` values and
+///    `offd_values` the offd block's `offd_nnz` (each in the order of its arrays then; offd_values
+///    may be NULL when offd_nnz is 0);
+///  - parlops_op_create_parcsr with PARLOPS_WRAP: change the values in the wrapped arrays (only while
+///    no parlops call uses A), then call this with both NULL and the blocks' counts, to say so.
+///
+/// Counts that differ from A's, or (WRAP) row pointers or column indices changed since A was made, are
+/// a changed pattern: refused (a new pattern needs a new operator). Refused (PARLOPS_ERR_BUSY) while a
+/// running solve holds A (as its operator or in its preconditioner) or another call uses it.
+/// Preconditioners built on A follow through parlops_op_refresh, or a solver's reuse policy
+/// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_csr_update_values(
+    a: *mut parlops_op,
+    nnz: i64,
+    values: *const c_void,
+    offd_nnz: i64,
+    offd_values: *const c_void,
+) -> parlops_status {
+    guard("parlops_op_csr_update_values", || {
+        // SAFETY: `arg_mut` checks `a` (live parlops_op) and holds it exclusively for this call.
+        let a = unsafe { super::super::handles::arg_mut(a, "A")? };
+        let comm = a.inner.rows().comm().clone();
+        // SAFETY: the C caller's arrays under the header contract above, as `stage_values` needs.
+        let staged = crate::any_op!(&a.inner, op => unsafe {
+            stage_values(op, (nnz, values), (offd_nnz, offd_values))
+        });
+        comm.agree_same(
+            staged.as_ref().map(|_| ()).map_err(|e| e.clone()),
+            "operators ([the operator's identity])",
+            &[a.ident as i64],
+        )?;
+        staged?();
+        Ok(())
+    })
 }

@@ -188,7 +188,7 @@ pub unsafe extern "C" fn parlops_op_create_block_jacobi(
                 with_dtype!(d, T => {
                     let op = csr_of::<T>(&a.inner)?;
                     let csr = op.as_any().downcast_ref::<CsrOp<T>>().ok_or_else(|| crate::err!(Internal, "CSR"))?;
-                    BlockJacobi::new(csr, k).map(op_of::<T>).map(wrap)
+                    BlockJacobi::new(csr, k).map(|b| b.with_source(op.clone())).map(op_of::<T>).map(wrap)
                 })
             },
         )
@@ -270,7 +270,13 @@ pub unsafe extern "C" fn parlops_op_create_boomeramg(
                     .as_any()
                     .downcast_ref::<CsrOp<f64>>()
                     .ok_or_else(|| crate::err!(Internal, "CSR"))?;
-                let amg = BoomerAmg::setup(csr, &opts?, 0, &[])?;
+                let opts = opts?;
+                let amg = BoomerAmg::setup(csr, &opts, 0, &[])?.with_source(
+                    op.clone(),
+                    opts,
+                    0,
+                    Vec::new(),
+                );
                 Ok(wrap((std::sync::Arc::new(amg) as Op<f64>).into_any()))
             },
         )
@@ -345,5 +351,68 @@ pub unsafe extern "C" fn parlops_op_create_chebyshev(
                 })
             },
         )
+    })
+}
+
+/// Set up the preconditioners in M again on the current values of the matrices they were built
+/// from (after parlops_op_csr_update_values), keeping what the pattern alone decides: BoomerAMG (the
+/// matrix copied to hypre again and its set-up run again with the same options and near-null-space
+/// vectors: hypre keeps no part of a set-up that new values could reuse), AMS and ADS (set up again
+/// from the same G, C, coordinates or interpolations and options), block Jacobi (factored again on
+/// the same pattern), Chebyshev (D^-1 again, and its bounds estimated again unless they were given),
+/// in M itself and in everything M is made of (compositions, block preconditioners, inverses), each
+/// once. Only those whose matrices' values changed since their last set-up, unless `force` is
+/// non-zero (then all of them: for shell operators whose values parlops cannot see change). Operators
+/// without a set-up are left as they are. `setups_run` (may be NULL) receives the number of set-ups
+/// run. A failure (a zero pivot, a zero diagonal, a hypre error) fails every rank and leaves that
+/// preconditioner as it was. Refused (PARLOPS_ERR_BUSY) while a running solve holds M. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_refresh(
+    m: *mut parlops_op,
+    force: i32,
+    setups_run: *mut i64,
+) -> parlops_status {
+    guard("parlops_op_refresh", || {
+        // SAFETY: `arg_mut` checks `m` (live parlops_op) and holds it exclusively for this call.
+        let m = unsafe { super::super::handles::arg_mut(m, "M")? };
+        let comm = m.inner.rows().comm().clone();
+        let busy = crate::any_op!(&m.inner, op => crate::op::tree::any_pinned(op.as_ref()));
+        let local = if busy {
+            Err(crate::err!(
+                Busy,
+                "argument 'M' ({}) is held by a running solve: it cannot be set up again until the solve returns",
+                m.inner.describe()
+            ))
+        } else {
+            Ok(())
+        };
+        comm.agree_same(
+            local,
+            "operators or force ([the operator's identity, force])",
+            &[m.ident as i64, i64::from(force != 0)],
+        )?;
+        let n = crate::any_op!(&m.inner, op => crate::op::tree::refresh(op.as_ref(), force != 0))?;
+        // SAFETY: `setups_run` is NULL or writable (header contract), as `put_opt` requires.
+        unsafe { super::super::handles::put_opt(setups_run, n as i64) };
+        Ok(())
+    })
+}
+
+/// The number of set-ups the preconditioners in M (and everything M is made of) have run: 1 for a
+/// preconditioner just made, one more per refresh (parlops_op_refresh, or a solver's reuse policy);
+/// 0 for operators without a set-up. Local.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_op_setup_count(
+    m: *const parlops_op,
+    count: *mut i64,
+) -> parlops_status {
+    guard("parlops_op_setup_count", || {
+        // SAFETY: `arg` checks `m` (live parlops_op) and holds it shared for this call.
+        let m = unsafe { arg(m, "M")? };
+        super::super::handles::out_ok(count, "count")?;
+        let n = crate::any_op!(&m.inner, op => crate::op::tree::setups(op.as_ref()));
+        // SAFETY: `count` is not NULL (`out_ok` above) and writable by the header contract.
+        unsafe { *count = n as i64 };
+        Ok(())
     })
 }

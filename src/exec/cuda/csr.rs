@@ -210,10 +210,16 @@ fn device_parts<'a, T: Scalar>(
     if guard.is_none() {
         let made = (|| {
             g.kernels::<T>()?;
-            let [diag, offd] = m.host.blocks()?;
+            let mut up = None;
+            m.host.with_blocks(&mut |[diag, offd]| {
+                up = Some((upload(&diag, s)?, upload(&offd, s)?));
+                Ok(())
+            })?;
+            let (diag, offd) =
+                up.ok_or_else(|| crate::err!(Internal, "the CSR blocks were not read"))?;
             let d = DevCsr {
-                diag: upload(&diag, s)?,
-                offd: upload(&offd, s)?,
+                diag,
+                offd,
                 halo: m.halo.device::<T>(s)?,
                 last: None,
             };

@@ -10,13 +10,16 @@ mod narrow;
 mod sell;
 #[cfg(test)]
 mod tests;
+mod update;
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 #[cfg(test)]
 use self::block::Compact;
 pub use self::block::{Arr, Idx, IndexInt, LocalCsr};
 use self::block::{check_block, split_rows};
+pub use self::update::{NewValues, Origin, Prepared};
 use super::LinearOperator;
 use crate::comm::halo::HaloPlan;
 use crate::error::Result;
@@ -30,12 +33,24 @@ struct Bufs<T> {
     stream: Vec<T>,
 }
 
+/// The two local blocks of a CSR matrix: read under [`CsrOp::blocks`], replaced (new values, same
+/// pattern) by [`CsrOp::commit_values`].
+pub struct Blocks<T: Scalar> {
+    pub diag: LocalCsr<T>,
+    pub offd: LocalCsr<T>,
+}
+
 /// A distributed sparse matrix (hypre ParCSR layout).
 pub struct CsrOp<T: Scalar> {
     pub(crate) rows: Arc<Layout>,
     cols: Arc<Layout>,
-    pub(crate) diag: LocalCsr<T>,
-    pub(crate) offd: LocalCsr<T>,
+    /// The blocks: read by every product, written only by a values update, which is refused while
+    /// a running solve holds the matrix ([`crate::op::tree::Pins`]).
+    vals: RwLock<Blocks<T>>,
+    /// How many values updates the matrix has had ([`LinearOperator::values_version`]).
+    version: AtomicU64,
+    /// What the caller's values look like, for an update.
+    origin: Origin,
     col_map: Vec<i64>,
     pub(crate) halo: HaloPlan,
     bufs: Mutex<Bufs<T>>,
@@ -111,7 +126,7 @@ impl<T: Scalar> CsrOp<T> {
         )?;
         let (diag, offd, col_map) =
             parts.ok_or_else(|| crate::err!(Internal, "CSR split missing after agreement"))?;
-        Self::assemble(rows, cols, diag, offd, col_map, halo)
+        Self::assemble(rows, cols, diag, offd, col_map, halo, Origin::Rows)
     }
 
     /// From hypre's split layout: `diag` (local columns), `offd` (compressed columns) and
@@ -164,7 +179,8 @@ impl<T: Scalar> CsrOp<T> {
         )?;
         let (diag, offd) =
             parts.ok_or_else(|| crate::err!(Internal, "ParCSR blocks missing after agreement"))?;
-        Self::assemble(rows, cols, diag, offd, col_map_offd, halo)
+        let origin = Origin::of_parcsr(&diag, &offd);
+        Self::assemble(rows, cols, diag, offd, col_map_offd, halo, origin)
     }
 
     fn assemble(
@@ -174,6 +190,7 @@ impl<T: Scalar> CsrOp<T> {
         offd: LocalCsr<T>,
         col_map: Vec<i64>,
         halo: HaloPlan,
+        origin: Origin,
     ) -> Result<CsrOp<T>> {
         let bufs = Bufs {
             send: vec![T::zero(); halo.n_send()],
@@ -183,8 +200,12 @@ impl<T: Scalar> CsrOp<T> {
         Ok(CsrOp {
             rows,
             cols,
-            diag: diag.compacted(),
-            offd,
+            vals: RwLock::new(Blocks {
+                diag: diag.compacted(),
+                offd,
+            }),
+            version: AtomicU64::new(0),
+            origin,
             col_map,
             halo,
             bufs: Mutex::new(bufs),
@@ -193,11 +214,10 @@ impl<T: Scalar> CsrOp<T> {
         })
     }
 
-    pub fn diag_block(&self) -> &LocalCsr<T> {
-        &self.diag
-    }
-    pub fn offd_block(&self) -> &LocalCsr<T> {
-        &self.offd
+    /// The local blocks, read-locked (a values update waits for no reader: it is refused while
+    /// one holds them).
+    pub fn blocks(&self) -> RwLockReadGuard<'_, Blocks<T>> {
+        self.vals.read().unwrap_or_else(|p| p.into_inner())
     }
     pub fn col_map_offd(&self) -> &[i64] {
         &self.col_map
@@ -211,14 +231,15 @@ impl<T: Scalar> CsrOp<T> {
     /// y = A x on the host: the diag product while the ghosts move, then the offd rows; with `DOT`
     /// (equal row and column layouts) also this rank's conj(x).y, summed in the same passes.
     fn forward_host<const DOT: bool>(&self, x: &[T], y: &mut [T]) -> Result<(f64, f64)> {
+        let blk = self.blocks();
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost, .. } = &mut *b;
         let mut d = (0.0, 0.0);
         self.halo.forward(x, send, ghost, || {
-            d = self.diag.mult_dot::<DOT>(x, y, false, x);
+            d = blk.diag.mult_dot::<DOT>(x, y, false, x);
             Ok(())
         })?;
-        let o = self.offd.mult_dot::<DOT>(ghost, y, true, x);
+        let o = blk.offd.mult_dot::<DOT>(ghost, y, true, x);
         Ok((d.0 + o.0, d.1 + o.1))
     }
 
@@ -280,6 +301,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         if !(n.host_addressable() && x.host_addressable()) {
             return super::streamed_by_apply(self, x, n, ready, rows);
         }
+        let blk = self.blocks();
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs {
             send,
@@ -297,13 +319,13 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
                     break;
                 }
                 let e = (done + POLL_ROWS).min(len);
-                self.diag
+                blk.diag
                     .mult_rows::<false>(xl, &mut nl[done..e], done, false, &[]);
                 done = e;
             }
             Ok(())
         })?;
-        self.offd
+        blk.offd
             .mult_rows::<false>(ghost, &mut nl[..done], 0, true, &[]);
         let go = match go {
             Some(g) => g,
@@ -312,7 +334,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         };
         // a row of x is handed over (and may be overwritten) once every row that reads it is
         // formed: row i reads x from i - reach on
-        let reach = *self.reach.get_or_init(|| self.diag.lower_reach());
+        let reach = *self.reach.get_or_init(|| blk.diag.lower_reach());
         // (the buffer holds a block, the band, and up to 7 rows kept back to start the next
         // hand-over on a multiple of 8 rows)
         let want = if go && reach <= len / 4 {
@@ -328,9 +350,9 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         if want == 0 || stream.len() < want {
             // the rest of n = A x (and, streaming with a wide band or without a buffer, all rows
             // at once)
-            self.diag
+            blk.diag
                 .mult_rows::<false>(xl, &mut nl[done..], done, false, &[]);
-            self.offd
+            blk.offd
                 .mult_rows::<false>(ghost, &mut nl[done..], done, true, &[]);
             if go {
                 rows(0, nl, xl);
@@ -355,8 +377,8 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         while done < len {
             let e = (done + STREAM_ROWS).min(len);
             let y = &mut stream[k..k + (e - done)];
-            self.diag.mult_rows::<false>(xl, y, done, false, &[]);
-            self.offd.mult_rows::<false>(ghost, y, done, true, &[]);
+            blk.diag.mult_rows::<false>(xl, y, done, false, &[]);
+            blk.offd.mult_rows::<false>(ghost, y, done, true, &[]);
             k += e - done;
             done = e;
             let s = safe(done);
@@ -377,6 +399,9 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn values_version(&self) -> u64 {
+        self.version()
+    }
     fn handles(&self, _: crate::memory::Location) -> bool {
         true
     }
@@ -392,8 +417,9 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
                 self.cols.local_lens()
             );
         }
+        let blk = self.blocks();
         for (i, di) in d.local_mut().iter_mut().enumerate() {
-            *di = self.diag.entry(i, i);
+            *di = blk.diag.entry(i, i);
         }
         Ok(())
     }
@@ -402,13 +428,14 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
 impl<T: Scalar> CsrOp<T> {
     /// x = A^H y on host vectors: offd^H y to the ghosts' owners, diag^H y meanwhile.
     fn backward_host(&self, y: &[T], x: &mut [T]) -> Result<()> {
+        let blk = self.blocks();
         let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
         let Bufs { send, ghost, .. } = &mut *b;
         ghost.iter_mut().for_each(|g| *g = T::zero());
-        self.offd.mult_adjoint_add(y, ghost);
+        blk.offd.mult_adjoint_add(y, ghost);
         self.halo.reverse(ghost, send, || {
             x.iter_mut().for_each(|v| *v = T::zero());
-            self.diag.mult_adjoint_add(y, x);
+            blk.diag.mult_adjoint_add(y, x);
             Ok(())
         })?;
         self.halo.add_reverse(send, x);
@@ -423,7 +450,11 @@ impl<T: Scalar> crate::exec::SparseHost<T> for CsrOp<T> {
     fn backward(&self, y: &[T], x: &mut [T]) -> Result<()> {
         self.backward_host(y, x)
     }
-    fn blocks(&self) -> Result<[crate::exec::HostCsr<'_, T>; 2]> {
-        Ok([self.diag.host_csr()?, self.offd.host_csr()?])
+    fn with_blocks(
+        &self,
+        f: &mut dyn FnMut([crate::exec::HostCsr<'_, T>; 2]) -> Result<()>,
+    ) -> Result<()> {
+        let b = self.blocks();
+        f([b.diag.host_csr()?, b.offd.host_csr()?])
     }
 }

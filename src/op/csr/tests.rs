@@ -342,3 +342,52 @@ fn csr_rows_are_sum_row() {
         }
     }
 }
+
+/// New values staged into a block of every layout (CSR, chunked sorted or not with 32- or 16-bit
+/// columns, narrow) land where the CSR block has them: the block's entries, in storage order, are
+/// the CSR pattern with the new values, whatever layout the staged block takes.
+#[test]
+fn staged_values_keep_the_csr_order() {
+    let mut rng = Rng(23);
+    for (nrows, ncols, maxlen, near) in [
+        (203, 190, 9, None),
+        (517, 600, 20, None),
+        (37, 37, 20, None),
+        (400, 500_000, 70, Some(30_000)),
+    ] {
+        let a = block(&mut rng, nrows, ncols, maxlen, near);
+        let mut layouts = vec![a.to_csr().unwrap()];
+        let mut shapes = vec![None];
+        for sort in [false, true] {
+            for narrow in [false, true] {
+                shapes.push(Some(Shape {
+                    sort: Some(sort),
+                    narrow: Some(narrow),
+                }));
+            }
+        }
+        // the layouts this block can take (`compact` panics on one it cannot)
+        let quiet = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        for shape in shapes {
+            let made =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compact(&a, shape)));
+            layouts.extend(made.ok());
+        }
+        std::panic::set_hook(quiet);
+        assert!(
+            layouts.len() >= 3,
+            "{nrows}x{ncols}: {} layouts",
+            layouts.len()
+        );
+        let mut want = Vec::new();
+        a.for_each(|r, c, _| want.push((r, c, rng.unit())));
+        for mut b in layouts {
+            let staged = b.stage(want.iter().map(|e| e.2).collect()).unwrap();
+            b.commit(staged);
+            let mut got = Vec::new();
+            b.for_each(|r, c, v| got.push((r, c, v)));
+            assert_eq!(got, want, "{nrows}x{ncols}");
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Walks over an operator and the operators it is made of ([`LinearOperator::parts`]), each visited
+//! once however often it appears: the values version of a tree, the refresh of the preconditioners
+//! in it, the set-ups they ran, and the pins a running solve puts on the matrices in it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{LinearOperator, Op};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// The address that identifies an operator in a walk.
+fn key<T: Scalar>(op: &dyn LinearOperator<T>) -> usize {
+    op as *const dyn LinearOperator<T> as *const u8 as usize
+}
+
+/// Visit `op` and every operator below it once, parts before the operator that holds them.
+fn walk<'a, T: Scalar>(
+    op: &'a dyn LinearOperator<T>,
+    seen: &mut HashSet<usize>,
+    f: &mut dyn FnMut(&'a dyn LinearOperator<T>) -> Result<()>,
+) -> Result<()> {
+    if !seen.insert(key(op)) {
+        return Ok(());
+    }
+    // every part is visited even after a failure (refreshes are collective: every rank runs each)
+    let mut r = Ok(());
+    for p in op.parts() {
+        r = r.and(walk(p.as_ref(), seen, f));
+    }
+    r.and(f(op))
+}
+
+/// The sum of the values versions in `op`'s tree: it changes whenever values in it change.
+pub fn version<T: Scalar>(op: &dyn LinearOperator<T>) -> u64 {
+    let mut v = 0u64;
+    let _ = walk(op, &mut HashSet::new(), &mut |o| {
+        v = v.wrapping_add(o.values_version());
+        Ok(())
+    });
+    v
+}
+
+/// Is any operator in `op`'s tree out of date ([`LinearOperator::stale`])?
+pub fn stale<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
+    let mut any = false;
+    let _ = walk(op, &mut HashSet::new(), &mut |o| {
+        any |= o.stale();
+        Ok(())
+    });
+    any
+}
+
+/// Refresh every operator in `op`'s tree that is out of date (every one with a set-up, with
+/// `force`), sources before what was computed from them; the number of set-ups run. Every rank
+/// walks the same tree (operators are agreed), so every rank runs the same set-ups. [collective]
+pub fn refresh<T: Scalar>(op: &dyn LinearOperator<T>, force: bool) -> Result<u64> {
+    let mut n = 0;
+    walk(op, &mut HashSet::new(), &mut |o| {
+        if o.refresh(force)? {
+            n += 1;
+        }
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+/// The set-ups run by the operators in `op`'s tree.
+pub fn setups<T: Scalar>(op: &dyn LinearOperator<T>) -> u64 {
+    let mut n = 0;
+    let _ = walk(op, &mut HashSet::new(), &mut |o| {
+        n += o.setups();
+        Ok(())
+    });
+    n
+}
+
+/// The operators held by running solves (by address: each is kept alive by its [`Pins`]), with
+/// how many solves hold each.
+static PINNED: std::sync::Mutex<Option<HashMap<usize, usize>>> = std::sync::Mutex::new(None);
+
+fn with_pinned<R>(f: impl FnOnce(&mut HashMap<usize, usize>) -> R) -> R {
+    let mut g = PINNED.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(HashMap::new))
+}
+
+/// How many running solves hold `op` (as their operator, their preconditioner, or a part of
+/// either).
+pub fn pinned<T: Scalar>(op: &dyn LinearOperator<T>) -> usize {
+    let k = key(op);
+    with_pinned(|m| m.get(&k).copied().unwrap_or(0))
+}
+
+/// Does a running solve hold any operator of `op`'s tree?
+pub fn any_pinned<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
+    let mut any = false;
+    let _ = walk(op, &mut HashSet::new(), &mut |o| {
+        any |= pinned(o) > 0;
+        Ok(())
+    });
+    any
+}
+
+/// The operators of a running solve's trees (its operator and preconditioner), held until this is
+/// dropped: their values cannot change under the solve ([`super::csr::CsrOp::prepare_values`]
+/// refuses) and they cannot be refreshed by a caller (`parlops_op_refresh` refuses).
+pub struct Pins<T: Scalar> {
+    held: Vec<Op<T>>,
+}
+
+impl<T: Scalar> Pins<T> {
+    pub fn new(ops: &[Option<&Op<T>>]) -> Pins<T> {
+        let mut held = Vec::new();
+        let mut seen = HashSet::new();
+        fn go<T: Scalar>(o: &Op<T>, seen: &mut HashSet<usize>, held: &mut Vec<Op<T>>) {
+            if !seen.insert(key(o.as_ref())) {
+                return;
+            }
+            for p in o.parts() {
+                go(p, seen, held);
+            }
+            held.push(Arc::clone(o));
+        }
+        for o in ops.iter().flatten() {
+            go(o, &mut seen, &mut held);
+        }
+        with_pinned(|m| {
+            for o in &held {
+                *m.entry(key(o.as_ref())).or_insert(0) += 1;
+            }
+        });
+        Pins { held }
+    }
+}
+
+impl<T: Scalar> Drop for Pins<T> {
+    fn drop(&mut self) {
+        with_pinned(|m| {
+            for o in &self.held {
+                let k = key(o.as_ref());
+                if let Some(c) = m.get_mut(&k) {
+                    *c -= 1;
+                    if *c == 0 {
+                        m.remove(&k);
+                    }
+                }
+            }
+        });
+    }
+}
