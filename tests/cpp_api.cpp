@@ -953,6 +953,38 @@ int main(int argc, char **argv) {
              "set_sparsity with an unknown threshold: INVALID_ARGUMENT");
     });
 
+    section("new values and refreshed preconditioners", [&] {
+      // a copy of the Laplacian, given 3 x its values; block Jacobi on it follows by refresh, and a
+      // solver's policy refreshes a Chebyshev at the first solve after a change
+      Op B = Op::csr(l, l, lc.ptr.data(), lc.col.data(), lc.val.data());
+      Op M = Op::block_jacobi(B, PARLOPS_LOCAL_IC0);
+      Op C = Op::chebyshev(B, 2);
+      std::vector<double> v(lc.val);
+      for (auto &e : v) e *= 3.0;
+      B.update_values(v);
+      Vec x(l), y(l), z(l);
+      x.set_random(PARLOPS_RANDOM_GAUSSIAN, 3);
+      A.apply(x, y);
+      B.apply(x, z);
+      z.axpy(scalar(-3.0), y);
+      expect(z.norm() <= 1e-14 * y.norm() && y.norm() > 0, "update_values: B = 3 A");
+      expect(M.refresh() == 1 && M.refresh() == 0 && M.setup_count() == 2, "refresh: one set-up, then none");
+      expect(status_of([&] { B.update_values(std::vector<double>(v.size() + 1)); }) == PARLOPS_ERR_SIZE_MISMATCH,
+             "update_values: a changed entry count is refused");
+      Solver cg(comm, PARLOPS_METHOD_CG);
+      cg.set_operator(B);
+      cg.set_preconditioner(&C);
+      cg.set_pc_reuse(1, 0.0);
+      cg.set_tolerances(1e-10);
+      Vec b(l), u(l), res(l);
+      b.fill(scalar(1.0));
+      parlops_solve_info info = cg.solve(b, u);
+      B.apply(u, res);
+      res.axpy(scalar(-1.0), b);
+      expect(info.reason > 0 && res.norm() <= 1e-9 * b.norm() && C.setup_count() == 2,
+             "the solver's policy refreshed Chebyshev; true residual checked");
+    });
+
     section("hypre options by name", [&] {
       HypreOptions o;
       o.set("PMaxElmts", 4).set("strong_threshold", 0.5).set("CycleRelaxTypeCoarse", 9);

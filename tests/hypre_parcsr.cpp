@@ -102,6 +102,32 @@ int main(int argc, char **argv) {
     expect(diff <= 1e-14 * mag, "SpMV equals hypre's");
     expect(P.op.dottest(3) < 1e-13, "dot test of the wrapped matrix");
 
+    // new values (issue 32): a copy made now, then hypre's arrays changed in place (every value
+    // times 1.5, plus 1 on the diagonal); the wrapped matrix is told, the copy takes them
+    auto Pc = parlops::hypre::copy_parcsr(comm, (hypre_ParCSRMatrix *)A);
+    {
+      hypre_CSRMatrix *hd = hypre_ParCSRMatrixDiag(h), *ho = hypre_ParCSRMatrixOffd(h);
+      for (HYPRE_Int k = 0; k < hypre_CSRMatrixNumNonzeros(hd); ++k) hypre_CSRMatrixData(hd)[k] *= 1.5;
+      for (HYPRE_Int k = 0; k < hypre_CSRMatrixNumNonzeros(ho); ++k) hypre_CSRMatrixData(ho)[k] *= 1.5;
+      for (HYPRE_Int i = 0; i < hypre_CSRMatrixNumRows(hd); ++i) hypre_CSRMatrixData(hd)[hypre_CSRMatrixI(hd)[i]] += 1.0;
+    }
+    parlops::hypre::values_changed(P, h);
+    parlops::hypre::update_values(Pc, h);
+    HYPRE_ParCSRMatrixMatvec(1.0, A, x, 0.0, y);
+    for (auto *Q : {&P, &Pc}) {
+      auto yv2 = parlops::Vec::wrap(Q->rows, yp.data());
+      Q->op.apply(xv, yv2);
+      double d2 = 0.0, m2 = 0.0;
+      for (std::size_t k = 0; k < yp.size(); ++k) {
+        d2 = std::fmax(d2, std::fabs(yp[k] - yd[k]));
+        m2 = std::fmax(m2, std::fabs(yd[k]));
+      }
+      MPI_Allreduce(MPI_IN_PLACE, &d2, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      MPI_Allreduce(MPI_IN_PLACE, &m2, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      expect(d2 <= 1e-14 * m2, Q == &P ? "new values in place, wrapped: SpMV equals hypre's"
+                                       : "new values copied from hypre's matrix: SpMV equals hypre's");
+    }
+
     // CG both ways, rtol 1e-8 on ||r|| / ||b||
     HYPRE_Solver pcg;
     HYPRE_ParCSRPCGCreate(MPI_COMM_WORLD, &pcg);
