@@ -36,6 +36,7 @@ MFEM_SER = $(BUILD)/mfem/mfem/external/ser
 BENCH_NP ?= 1 2
 BENCH_POISSON ?= 40
 BENCH_ELASTICITY ?= 8
+BENCH_HEAT ?= 40
 BUILD := $(CURDIR)/build
 STAGE := $(BUILD)/prefix
 
@@ -170,14 +171,19 @@ bench: stage
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
-# Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks (needs the
-# MFEM wheel that make test fetches: run make test, or make mfem-hypre, first).
+# Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then
+# preconditioners that follow a changing matrix (benches/heat.cpp: 50 heat-equation steps, AMG made
+# again at every step against refreshed every 10th). Fetches the MFEM wheel when it is missing.
 bench-precond: stage
 	tools/mfem_fetch.sh $(BUILD)
 	mpicxx.openmpi -std=c++17 -O2 benches/precond.cpp -isystem /usr/include/hypre -isystem $(MFEM_SER)/include \
 	  -I$(STAGE)/include -L$(STAGE)/lib -lparlops -L$(MFEM_SER)/lib -lmfem -lHYPRE \
 	  -Wl,-rpath,$(abspath $(STAGE))/lib -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/precond_bench
 	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/precond_bench $(BENCH_ROUNDS) $(BENCH_POISSON) $(BENCH_ELASTICITY); done
+	mpicxx.openmpi -std=c++17 -O2 benches/heat.cpp -isystem /usr/include/hypre -isystem $(MFEM_SER)/include \
+	  -I$(STAGE)/include -L$(STAGE)/lib -lparlops -L$(MFEM_SER)/lib -lmfem -lHYPRE \
+	  -Wl,-rpath,$(abspath $(STAGE))/lib -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/heat_bench
+	for np in 1 2; do $(MPIEXEC) -n $$np $(BUILD)/heat_bench 3 $(BENCH_HEAT); done
 
 reference: stage
 	tests/reference.sh $(STAGE) $(BUILD)
