@@ -55,6 +55,16 @@ pub fn stale<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
 /// `force`), sources before what was computed from them; the number of set-ups run. Every rank
 /// walks the same tree (operators are agreed), so every rank runs the same set-ups. [collective]
 pub fn refresh<T: Scalar>(op: &dyn LinearOperator<T>, force: bool) -> Result<u64> {
+    // the wrapped matrices in the tree still have their pattern (agreed: a set-up must not read a
+    // pattern that changed under it)
+    let mut check = Ok(());
+    let _ = walk(op, &mut HashSet::new(), &mut |o| {
+        if let Some(c) = o.as_any().downcast_ref::<super::csr::CsrOp<T>>() {
+            check = std::mem::replace(&mut check, Ok(())).and(c.check_pattern());
+        }
+        Ok(())
+    });
+    op.rows().comm().agree(check)?;
     let mut n = 0;
     walk(op, &mut HashSet::new(), &mut |o| {
         if o.refresh(force)? {

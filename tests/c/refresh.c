@@ -349,6 +349,16 @@ int main(int argc, char **argv) {
                   parlops_op_csr_update_values(Wr, dp[len], NULL, op_[len], NULL), PARLOPS_ERR_INVALID_ARGUMENT);
   wdj[0] = keep;
   EXPECT(parlops_op_csr_update_values(Wr, dp[len], NULL, op_[len], NULL), PARLOPS_OK, NULL);
+  /* a refresh after the pattern changed: refused on every rank, naming the pattern */
+  parlops_op *wbj = NULL;
+  EXPECT(parlops_op_create_block_jacobi(Wr, PARLOPS_LOCAL_ILU0, 1.0, &wbj), PARLOPS_OK, NULL);
+  if (rank_ == 0 && len > 1) wdj[0] = (wdj[0] + 1) % len;
+  same_everywhere("a refresh after a wrapped pattern changed on rank 0", parlops_op_refresh(wbj, 1, NULL),
+                  PARLOPS_ERR_INVALID_ARGUMENT);
+  wdj[0] = keep;
+  EXPECT(parlops_op_refresh(wbj, 1, &run), PARLOPS_OK, NULL);
+  check("the restored pattern refreshes", run == 1 && setups(wbj) == 2);
+  parlops_op_destroy(&wbj);
   parlops_op_destroy(&B);
   parlops_op_destroy(&P);
   parlops_op_destroy(&Wr);

@@ -364,7 +364,9 @@ pub unsafe extern "C" fn parlops_op_create_chebyshev(
 /// once. Only those whose matrices' values changed since their last set-up, unless `force` is
 /// non-zero (then all of them: for shell operators whose values parlops cannot see change). Operators
 /// without a set-up are left as they are. `setups_run` (may be NULL) receives the number of set-ups
-/// run. A failure (a zero pivot, a zero diagonal, a hypre error) fails every rank and leaves that
+/// run. Values changed in a wrapped matrix's arrays count once announced with
+/// parlops_op_csr_update_values; a wrapped matrix whose row pointers or columns changed is refused
+/// (PARLOPS_ERR_INVALID_ARGUMENT, on every rank). A failure (a zero pivot, a zero diagonal, a hypre error) fails every rank and leaves that
 /// preconditioner as it was. Refused (PARLOPS_ERR_BUSY) while a running solve holds M. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_refresh(

@@ -238,6 +238,23 @@ impl<T: Scalar> CsrOp<T> {
         Ok(prepared)
     }
 
+    /// A wrapped matrix's pattern is still the one it was made with (the caller may change the
+    /// values of wrapped arrays in place, never their row pointers or columns); other matrices own
+    /// their pattern. Local.
+    pub fn check_pattern(&self) -> Result<()> {
+        if let Origin::Wrapped(fp) = self.origin {
+            let b = self.blocks();
+            if pattern_fingerprint(&b.diag, &b.offd) != fp {
+                crate::bail!(
+                    InvalidArgument,
+                    "the pattern of a wrapped matrix ({}) changed since it was made (its row pointers or column indices differ): a new pattern needs a new operator and new preconditioners",
+                    self.describe_short()
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Swap staged values in (after every rank staged its own): products after this read them, the
     /// backends' copies are made again at their next use, and the version moves on.
     pub fn commit_values(&self, p: Prepared<T>) {
