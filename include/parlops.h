@@ -1071,8 +1071,10 @@ parlops_status parlops_op_create_csr(const parlops_layout *rows,
 // HypreParMatrix): `diag_*` is the CSR block of this rank's rows and owned columns (LOCAL column
 // indices, any order within a row), `offd_*` the block of other columns with compressed indices
 // 0..num_offd_cols-1, and `col_map_offd` their strictly increasing GLOBAL indices. `offd_*` may be NULL
-// when num_offd_cols is 0. With PARLOPS_WRAP the arrays are used in place (no copy: keep them alive and
-// unchanged while the operator lives); with PARLOPS_COPY they are copied. [collective]
+// when num_offd_cols is 0. With PARLOPS_WRAP the arrays are used in place (no copy: keep them alive while
+// the operator lives, the row pointers and column indices unchanged; the values may change between
+// parlops calls that use the operator, announced with parlops_op_csr_update_values); with PARLOPS_COPY
+// they are copied. [collective]
 parlops_status parlops_op_create_parcsr(const parlops_layout *rows,
                                         const parlops_layout *cols,
                                         parlops_dtype dtype,
@@ -1110,7 +1112,9 @@ parlops_status parlops_op_csr_arrays(const parlops_op *a,
 // a changed pattern: refused (a new pattern needs a new operator). Refused (PARLOPS_ERR_BUSY) while a
 // running solve holds A (as its operator or in its preconditioner) or another call uses it.
 // Preconditioners built on A follow through parlops_op_refresh, or a solver's reuse policy
-// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank. [collective]
+// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank (with
+// PARLOPS_WRAP, the arrays hold the new values already, but A's preconditioners and device copies do
+// not follow them until a call succeeds). [collective]
 parlops_status parlops_op_csr_update_values(parlops_op *a,
                                             int64_t nnz,
                                             const void *values,

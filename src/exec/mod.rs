@@ -385,14 +385,30 @@ pub struct Resident<T> {
 }
 
 impl<T> Resident<T> {
-    /// Run `change` (which changes the operator's values) and forget the copies: each backend makes
-    /// its copy again at its next use. The copies' locks are taken first, as a backend's apply takes
-    /// them before it reads the operator, so the two cannot wait for each other.
-    pub fn invalidate_with<R>(&self, change: impl FnOnce() -> R) -> R {
-        let mut cuda = self.cuda.lock().unwrap_or_else(|p| p.into_inner());
-        let r = change();
-        *cuda = None;
-        r
+    /// Hold the copies while the operator's values change (`None` when a backend's apply holds them
+    /// now: the change is refused, not waited for, so that two collective calls on one rank cannot
+    /// wait for each other). Taken before the operator's own lock, as a backend's apply takes them.
+    pub fn try_hold(&self) -> Option<Held<'_, T>> {
+        match self.cuda.try_lock() {
+            Ok(g) => Some(Held { cuda: g }),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(Held {
+                cuda: p.into_inner(),
+            }),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+}
+
+/// The backends' copies of an operator, held ([`Resident::try_hold`]).
+pub struct Held<'a, T> {
+    cuda: std::sync::MutexGuard<'a, Option<cuda::csr::DevCsr<T>>>,
+}
+
+impl<T> Held<'_, T> {
+    /// Forget the copies (the operator's values changed): each backend makes its copy again at its
+    /// next use.
+    pub fn forget(&mut self) {
+        *self.cuda = None;
     }
 }
 

@@ -101,11 +101,12 @@ pub fn pinned<T: Scalar>(op: &dyn LinearOperator<T>) -> usize {
     with_pinned(|m| m.get(&k).copied().unwrap_or(0))
 }
 
-/// Does a running solve hold any operator of `op`'s tree?
-pub fn any_pinned<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
+/// Does a running solve hold an operator of `op`'s tree that has a set-up (one a refresh would
+/// change)? Matrices a solve holds are not changed by a refresh.
+pub fn setup_pinned<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
     let mut any = false;
     let _ = walk(op, &mut HashSet::new(), &mut |o| {
-        any |= pinned(o) > 0;
+        any |= o.setups() > 0 && pinned(o) > 0;
         Ok(())
     });
     any

@@ -188,11 +188,13 @@ impl AnySolver {
         Ok(())
     }
 
-    /// Jacobi from A's diagonal (taken at the next solve, and again when A changes).
+    /// Jacobi from A's diagonal (taken at the next solve, and again when A changes: another
+    /// operator, or new values by the reuse policy).
     pub fn set_jacobi(&mut self) {
         self.jacobi = true;
         self.pc = None;
         self.pc_ident = 0;
+        self.pc_set = true;
     }
 
     pub fn set_monitor(&mut self, m: Option<SharedMonitor>) {
@@ -365,12 +367,16 @@ impl AnySolver {
         solver.method = self.method;
         solver.params = self.params.clone();
         solver.set_operator(op)?;
-        if self.jacobi {
+        let set = std::mem::take(&mut self.pc_set);
+        if self.jacobi && set {
+            // set again: D^-1 taken again at this solve
+            solver.set_jacobi();
+        } else if self.jacobi {
             solver.set_jacobi_keep();
         } else {
             solver.set_preconditioner(pc);
         }
-        if std::mem::take(&mut self.pc_set) {
+        if set {
             solver.reset_reuse();
         }
         solver.set_monitor(monitor);

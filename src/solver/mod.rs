@@ -408,12 +408,25 @@ impl<T: Scalar> Solver<T> {
         Ok(j)
     }
 
-    /// The preconditioner's set-up again where its values changed and the reuse policy says so.
-    /// [collective]
+    /// The preconditioner's set-up again where its values changed and the reuse policy says so,
+    /// unless a running solve (an outer one, when this solve runs inside it) holds it. The decision
+    /// is agreed (any rank that wants it: every rank refreshes), since the policy's counts are kept
+    /// per rank. [collective]
     fn follow(&mut self, pc: &Op<T>) -> Result<()> {
-        if self.reuse.due(&self.params) && crate::op::tree::stale(pc.as_ref()) {
-            crate::op::tree::refresh(pc.as_ref(), false)?;
-            self.reuse = Reuse::default();
+        let tree = pc.as_ref();
+        // a set-up run since the policy last counted (a caller's refresh, another solver's) starts
+        // the count afresh
+        let setups = crate::op::tree::setups(tree);
+        if setups != self.reuse.setups {
+            self.reuse = Reuse::after(setups);
+        }
+        let want = self.reuse.due(&self.params)
+            && crate::op::tree::stale(tree)
+            && !crate::op::tree::setup_pinned(tree);
+        let all = pc.rows().comm().agree_with(Ok(()), &[i64::from(want)])?;
+        if all.iter().any(|w| w[0] != 0) {
+            crate::op::tree::refresh(tree, false)?;
+            self.reuse = Reuse::after(crate::op::tree::setups(tree));
         }
         Ok(())
     }
@@ -551,16 +564,24 @@ impl<T: Scalar> Solver<T> {
     }
 }
 
-/// A preconditioner's place in its reuse policy: the solves since its last set-up, and the
-/// iterations of the first and the last of them.
+/// A preconditioner's place in its reuse policy: the solves since its last set-up, the iterations
+/// of the first and the last of them, and the set-ups its tree had run then.
 #[derive(Clone, Copy, Debug, Default)]
 struct Reuse {
     since: i64,
     first: Option<i64>,
     last: Option<i64>,
+    setups: u64,
 }
 
 impl Reuse {
+    /// The count from a set-up, the tree having run `setups`.
+    fn after(setups: u64) -> Reuse {
+        Reuse {
+            setups,
+            ..Reuse::default()
+        }
+    }
     /// Is a set-up due, should the values have changed?
     fn due(&self, p: &Params) -> bool {
         let by_count = p.pc_reuse_every > 0 && (self.since == 0 || self.since >= p.pc_reuse_every);

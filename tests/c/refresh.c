@@ -309,6 +309,23 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_csr_update_values(A, ptr[len], NULL, 0, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "create_csr");
   EXPECT(parlops_op_csr_update_values(A, ptr[len], val, 0, val), PARLOPS_ERR_INVALID_ARGUMENT, "offd_values");
   EXPECT(parlops_op_csr_update_values(A, -1, val, 0, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "nnz");
+  /* a rank without rows passes NULL for its no values (rank 1 holds none at 2 or more ranks) */
+  {
+    int64_t n2 = 4 * size_, len2 = rank_ == 1 ? 0 : (rank_ == 0 && size_ > 1 ? 8 : 4), lo2 = 0;
+    MPI_Exscan(&len2, &lo2, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank_ == 0) lo2 = 0;
+    static int64_t p2[16], c2[16];
+    static double v2[16];
+    for (int64_t i = 0; i <= len2; i++) p2[i] = i;
+    for (int64_t i = 0; i < len2; i++) c2[i] = lo2 + i, v2[i] = 2.0 + (double)i;
+    parlops_layout *l2 = NULL;
+    parlops_op *D = NULL;
+    EXPECT(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, n2, len2, &l2), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_csr(l2, l2, PARLOPS_F64, PARLOPS_INDEX_I64, p2, c2, v2, &D), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_csr_update_values(D, len2, len2 ? v2 : NULL, 0, NULL), PARLOPS_OK, NULL);
+    parlops_op_destroy(&D);
+    parlops_layout_destroy(&l2);
+  }
   parlops_op *I = NULL;
   EXPECT(parlops_op_identity(rows, PARLOPS_F64, &I), PARLOPS_OK, NULL);
   EXPECT(parlops_op_csr_update_values(I, 0, val, 0, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "not a CSR");

@@ -186,8 +186,10 @@ where
 /// HypreParMatrix): `diag_*` is the CSR block of this rank's rows and owned columns (LOCAL column
 /// indices, any order within a row), `offd_*` the block of other columns with compressed indices
 /// 0..num_offd_cols-1, and `col_map_offd` their strictly increasing GLOBAL indices. `offd_*` may be NULL
-/// when num_offd_cols is 0. With PARLOPS_WRAP the arrays are used in place (no copy: keep them alive and
-/// unchanged while the operator lives); with PARLOPS_COPY they are copied. [collective]
+/// when num_offd_cols is 0. With PARLOPS_WRAP the arrays are used in place (no copy: keep them alive while
+/// the operator lives, the row pointers and column indices unchanged; the values may change between
+/// parlops calls that use the operator, announced with parlops_op_csr_update_values); with PARLOPS_COPY
+/// they are copied. [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_create_parcsr(
     rows: *const parlops_layout,
@@ -311,9 +313,11 @@ unsafe fn stage_values<T: Scalar>(
     // dtype; `value_slice` checks NULL, alignment and device memory, and the slices are read
     // before this call returns.
     let slice = |p: *const c_void, k: usize, name: &str| unsafe { value_slice::<T>(p, k, name) };
+    // (an array of no values may be NULL: a rank without entries)
+    let given = |p: *const c_void, k: usize| !p.is_null() || k == 0;
     let new = match (origin, values.is_null(), offd_values.is_null()) {
-        (Origin::Rows, false, true) => NewValues::Rows(slice(values, n, "values")?),
-        (Origin::ParCsr, false, _) if m == 0 || !offd_values.is_null() => NewValues::Blocks(
+        (Origin::Rows, _, true) if given(values, n) => NewValues::Rows(slice(values, n, "values")?),
+        (Origin::ParCsr, _, _) if given(values, n) && given(offd_values, m) => NewValues::Blocks(
             slice(values, n, "values")?,
             slice(offd_values, m, "offd_values")?,
         ),
@@ -349,7 +353,9 @@ unsafe fn stage_values<T: Scalar>(
 /// a changed pattern: refused (a new pattern needs a new operator). Refused (PARLOPS_ERR_BUSY) while a
 /// running solve holds A (as its operator or in its preconditioner) or another call uses it.
 /// Preconditioners built on A follow through parlops_op_refresh, or a solver's reuse policy
-/// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank. [collective]
+/// (parlops_solver_set_pc_reuse). A failure on any rank leaves A unchanged on every rank (with
+/// PARLOPS_WRAP, the arrays hold the new values already, but A's preconditioners and device copies do
+/// not follow them until a call succeeds). [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_csr_update_values(
     a: *mut parlops_op,

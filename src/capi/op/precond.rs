@@ -378,7 +378,7 @@ pub unsafe extern "C" fn parlops_op_refresh(
         // SAFETY: `arg_mut` checks `m` (live parlops_op) and holds it exclusively for this call.
         let m = unsafe { super::super::handles::arg_mut(m, "M")? };
         let comm = m.inner.rows().comm().clone();
-        let busy = crate::any_op!(&m.inner, op => crate::op::tree::any_pinned(op.as_ref()));
+        let busy = crate::any_op!(&m.inner, op => crate::op::tree::setup_pinned(op.as_ref()));
         let local = if busy {
             Err(crate::err!(
                 Busy,

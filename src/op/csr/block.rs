@@ -13,10 +13,10 @@ use crate::vector::Layout;
 pub enum Arr<X> {
     Owned(Vec<X>),
     /// The caller's `len` entries at `ptr`. Making one is a promise that `as_slice` relies on:
-    /// `ptr` points to `len` initialised, aligned entries of `X` (or `len` is 0) that stay alive
-    /// and unchanged for as long as the `Arr` lives. The C layer makes them under the `# Safety`
-    /// contract of its CSR constructors (src/capi/op/csr.rs); the variant is public, so nothing
-    /// else enforces it.
+    /// `ptr` points to `len` initialised, aligned entries of `X` (or `len` is 0), alive as long as
+    /// the `Arr` and unchanged while a parlops call reads them (values may change between calls,
+    /// announced: `NewValues::InPlace`), made by the C layer's CSR constructors (src/capi/op/csr.rs)
+    /// under their `# Safety` contract; the variant is public, so nothing else enforces it.
     Borrowed {
         ptr: *const X,
         len: usize,

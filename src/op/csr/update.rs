@@ -45,8 +45,12 @@ pub(super) enum Staged<T: Scalar> {
     Keep,
 }
 
-/// An update checked and staged on this rank, to commit once every rank has staged its own.
-pub struct Prepared<T: Scalar> {
+/// An update checked and staged on this rank, to commit once every rank has staged its own. It
+/// holds the matrix (its backends' copies and its blocks, write-locked) from the check to the swap,
+/// so no product and no solve starts in between.
+pub struct Prepared<'a, T: Scalar> {
+    blocks: std::sync::RwLockWriteGuard<'a, Blocks<T>>,
+    held: crate::exec::Held<'a, T>,
     diag: Staged<T>,
     offd: Staged<T>,
 }
@@ -152,7 +156,22 @@ impl<T: Scalar> CsrOp<T> {
     /// ranks, then commits on every rank or on none). Refused while a running solve holds the
     /// matrix, when the values do not match the matrix's origin, or (wrapped arrays) when the
     /// pattern changed since construction.
-    pub fn prepare_values(&self, new: NewValues<'_, T>) -> Result<Prepared<T>> {
+    pub fn prepare_values(&self, new: NewValues<'_, T>) -> Result<Prepared<'_, T>> {
+        let busy = || {
+            crate::err!(
+                Busy,
+                "argument 'A' ({}) is being applied by another thread: its values cannot change under it",
+                self.describe_short()
+            )
+        };
+        // the backends' copies, then the blocks (the order of a backend's apply), neither waited for
+        let held = self.resident.try_hold().ok_or_else(busy)?;
+        let guard = match self.vals.try_write() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(busy()),
+        };
+        // (a solve that starts after this waits at its first product for the swap)
         let pins = crate::op::tree::pinned(self);
         if pins > 0 {
             crate::bail!(
@@ -161,17 +180,7 @@ impl<T: Scalar> CsrOp<T> {
                 self.describe_short()
             );
         }
-        if matches!(
-            self.vals.try_write(),
-            Err(std::sync::TryLockError::WouldBlock)
-        ) {
-            crate::bail!(
-                Busy,
-                "argument 'A' ({}) is being applied by another thread: its values cannot change under it",
-                self.describe_short()
-            );
-        }
-        let b = self.blocks();
+        let b: &Blocks<T> = &guard;
         let (dn, on) = (b.diag.nnz(), b.offd.nnz());
         let mismatch = |what: &str| {
             crate::err!(
@@ -180,13 +189,10 @@ impl<T: Scalar> CsrOp<T> {
                 self.origin.describe()
             )
         };
-        let prepared = match (self.origin, new) {
+        let (diag, offd) = match (self.origin, new) {
             (Origin::Rows, NewValues::Rows(v)) => {
-                let (d, o) = self.split_rows_values(&b, v)?;
-                Prepared {
-                    diag: b.diag.stage(d)?,
-                    offd: b.offd.stage(o)?,
-                }
+                let (d, o) = self.split_rows_values(b, v)?;
+                (b.diag.stage(d)?, b.offd.stage(o)?)
             }
             (Origin::ParCsr, NewValues::Blocks(d, o)) => {
                 if d.len() != dn || o.len() != on {
@@ -202,10 +208,10 @@ impl<T: Scalar> CsrOp<T> {
                     v.copy_from_slice(s);
                     Ok(v)
                 };
-                Prepared {
-                    diag: b.diag.stage(copy(d, "diag values")?)?,
-                    offd: b.offd.stage(copy(o, "offd values")?)?,
-                }
+                (
+                    b.diag.stage(copy(d, "diag values")?)?,
+                    b.offd.stage(copy(o, "offd values")?)?,
+                )
             }
             (Origin::Wrapped(fp), NewValues::InPlace) => {
                 if pattern_fingerprint(&b.diag, &b.offd) != fp {
@@ -214,10 +220,7 @@ impl<T: Scalar> CsrOp<T> {
                         "the pattern of A's wrapped arrays changed since A was made (its row pointers or column indices differ): new values may change, a pattern may not; make a new operator for a new pattern"
                     );
                 }
-                Prepared {
-                    diag: Staged::Keep,
-                    offd: Staged::Keep,
-                }
+                (Staged::Keep, Staged::Keep)
             }
             (Origin::Rows, _) => {
                 return Err(mismatch(
@@ -235,7 +238,12 @@ impl<T: Scalar> CsrOp<T> {
                 ));
             }
         };
-        Ok(prepared)
+        Ok(Prepared {
+            blocks: guard,
+            held,
+            diag,
+            offd,
+        })
     }
 
     /// A wrapped matrix's pattern is still the one it was made with (the caller may change the
@@ -257,14 +265,17 @@ impl<T: Scalar> CsrOp<T> {
 
     /// Swap staged values in (after every rank staged its own): products after this read them, the
     /// backends' copies are made again at their next use, and the version moves on.
-    pub fn commit_values(&self, p: Prepared<T>) {
-        self.resident.invalidate_with(|| {
-            let mut b = self.vals.write().unwrap_or_else(|e| e.into_inner());
-            let Blocks { diag, offd } = &mut *b;
-            diag.commit(p.diag);
-            offd.commit(p.offd);
-            self.version.fetch_add(1, Ordering::AcqRel);
-        });
+    pub fn commit_values(&self, p: Prepared<'_, T>) {
+        let Prepared {
+            mut blocks,
+            mut held,
+            diag,
+            offd,
+        } = p;
+        blocks.diag.commit(diag);
+        blocks.offd.commit(offd);
+        held.forget();
+        self.version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// The number of values updates so far.
