@@ -54,6 +54,7 @@ parlops_layout_destroy         layout:handle_inout
 parlops_version                major:out minor:out patch:out
 parlops_init                   argc:inout argv:address
 parlops_config_report          needed:out
+parlops_solver_view            needed:out
 parlops_op_size                rows:out cols:out
 parlops_op_dtype               dtype:out
 parlops_op_layouts             rows:handle_out cols:handle_out
@@ -383,27 +384,32 @@ def main():
     w("    s = parlops_c_string(parlops_status_string(status))")
     w("  end function parlops_status_string_f")
     w("")
-    w("  !> The configuration report as a Fortran string. [collective over comm when comm is not null]")
-    w("  function parlops_config_report_f(comm, text) result(status)")
-    w("    type(c_ptr), intent(in) :: comm")
-    w("    character(len=:), allocatable, intent(out) :: text")
-    w("    integer(c_int) :: status")
-    w("    integer(c_size_t) :: needed, length")
-    w("    character(kind=c_char), allocatable, target :: buf(:)")
-    w("    integer :: i")
-    w("    text = ''")
-    w("    status = parlops_config_report(comm, c_null_ptr, 0_c_size_t, needed)")
-    w("    if (status /= PARLOPS_OK) return")
-    w("    allocate(buf(needed))")
-    w("    length = needed")
-    w("    status = parlops_config_report(comm, c_loc(buf), length, needed)")
-    w("    if (status /= PARLOPS_OK) return")
-    w("    deallocate(text)")
-    w("    allocate(character(len=int(needed) - 1) :: text)")
-    w("    do i = 1, int(needed) - 1")
-    w("      text(i:i) = buf(i)")
-    w("    end do")
-    w("  end function parlops_config_report_f")
+    for fname, arg, what in (
+        ("parlops_config_report", "comm", "The configuration report as a Fortran string. [collective over comm when comm is not null]"),
+        ("parlops_solver_view", "s", "What the next solve of s will run, as a Fortran string (parlops_solver_view)."),
+    ):
+        w(f"  !> {what}")
+        w(f"  function {fname}_f({arg}, text) result(status)")
+        w(f"    type(c_ptr), intent(in) :: {arg}")
+        w("    character(len=:), allocatable, intent(out) :: text")
+        w("    integer(c_int) :: status")
+        w("    integer(c_size_t) :: needed, length")
+        w("    character(kind=c_char), allocatable, target :: buf(:)")
+        w("    integer :: i")
+        w("    text = ''")
+        w(f"    status = {fname}({arg}, c_null_ptr, 0_c_size_t, needed)")
+        w("    if (status /= PARLOPS_OK) return")
+        w("    allocate(buf(needed))")
+        w("    length = needed")
+        w(f"    status = {fname}({arg}, c_loc(buf), length, needed)")
+        w("    if (status /= PARLOPS_OK) return")
+        w("    deallocate(text)")
+        w("    allocate(character(len=int(needed) - 1) :: text)")
+        w("    do i = 1, int(needed) - 1")
+        w("      text(i:i) = buf(i)")
+        w("    end do")
+        w(f"  end function {fname}_f")
+        w("")
     w("end module parlops")
     stale = sorted(set(table) - used)
     if stale:

@@ -1354,6 +1354,16 @@ module parlops
       real(c_double), value :: growth
       integer(c_int) :: parlops_solver_set_pc_reuse
     end function parlops_solver_set_pc_reuse
+    function parlops_solver_view(s, buf, len, needed) &
+        bind(C, name='parlops_solver_view')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int) :: parlops_solver_view
+    end function parlops_solver_view
     function parlops_layout_stack(comm, n, parts, out) &
         bind(C, name='parlops_layout_stack')
       import
@@ -1726,5 +1736,28 @@ contains
       text(i:i) = buf(i)
     end do
   end function parlops_config_report_f
+
+  !> What the next solve of s will run, as a Fortran string (parlops_solver_view).
+  function parlops_solver_view_f(s, text) result(status)
+    type(c_ptr), intent(in) :: s
+    character(len=:), allocatable, intent(out) :: text
+    integer(c_int) :: status
+    integer(c_size_t) :: needed, length
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    text = ''
+    status = parlops_solver_view(s, c_null_ptr, 0_c_size_t, needed)
+    if (status /= PARLOPS_OK) return
+    allocate(buf(needed))
+    length = needed
+    status = parlops_solver_view(s, c_loc(buf), length, needed)
+    if (status /= PARLOPS_OK) return
+    deallocate(text)
+    allocate(character(len=int(needed) - 1) :: text)
+    do i = 1, int(needed) - 1
+      text(i:i) = buf(i)
+    end do
+  end function parlops_solver_view_f
+
 end module parlops
 ! C-only functions (no Fortran interface): parlops_comm_create

@@ -1586,6 +1586,15 @@ parlops_status parlops_solver_set_pc_reuse(parlops_solver *s,
                                            int64_t every,
                                            double growth);
 
+// What the next solve will run, as text (PETSc's -ksp_view): the method, its tolerances and
+// stopping rule, its other settings (restart, orthogonalization, preconditioner side, sums, reuse
+// policy, null space), how device data moves on the communicator, and the trees of the operator and
+// the preconditioner: each operator's kind, element type, sizes and split over the ranks, the
+// set-ups it ran, hypre's options as hypre receives them, a nested solver's settings. Local (this
+// rank's settings: print it on one rank). Writes at most `len` bytes including the final NUL into
+// `buf` (which may be NULL when `len` is 0); `*needed` (may be NULL) gets the full length plus one.
+parlops_status parlops_solver_view(const parlops_solver *s, char *buf, size_t len, size_t *needed);
+
 // The layout of stacked vectors made of `n` >= 1 split layouts of `comm`: on every rank its part of
 // parts[0], then of parts[1], ... (the stacked global order is therefore rank by rank). A vector of
 // it is an ordinary vector: every vector operation covers all parts (a dot product or a norm in one

@@ -1026,6 +1026,15 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   /// after a change, then at most every `every`-th solve (0: never by count), or when the iterations
   /// grew by more than `growth` times (0: off). Default (1, 0): at every solve after a change.
   void set_pc_reuse(int64_t every, double growth = 0.0) { check(parlops_solver_set_pc_reuse(h_, every, growth)); }
+  /// What the next solve will run, as text (parlops_solver_view: PETSc's -ksp_view).
+  [[nodiscard]] std::string view() const {
+    size_t need = 0;
+    check(parlops_solver_view(h_, nullptr, 0, &need));
+    std::string t(need, '\0');
+    check(parlops_solver_view(h_, t.data(), need, nullptr));
+    t.resize(need > 0 ? need - 1 : 0);
+    return t;
+  }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// Record what eigenvalue_estimates() needs in the next solves.
   void set_compute_eigenvalues(bool c) { check(parlops_solver_set_compute_eigenvalues(h_, c)); }

@@ -983,6 +983,10 @@ int main(int argc, char **argv) {
       res.axpy(scalar(-1.0), b);
       expect(info.reason > 0 && res.norm() <= 1e-9 * b.norm() && C.setup_count() == 2,
              "the solver's policy refreshed Chebyshev; true residual checked");
+      std::string vw = cg.view();
+      expect(vw.find("CG (PARLOPS_METHOD_CG)") != std::string::npos && vw.find("Chebyshev of degree 2") != std::string::npos &&
+                 vw.find("set-ups run 2") != std::string::npos,
+             "Solver::view names the method, the preconditioner and its set-ups");
     });
 
     section("hypre options by name", [&] {

@@ -193,6 +193,12 @@ echo "== new values in CSR matrices and the preconditioners that follow them (te
   -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/refresh"
 for n in 1 2 3 4; do run $n "$B/refresh"; done
 
+echo "== what a solve will run (tests/c/view.c: parlops_solver_view), 1-4 ranks"
+# shellcheck disable=SC2046
+"$MPICC" -O1 -g -Wall -Wextra -Werror -Itests/c tests/c/view.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/view"
+for n in 1 2 3 4; do run $n "$B/view"; done
+
 echo "== lifetimes: every object a running call depends on, destroyed from every callback, 1-4 ranks"
 # every handle type and every callback type of the header is named in the test's tables
 missing=$(comm -23 <(grep -oE 'typedef (struct parlops_[a-z_]+ parlops_[a-z_]+|[a-z_ ]+\(\*parlops_[a-z_]+_fn\))' include/parlops.h \

@@ -236,6 +236,7 @@ unsafe fn create_aux(
             let (a, g, c, pi, alpha, beta) = (m.a, m.g, m.c, m.pi, m.alpha, m.beta);
             let s = s.with_rebuild(
                 ops,
+                &m.o,
                 Box::new(move || {
                     let p = Parts {
                         a: a.clone(),
@@ -248,7 +249,10 @@ unsafe fn create_aux(
                         o: o.clone(),
                     };
                     let inp = p.input(kind, dim)?;
-                    AuxSpace::refresh_check(&inp, &p.o)?;
+                    // the construction's checks on the new values, agreed, before hypre sees them
+                    crate::op::LinearOperator::rows(inp.a)
+                        .comm()
+                        .agree(inp.check(&p.o))?;
                     AuxSpace::setup(&inp, &p.o)
                 }),
             );

@@ -157,3 +157,31 @@ pub unsafe extern "C" fn parlops_solver_set_pc_reuse(
         Ok(())
     })
 }
+
+/// What the next solve will run, as text (PETSc's -ksp_view): the method, its tolerances and
+/// stopping rule, its other settings (restart, orthogonalization, preconditioner side, sums, reuse
+/// policy, null space), how device data moves on the communicator, and the trees of the operator and
+/// the preconditioner: each operator's kind, element type, sizes and split over the ranks, the
+/// set-ups it ran, hypre's options as hypre receives them, a nested solver's settings. Local (this
+/// rank's settings: print it on one rank). Writes at most `len` bytes including the final NUL into
+/// `buf` (which may be NULL when `len` is 0); `*needed` (may be NULL) gets the full length plus one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_view(
+    s: *const parlops_solver,
+    buf: *mut std::ffi::c_char,
+    len: usize,
+    needed: *mut usize,
+) -> parlops_status {
+    guard("parlops_solver_view", || {
+        // SAFETY: `arg` checks `s` (live parlops_solver) and holds it shared for this call.
+        let s = unsafe { super::handles::arg(s, "s")? };
+        if buf.is_null() && len > 0 {
+            crate::bail!(NullArgument, "argument 'buf' is NULL but 'len' is {len}");
+        }
+        let text = s.inner.view();
+        // SAFETY: `len` > 0 means `buf` is not NULL (checked above); the rest is the header's
+        // contract, passed on.
+        unsafe { super::misc::write_text(&text, buf, len, needed) };
+        Ok(())
+    })
+}

@@ -451,4 +451,16 @@ impl LinearOperator<f64> for BoomerAmg {
     fn setups(&self) -> u64 {
         self.setups.load(Ordering::Acquire)
     }
+    fn view_details(&self) -> Vec<String> {
+        match &self.src {
+            Some(s) => {
+                let mut v = vec![super::options::view_line(&s.o)];
+                if s.nmodes > 0 {
+                    v.push(format!("near-null-space vectors: {}", s.nmodes));
+                }
+                v
+            }
+            None => Vec::new(),
+        }
+    }
 }

@@ -339,6 +339,8 @@ pub type Rebuild = Box<dyn Fn() -> Result<AuxSpace> + Send + Sync>;
 
 struct Source {
     ops: Vec<Op<f64>>,
+    /// The options as a view shows them.
+    view: String,
     rebuild: Rebuild,
     /// The values version of `ops` at the last set-up.
     built: AtomicU64,
@@ -434,26 +436,21 @@ impl AuxSpace {
 
     /// Keep what this operator was made from (`ops`: every operator it read) and how to set it up
     /// again, for [`LinearOperator::refresh`].
-    pub fn with_rebuild(mut self, ops: Vec<Op<f64>>, rebuild: Rebuild) -> AuxSpace {
-        let built = AtomicU64::new(Self::version(&ops));
+    pub fn with_rebuild(
+        mut self,
+        ops: Vec<Op<f64>>,
+        o: &HypreOptions,
+        rebuild: Rebuild,
+    ) -> AuxSpace {
+        let built = AtomicU64::new(crate::op::tree::versions(&ops));
+        let view = super::options::view_line(o);
         self.src = Some(Source {
             ops,
+            view,
             rebuild,
             built,
         });
         self
-    }
-
-    fn version(ops: &[Op<f64>]) -> u64 {
-        ops.iter().fold(0u64, |v, o| {
-            v.wrapping_add(crate::op::tree::version(o.as_ref()))
-        })
-    }
-
-    /// The construction's checks ([`AuxInput::check`]) on the inputs' new values, agreed, before
-    /// hypre sees them. [collective]
-    pub fn refresh_check(inp: &AuxInput, o: &HypreOptions) -> Result<()> {
-        inp.a.rows().comm().agree(inp.check(o))
     }
 }
 
@@ -666,7 +663,7 @@ impl LinearOperator<f64> for AuxSpace {
     fn stale(&self) -> bool {
         self.src
             .as_ref()
-            .is_some_and(|s| s.built.load(Ordering::Acquire) != Self::version(&s.ops))
+            .is_some_and(|s| s.built.load(Ordering::Acquire) != crate::op::tree::versions(&s.ops))
     }
     /// hypre's AMS and ADS keep nothing of a set-up that new values could reuse: the set-up runs
     /// again from the same inputs and options (the old one stays until the new one is made).
@@ -677,7 +674,7 @@ impl LinearOperator<f64> for AuxSpace {
         if !force && !self.stale() {
             return Ok(false);
         }
-        let version = Self::version(&s.ops);
+        let version = crate::op::tree::versions(&s.ops);
         let new = (s.rebuild)()?;
         let obj = new.obj.into_inner().unwrap_or_else(|p| p.into_inner());
         *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
@@ -687,6 +684,9 @@ impl LinearOperator<f64> for AuxSpace {
     }
     fn setups(&self) -> u64 {
         self.setups.load(Ordering::Acquire)
+    }
+    fn view_details(&self) -> Vec<String> {
+        self.src.iter().map(|s| s.view.clone()).collect()
     }
     fn describe(&self) -> String {
         format!("{} ({} rows)", self.kind.name(), self.rows.global_len())

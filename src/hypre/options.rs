@@ -251,6 +251,22 @@ impl HypreOptions {
             .filter_map(|(s, v)| v.map(|v| (s, v)))
     }
 
+    /// The options set, as `Name = value` (for a view).
+    pub fn set_text(&self) -> String {
+        let set: Vec<String> = self
+            .set_options()
+            .map(|(s, v)| match v {
+                Value::Int(i) => format!("{} = {i}", s.name),
+                Value::Real(r) => format!("{} = {r:e}", s.name),
+            })
+            .collect();
+        if set.is_empty() {
+            "none".into()
+        } else {
+            set.join(", ")
+        }
+    }
+
     /// For the agreement across ranks: every option's name and value (a value's bits; unset
     /// options a value no option can take).
     pub fn agreement(&self) -> (Vec<&'static str>, Vec<i64>) {
@@ -379,6 +395,20 @@ pub fn rigid_body_modes(dim: usize, coords: &[f64], blocked: bool, out: &mut [f6
         }
     }
     Ok(())
+}
+
+/// A hypre solver's options as a view shows them: those set by name, and what stands for the rest.
+pub(crate) fn view_line(o: &HypreOptions) -> String {
+    let rest = if o.solver() == "BoomerAMG" {
+        "hypre's defaults"
+    } else {
+        "MFEM's defaults"
+    };
+    format!(
+        "hypre {} options set: {} (others: {rest}; tolerance 0 and one cycle per apply)",
+        o.solver(),
+        o.set_text()
+    )
 }
 
 #[cfg(test)]

@@ -126,6 +126,11 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn setups(&self) -> u64 {
         0
     }
+    /// What [`tree::view`] shows under the operator's description: its settings as the library
+    /// that runs it received them (hypre's options by name), a nested solver's settings.
+    fn view_details(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A shared operator.

@@ -41,6 +41,12 @@ pub fn version<T: Scalar>(op: &dyn LinearOperator<T>) -> u64 {
     v
 }
 
+/// The sum of the trees' versions of several operators.
+pub fn versions<T: Scalar>(ops: &[Op<T>]) -> u64 {
+    ops.iter()
+        .fold(0u64, |v, o| v.wrapping_add(version(o.as_ref())))
+}
+
 /// Is any operator in `op`'s tree out of date ([`LinearOperator::stale`])?
 pub fn stale<T: Scalar>(op: &dyn LinearOperator<T>) -> bool {
     let mut any = false;
@@ -158,4 +164,65 @@ impl<T: Scalar> Drop for Pins<T> {
             }
         });
     }
+}
+
+/// How a layout is split over the ranks, in words.
+fn split(l: &crate::vector::Layout) -> String {
+    let lens = l.local_lens();
+    if l.partition().is_replicated() {
+        return format!("replicated on {} rank(s)", lens.len());
+    }
+    if lens.len() <= 8 {
+        let parts: Vec<String> = lens.iter().map(|n| n.to_string()).collect();
+        return format!("split {}", parts.join(" + "));
+    }
+    let (lo, hi) = (lens.iter().min(), lens.iter().max());
+    format!(
+        "split over {} ranks, {}..{} each",
+        lens.len(),
+        lo.copied().unwrap_or(0),
+        hi.copied().unwrap_or(0)
+    )
+}
+
+/// `op`'s tree as text: one line per operator (its description, element type, rows and columns and
+/// how they are split, the set-ups it ran), its details below it, its parts indented under it;
+/// an operator met again is named, not shown again. Local.
+pub fn view<T: Scalar>(op: &dyn LinearOperator<T>, indent: usize, out: &mut String) {
+    fn go<T: Scalar>(
+        op: &dyn LinearOperator<T>,
+        indent: usize,
+        seen: &mut HashSet<usize>,
+        out: &mut String,
+    ) {
+        let pad = " ".repeat(indent);
+        let (r, c) = (op.rows(), op.cols());
+        let again = !seen.insert(key(op));
+        out.push_str(&format!(
+            "{pad}{} [{}; {} x {}; rows {}",
+            op.describe(),
+            T::DTYPE.name(),
+            r.global_len(),
+            c.global_len(),
+            split(r)
+        ));
+        if !r.compatible(c) {
+            out.push_str(&format!(", columns {}", split(c)));
+        }
+        if op.setups() > 0 {
+            out.push_str(&format!("; set-ups run {}", op.setups()));
+        }
+        if again {
+            out.push_str("] (shown above)\n");
+            return;
+        }
+        out.push_str("]\n");
+        for d in op.view_details() {
+            out.push_str(&format!("{pad}    {d}\n"));
+        }
+        for p in op.parts() {
+            go(p.as_ref(), indent + 2, seen, out);
+        }
+    }
+    go(op, indent, &mut HashSet::new(), out);
 }

@@ -137,6 +137,97 @@ impl AnySolver {
     pub fn method(&self) -> Method {
         self.method
     }
+
+    /// What the next solve will run, as text (PETSc's KSPView): the method and its settings, the
+    /// communicator, the operator's and the preconditioner's trees ([`crate::op::tree::view`]).
+    /// Local: this rank's settings (a solve agrees them).
+    pub fn view(&self) -> String {
+        let p = &self.params;
+        let m = self.method;
+        let mut v = format!(
+            "solver: {} ({}) on {} rank(s); device data moves by {}\n",
+            m.name(),
+            m.c_name(),
+            self.comm.size(),
+            self.comm.transport().1
+        );
+        v += &format!(
+            "  tolerances: rtol {:e}, atol {:e}, dtol {:e}, max_iter {}\n",
+            p.rtol, p.atol, p.dtol, p.max_iter
+        );
+        v += &format!(
+            "  stopping rule: {} norm against {} ({}); initial guess {}\n",
+            if p.natural_norm {
+                "the natural sqrt(r^H M r)"
+            } else {
+                "the method's"
+            },
+            p.reference.c_name(),
+            if p.reference == super::Reference::Rhs {
+                "||b||"
+            } else {
+                "the initial residual"
+            },
+            if p.nonzero_guess {
+                "x as given"
+            } else {
+                "zero"
+            }
+        );
+        if m.arnoldi() {
+            v += &format!(
+                "  restart {}, orthogonalization {}\n",
+                p.restart,
+                p.orthog.c_name()
+            );
+        }
+        v += &format!(
+            "  preconditioner side {}; local sums {}\n",
+            p.pc_side.c_name(),
+            p.sum_order.c_name()
+        );
+        if m.least_squares() && p.damp != 0.0 {
+            v += &format!("  damping {:e}\n", p.damp);
+        }
+        if p.trust_radius > 0.0 {
+            v += &format!("  trust-region radius {:e}\n", p.trust_radius);
+        }
+        v += &format!(
+            "  preconditioner reuse: set up again after new values at the first solve, then every {} solve(s){}\n",
+            p.pc_reuse_every,
+            if p.pc_reuse_growth > 0.0 {
+                format!(" or when the iterations grow by {}x", p.pc_reuse_growth)
+            } else {
+                String::new()
+            }
+        );
+        if let Some((c, vs)) = &self.null_space {
+            v += &format!(
+                "  null space removed: {}{} vector(s)\n",
+                if *c { "the constants and " } else { "" },
+                vs.len()
+            );
+        }
+        let tree = |o: &AnyOp, out: &mut String| crate::any_op!(o, t => crate::op::tree::view(t.as_ref(), 4, out));
+        match &self.op {
+            Some(o) => {
+                v += "  operator:\n";
+                tree(o, &mut v);
+            }
+            None => v += "  operator: not set\n",
+        }
+        match (&self.pc, self.jacobi) {
+            (_, true) => {
+                v += "  preconditioner: Jacobi (D^-1 of the operator, taken at the solve)\n"
+            }
+            (Some(pc), _) => {
+                v += "  preconditioner:\n";
+                tree(pc, &mut v);
+            }
+            (None, _) => v += "  preconditioner: none\n",
+        }
+        v
+    }
     pub fn comm(&self) -> &Arc<Comm> {
         &self.comm
     }

@@ -119,4 +119,23 @@ impl<T: Scalar> LinearOperator<T> for Inverse<T> {
     fn parts(&self) -> Vec<&Op<T>> {
         std::iter::once(&self.op).chain(&self.pc).collect()
     }
+    fn view_details(&self) -> Vec<String> {
+        self.solver
+            .try_peek(|s| {
+                let p = &s.params;
+                vec![format!(
+                    "solves with {}: rtol {:e}, atol {:e}, max_iter {}{}",
+                    s.method.name(),
+                    p.rtol,
+                    p.atol,
+                    p.max_iter,
+                    if self.accept_max_iter {
+                        ", its result taken after max_iter too"
+                    } else {
+                        ""
+                    }
+                )]
+            })
+            .unwrap_or_else(|| vec!["(its solver is running: settings not shown)".into()])
+    }
 }

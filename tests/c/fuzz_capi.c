@@ -985,6 +985,12 @@ static int do_call(int k) {
       break;
     }
     CASE(parlops_solver_set_trust_region) st = parlops_solver_set_trust_region(PS(), chance(30) ? 0.0 : dbl_v()); break;
+    CASE(parlops_solver_view) {
+      size_t len = chance(20) ? 0 : below(256), need;
+      char *buf = chance(10) ? NULL : (char *)out_reg(outbuf, 256);
+      st = parlops_solver_view(PS(), buf, len, OUT(need));
+      break;
+    }
     CASE(parlops_solver_set_pc_reuse) st = parlops_solver_set_pc_reuse(PS(), size_v(), chance(50) ? 0.0 : dbl_v()); break;
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;
     CASE(parlops_solver_solve) {
