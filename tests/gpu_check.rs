@@ -16,6 +16,8 @@ mod common;
 mod nccl;
 #[path = "gpu_check/nested.rs"]
 mod nested;
+#[path = "gpu_check/shapes.rs"]
+mod shapes;
 #[path = "gpu_check/solvers.rs"]
 mod solvers;
 
@@ -657,6 +659,10 @@ fn main() {
         operators::<f64>(t, &comm);
         operators::<c32>(t, &comm);
         operators::<c64>(t, &comm);
+        shapes::shapes::<f32>(t, &comm);
+        shapes::shapes::<f64>(t, &comm);
+        shapes::shapes::<c32>(t, &comm);
+        shapes::shapes::<c64>(t, &comm);
     });
     timed_part(&mut t, "solvers-f64", &|t| {
         if !run("solvers") {

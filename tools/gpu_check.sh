@@ -61,6 +61,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1
 export OMPI_MCA_hwloc_base_binding_policy=none
+# hypre (BoomerAMG, AMS, ADS), loaded by parlops at run time: the copies the bundle carries
+[ -d "$B/hypre" ] && export LD_LIBRARY_PATH="$(cd "$B/hypre" && pwd):$LD_LIBRARY_PATH"
 ldd "$B/gpu_check" 2>&1 | grep -q -e "not found" -e "version" && { ldd "$B/gpu_check" 2>&1; echo "gpu_check: libraries missing"; exit 1; }
 
 status=0

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Proof that the device suite under the CUDA stand-in bites (issue 31, section 4): four deliberate
+# Proof that the device suite under the CUDA stand-in bites (issue 31, section 4): five deliberate
 # device bugs, each applied to the source in turn, the device test program rebuilt and run at 2 ranks
 # under the stand-in; each must fail. The tree is restored after each (git checkout of the file), so
-# run it on a clean tree. Not part of make test (four rebuilds): run it by hand (ONLY="1 3" for some).
+# run it on a clean tree. Not part of make test (five rebuilds): run it by hand (ONLY="1 3" for some).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MPIEXEC=${1:-mpiexec}
@@ -32,6 +32,8 @@ add "host read of a device buffer (norm peeks at x's first entry)" src/exec/cuda
         }'
 add "NCCL reduction with the wrong count (half the sums)" src/comm/nccl/mod.rs \
   'self.allreduce_sum_f64(sc.out.ptr, vals.len(), s) {' 'self.allreduce_sum_f64(sc.out.ptr, vals.len() / 2, s) {'
+add "SpMV row block forms only its first 768 products (a quarter of a full block's entries lost)" src/gpu/kernels.cu \
+  'for (int j = 0; j < SPMV_CHUNK / BLOCK; j++)' 'for (int j = 0; j < SPMV_CHUNK / BLOCK - 1; j++)'
 fail=0
 for i in "${!NAMES[@]}"; do
   # ONLY="2 4" runs those mutations only

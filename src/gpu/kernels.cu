@@ -130,6 +130,9 @@ extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int i
   block_reduce(v, ncomp, is_max, out);
 }
 
+// entries per block of the SpMV (SPMV_CHUNK / BLOCK a thread); src/exec/cuda/csr.rs has the same
+#define SPMV_CHUNK 1024
+
 // ---- halo: pack owned entries for sending, add received contributions (indices may repeat)
 #define HALO_KERNELS(I, SUF)                                                                          \
   extern "C" __global__ void k_pack_##SUF(const T *x, const I *idx, i64 n, T *out) {                  \
@@ -138,18 +141,45 @@ extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int i
   extern "C" __global__ void k_unpack_add_##SUF(T *x, const I *idx, i64 n, const T *in) {             \
     GRID_STRIDE(k, n) atomic_add(&x[idx[k]], in[k]);                                                  \
   }                                                                                                   \
-  /* y (+)= A x, `sw` threads (a power of two <= 32) per row, reduced with warp shuffles */           \
-  extern "C" __global__ void k_spmv_##SUF(i64 nrows, const I *ptr, const I *col, const T *val,        \
-                                         const T *x, T *y, int add_to, int sw) {                      \
-    i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;                                               \
-    i64 row = t / sw;                                                                                 \
-    int lane = (int)(t % sw);                                                                         \
-    T s = zero();                                                                                     \
-    if (row < nrows) {                                                                                \
-      for (i64 k = (i64)ptr[row] + lane; k < (i64)ptr[row + 1]; k += sw) s = add(s, mul(val[k], x[col[k]])); \
+  /* y (+)= A x over row blocks (rb: first row of each CUDA block, from row_blocks in             \
+     src/exec/cuda/csr.rs): a block of several rows holds at most SPMV_CHUNK entries; its threads    \
+     form the products of all of them with coalesced, independent loads (SPMV_CHUNK / BLOCK each)    \
+     into shared memory, then g threads per row (g = 1 for more than BLOCK / 2 rows: the row's      \
+     products summed in order) reduce them. A block of one longer row reduces it with all threads. */ \
+  extern "C" __global__ void k_spmv_##SUF(const i64 *rb, const I *ptr, const I *col, const T *val,     \
+                                         const T *x, T *y, int add_to) {                              \
+    __shared__ T sh[SPMV_CHUNK];                                                                      \
+    const i64 r0 = rb[blockIdx.x], r1 = rb[blockIdx.x + 1];                                           \
+    const i64 k0 = (i64)ptr[r0], k1 = (i64)ptr[r1];                                                   \
+    const int nr = (int)(r1 - r0), tid = (int)threadIdx.x;                                            \
+    if (k1 - k0 <= SPMV_CHUNK) {                                                                      \
+      for (int j = 0; j < SPMV_CHUNK / BLOCK; j++) {                                                 \
+        const i64 k = k0 + j * BLOCK + tid;                                                           \
+        if (k < k1) sh[j * BLOCK + tid] = mul(val[k], x[col[k]]);                                     \
+      }                                                                                               \
+      __syncthreads();                                                                                \
+      int lg = 0;                                                                                     \
+      while (lg < 5 && (nr << (lg + 1)) <= BLOCK) lg++;                                               \
+      const int g = 1 << lg, i = tid >> lg, lane = tid & (g - 1);                                     \
+      T s = zero();                                                                                   \
+      if (i < nr) {                                                                                   \
+        const i64 e = (i64)ptr[r0 + i + 1] - k0;                                                      \
+        for (i64 k = (i64)ptr[r0 + i] - k0 + lane; k < e; k += g) s = add(s, sh[k]);                  \
+      }                                                                                               \
+      for (int off = g / 2; off > 0; off >>= 1) s = add(s, shfl_down(s, off, g));                     \
+      if (i < nr && lane == 0) y[r0 + i] = add_to ? add(y[r0 + i], s) : s;                            \
+    } else {                                                                                          \
+      T s = zero();                                                                                   \
+      for (i64 k = k0 + tid; k < k1; k += BLOCK) s = add(s, mul(val[k], x[col[k]]));                  \
+      for (int off = 16; off > 0; off >>= 1) s = add(s, shfl_down(s, off, 32));                       \
+      if ((tid & 31) == 0) sh[tid >> 5] = s;                                                          \
+      __syncthreads();                                                                                \
+      if (tid == 0) {                                                                                 \
+        s = sh[0];                                                                                    \
+        for (int w = 1; w < BLOCK / 32; w++) s = add(s, sh[w]);                                       \
+        y[r0] = add_to ? add(y[r0], s) : s;                                                           \
+      }                                                                                               \
     }                                                                                                 \
-    for (int off = sw / 2; off > 0; off >>= 1) s = add(s, shfl_down(s, off, sw));                    \
-    if (row < nrows && lane == 0) y[row] = add_to ? add(y[row], s) : s;                               \
   }                                                                                                   \
   /* x += A^H y, one thread per row, atomics into x */                                                \
   extern "C" __global__ void k_spmv_h_##SUF(i64 nrows, const I *ptr, const I *col, const T *val,      \

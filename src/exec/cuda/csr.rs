@@ -21,12 +21,23 @@ struct DevBlock<T> {
     col: DevArray<u8>,
     val: DevArray<T>,
     wide: bool,
-    /// Threads per row of the SpMV kernel.
-    sw: i32,
+    /// The SpMV's row blocks ([`row_blocks`]): one CUDA block each, `rb.len() - 1` of them.
+    rb: DevArray<i64>,
     nnz: usize,
     /// One more than the largest column index (0 without entries): the entries of x (or of the
     /// ghost buffer) that the products read or write lie below it.
     cols: usize,
+}
+
+/// Entry `i` of an index array of 8-byte (`wide`) or 4-byte integers (in bounds: the caller checked).
+fn read_int(a: &[u8], i: usize, wide: bool) -> i64 {
+    let w = if wide { 8 } else { 4 };
+    let c = &a[i * w..(i + 1) * w];
+    if wide {
+        i64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))
+    } else {
+        i32::from_ne_bytes(c.try_into().unwrap_or([0; 4])) as i64
+    }
 }
 
 /// Check what the SpMV kernels index by (see [`DevBlock`]) on the host arrays, whichever
@@ -34,14 +45,7 @@ struct DevBlock<T> {
 /// pass over the arrays at the first device apply, not a second opinion); returns `cols`.
 fn bounds<T: Clone>(b: &HostCsr<'_, T>) -> Result<usize> {
     let w = if b.wide { 8 } else { 4 };
-    let int = |a: &[u8], i: usize| -> i64 {
-        let c = &a[i * w..(i + 1) * w];
-        if b.wide {
-            i64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))
-        } else {
-            i32::from_ne_bytes(c.try_into().unwrap_or([0; 4])) as i64
-        }
-    };
+    let int = |a: &[u8], i: usize| read_int(a, i, b.wide);
     let sizes_ok = b
         .nrows
         .checked_add(1)
@@ -77,24 +81,58 @@ fn bounds<T: Clone>(b: &HostCsr<'_, T>) -> Result<usize> {
     Ok(cols)
 }
 
+/// Entries per row block of several rows: the kernels' SPMV_CHUNK (src/gpu/kernels.cu).
+const SPMV_CHUNK: i64 = 1024;
+
+/// The SpMV's row blocks, as the first row of each and `nrows` last: consecutive rows, at most
+/// [`BLOCK`] of them, holding at most [`SPMV_CHUNK`] entries together, or one row alone however
+/// long (the kernel gives such a row all of a block's threads). `ptr` reads a row pointer.
+fn row_blocks(nrows: usize, ptr: impl Fn(usize) -> i64) -> Result<Vec<i64>> {
+    let mut rb: Vec<i64> = Vec::new();
+    let room = |rb: &mut Vec<i64>| {
+        rb.try_reserve(1).map_err(|_| {
+            crate::err!(
+                OutOfMemory,
+                "the SpMV's row blocks of {nrows} rows do not fit in host memory"
+            )
+        })
+    };
+    room(&mut rb)?;
+    rb.push(0);
+    let mut start = 0usize;
+    for r in 0..nrows {
+        let (rows, held, len) = (r - start, ptr(r) - ptr(start), ptr(r + 1) - ptr(r));
+        if rows > 0 && (rows == BLOCK as usize || held + len > SPMV_CHUNK) {
+            room(&mut rb)?;
+            rb.push(r as i64);
+            start = r;
+        }
+    }
+    room(&mut rb)?;
+    rb.push(nrows as i64);
+    Ok(rb)
+}
+
 /// A CSR block's arrays copied to the device.
 fn upload<T: Scalar>(b: &HostCsr<'_, T>, s: Stream) -> Result<DevBlock<T>> {
     let cols = bounds(b)?;
     let (nnz, w) = (b.nnz, if b.wide { 8 } else { 4 });
-    let avg = if b.nrows == 0 {
-        1
-    } else {
-        nnz.div_ceil(b.nrows).max(1)
-    };
-    // the largest power of two <= average entries per row, at most a warp
-    let sw = (1usize << (usize::BITS - 1 - avg.leading_zeros())).min(32) as i32;
+    let rb = row_blocks(b.nrows, |r| read_int(&b.indptr, r, b.wide))?;
+    if rb.len() - 1 > i32::MAX as usize {
+        crate::bail!(
+            NotSupported,
+            "a CSR block of {} rows needs {} row blocks, more than a CUDA grid holds",
+            b.nrows,
+            rb.len() - 1
+        );
+    }
     Ok(DevBlock {
         nrows: b.nrows as i64,
         ptr: DevArray::from_host(&b.indptr, s)?,
         col: DevArray::from_host(&b.indices[..nnz * w], s)?,
         val: DevArray::from_host(&b.values[..nnz], s)?,
+        rb: DevArray::from_host(&rb, s)?,
         wide: b.wide,
-        sw,
         nnz,
         cols,
     })
@@ -123,22 +161,24 @@ impl<T: Scalar> DevBlock<T> {
         } else {
             k.k_spmv_i32
         };
-        let (n, p, c, v, a, sw) = (
-            self.nrows,
+        let (r, p, c, v, a) = (
+            self.rb.ptr,
             self.ptr.ptr,
             self.col.ptr,
             self.val.ptr,
             add as i32,
-            self.sw,
         );
-        let blocks = (self.nrows as usize * sw as usize).div_ceil(BLOCK as usize) as u32;
-        // SAFETY: the arguments are k_spmv_i32/_i64's (i64 nrows, const I *ptr, const I *col,
-        // const T *val, const T *x, T *y, int add_to, int sw), the kernel's I the width of
-        // `wide`, the ints i32. The kernel reads ptr[0..=nrows] and, for each row, col and val
-        // at ptr[row]..ptr[row + 1] (within 0..nnz), x at columns below `cols` (all checked by
-        // `bounds`), and writes y[0..nrows]; x and y hold that many (our caller's contract). A
-        // group of `sw` threads (a power of two <= 32, dividing the warp) per row, every thread
-        // of the grid reaching the warp shuffles.
+        // one CUDA block per row block (fewer than 2^31: `upload` checked)
+        let blocks = (self.rb.len - 1) as u32;
+        // SAFETY: the arguments are k_spmv_i32/_i64's (const i64 *rb, const I *ptr, const I *col,
+        // const T *val, const T *x, T *y, int add_to), the kernel's I the width of `wide`, the int
+        // an i32. Block b reads rb[b] and rb[b + 1] (rb holds `blocks + 1` row indices,
+        // non-decreasing from 0 to nrows, by `row_blocks`), ptr at those rows and the rows between
+        // (0..=nrows), col and val at ptr[rb[b]]..ptr[rb[b + 1]] (within 0..nnz), x at columns
+        // below `cols` (all checked by `bounds`), and writes y at its rows; x and y hold that many
+        // (our caller's contract). The kernel assumes BLOCK threads (a multiple of the warp: every
+        // thread of a warp reaches its shuffles) and a block of several rows with at most
+        // SPMV_CHUNK entries, as `row_blocks` makes them.
         unsafe {
             launch(
                 f,
@@ -146,14 +186,13 @@ impl<T: Scalar> DevBlock<T> {
                 BLOCK,
                 s,
                 &mut [
-                    karg!(n),
+                    karg!(r),
                     karg!(p),
                     karg!(c),
                     karg!(v),
                     karg!(x),
                     karg!(y),
                     karg!(a),
-                    karg!(sw),
                 ],
             )
         }
@@ -390,5 +429,35 @@ mod tests {
             assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1], &v, wide)).is_err());
             assert!(bounds(&block(&[0, 2, 2, 4], &[0, 1, 1, 2], &v[..3], wide)).is_err());
         }
+    }
+
+    /// The row blocks cover every row once, in order; a block of several rows has at most BLOCK
+    /// rows and SPMV_CHUNK entries, a longer row is alone; 5-entry rows fill a block by entries.
+    #[test]
+    fn row_blocks_keep_the_kernels_bounds() {
+        let lens: Vec<i64> = (0..5000)
+            .map(|r| [0, 1, 5, 37, 130, 300, 1100, 3000][(r / 7) % 8])
+            .collect();
+        let mut ptr = vec![0i64];
+        for l in &lens {
+            ptr.push(ptr.last().unwrap() + l);
+        }
+        let rb = row_blocks(lens.len(), |r| ptr[r]).unwrap();
+        assert_eq!((rb[0], *rb.last().unwrap()), (0, lens.len() as i64));
+        for w in rb.windows(2) {
+            let (r0, r1) = (w[0] as usize, w[1] as usize);
+            assert!(r1 > r0);
+            let held = ptr[r1] - ptr[r0];
+            assert!(r1 - r0 == 1 || (r1 - r0 <= BLOCK as usize && held <= SPMV_CHUNK));
+        }
+        assert!(
+            rb.windows(2)
+                .any(|w| w[1] - w[0] == 1 && lens[w[0] as usize] > SPMV_CHUNK)
+        );
+        let five = row_blocks(1000, |r| 5 * r as i64).unwrap();
+        assert_eq!(five[1], SPMV_CHUNK / 5);
+        let empty = row_blocks(600, |_| 0).unwrap();
+        assert_eq!(empty, vec![0, 256, 512, 600]);
+        assert_eq!(row_blocks(0, |_| 0).unwrap(), vec![0, 0]);
     }
 }
