@@ -4,7 +4,6 @@
 //! hypre's set-up builds its own hierarchy from it anyway); each apply copies the input into a hypre
 //! vector and the result out of one (a V-cycle costs many times that).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::ij::{IjMatrix, IjVector, big, clear_errors, hcheck, one_cycle};
@@ -12,6 +11,7 @@ use super::{HInt, api};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::csr::CsrOp;
+use crate::op::tree::SetupLog;
 use crate::op::{LinearOperator, Op};
 use crate::vector::{DistVector, Layout};
 
@@ -94,8 +94,6 @@ struct Source {
     o: HypreOptions,
     nmodes: usize,
     modes: Vec<f64>,
-    /// The values version of `a`'s tree at the last set-up.
-    built: AtomicU64,
 }
 
 /// BoomerAMG as an operator (f64, host memory).
@@ -105,7 +103,7 @@ pub struct BoomerAmg {
     obj: Mutex<Objects>,
     /// With a source, the operator can be refreshed ([`LinearOperator::refresh`]).
     src: Option<Source>,
-    setups: AtomicU64,
+    log: SetupLog,
 }
 
 impl BoomerAmg {
@@ -194,7 +192,7 @@ impl BoomerAmg {
             comm,
             obj: Mutex::new(obj),
             src: None,
-            setups: AtomicU64::new(1),
+            log: SetupLog::new(0),
         })
     }
 
@@ -208,13 +206,12 @@ impl BoomerAmg {
         nmodes: usize,
         modes: Vec<f64>,
     ) -> BoomerAmg {
-        let built = AtomicU64::new(crate::op::tree::version(a.as_ref()));
+        self.log.built_from(crate::op::tree::version(a.as_ref()));
         self.src = Some(Source {
             a,
             o,
             nmodes,
             modes,
-            built,
         });
         self
     }
@@ -422,9 +419,9 @@ impl LinearOperator<f64> for BoomerAmg {
         self.src.iter().map(|s| &s.a).collect()
     }
     fn stale(&self) -> bool {
-        self.src.as_ref().is_some_and(|s| {
-            s.built.load(Ordering::Acquire) != crate::op::tree::version(s.a.as_ref())
-        })
+        self.src
+            .as_ref()
+            .is_some_and(|s| self.log.stale(crate::op::tree::version(s.a.as_ref())))
     }
     /// hypre's BoomerAMG keeps nothing of a set-up that new values could reuse (its coarsening
     /// reads the values): the matrix is copied to hypre again and the set-up runs again with the
@@ -433,23 +430,19 @@ impl LinearOperator<f64> for BoomerAmg {
         let Some(s) = &self.src else {
             return Ok(false);
         };
-        if !force && !self.stale() {
-            return Ok(false);
-        }
-        let version = crate::op::tree::version(s.a.as_ref());
-        let csr =
-            s.a.as_any()
-                .downcast_ref::<CsrOp<f64>>()
-                .ok_or_else(|| crate::err!(Internal, "BoomerAMG's source is not a CSR matrix"))?;
-        self.comm.agree(amg_ready(csr, "A"))?;
-        let obj = Self::objects(csr, &s.o, s.nmodes, &s.modes)?;
-        *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
-        s.built.store(version, Ordering::Release);
-        self.setups.fetch_add(1, Ordering::AcqRel);
-        Ok(true)
+        self.log
+            .refresh(force, crate::op::tree::version(s.a.as_ref()), || {
+                let csr = s.a.as_any().downcast_ref::<CsrOp<f64>>().ok_or_else(|| {
+                    crate::err!(Internal, "BoomerAMG's source is not a CSR matrix")
+                })?;
+                self.comm.agree(amg_ready(csr, "A"))?;
+                let obj = Self::objects(csr, &s.o, s.nmodes, &s.modes)?;
+                *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
+                Ok(())
+            })
     }
     fn setups(&self) -> u64 {
-        self.setups.load(Ordering::Acquire)
+        self.log.count()
     }
     fn view_details(&self) -> Vec<String> {
         match &self.src {

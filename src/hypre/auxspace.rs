@@ -9,7 +9,6 @@
 //! [`ADS`]: super::options::ADS
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::ij::{IjMatrix, IjVector, clear_errors, hcheck, one_cycle};
@@ -18,6 +17,7 @@ use super::{HInt, api};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::csr::CsrOp;
+use crate::op::tree::SetupLog;
 use crate::op::{LinearOperator, Op};
 use crate::vector::{DistVector, Layout};
 
@@ -342,8 +342,6 @@ struct Source {
     /// The options as a view shows them.
     view: String,
     rebuild: Rebuild,
-    /// The values version of `ops` at the last set-up.
-    built: AtomicU64,
 }
 
 /// AMS or ADS as an operator (f64, host memory).
@@ -354,7 +352,7 @@ pub struct AuxSpace {
     solve: unsafe extern "C" fn(H, H, H, H) -> HInt,
     obj: Mutex<Objects>,
     src: Option<Source>,
-    setups: AtomicU64,
+    log: SetupLog,
 }
 
 impl AuxSpace {
@@ -430,7 +428,7 @@ impl AuxSpace {
             solve: f.solve,
             obj: Mutex::new(obj),
             src: None,
-            setups: AtomicU64::new(1),
+            log: SetupLog::new(0),
         })
     }
 
@@ -442,14 +440,9 @@ impl AuxSpace {
         o: &HypreOptions,
         rebuild: Rebuild,
     ) -> AuxSpace {
-        let built = AtomicU64::new(crate::op::tree::versions(&ops));
+        self.log.built_from(crate::op::tree::versions(&ops));
         let view = super::options::view_line(o);
-        self.src = Some(Source {
-            ops,
-            view,
-            rebuild,
-            built,
-        });
+        self.src = Some(Source { ops, view, rebuild });
         self
     }
 }
@@ -663,7 +656,7 @@ impl LinearOperator<f64> for AuxSpace {
     fn stale(&self) -> bool {
         self.src
             .as_ref()
-            .is_some_and(|s| s.built.load(Ordering::Acquire) != crate::op::tree::versions(&s.ops))
+            .is_some_and(|s| self.log.stale(crate::op::tree::versions(&s.ops)))
     }
     /// hypre's AMS and ADS keep nothing of a set-up that new values could reuse: the set-up runs
     /// again from the same inputs and options (the old one stays until the new one is made).
@@ -671,19 +664,16 @@ impl LinearOperator<f64> for AuxSpace {
         let Some(s) = &self.src else {
             return Ok(false);
         };
-        if !force && !self.stale() {
-            return Ok(false);
-        }
-        let version = crate::op::tree::versions(&s.ops);
-        let new = (s.rebuild)()?;
-        let obj = new.obj.into_inner().unwrap_or_else(|p| p.into_inner());
-        *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
-        s.built.store(version, Ordering::Release);
-        self.setups.fetch_add(1, Ordering::AcqRel);
-        Ok(true)
+        self.log
+            .refresh(force, crate::op::tree::versions(&s.ops), || {
+                let new = (s.rebuild)()?;
+                let obj = new.obj.into_inner().unwrap_or_else(|p| p.into_inner());
+                *self.obj.lock().unwrap_or_else(|p| p.into_inner()) = obj;
+                Ok(())
+            })
     }
     fn setups(&self) -> u64 {
-        self.setups.load(Ordering::Acquire)
+        self.log.count()
     }
     fn view_details(&self) -> Vec<String> {
         self.src.iter().map(|s| s.view.clone()).collect()

@@ -12,10 +12,10 @@
 //! a non-positive one fails the construction (or the refresh, which then keeps the old factors) on
 //! every rank, naming the global row.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::csr::CsrOp;
+use super::tree::SetupLog;
 use super::{LinearOperator, Op};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -55,9 +55,9 @@ pub struct BlockJacobi<T: Scalar> {
     /// ILU(0): L (unit, strictly lower part) and U (upper with diagonal) in one pattern; IC(0): L
     /// (lower with diagonal) only; SSOR: the block itself.
     f: RwLock<Sorted<T>>,
-    /// The CSR operator factored and the values version of the last factorisation, for a refresh.
-    src: Option<(Op<T>, AtomicU64)>,
-    setups: AtomicU64,
+    /// The CSR operator factored, for a refresh.
+    src: Option<Op<T>>,
+    log: SetupLog,
 }
 
 /// Rows sorted by column, duplicates summed; the position of each row's diagonal (`None` if the row
@@ -118,15 +118,15 @@ impl<T: Scalar> BlockJacobi<T> {
             kind,
             f: RwLock::new(Self::factor(a, kind)?),
             src: None,
-            setups: AtomicU64::new(1),
+            log: SetupLog::new(0),
         })
     }
 
     /// Keep `a` (the operator the CSR matrix of [`BlockJacobi::new`] was) to factor it again at a
     /// refresh.
     pub fn with_source(mut self, a: Op<T>) -> BlockJacobi<T> {
-        let v = super::tree::version(a.as_ref());
-        self.src = Some((a, AtomicU64::new(v)));
+        self.log.built_from(super::tree::version(a.as_ref()));
+        self.src = Some(a);
         self
     }
 
@@ -362,33 +362,32 @@ impl<T: Scalar> LinearOperator<T> for BlockJacobi<T> {
         self
     }
     fn parts(&self) -> Vec<&Op<T>> {
-        self.src.iter().map(|(a, _)| a).collect()
+        self.src.iter().collect()
     }
     fn stale(&self) -> bool {
         self.src
             .as_ref()
-            .is_some_and(|(a, v)| v.load(Ordering::Acquire) != super::tree::version(a.as_ref()))
+            .is_some_and(|a| self.log.stale(super::tree::version(a.as_ref())))
     }
     fn refresh(&self, force: bool) -> Result<bool> {
-        let Some((a, built)) = &self.src else {
+        let Some(a) = &self.src else {
             return Ok(false);
         };
-        if !force && !self.stale() {
-            return Ok(false);
-        }
-        let version = super::tree::version(a.as_ref());
-        let f = a
-            .as_any()
-            .downcast_ref::<CsrOp<T>>()
-            .ok_or_else(|| crate::err!(Internal, "block Jacobi's source is not a CSR matrix"))
-            .and_then(|c| Self::factor(c, self.kind));
-        let f = self.rows.comm().agree(f)?;
-        *self.f.write().unwrap_or_else(|p| p.into_inner()) = f;
-        built.store(version, Ordering::Release);
-        self.setups.fetch_add(1, Ordering::AcqRel);
-        Ok(true)
+        self.log
+            .refresh(force, super::tree::version(a.as_ref()), || {
+                let f = a
+                    .as_any()
+                    .downcast_ref::<CsrOp<T>>()
+                    .ok_or_else(|| {
+                        crate::err!(Internal, "block Jacobi's source is not a CSR matrix")
+                    })
+                    .and_then(|c| Self::factor(c, self.kind));
+                let f = self.rows.comm().agree(f)?;
+                *self.f.write().unwrap_or_else(|p| p.into_inner()) = f;
+                Ok(())
+            })
     }
     fn setups(&self) -> u64 {
-        self.setups.load(Ordering::Acquire)
+        self.log.count()
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{LinearOperator, Op};
 use crate::error::Result;
@@ -12,6 +13,54 @@ use crate::scalar::Scalar;
 /// The address that identifies an operator in a walk.
 fn key<T: Scalar>(op: &dyn LinearOperator<T>) -> usize {
     op as *const dyn LinearOperator<T> as *const u8 as usize
+}
+
+/// A preconditioner's set-up record: the values version of its sources at its last set-up, and how
+/// many set-ups it has run (the one at creation included). Every preconditioner that can be
+/// refreshed keeps one; [`SetupLog::refresh`] is its refresh rule.
+pub struct SetupLog {
+    built: AtomicU64,
+    count: AtomicU64,
+}
+
+impl SetupLog {
+    /// The record of the set-up made at creation, from sources at values version `version`.
+    pub fn new(version: u64) -> SetupLog {
+        SetupLog {
+            built: AtomicU64::new(version),
+            count: AtomicU64::new(1),
+        }
+    }
+    /// Record that the current set-up was made from sources at `version` (sources attached after
+    /// creation), without counting a set-up.
+    pub fn built_from(&self, version: u64) {
+        self.built.store(version, Ordering::Release);
+    }
+    /// Whether sources now at `version` have values the set-up has not seen.
+    pub fn stale(&self, version: u64) -> bool {
+        self.built.load(Ordering::Acquire) != version
+    }
+    /// Set up again when `force`, or when stale at `version` (the sources' version read before
+    /// the set-up): runs `setup`, and only once it succeeded records `version` and one set-up more.
+    /// Ok(false) when nothing ran.
+    pub fn refresh(
+        &self,
+        force: bool,
+        version: u64,
+        setup: impl FnOnce() -> Result<()>,
+    ) -> Result<bool> {
+        if !force && !self.stale(version) {
+            return Ok(false);
+        }
+        setup()?;
+        self.built.store(version, Ordering::Release);
+        self.count.fetch_add(1, Ordering::AcqRel);
+        Ok(true)
+    }
+    /// The set-ups run so far.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
 }
 
 /// Visit `op` and every operator below it once, parts before the operator that holds them.

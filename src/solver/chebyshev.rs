@@ -11,7 +11,7 @@
 //! largest eigenvalue of D^{-1} A found by 10 power iterations (MFEM's OperatorChebyshevSmoother's
 //! choice; PETSc's default interval is [0.1, 1.1] times it).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::op::tree::SetupLog;
 use std::sync::{Arc, RwLock};
 
 use super::power::power_iteration;
@@ -29,9 +29,7 @@ pub struct Chebyshev<T: Scalar> {
     state: RwLock<Arc<State<T>>>,
     /// The bounds given (`None`: estimated at each set-up).
     given: Option<(f64, f64)>,
-    /// The values version of A's tree at the last set-up.
-    built: AtomicU64,
-    setups: AtomicU64,
+    log: SetupLog,
     degree: usize,
     r: Work<T>,
     d: Work<T>,
@@ -78,7 +76,7 @@ impl<T: Scalar> Chebyshev<T> {
         }
         let state = Self::state(&a, bounds)?;
         let rows = a.rows().clone();
-        let built = AtomicU64::new(crate::op::tree::version(a.as_ref()));
+        let log = SetupLog::new(crate::op::tree::version(a.as_ref()));
         Ok(Chebyshev {
             r: Work::new(&rows)?,
             d: Work::new(&rows)?,
@@ -86,8 +84,7 @@ impl<T: Scalar> Chebyshev<T> {
             a,
             state: RwLock::new(Arc::new(state)),
             given: bounds,
-            built,
-            setups: AtomicU64::new(1),
+            log,
             degree: degree as usize,
         })
     }
@@ -203,21 +200,18 @@ impl<T: Scalar> LinearOperator<T> for Chebyshev<T> {
         vec![&self.a]
     }
     fn stale(&self) -> bool {
-        self.built.load(Ordering::Acquire) != crate::op::tree::version(self.a.as_ref())
+        self.log.stale(crate::op::tree::version(self.a.as_ref()))
     }
     /// D^-1 from A's new diagonal, and the bounds estimated again (given bounds are kept).
     fn refresh(&self, force: bool) -> Result<bool> {
-        if !force && !self.stale() {
-            return Ok(false);
-        }
         let version = crate::op::tree::version(self.a.as_ref());
-        let st = Self::state(&self.a, self.given)?;
-        *self.state.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(st);
-        self.built.store(version, Ordering::Release);
-        self.setups.fetch_add(1, Ordering::AcqRel);
-        Ok(true)
+        self.log.refresh(force, version, || {
+            let st = Self::state(&self.a, self.given)?;
+            *self.state.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(st);
+            Ok(())
+        })
     }
     fn setups(&self) -> u64 {
-        self.setups.load(Ordering::Acquire)
+        self.log.count()
     }
 }
