@@ -80,6 +80,10 @@ parlops_hypre_options_create   out:handle_out
 parlops_hypre_options_destroy  o:handle_inout
 parlops_hypre_options_set_amg  options:in_array
 parlops_hypre_options_describe needed:out
+parlops_options_create         out:handle_out
+parlops_options_destroy        o:handle_inout
+parlops_options_insert_args    argv:address
+parlops_options_left           needed:out
 parlops_rigid_body_modes       coords:in_array modes:out_array
 parlops_op_create_boomeramg_with vectors:in_array out:handle_out
 parlops_op_create_ams          coords:address interpolations:handle_array_in out:handle_out
@@ -120,6 +124,7 @@ parlops_summa_tile             start:out len:out
 parlops_op_create_dense_summa  out:handle_out
 parlops_solver_create          out:handle_out
 parlops_solver_info            info:out
+parlops_solver_get_tolerances  rtol:out atol:out dtol:out max_iter:out
 parlops_solver_history         norms:ptr_out len:out
 parlops_solver_residual_history norms:ptr_out len:out
 parlops_solver_destroy         s:handle_inout
@@ -371,6 +376,59 @@ def main():
         w(f"    status = parlops_hypre_options_set_{kind}(o, c_loc(buf), value)")
         w(f"  end function parlops_hypre_options_set_{kind}_f")
         w("")
+    # Fortran strings for the options' text arguments
+    for fname, args, what in (
+        ("parlops_options_insert_string", ("o", "text"), "parlops_options_insert_string with a Fortran string."),
+        ("parlops_solver_set_from_options", ("s", "o", "prefix"), "parlops_solver_set_from_options with a Fortran string prefix ('' for none). [collective]"),
+    ):
+        handles, text = args[:-1], args[-1]
+        w(f"  !> {what}")
+        w(f"  function {fname}_f({', '.join(args)}) result(status)")
+        for h in handles:
+            w(f"    type(c_ptr), intent(in) :: {h}")
+        w(f"    character(len=*), intent(in) :: {text}")
+        w("    integer(c_int) :: status")
+        w("    character(kind=c_char), allocatable, target :: buf(:)")
+        w("    integer :: i")
+        w(f"    allocate(buf(len({text}) + 1))")
+        w(f"    do i = 1, len({text})")
+        w(f"      buf(i) = {text}(i:i)")
+        w("    end do")
+        w(f"    buf(len({text}) + 1) = c_null_char")
+        w(f"    status = {fname}({', '.join(handles)}, c_loc(buf))")
+        w(f"  end function {fname}_f")
+        w("")
+    w("  !> parlops_options_insert_args with this program's command line (get_command_argument).")
+    w("  function parlops_options_insert_command_line_f(o) result(status)")
+    w("    type(c_ptr), intent(in) :: o")
+    w("    integer(c_int) :: status")
+    w("    type(c_ptr), allocatable, target :: ptrs(:)")
+    w("    character(kind=c_char), allocatable, target :: store(:)")
+    w("    character(len=:), allocatable :: a")
+    w("    integer :: n, i, j, l, total, off")
+    w("    n = command_argument_count()")
+    w("    total = 0")
+    w("    do i = 0, n")
+    w("      call get_command_argument(i, length=l)")
+    w("      total = total + l + 1")
+    w("    end do")
+    w("    allocate(store(total), ptrs(n + 1))")
+    w("    off = 1")
+    w("    do i = 0, n")
+    w("      call get_command_argument(i, length=l)")
+    w("      allocate(character(len=l) :: a)")
+    w("      call get_command_argument(i, a)")
+    w("      do j = 1, l")
+    w("        store(off + j - 1) = a(j:j)")
+    w("      end do")
+    w("      deallocate(a)")
+    w("      store(off + l) = c_null_char")
+    w("      ptrs(i + 1) = c_loc(store(off))")
+    w("      off = off + l + 1")
+    w("    end do")
+    w("    status = parlops_options_insert_args(o, int(n + 1, c_int), c_loc(ptrs))")
+    w("  end function parlops_options_insert_command_line_f")
+    w("")
     w("  !> This thread's last error message.")
     w("  function parlops_last_error_f() result(s)")
     w("    character(len=:), allocatable :: s")
@@ -387,6 +445,7 @@ def main():
     for fname, arg, what in (
         ("parlops_config_report", "comm", "The configuration report as a Fortran string. [collective over comm when comm is not null]"),
         ("parlops_solver_view", "s", "What the next solve of s will run, as a Fortran string (parlops_solver_view)."),
+        ("parlops_options_left", "o", "The options no solver used, as a Fortran string (parlops_options_left)."),
     ):
         w(f"  !> {what}")
         w(f"  function {fname}_f({arg}, text) result(status)")

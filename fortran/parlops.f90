@@ -1096,6 +1096,65 @@ module parlops
       integer(c_int64_t), intent(out) :: count
       integer(c_int) :: parlops_op_setup_count
     end function parlops_op_setup_count
+    function parlops_options_create(comm, out) &
+        bind(C, name='parlops_options_create')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_options_create
+    end function parlops_options_create
+    function parlops_options_destroy(o) &
+        bind(C, name='parlops_options_destroy')
+      import
+      implicit none
+      type(c_ptr), intent(inout) :: o
+      integer(c_int) :: parlops_options_destroy
+    end function parlops_options_destroy
+    function parlops_options_insert_string(o, text) &
+        bind(C, name='parlops_options_insert_string')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: text
+      integer(c_int) :: parlops_options_insert_string
+    end function parlops_options_insert_string
+    function parlops_options_insert_env(o, name) &
+        bind(C, name='parlops_options_insert_env')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: name
+      integer(c_int) :: parlops_options_insert_env
+    end function parlops_options_insert_env
+    function parlops_options_insert_args(o, argc, argv) &
+        bind(C, name='parlops_options_insert_args')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      integer(c_int), value :: argc
+      type(c_ptr), value :: argv
+      integer(c_int) :: parlops_options_insert_args
+    end function parlops_options_insert_args
+    function parlops_options_left(o, buf, len, needed) &
+        bind(C, name='parlops_options_left')
+      import
+      implicit none
+      type(c_ptr), value :: o
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int) :: parlops_options_left
+    end function parlops_options_left
+    function parlops_solver_set_from_options(s, o, prefix) &
+        bind(C, name='parlops_solver_set_from_options')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: o
+      type(c_ptr), value :: prefix
+      integer(c_int) :: parlops_solver_set_from_options
+    end function parlops_solver_set_from_options
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import
@@ -1139,6 +1198,17 @@ module parlops
       integer(c_int64_t), value :: max_iter
       integer(c_int) :: parlops_solver_set_tolerances
     end function parlops_solver_set_tolerances
+    function parlops_solver_get_tolerances(s, rtol, atol, dtol, max_iter) &
+        bind(C, name='parlops_solver_get_tolerances')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), intent(out) :: rtol
+      real(c_double), intent(out) :: atol
+      real(c_double), intent(out) :: dtol
+      integer(c_int64_t), intent(out) :: max_iter
+      integer(c_int) :: parlops_solver_get_tolerances
+    end function parlops_solver_get_tolerances
     function parlops_solver_set_norm_type(s, norm_type) &
         bind(C, name='parlops_solver_set_norm_type')
       import
@@ -1702,6 +1772,68 @@ contains
     status = parlops_hypre_options_set_real(o, c_loc(buf), value)
   end function parlops_hypre_options_set_real_f
 
+  !> parlops_options_insert_string with a Fortran string.
+  function parlops_options_insert_string_f(o, text) result(status)
+    type(c_ptr), intent(in) :: o
+    character(len=*), intent(in) :: text
+    integer(c_int) :: status
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    allocate(buf(len(text) + 1))
+    do i = 1, len(text)
+      buf(i) = text(i:i)
+    end do
+    buf(len(text) + 1) = c_null_char
+    status = parlops_options_insert_string(o, c_loc(buf))
+  end function parlops_options_insert_string_f
+
+  !> parlops_solver_set_from_options with a Fortran string prefix ('' for none). [collective]
+  function parlops_solver_set_from_options_f(s, o, prefix) result(status)
+    type(c_ptr), intent(in) :: s
+    type(c_ptr), intent(in) :: o
+    character(len=*), intent(in) :: prefix
+    integer(c_int) :: status
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    allocate(buf(len(prefix) + 1))
+    do i = 1, len(prefix)
+      buf(i) = prefix(i:i)
+    end do
+    buf(len(prefix) + 1) = c_null_char
+    status = parlops_solver_set_from_options(s, o, c_loc(buf))
+  end function parlops_solver_set_from_options_f
+
+  !> parlops_options_insert_args with this program's command line (get_command_argument).
+  function parlops_options_insert_command_line_f(o) result(status)
+    type(c_ptr), intent(in) :: o
+    integer(c_int) :: status
+    type(c_ptr), allocatable, target :: ptrs(:)
+    character(kind=c_char), allocatable, target :: store(:)
+    character(len=:), allocatable :: a
+    integer :: n, i, j, l, total, off
+    n = command_argument_count()
+    total = 0
+    do i = 0, n
+      call get_command_argument(i, length=l)
+      total = total + l + 1
+    end do
+    allocate(store(total), ptrs(n + 1))
+    off = 1
+    do i = 0, n
+      call get_command_argument(i, length=l)
+      allocate(character(len=l) :: a)
+      call get_command_argument(i, a)
+      do j = 1, l
+        store(off + j - 1) = a(j:j)
+      end do
+      deallocate(a)
+      store(off + l) = c_null_char
+      ptrs(i + 1) = c_loc(store(off))
+      off = off + l + 1
+    end do
+    status = parlops_options_insert_args(o, int(n + 1, c_int), c_loc(ptrs))
+  end function parlops_options_insert_command_line_f
+
   !> This thread's last error message.
   function parlops_last_error_f() result(s)
     character(len=:), allocatable :: s
@@ -1758,6 +1890,28 @@ contains
       text(i:i) = buf(i)
     end do
   end function parlops_solver_view_f
+
+  !> The options no solver used, as a Fortran string (parlops_options_left).
+  function parlops_options_left_f(o, text) result(status)
+    type(c_ptr), intent(in) :: o
+    character(len=:), allocatable, intent(out) :: text
+    integer(c_int) :: status
+    integer(c_size_t) :: needed, length
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    text = ''
+    status = parlops_options_left(o, c_null_ptr, 0_c_size_t, needed)
+    if (status /= PARLOPS_OK) return
+    allocate(buf(needed))
+    length = needed
+    status = parlops_options_left(o, c_loc(buf), length, needed)
+    if (status /= PARLOPS_OK) return
+    deallocate(text)
+    allocate(character(len=int(needed) - 1) :: text)
+    do i = 1, int(needed) - 1
+      text(i:i) = buf(i)
+    end do
+  end function parlops_options_left_f
 
 end module parlops
 ! C-only functions (no Fortran interface): parlops_comm_create

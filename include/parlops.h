@@ -75,6 +75,9 @@
 // The largest degree accepted (each degree is one more operator apply per application).
 #define MAX_DEGREE 1000
 
+// The longest option text read (a string, an environment variable, all arguments together).
+#define MAX_TEXT (1 << 20)
+
 // Result of every fallible call; `PARLOPS_OK` (0) is success. See `parlops_status_string` and
 // `parlops_last_error` for the words.
 typedef enum {
@@ -169,6 +172,10 @@ typedef struct parlops_layout parlops_layout;
 
 // A distributed linear operator (opaque).
 typedef struct parlops_op parlops_op;
+
+// A set of run-time options (opaque; local to the process: each rank holds its own, and a
+// solver's options are checked to be the same on every rank when they are applied).
+typedef struct parlops_options parlops_options;
 
 // A solver (opaque).
 typedef struct parlops_solver parlops_solver;
@@ -1391,6 +1398,49 @@ parlops_status parlops_op_refresh(parlops_op *m,
 // 0 for operators without a set-up. Local.
 parlops_status parlops_op_setup_count(const parlops_op *m, int64_t *count);
 
+// An empty set of options on `comm` (its rank 0 prints the options no solver used when the set
+// is destroyed). Not collective.
+parlops_status parlops_options_create(const parlops_comm *comm, parlops_options **out);
+
+// Free a set of options and set `*o` to NULL (NULL `*o`: nothing to do). Unless the set holds
+// `-options_left false`, rank 0 prints the options no solver used, each with the nearest known
+// name (PETSc's report at PetscFinalize).
+parlops_status parlops_options_destroy(parlops_options **o);
+
+// Add the options in `text` ("-ksp_type gmres -ksp_rtol 1e-8 -ksp_monitor"; quotes keep a value
+// with spaces together), later ones replacing earlier ones of the same name. A word where an
+// option name belongs, an unclosed quote or a name with other characters than letters, digits
+// and '_' fails naming it, and adds nothing. Local.
+parlops_status parlops_options_insert_string(parlops_options *o, const char *text);
+
+// Add the options in the environment variable `name` (NULL: PARLOPS_OPTIONS), as
+// parlops_options_insert_string reads them; a variable that is not set adds nothing. Local.
+parlops_status parlops_options_insert_env(parlops_options *o, const char *name);
+
+// Add the options among a program's arguments (main's argc and argv; argv[0] is skipped). Words
+// that are not options (a file name before the options, say) are left alone. Local.
+parlops_status parlops_options_insert_args(parlops_options *o, int argc, char *const *argv);
+
+// The options no solver used so far, one line each ("Option left: name:-ksp_tyep value: gmres
+// source: environment (did you mean -ksp_type?)"), into `buf` (see parlops_config_report for
+// the buffer protocol: `*needed` is the length without the NUL); empty when all were used. Local.
+parlops_status parlops_options_left(const parlops_options *o,
+                                    char *buf,
+                                    size_t len,
+                                    size_t *needed);
+
+// Apply the options of `o` whose names start with '-' then `prefix` (NULL or "": none; "u_"
+// takes -u_ksp_type, ...) to `s`, as PETSc's KSPSetFromOptions: the method, tolerances and
+// settings, what a solve prints (-ksp_monitor, -ksp_converged_reason, -ksp_view), and the
+// preconditioner -pc_type names, built now from the solver's operator (set it first). The names
+// and values are listed in docs/options.md. A bad value, or a setting the method does not take,
+// fails naming the option; options with this prefix that differ between ranks fail naming them;
+// on every rank, and then the solver is left as it was. Options used are marked (see
+// parlops_options_left). [collective]
+parlops_status parlops_solver_set_from_options(parlops_solver *s,
+                                               const parlops_options *o,
+                                               const char *prefix);
+
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,
                                      parlops_method method,
@@ -1418,6 +1468,14 @@ parlops_status parlops_solver_set_tolerances(parlops_solver *s,
                                              double atol,
                                              double dtol,
                                              int64_t max_iter);
+
+// The tolerances set (parlops_solver_set_tolerances, or run-time options): each output may be
+// NULL (not written). Local.
+parlops_status parlops_solver_get_tolerances(const parlops_solver *s,
+                                             double *rtol,
+                                             double *atol,
+                                             double *dtol,
+                                             int64_t *max_iter);
 
 // The residual norm tested by CG, single-reduction CG and pipelined CG (other methods:
 // PARLOPS_ERR_NOT_SUPPORTED for PARLOPS_NORM_TYPE_NATURAL). Without a preconditioner both are ||r||.

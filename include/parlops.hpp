@@ -444,6 +444,39 @@ class HypreOptions : public Handle<parlops_hypre_options, parlops_hypre_options_
   }
 };
 
+/// Run-time options (PETSc's options database, held by the caller): "-ksp_type gmres -pc_type hypre
+/// -ksp_view" from a string, the environment (PARLOPS_OPTIONS) or main's arguments, applied to a
+/// solver with Solver::set_from_options (docs/options.md lists the names). When destroyed, rank 0 of
+/// `comm` prints the options no solver used (unless -options_left no).
+class Options : public Handle<parlops_options, parlops_options_destroy> {
+ public:
+  explicit Options(const Comm &comm) { check(parlops_options_create(comm.get(), &h_)); }
+  /// Add the options in `text`.
+  Options &insert(const std::string &text) {
+    check(parlops_options_insert_string(h_, text.c_str()));
+    return *this;
+  }
+  /// Add the options in the environment variable `name` (PARLOPS_OPTIONS by default).
+  Options &insert_env(const char *name = nullptr) {
+    check(parlops_options_insert_env(h_, name));
+    return *this;
+  }
+  /// Add the options among main's arguments.
+  Options &insert_args(int argc, char *const *argv) {
+    check(parlops_options_insert_args(h_, argc, argv));
+    return *this;
+  }
+  /// The options no solver used so far, one line each.
+  [[nodiscard]] std::string left() const {
+    size_t need = 0;
+    check(parlops_options_left(h_, nullptr, 0, &need));
+    std::string t(need, '\0');
+    check(parlops_options_left(h_, t.data(), need, nullptr));
+    t.resize(need > 0 ? need - 1 : 0);
+    return t;
+  }
+};
+
 /// The rigid-body rotations at this rank's nodes (`coords`: dim values per node, node by node), as
 /// MFEM computes them for SetElasticityOptions: dim (dim - 1) / 2 vectors, one after the other, each
 /// ordered as `ordering` says. Local.
@@ -1026,6 +1059,15 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   /// after a change, then at most every `every`-th solve (0: never by count), or when the iterations
   /// grew by more than `growth` times (0: off). Default (1, 0): at every solve after a change.
   void set_pc_reuse(int64_t every, double growth = 0.0) { check(parlops_solver_set_pc_reuse(h_, every, growth)); }
+  /// Apply the options of `o` named with `prefix` ("u_" takes -u_ksp_type, ...), as PETSc's
+  /// KSPSetFromOptions; -pc_type builds the preconditioner from the operator (set it first). [collective]
+  void set_from_options(const Options &o, const std::string &prefix = "") {
+    check(parlops_solver_set_from_options(h_, o.get(), prefix.c_str()));
+  }
+  /// The tolerances set: {rtol, atol, dtol} and max_iter.
+  void tolerances(double &rtol, double &atol, double &dtol, int64_t &max_iter) const {
+    check(parlops_solver_get_tolerances(h_, &rtol, &atol, &dtol, &max_iter));
+  }
   /// What the next solve will run, as text (parlops_solver_view: PETSc's -ksp_view).
   [[nodiscard]] std::string view() const {
     size_t need = 0;

@@ -21,6 +21,7 @@ using parlops::Error;
 using parlops::HypreOptions;
 using parlops::Layout;
 using parlops::Op;
+using parlops::Options;
 using parlops::Solver;
 using parlops::Vec;
 using parlops::rigid_body_modes;
@@ -987,6 +988,34 @@ int main(int argc, char **argv) {
       expect(vw.find("CG (PARLOPS_METHOD_CG)") != std::string::npos && vw.find("Chebyshev of degree 2") != std::string::npos &&
                  vw.find("set-ups run 2") != std::string::npos,
              "Solver::view names the method, the preconditioner and its set-ups");
+    });
+
+    section("run-time options", [&] {
+      // GMRES with Chebyshev from a string; a misspelt option is left, with the name meant
+      Options opts(comm);
+      opts.insert("-ksp_type gmres -ksp_rtol 1e-9 -pc_type chebyshev -pc_chebyshev_degree 3 -ksp_tyep cg");
+      Solver s(comm, PARLOPS_METHOD_CG);
+      s.set_operator(A);
+      s.set_from_options(opts);
+      double rtol = 0, atol = 0, dtol = 0;
+      int64_t mi = 0;
+      s.tolerances(rtol, atol, dtol, mi);
+      std::string vw = s.view();
+      expect(vw.find("GMRES (PARLOPS_METHOD_GMRES)") != std::string::npos && vw.find("Chebyshev of degree 3") != std::string::npos &&
+                 rtol == 1e-9,
+             "set_from_options: method, preconditioner and tolerance from the string");
+      Vec b(l), u(l), res(l);
+      b.fill(scalar(1.0));
+      parlops_solve_info info = s.solve(b, u);
+      A.apply(u, res);
+      res.axpy(scalar(-1.0), b);
+      expect(info.reason > 0 && res.norm() <= 1e-8 * b.norm(), "the options' solve converges; true residual checked");
+      expect(opts.left().find("did you mean -ksp_type?") != std::string::npos, "left() names the misspelt option");
+      opts.insert("-options_left no");
+      expect(status_of([&] { opts.insert("-ksp_rtol 'x"); }) == PARLOPS_ERR_INVALID_ARGUMENT, "an unclosed quote throws");
+      Options bad(comm);
+      bad.insert("-ksp_max_it -5 -options_left 0");
+      expect(status_of([&] { s.set_from_options(bad); }) == PARLOPS_ERR_INVALID_ARGUMENT, "a bad value throws");
     });
 
     section("hypre options by name", [&] {

@@ -199,6 +199,24 @@ echo "== what a solve will run (tests/c/view.c: parlops_solver_view), 1-4 ranks"
   -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/view"
 for n in 1 2 3 4; do run $n "$B/view"; done
 
+echo "== run-time options (tests/c/options.c), 1-4 ranks; c_examples/poisson switched to AMG-GMRES by PARLOPS_OPTIONS"
+# shellcheck disable=SC2046
+"$MPICC" -O1 -g -Wall -Wextra -Werror -Itests/c tests/c/options.c $(pkg-config --cflags --libs parlops) \
+  -Wl,-rpath,"$PREFIX/lib" -lm -o "$B/options"
+for n in 1 2 3 4; do run $n "$B/options"; done
+# the acceptance: the unchanged example, switched without recompiling, prints the view
+PARLOPS_OPTIONS="-ksp_type gmres -ksp_gmres_restart 50 -pc_type amg -ksp_view -ksp_converged_reason" \
+  run 2 "$B/examples/poisson" 48 >"$B/poisson_opts.out"
+grep -q "^solver: GMRES (PARLOPS_METHOD_GMRES)" "$B/poisson_opts.out" &&
+  grep -q "restart 50" "$B/poisson_opts.out" && grep -q "^    BoomerAMG" "$B/poisson_opts.out" &&
+  grep -q "^Linear solve converged due to CONVERGED_RTOL" "$B/poisson_opts.out" ||
+  { cat "$B/poisson_opts.out"; echo "PARLOPS_OPTIONS did not switch c_examples/poisson to AMG-GMRES with a view"; exit 1; }
+grep -E '^(iterations|Linear solve)' "$B/poisson_opts.out"
+# a misspelt option on the command line is reported by name, with the name meant
+run 1 "$B/examples/poisson" 16 cg none csr -ksp_tyep gmres >"$B/poisson_typo.out"
+grep -q "name:-ksp_tyep value: gmres source: command line (did you mean -ksp_type?)" "$B/poisson_typo.out" ||
+  { cat "$B/poisson_typo.out"; echo "the misspelt option was not reported"; exit 1; }
+
 echo "== lifetimes: every object a running call depends on, destroyed from every callback, 1-4 ranks"
 # every handle type and every callback type of the header is named in the test's tables
 missing=$(comm -23 <(grep -oE 'typedef (struct parlops_[a-z_]+ parlops_[a-z_]+|[a-z_ ]+\(\*parlops_[a-z_]+_fn\))' include/parlops.h \

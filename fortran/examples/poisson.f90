@@ -1,6 +1,7 @@
 ! The Poisson solve of c_examples/poisson.c from Fortran: 2D Laplacian on an n x n grid, b = 1,
 ! CG to ||r|| <= 1e-8 ||b||; then again with the preconditioners (Chebyshev of degree 3, block
-! Jacobi IC(0), and hypre's BoomerAMG where hypre is found). Run: mpiexec -n 2 ./poisson_f [n]
+! Jacobi IC(0), and hypre's BoomerAMG where hypre is found). Run: mpiexec -n 2 ./poisson_f [n] [options]
+! Run-time options (PARLOPS_OPTIONS, then the command line) change the first solve, as in poisson.c.
 program poisson
   use mpi
   use, intrinsic :: iso_c_binding
@@ -10,7 +11,7 @@ program poisson
   integer :: ierr
   integer(c_int64_t) :: n
   integer(c_int) :: rank, nranks
-  type(c_ptr) :: comm, layout, a, x, b, ksp, m
+  type(c_ptr) :: comm, layout, a, x, b, ksp, m, opts
   type(parlops_solve_info) :: info, pinfo
   type(parlops_amg_options) :: amg
   integer(c_int) :: st, k
@@ -33,6 +34,10 @@ program poisson
   call check(parlops_solver_create(comm, PARLOPS_METHOD_CG, ksp))
   call check(parlops_solver_set_operator(ksp, a))
   call check(parlops_solver_set_tolerances(ksp, 1.0d-8, 0.0d0, 1.0d5, 100000_c_int64_t))
+  call check(parlops_options_create(comm, opts))
+  call check(parlops_options_insert_env(opts, c_null_ptr))
+  call check(parlops_options_insert_command_line_f(opts))
+  call check(parlops_solver_set_from_options_f(ksp, opts, ''))
   call check(parlops_solver_solve(ksp, b, x))
   call check(parlops_solver_info(ksp, info))
   if (rank == 0) then
@@ -68,6 +73,7 @@ program poisson
     call check(parlops_solver_set_preconditioner(ksp, c_null_ptr))
     call check(parlops_op_destroy(m))
   end do
+  call check(parlops_options_destroy(opts))
   call check(parlops_solver_destroy(ksp))
   call check(parlops_vec_destroy(x))
   call check(parlops_vec_destroy(b))

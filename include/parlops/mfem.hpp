@@ -409,6 +409,18 @@ class KrylovSolver : public ::mfem::Solver {
     solver_.set_operator(A_->op());
   }
 
+  /// Run-time options (parlops::Options; PETSc's KSPSetFromOptions): the method, tolerances,
+  /// printing and -pc_type's preconditioner, built from the operator (call after SetOperator). The
+  /// tolerances the options set become this solver's (SetRelTol and the others after it still win).
+  /// [collective]
+  void SetFromOptions(const ::parlops::Options &o, const std::string &prefix = "") {
+    solver_.set_from_options(o, prefix);
+    double dtol = 0;
+    int64_t max_it = 0;
+    solver_.tolerances(rel_tol_, abs_tol_, dtol, max_it);
+    max_iter_ = static_cast<int>(max_it);
+  }
+
   /// A parlops operator as the preconditioner, applied as z = M r with no wrapping (Chebyshev, block
   /// Jacobi, BoomerAMG, an inverse, made on ParlopsComm(): Op::chebyshev(wrap_sparse(ParlopsComm(), A).op, 3)). Kept
   /// by reference, as MFEM keeps its preconditioners: it must outlive the solves.

@@ -90,16 +90,18 @@ pub(crate) enum Kind {
     Op,
     Solver,
     HypreOptions,
+    Options,
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    const ALL: [Kind; 7] = [
         Kind::Comm,
         Kind::Layout,
         Kind::Vec,
         Kind::Op,
         Kind::Solver,
         Kind::HypreOptions,
+        Kind::Options,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -109,6 +111,7 @@ impl Kind {
             Kind::Op => "parlops_op",
             Kind::Solver => "parlops_solver",
             Kind::HypreOptions => "parlops_hypre_options",
+            Kind::Options => "parlops_options",
         }
     }
 }

@@ -14,6 +14,7 @@ mod last_error;
 mod layout;
 mod misc;
 mod op;
+mod options;
 #[cfg(test)]
 mod pins;
 mod solver;

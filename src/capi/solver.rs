@@ -292,18 +292,36 @@ pub unsafe extern "C" fn parlops_solver_set_tolerances(
     guard("parlops_solver_set_tolerances", || {
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
-        if !(rtol >= 0.0 && atol >= 0.0 && dtol > 0.0 && rtol.is_finite() && atol.is_finite())
-            || max_iter < 0
-        {
-            crate::bail!(
-                InvalidArgument,
-                "tolerances must be rtol >= 0, atol >= 0 (finite), dtol > 0 and max_iter >= 0; got rtol {rtol}, atol {atol}, dtol {dtol}, max_iter {max_iter}"
-            );
+        s.inner.set_tolerances(rtol, atol, dtol, max_iter)
+    })
+}
+
+/// The tolerances set (parlops_solver_set_tolerances, or run-time options): each output may be
+/// NULL (not written). Local.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_get_tolerances(
+    s: *const parlops_solver,
+    rtol: *mut f64,
+    atol: *mut f64,
+    dtol: *mut f64,
+    max_iter: *mut i64,
+) -> parlops_status {
+    guard("parlops_solver_get_tolerances", || {
+        // SAFETY: `arg` checks `s` (a live parlops_solver) and holds it for this call.
+        let s = unsafe { super::handles::arg(s, "s")? };
+        let p = &s.inner.params;
+        // SAFETY: each output is NULL (skipped) or points to the caller's writable variable of
+        // its type (header contract).
+        unsafe {
+            for (o, v) in [(rtol, p.rtol), (atol, p.atol), (dtol, p.dtol)] {
+                if !o.is_null() {
+                    *o = v;
+                }
+            }
+            if !max_iter.is_null() {
+                *max_iter = p.max_iter;
+            }
         }
-        s.inner.params.rtol = rtol;
-        s.inner.params.atol = atol;
-        s.inner.params.dtol = dtol;
-        s.inner.params.max_iter = max_iter;
         Ok(())
     })
 }
@@ -328,15 +346,7 @@ pub unsafe extern "C" fn parlops_solver_set_norm_type(
                 _ => None,
             },
         )?;
-        if natural && !s.inner.method().natural_norm() {
-            crate::bail!(
-                NotSupported,
-                "the natural norm is for the CG methods; {} tests its own residual norm",
-                s.inner.method().name()
-            );
-        }
-        s.inner.params.natural_norm = natural;
-        Ok(())
+        named("norm_type", s.inner.set_natural_norm(natural))
     })
 }
 
@@ -374,15 +384,7 @@ pub unsafe extern "C" fn parlops_solver_set_pc_side(
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let side = enum_arg(side, "side", &PcSide::choices(), PcSide::from_code)?;
-        if side == PcSide::Left && !s.inner.method().left_pc() {
-            crate::bail!(
-                NotSupported,
-                "argument 'side' (PARLOPS_PC_LEFT): left preconditioning is for GMRES; {} applies the preconditioner its own way",
-                s.inner.method().name()
-            );
-        }
-        s.inner.params.pc_side = side;
-        Ok(())
+        named("side", s.inner.set_pc_side(side))
     })
 }
 
@@ -398,16 +400,7 @@ pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         let o = enum_arg(orthog, "orthog", &Orthog::choices(), Orthog::from_code)?;
-        if !s.inner.method().arnoldi() {
-            crate::bail!(
-                NotSupported,
-                "argument 'orthog' ({}): the orthogonalization is for GMRES and FGMRES; {} builds no Arnoldi basis",
-                o.c_name(),
-                s.inner.method().name()
-            );
-        }
-        s.inner.params.orthog = o;
-        Ok(())
+        named("orthog", s.inner.set_orthog(o))
     })
 }
 
@@ -481,14 +474,7 @@ pub unsafe extern "C" fn parlops_solver_set_restart(
     guard("parlops_solver_set_restart", || {
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
-        if !(1..=10_000).contains(&m) {
-            crate::bail!(
-                InvalidArgument,
-                "argument 'm' is {m}; the restart length must be in 1..=10000"
-            );
-        }
-        s.inner.params.restart = m as usize;
-        Ok(())
+        named("m", s.inner.set_restart(m))
     })
 }
 
@@ -501,14 +487,7 @@ pub unsafe extern "C" fn parlops_solver_set_damping(
     guard("parlops_solver_set_damping", || {
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
-        if !(damp >= 0.0 && damp.is_finite()) {
-            crate::bail!(
-                InvalidArgument,
-                "argument 'damp' is {damp}; it must be finite and >= 0"
-            );
-        }
-        s.inner.params.damp = damp;
-        Ok(())
+        named("damp", s.inner.set_damping(damp))
     })
 }
 
@@ -522,14 +501,7 @@ pub unsafe extern "C" fn parlops_solver_set_richardson_scale(
     guard("parlops_solver_set_richardson_scale", || {
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
-        if !(scale > 0.0 && scale.is_finite()) {
-            crate::bail!(
-                InvalidArgument,
-                "argument 'scale' is {scale}; it must be finite and > 0"
-            );
-        }
-        s.inner.params.scale = scale;
-        Ok(())
+        named("scale", s.inner.set_richardson_scale(scale))
     })
 }
 
@@ -593,4 +565,9 @@ pub unsafe extern "C" fn parlops_solver_keep_history(
         unsafe { arg_mut(s, "s")? }.inner.params.keep_history = keep;
         Ok(())
     })
+}
+
+/// A setter's refusal, naming the C argument it came from.
+pub(crate) fn named(arg: &str, r: crate::error::Result<()>) -> crate::error::Result<()> {
+    r.map_err(|e| crate::error::Error::new(e.kind, format!("argument '{arg}': {}", e.msg)))
 }

@@ -140,21 +140,7 @@ pub unsafe extern "C" fn parlops_solver_set_pc_reuse(
         // SAFETY: `arg_mut` checks `s` (live parlops_solver) and holds it exclusively for this
         // call.
         let s = unsafe { arg_mut(s, "s")? };
-        if every < 0 {
-            crate::bail!(
-                InvalidArgument,
-                "argument 'every' is {every}; it must be >= 0 (0: never by count)"
-            );
-        }
-        if !(growth == 0.0 || (growth >= 1.0 && growth.is_finite())) {
-            crate::bail!(
-                InvalidArgument,
-                "argument 'growth' is {growth}; it must be 0 (off) or a finite factor >= 1"
-            );
-        }
-        s.inner.params.pc_reuse_every = every;
-        s.inner.params.pc_reuse_growth = growth;
-        Ok(())
+        s.inner.set_pc_reuse(every, growth)
     })
 }
 

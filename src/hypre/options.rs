@@ -138,6 +138,12 @@ impl HypreOptions {
         self.table
     }
 
+    /// The option of the table called `name` (matched as [`HypreOptions::set_int`] matches).
+    pub fn spec(&self, name: &str) -> Option<&'static Spec> {
+        let k = key(name);
+        self.table.iter().find(|s| key(s.name) == k)
+    }
+
     fn find(&self, name: &str) -> Result<usize> {
         let k = key(name);
         if let Some(i) = self.table.iter().position(|s| key(s.name) == k) {

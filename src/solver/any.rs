@@ -59,6 +59,8 @@ pub struct AnySolver {
     /// was set (the typed solver copies it when this changes).
     null_space: Option<(bool, Vec<AnyVec>)>,
     null_space_gen: u64,
+    /// What a solve prints on rank 0 (the run-time options ask for it).
+    printing: super::settings::Printing,
 }
 
 impl AnySolver {
@@ -80,7 +82,23 @@ impl AnySolver {
             info: Info::default(),
             null_space: None,
             null_space_gen: 0,
+            printing: Default::default(),
         }
+    }
+
+    /// The method, from the next solve on (checked by [`AnySolver::set_method`]).
+    pub(super) fn replace_method(&mut self, method: Method) {
+        self.method = method;
+    }
+
+    /// What each solve prints on rank 0 from now on.
+    pub fn set_printing(&mut self, p: super::settings::Printing) {
+        self.printing = p;
+    }
+
+    /// What each solve prints on rank 0.
+    pub fn printing(&self) -> super::settings::Printing {
+        self.printing
     }
 
     /// The operator's null space to remove (see [`Solver::set_null_space`]): the constant vector
@@ -302,7 +320,10 @@ impl AnySolver {
     pub fn agreement_values(&self) -> Vec<(&'static str, i64)> {
         let mut v = vec![
             ("method", self.method.code() as i64),
-            ("monitor set", self.monitor.is_some() as i64),
+            (
+                "monitor set",
+                (self.monitor.is_some() || self.printing.monitor) as i64,
+            ),
             ("iterate monitor set", self.watch.is_some() as i64),
             ("Jacobi set", self.jacobi as i64),
             ("preconditioner set", self.pc.is_some() as i64),
@@ -408,6 +429,23 @@ impl AnySolver {
         });
         let info = self.comm.agree(r)?;
         self.info = info;
+        if self.comm.rank() == 0 {
+            if self.printing.reason {
+                let how = if info.reason.converged() {
+                    "converged"
+                } else {
+                    "did not converge"
+                };
+                println!(
+                    "Linear solve {how} due to {} iterations {}",
+                    info.reason.c_name().trim_start_matches("PARLOPS_"),
+                    info.iterations
+                );
+            }
+            if self.printing.view {
+                print!("{}", self.view());
+            }
+        }
         Ok(info)
     }
 
@@ -427,10 +465,17 @@ impl AnySolver {
             ),
             None => None,
         };
-        let monitor: Option<MonitorFn> = self
-            .monitor
-            .clone()
-            .map(|m| Box::new(move |it: i64, r: f64| m(it, r)) as MonitorFn);
+        let user = self.monitor.clone();
+        let print = self.printing.monitor && self.comm.rank() == 0;
+        // -ksp_monitor: PETSc's line on rank 0 (every rank runs the monitor: its presence is agreed)
+        let monitor: Option<MonitorFn> = (user.is_some() || self.printing.monitor).then(|| {
+            Box::new(move |it: i64, r: f64| {
+                if print {
+                    println!("{it:3} KSP Residual norm {r:.12e}");
+                }
+                user.as_ref().is_some_and(|m| m(it, r))
+            }) as MonitorFn
+        });
         if self
             .typed
             .as_mut()

@@ -24,8 +24,11 @@ mod lsqr;
 mod methods;
 mod minres;
 mod nullspace;
+pub mod options;
+pub mod options_apply;
 pub mod power;
 mod richardson;
+pub mod settings;
 mod trust;
 
 pub use any::AnySolver;

@@ -526,6 +526,11 @@ RECIPE(parlops_op_create_chebyshev, "") {
 }
 
 /* ---- solvers */
+RECIPE(parlops_solver_set_from_options, "") {
+  a->s = W.s;
+  a->o = W.opts;
+  a->prefix = "g_";
+}
 RECIPE(parlops_solver_solve, "") {
   parlops_vec_fill(W.v[14], PARLOPS_REAL(0.0));
   a->s = W.s;

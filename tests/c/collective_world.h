@@ -118,6 +118,7 @@ static struct {
   parlops_op *A, *A_same, *A2, *S, *D, *Bk, *Bd, *Aself, *Pnd, *Ainv, *AmgA;
   parlops_solver *s, *s_same, *s_other;
   parlops_hypre_options *ho, *ho_same, *ho_other;
+  parlops_options *opts, *opts_same, *opts_other;
   double amg_vec[64];
   shell_ctx sctx, sctx2, sctx_self;
   int64_t lo, len, lo2, len2;
@@ -128,6 +129,7 @@ static parlops_vec *dead_vec;
 static parlops_op *dead_op;
 static parlops_solver *dead_solver;
 static parlops_hypre_options *dead_hypre_options;
+static parlops_options *dead_options;
 
 #define CHECK(call)                                                                                      \
   do {                                                                                                   \
@@ -168,6 +170,8 @@ static const parlops_hypre_options *alt_same_hypre_options(const parlops_hypre_o
 static const parlops_hypre_options *alt_other_hypre_options(const parlops_hypre_options *h) {
   return alt_of(h, 1, W.ho_other);
 }
+static const parlops_options *alt_same_options(const parlops_options *h) { return alt_of(h, 0, W.opts_same); }
+static const parlops_options *alt_other_options(const parlops_options *h) { return alt_of(h, 1, W.opts_other); }
 static inline const parlops_comm *alt_same_comm(const parlops_comm *h) { return h; }
 static inline const parlops_comm *alt_other_comm(const parlops_comm *h) { return h; }
 /* a live handle of another type, passed where this type is expected */
@@ -177,6 +181,7 @@ static const void *wrong_type_vec(void) { return W.A; }
 static const void *wrong_type_op(void) { return W.v[0]; }
 static inline const void *wrong_type_solver(void) { return W.A; }
 static inline const void *wrong_type_hypre_options(void) { return W.s; }
+static inline const void *wrong_type_options(void) { return W.ho; }
 
 /* in-place patches of a recipe's arrays (the recipe refills them for every case) */
 static void *arr_patch(void *const *arr, void *val) {
@@ -314,6 +319,16 @@ static void make_world(void) {
   CHECK(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &dead_hypre_options));
   parlops_hypre_options *dho = dead_hypre_options;
   parlops_hypre_options_destroy(&dho);
+  /* run-time options: a set, the same options in another set, other options (all quiet when freed) */
+  CHECK(parlops_options_create(W.c, &W.opts));
+  CHECK(parlops_options_create(W.c, &W.opts_same));
+  CHECK(parlops_options_create(W.c, &W.opts_other));
+  CHECK(parlops_options_insert_string(W.opts, "-options_left no -g_ksp_converged_reason 0"));
+  CHECK(parlops_options_insert_string(W.opts_same, "-options_left no -g_ksp_converged_reason 0"));
+  CHECK(parlops_options_insert_string(W.opts_other, "-options_left no -g_ksp_view 0"));
+  CHECK(parlops_options_create(W.c, &dead_options));
+  parlops_options *dopt = dead_options;
+  parlops_options_destroy(&dopt);
   /* alternatives */
   reg(W.l, W.l_same, W.l2);
   reg(W.l2, W.l, W.l);

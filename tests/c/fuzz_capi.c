@@ -37,7 +37,7 @@ static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
 static long calls = 0, passed = 0, failed_n = 0, internal_n = 0;
 static FILE *report; /* the real stderr while stdout/stderr are redirected */
 static const char *fname = "";
-#define MAXF 160
+#define MAXF 200
 static const char *fnames[MAXF];
 static long fcount[MAXF], fok[MAXF];
 static int verbose = 0;
@@ -81,7 +81,7 @@ static int is_sentinel_ptr(const void *p) {
 }
 
 /* ---- handle pools */
-enum { COMM, LAYOUT, VEC, OP, SOLVER, HOPT, NT };
+enum { COMM, LAYOUT, VEC, OP, SOLVER, HOPT, OPTS, NT };
 #define POOL 10
 static void *pool[NT][POOL];
 static int opcost[POOL];
@@ -146,6 +146,7 @@ static void *pick(int t) {
 #define PO() ((parlops_op *)pick(OP))
 #define PS() ((parlops_solver *)pick(SOLVER))
 #define PH() ((parlops_hypre_options *)pick(HOPT))
+#define PX() ((parlops_options *)pick(OPTS))
 
 static void destroy_any(int t, void *h) {
   parlops_status st = PARLOPS_OK;
@@ -156,6 +157,7 @@ static void destroy_any(int t, void *h) {
   case OP: st = parlops_op_destroy((parlops_op **)&h); break;
   case SOLVER: st = parlops_solver_destroy((parlops_solver **)&h); break;
   case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)&h); break;
+  case OPTS: st = parlops_options_destroy((parlops_options **)&h); break;
   }
   if (st != PARLOPS_OK) fail("destroying a pool handle", st);
 }
@@ -275,6 +277,24 @@ static void *keep_alloc(size_t n) {
 }
 
 /* an option name: valid ones (in any spelling), unknown ones, NULL, too long, not UTF-8 */
+/* run-time options texts (no -ksp_monitor/-ksp_view: they would print at every solve) */
+static const char *options_text(void) {
+  static char longtext[600];
+  static const char *texts[] = {"-ksp_type gmres", "-ksp_rtol 1e-3 -ksp_max_it 5", "-pc_type jacobi", "-ksp_type nosuch",
+                                "-ksp_rtol abc", "junk -ksp_type cg", "-a 'unclosed", "", "-pc_type none",
+                                "-pc_type hypre -pc_hypre_boomeramg_coarsen_type HMIS", "-u_ksp_type cg -u_ksp_atol 0",
+                                "-pc_type bjacobi -sub_pc_type icc", "-ksp_gmres_restart 0", "-ksp_pc_side left",
+                                "-pc_type chebyshev -pc_chebyshev_degree 2", "\xff\xfe", "-ksp_norm_type natural",
+                                "-ksp_tyep cg", "-options_left no"};
+  if (chance(5)) return NULL;
+  if (chance(3)) {
+    memset(longtext, '-', sizeof longtext - 1);
+    longtext[sizeof longtext - 1] = 0;
+    return longtext;
+  }
+  return texts[below(sizeof texts / sizeof *texts)];
+}
+
 static const char *option_name(void) {
   static char longname[400];
   static const char *names[] = {"PMaxElmts", "strong_threshold", "Nodal", "InterpVecVariant", "NumFunctions",
@@ -991,6 +1011,13 @@ static int do_call(int k) {
       st = parlops_solver_view(PS(), buf, len, OUT(need));
       break;
     }
+    CASE(parlops_solver_get_tolerances) {
+      double r, a, d;
+      int64_t m;
+      st = parlops_solver_get_tolerances(PS(), chance(20) ? NULL : &r, chance(20) ? NULL : &a, chance(20) ? NULL : &d,
+                                         chance(20) ? NULL : &m);
+      break;
+    }
     CASE(parlops_solver_set_pc_reuse) st = parlops_solver_set_pc_reuse(PS(), size_v(), chance(50) ? 0.0 : dbl_v()); break;
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;
     CASE(parlops_solver_solve) {
@@ -1077,6 +1104,45 @@ static int do_call(int k) {
       st = parlops_hypre_options_describe(PH(), buf, len, OUT(need));
       break;
     }
+    /* ---- run-time options */
+    CASE(parlops_options_create) {
+      st = parlops_options_create(PC(), OUT(h1));
+      if (new_handle_ok(st, h1)) {
+        adopt(OPTS, h1, 1);
+        /* quiet when destroyed (unused options would be reported on rank 0: the fuzzer allows no output) */
+        if (parlops_options_insert_string((parlops_options *)h1, "-options_left no") != PARLOPS_OK)
+          fail("-options_left no refused", PARLOPS_ERR_INTERNAL);
+      }
+      break;
+    }
+    CASE(parlops_options_destroy) goto destroy;
+    CASE(parlops_options_insert_string) st = parlops_options_insert_string(PX(), options_text()); break;
+    CASE(parlops_options_insert_env) {
+      static const char *vars[] = {"PARLOPS_OPTIONS", "PARLOPS_FUZZ_NO_SUCH_VARIABLE", "", "PATH"};
+      st = parlops_options_insert_env(PX(), chance(40) ? NULL : vars[below(4)]);
+      break;
+    }
+    CASE(parlops_options_insert_args) {
+      char a0[] = "prog", a2[] = "-ksp_rtol", a3[] = "1e-3";
+      char a1[700];
+      const char *t = options_text();
+      snprintf(a1, sizeof a1, "%s", t ? t : "");
+      char *argv[5] = {a0, a1, a2, a3, NULL};
+      int argc = chance(5) ? -1 : (int)below(5);
+      st = parlops_options_insert_args(PX(), argc, chance(5) ? NULL : (char *const *)argv);
+      break;
+    }
+    CASE(parlops_options_left) {
+      size_t len = chance(20) ? 0 : below(256), need;
+      char *buf = chance(10) ? NULL : (char *)out_reg(outbuf, 256);
+      st = parlops_options_left(PX(), buf, len, OUT(need));
+      break;
+    }
+    CASE(parlops_solver_set_from_options) {
+      static const char *prefixes[] = {"", "u_", "bad-prefix", "\xff"};
+      st = parlops_solver_set_from_options(PS(), PX(), chance(40) ? NULL : prefixes[below(4)]);
+      break;
+    }
     CASE(parlops_rigid_body_modes) {
       int dim = chance(80) ? 2 + (int)below(2) : int_v();
       int64_t nodes = chance(80) ? (int64_t)below(20) : size_v();
@@ -1129,7 +1195,8 @@ static int do_call(int k) {
 destroy : {
   /* fname is "parlops_<type>_destroy" */
   int t = strstr(fname, "_comm_") ? COMM : strstr(fname, "_layout_") ? LAYOUT : strstr(fname, "_vec_") ? VEC
-        : strstr(fname, "_hypre_options_") ? HOPT : strstr(fname, "_op_") ? OP : SOLVER;
+        : strstr(fname, "_hypre_options_") ? HOPT : strstr(fname, "parlops_options_") ? OPTS
+        : strstr(fname, "_op_") ? OP : SOLVER;
   int slot = -1;
   void *h;
   void **hp = &h;
@@ -1147,6 +1214,7 @@ destroy : {
   case VEC: st = parlops_vec_destroy((parlops_vec **)hp); break;
   case OP: st = parlops_op_destroy((parlops_op **)hp); break;
   case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)hp); break;
+  case OPTS: st = parlops_options_destroy((parlops_options **)hp); break;
   default: st = parlops_solver_destroy((parlops_solver **)hp); break;
   }
   if (st == PARLOPS_OK && hp != NULL && before != NULL) {

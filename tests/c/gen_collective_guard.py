@@ -26,7 +26,7 @@ Usage: gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h > 
 import re
 import sys
 
-HANDLES = ("comm", "layout", "vec", "op", "solver", "hypre_options")
+HANDLES = ("comm", "layout", "vec", "op", "solver", "hypre_options", "options")
 
 
 def parse_header(text):
@@ -78,6 +78,8 @@ def classify(ctype, ints, fns, structs):
             return "handle", h
     if t in ("void*",):
         return "void_mut", None
+    if t == "constchar*":
+        return "text", None
     if t == "constvoid*":
         return "void_in", None
     if t.startswith("const") and t.endswith("*") and t[5:-1] in structs:
@@ -139,6 +141,9 @@ def variants(kind, sub, name, tags, first_handle, structs):
         if name in tags.get("idx", ()):
             v += [("index 0 + 1", f"{a} = idx_patch({a}, 1);", False),
                   ("index 0 = -1", f"{a} = idx_set({a}, -1);", False)]
+    elif kind == "text":
+        v += [("NULL", f"{a} = NULL;", False), ("another text", f'{a} = "zz_";', False),
+              ("not UTF-8", f'{a} = "\\xff";', False)]
     elif kind == "in_array":
         v += [("NULL", f"{a} = NULL;", False)]
         if sub == "double":

@@ -320,6 +320,28 @@ int main(int argc, char **argv) {
         s.SetPreconditioner(*g[k]);
       });
     }
+    {  // run-time options on the adapter (parlops::Options, PETSc's KSPSetFromOptions): the CGSolver
+       // runs GMRES with parlops' Chebyshev, and the options' tolerances become its own
+      parlops::mfem::CGSolver pcg;
+      tol(pcg);
+      pcg.SetOperator(A);
+      parlops::Options opts(pcg.ParlopsComm());
+      opts.insert("-ksp_type gmres -ksp_rtol 1e-11 -ksp_max_it 400 -pc_type chebyshev -pc_chebyshev_degree 2");
+      pcg.SetFromOptions(opts);
+      mfem::Vector X(B.Size());
+      X = 0.0;
+      pcg.Mult(B, X);
+      const std::string vw = pcg.solver().view();
+      const std::string name = "SetFromOptions: GMRES + Chebyshev";
+      std::printf("%-44s iterations %4d\n", name.c_str(), pcg.GetNumIterations());
+      check(pcg.GetRelTol() == 1e-11, name + ": -ksp_rtol becomes GetRelTol");
+      check(vw.find("GMRES (PARLOPS_METHOD_GMRES)") != std::string::npos &&
+                vw.find("Chebyshev of degree 2") != std::string::npos,
+            name + ": the view names GMRES and Chebyshev");
+      check(pcg.GetConverged(), name + ": converged");
+      check_true_residual(name, B, X, nullptr, pcg.GetFinalRelNorm(), pcg.GetRelTol(), false);
+      check(opts.left().empty(), name + ": every option used");
+    }
     // Chebyshev: MFEM's CGSolver + OperatorChebyshevSmoother against the adapter's CG with parlops'
     // Chebyshev of the same degree (bounds estimated by each: 10 power iterations, [0.3, 1.2] times the
     // largest eigenvalue of D^-1 A), on the MFEM-assembled matrix read in place
