@@ -611,5 +611,6 @@ fn main() {
     run_randomized_single(&mut t, &comm);
     run_lanczos::<f64>(&mut t, &comm);
     run_lanczos::<c64>(&mut t, &comm);
+    run_lanczos_long(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }

@@ -2,8 +2,10 @@
 //! with full re-orthogonalisation (classical Gram-Schmidt twice against every basis vector: the
 //! Ritz values do not repeat, and the basis stays orthonormal to rounding), the Ritz pairs of the
 //! tridiagonal matrix, and the residual bound |beta_j s_j| of each wanted pair as the stopping test.
+//! The tests take the tridiagonal matrix's eigenvalues and its eigenvectors' last components
+//! (implicit QL, O(m^2): `tridiag.rs`); its whole eigenvector matrix is formed once, at the end.
 
-use super::dense::hermitian_eig;
+use super::tridiag::tridiag_eig;
 use super::{alloc, check_square};
 use crate::error::Result;
 use crate::op::LinearOperator;
@@ -120,10 +122,12 @@ pub fn lanczos<T: Scalar>(
         anorm = anorm.max(aj.abs() + bj + beta.get(j.wrapping_sub(1)).copied().unwrap_or(0.0));
         let m = j + 1;
         let invariant = bj <= 1e-14 * anorm.max(f64::MIN_POSITIVE);
+        // a test costs O(m^2) (next to the re-orthogonalisation's O(m n) per step): every step up
+        // to 40, then every m/20-th
         let check =
-            invariant || m == max_steps || (m >= nev && (m <= 20 || m % (m / 10).max(2) == 0));
+            invariant || m == max_steps || (m >= nev && (m <= 40 || m % (m / 20).max(2) == 0));
         if check {
-            let r = comm.agree(ritz(&alpha, &beta, nev, which, invariant))?;
+            let r = comm.agree(ritz(&alpha, &beta, nev, which, invariant, false))?;
             let done =
                 r.1.iter()
                     .zip(&r.0)
@@ -140,7 +144,7 @@ pub fn lanczos<T: Scalar>(
             basis.push(next);
         }
     }
-    let Some(((values, residuals, coords), steps)) = last else {
+    let Some(((values, residuals, _), steps)) = last else {
         crate::bail!(Internal, "Lanczos took no step");
     };
     if values.len() < nev {
@@ -153,6 +157,22 @@ pub fn lanczos<T: Scalar>(
         .iter()
         .all(|r| *r <= tol * values.iter().fold(0.0f64, |s, v| s.max(v.abs())));
     let refs: Vec<&DistVector<T>> = basis.iter().take(steps).collect();
+    let coords = if converged && !vecs.is_empty() {
+        // the eigenvectors of the tridiagonal matrix, all their rows, once (the same QL sweeps:
+        // the same values)
+        let invariant = residuals.iter().all(|r| *r == 0.0);
+        comm.agree(ritz(
+            &alpha[..steps],
+            &beta[..steps],
+            nev,
+            which,
+            invariant,
+            true,
+        ))?
+        .2
+    } else {
+        Vec::new()
+    };
     for (i, v) in vecs.iter_mut().enumerate().filter(|_| converged) {
         v.fill(T::zero())?;
         let c: Vec<T> = coords[i].iter().map(|x| T::real(*x)).collect();
@@ -166,8 +186,8 @@ pub fn lanczos<T: Scalar>(
     })
 }
 
-/// The wanted Ritz values of the tridiagonal matrix (alpha, beta), their residual bounds and
-/// coordinates; an invariant subspace has exact Ritz pairs (residual 0).
+/// The wanted Ritz values of the tridiagonal matrix (alpha, beta), their residual bounds and (with
+/// `coords`) coordinates; an invariant subspace has exact Ritz pairs (residual 0).
 type RitzParts = (Vec<f64>, Vec<f64>, Vec<Vec<f64>>);
 
 fn ritz(
@@ -176,17 +196,17 @@ fn ritz(
     nev: usize,
     which: Which,
     invariant: bool,
+    coords: bool,
 ) -> Result<RitzParts> {
     let m = alpha.len();
-    let mut t = super::dense::matrix(m, m, 0.0f64, "the tridiagonal matrix")?;
-    for i in 0..m {
-        t[i * m + i] = alpha[i];
-        if i + 1 < m {
-            t[i * m + i + 1] = beta[i];
-            t[(i + 1) * m + i] = beta[i];
-        }
-    }
-    let (vals, vecs) = hermitian_eig(&t, m)?;
+    // the last row of the eigenvector matrix for the bounds; every row for the coordinates
+    let rows: Vec<usize> = if coords {
+        (0..m).collect()
+    } else {
+        vec![m - 1]
+    };
+    let (vals, z) = tridiag_eig(alpha, &beta[..m - 1], &rows)?;
+    let last = &z[rows.len() - 1];
     let take = nev.min(m);
     let idx: Vec<usize> = match which {
         Which::Largest => (0..take).collect(),
@@ -195,11 +215,13 @@ fn ritz(
     let bm = if invariant { 0.0 } else { beta[m - 1] };
     Ok((
         idx.iter().map(|&i| vals[i]).collect(),
-        idx.iter()
-            .map(|&i| (bm * vecs[(m - 1) * m + i]).abs())
-            .collect(),
-        idx.iter()
-            .map(|&i| (0..m).map(|r| vecs[r * m + i]).collect())
-            .collect(),
+        idx.iter().map(|&i| (bm * last[i]).abs()).collect(),
+        if coords {
+            idx.iter()
+                .map(|&i| (0..m).map(|r| z[r][i]).collect())
+                .collect()
+        } else {
+            Vec::new()
+        },
     ))
 }

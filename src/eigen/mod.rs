@@ -7,6 +7,7 @@ pub mod dense;
 pub mod lanczos;
 pub mod orth;
 pub mod randomized;
+pub mod tridiag;
 
 use std::sync::Arc;
 
