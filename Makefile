@@ -151,7 +151,8 @@ demo: stage
 # matrices in one interleaved run per rank count (benches/versus.c: problems, method and byte floors
 # in its header; the MFEM-assembled matrix is written by benches/mfem_matrix.cpp with the serial
 # libmfem of tools/mfem_fetch.sh), and next to PyLops-MPI's cg and cgls (benches/pylops_cg.py, the
-# Python environment of tools/pyenv.sh), then the table and the chart (tools/bench_report.py). Debian's PETSc is installed
+# Python environment of tools/pyenv.sh), then the table and the chart (tools/bench_report.py), then what keeping
+# the per-phase timings on costs per CG iteration and how much of a solve they account for (benches/timing.c). Debian's PETSc is installed
 # when missing; hypre comes with make demo. Figures and their history: benches/NOTES.md.
 bench: stage
 	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
@@ -169,6 +170,8 @@ bench: stage
 	    $(BUILD)/bench.json || exit 1; \
 	done
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
+	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
+	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then

@@ -55,6 +55,8 @@ parlops_version                major:out minor:out patch:out
 parlops_init                   argc:inout argv:address
 parlops_config_report          needed:out
 parlops_solver_view            needed:out
+parlops_solver_log             count:out seconds:out outside_seconds:out bytes:out
+parlops_solver_log_view        needed:out
 parlops_op_size                rows:out cols:out
 parlops_op_dtype               dtype:out
 parlops_op_layouts             rows:handle_out cols:handle_out
@@ -446,6 +448,7 @@ def main():
         ("parlops_config_report", "comm", "The configuration report as a Fortran string. [collective over comm when comm is not null]"),
         ("parlops_solver_view", "s", "What the next solve of s will run, as a Fortran string (parlops_solver_view)."),
         ("parlops_options_left", "o", "The options no solver used, as a Fortran string (parlops_options_left)."),
+        ("parlops_solver_log_view", "s", "Where the last solve's time went, over the ranks, as a Fortran string (parlops_solver_log_view). [collective]"),
     ):
         w(f"  !> {what}")
         w(f"  function {fname}_f({arg}, text) result(status)")

@@ -83,6 +83,15 @@ module parlops
   integer(c_int), parameter :: PARLOPS_MONITOR_CONTINUE = 0
   integer(c_int), parameter :: PARLOPS_MONITOR_STOP = 1
   integer(c_int), parameter :: PARLOPS_MONITOR_CONVERGED = 2
+  integer(c_int), parameter :: PARLOPS_LOG_SETUP = 0
+  integer(c_int), parameter :: PARLOPS_LOG_OPERATOR = 1
+  integer(c_int), parameter :: PARLOPS_LOG_PRECONDITIONER = 2
+  integer(c_int), parameter :: PARLOPS_LOG_REDUCTION = 3
+  integer(c_int), parameter :: PARLOPS_LOG_HALO = 4
+  integer(c_int), parameter :: PARLOPS_LOG_VECTOR = 5
+  integer(c_int), parameter :: PARLOPS_LOG_COPY = 6
+  integer(c_int), parameter :: PARLOPS_LOG_SOLVE = 7
+  integer(c_int), parameter :: PARLOPS_LOG_REST = 8
   integer(c_int), parameter :: PARLOPS_F32 = 0
   integer(c_int), parameter :: PARLOPS_F64 = 1
   integer(c_int), parameter :: PARLOPS_C64 = 2
@@ -1434,6 +1443,36 @@ module parlops
       integer(c_size_t), intent(out) :: needed
       integer(c_int) :: parlops_solver_view
     end function parlops_solver_view
+    function parlops_solver_log(s, phase, count, seconds, outside_seconds, bytes) &
+        bind(C, name='parlops_solver_log')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int32_t), value :: phase
+      integer(c_int64_t), intent(out) :: count
+      real(c_double), intent(out) :: seconds
+      real(c_double), intent(out) :: outside_seconds
+      integer(c_int64_t), intent(out) :: bytes
+      integer(c_int) :: parlops_solver_log
+    end function parlops_solver_log
+    function parlops_solver_log_view(s, buf, len, needed) &
+        bind(C, name='parlops_solver_log_view')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int) :: parlops_solver_log_view
+    end function parlops_solver_log_view
+    function parlops_solver_set_timing(s, on) &
+        bind(C, name='parlops_solver_set_timing')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      logical(c_bool), value :: on
+      integer(c_int) :: parlops_solver_set_timing
+    end function parlops_solver_set_timing
     function parlops_layout_stack(comm, n, parts, out) &
         bind(C, name='parlops_layout_stack')
       import
@@ -1912,6 +1951,28 @@ contains
       text(i:i) = buf(i)
     end do
   end function parlops_options_left_f
+
+  !> Where the last solve's time went, over the ranks, as a Fortran string (parlops_solver_log_view). [collective]
+  function parlops_solver_log_view_f(s, text) result(status)
+    type(c_ptr), intent(in) :: s
+    character(len=:), allocatable, intent(out) :: text
+    integer(c_int) :: status
+    integer(c_size_t) :: needed, length
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer :: i
+    text = ''
+    status = parlops_solver_log_view(s, c_null_ptr, 0_c_size_t, needed)
+    if (status /= PARLOPS_OK) return
+    allocate(buf(needed))
+    length = needed
+    status = parlops_solver_log_view(s, c_loc(buf), length, needed)
+    if (status /= PARLOPS_OK) return
+    deallocate(text)
+    allocate(character(len=int(needed) - 1) :: text)
+    do i = 1, int(needed) - 1
+      text(i:i) = buf(i)
+    end do
+  end function parlops_solver_log_view_f
 
 end module parlops
 ! C-only functions (no Fortran interface): parlops_comm_create

@@ -148,13 +148,19 @@ void check_dtype(parlops_dtype have, const char *what) {
                                                 std::to_string(have));
 }
 
-inline std::string report(const parlops_comm *c) {
+/// A text the C API writes by its buffer protocol: `get(buf, len, needed)` (first asked its length).
+template <class F>
+std::string text(F get) {
   std::size_t need = 0;
-  check(parlops_config_report(c, nullptr, 0, &need));
+  check(get(nullptr, 0, &need));
   std::string s(need, '\0');
-  check(parlops_config_report(c, s.data(), need, nullptr));
+  check(get(s.data(), need, nullptr));
   s.resize(need ? need - 1 : 0);
   return s;
+}
+
+inline std::string report(const parlops_comm *c) {
+  return text([c](char *b, std::size_t n, std::size_t *need) { return parlops_config_report(c, b, n, need); });
 }
 }  // namespace detail
 
@@ -435,12 +441,8 @@ class HypreOptions : public Handle<parlops_hypre_options, parlops_hypre_options_
   }
   /// The options this set takes, and the values set.
   [[nodiscard]] std::string describe() const {
-    std::size_t need = 0;
-    check(parlops_hypre_options_describe(h_, nullptr, 0, &need));
-    std::string s(need, '\0');
-    check(parlops_hypre_options_describe(h_, s.data(), need, nullptr));
-    s.resize(need ? need - 1 : 0);
-    return s;
+    return detail::text(
+        [this](char *b, std::size_t n, std::size_t *need) { return parlops_hypre_options_describe(h_, b, n, need); });
   }
 };
 
@@ -468,12 +470,7 @@ class Options : public Handle<parlops_options, parlops_options_destroy> {
   }
   /// The options no solver used so far, one line each.
   [[nodiscard]] std::string left() const {
-    size_t need = 0;
-    check(parlops_options_left(h_, nullptr, 0, &need));
-    std::string t(need, '\0');
-    check(parlops_options_left(h_, t.data(), need, nullptr));
-    t.resize(need > 0 ? need - 1 : 0);
-    return t;
+    return detail::text([this](char *b, std::size_t n, std::size_t *need) { return parlops_options_left(h_, b, n, need); });
   }
 };
 
@@ -1064,18 +1061,30 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_from_options(const Options &o, const std::string &prefix = "") {
     check(parlops_solver_set_from_options(h_, o.get(), prefix.c_str()));
   }
+  /// Record where each solve's time goes (default on).
+  void set_timing(bool on) { check(parlops_solver_set_timing(h_, on)); }
+  /// Where the last solve's time went on this rank, for one phase (parlops_solver_log).
+  struct LogEntry {
+    int64_t count = 0;
+    double seconds = 0, outside_seconds = 0;
+    int64_t bytes = 0;
+  };
+  [[nodiscard]] LogEntry log(parlops_log_phase phase) const {
+    LogEntry e;
+    check(parlops_solver_log(h_, phase, &e.count, &e.seconds, &e.outside_seconds, &e.bytes));
+    return e;
+  }
+  /// The -log_view table of the last solve, over the ranks. [collective]
+  [[nodiscard]] std::string log_view() const {
+    return detail::text([this](char *b, std::size_t n, std::size_t *need) { return parlops_solver_log_view(h_, b, n, need); });
+  }
   /// The tolerances set: {rtol, atol, dtol} and max_iter.
   void tolerances(double &rtol, double &atol, double &dtol, int64_t &max_iter) const {
     check(parlops_solver_get_tolerances(h_, &rtol, &atol, &dtol, &max_iter));
   }
   /// What the next solve will run, as text (parlops_solver_view: PETSc's -ksp_view).
   [[nodiscard]] std::string view() const {
-    size_t need = 0;
-    check(parlops_solver_view(h_, nullptr, 0, &need));
-    std::string t(need, '\0');
-    check(parlops_solver_view(h_, t.data(), need, nullptr));
-    t.resize(need > 0 ? need - 1 : 0);
-    return t;
+    return detail::text([this](char *b, std::size_t n, std::size_t *need) { return parlops_solver_view(h_, b, n, need); });
   }
   void keep_history(bool k) { check(parlops_solver_keep_history(h_, k)); }
   /// Record what eigenvalue_estimates() needs in the next solves.

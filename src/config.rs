@@ -19,6 +19,10 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
         "1 prints one line per solver iteration on rank 0",
     ),
     (
+        "PARLOPS_LOG",
+        "1 prints where each solve's time went (the -log_view table) on rank 0",
+    ),
+    (
         "PARLOPS_HYPRE_LIBRARY",
         "the hypre library BoomerAMG loads (default: libHYPRE.so)",
     ),

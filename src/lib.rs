@@ -28,6 +28,7 @@ pub mod op;
 pub mod report;
 pub mod scalar;
 pub mod solver;
+pub mod timing;
 pub mod vector;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1011,6 +1011,11 @@ int main(int argc, char **argv) {
       res.axpy(scalar(-1.0), b);
       expect(info.reason > 0 && res.norm() <= 1e-8 * b.norm(), "the options' solve converges; true residual checked");
       expect(opts.left().find("did you mean -ksp_type?") != std::string::npos, "left() names the misspelt option");
+      auto op = s.log(PARLOPS_LOG_OPERATOR), pc = s.log(PARLOPS_LOG_PRECONDITIONER), all = s.log(PARLOPS_LOG_SOLVE);
+      expect(op.count >= info.iterations && pc.count >= info.iterations && all.count == 1 &&
+                 op.seconds <= all.seconds && s.log_view().find("operator applications") != std::string::npos,
+             "Solver::log counts the applications; log_view names them");
+      s.set_timing(false);
       opts.insert("-options_left no");
       expect(status_of([&] { opts.insert("-ksp_rtol 'x"); }) == PARLOPS_ERR_INVALID_ARGUMENT, "an unclosed quote throws");
       Options bad(comm);

@@ -171,3 +171,124 @@ pub unsafe extern "C" fn parlops_solver_view(
         Ok(())
     })
 }
+
+/// A phase of a solve, for parlops_solver_log.
+pub type parlops_log_phase = i32;
+/// Preconditioner set-ups (a refresh by the reuse policy, Jacobi's D^-1).
+pub const PARLOPS_LOG_SETUP: parlops_log_phase = 0;
+/// Applications of the operator A.
+pub const PARLOPS_LOG_OPERATOR: parlops_log_phase = 1;
+/// Applications of the preconditioner M.
+pub const PARLOPS_LOG_PRECONDITIONER: parlops_log_phase = 2;
+/// Reductions over the ranks (the time waiting in them included; bytes reduced).
+pub const PARLOPS_LOG_REDUCTION: parlops_log_phase = 3;
+/// Halo exchanges of sparse products (bytes sent and received).
+pub const PARLOPS_LOG_HALO: parlops_log_phase = 4;
+/// Vector passes: vector kernels, the local parts of dot products, the solvers' fused passes.
+pub const PARLOPS_LOG_VECTOR: parlops_log_phase = 5;
+/// Copies between host and device memory (bytes).
+pub const PARLOPS_LOG_COPY: parlops_log_phase = 6;
+/// The whole solve (count 1, its wall time).
+pub const PARLOPS_LOG_SOLVE: parlops_log_phase = 7;
+/// The solve's time outside every phase above (the method's own scalar work and calls).
+pub const PARLOPS_LOG_REST: parlops_log_phase = 8;
+
+/// Where the last solve's time went on this rank: the `phase`'s event count, its seconds (what runs
+/// inside it included: a halo exchange inside an operator application counts in both), its seconds
+/// outside every other phase (these add up, with PARLOPS_LOG_REST, to PARLOPS_LOG_SOLVE's), and
+/// its bytes. Each output may be NULL. Before any solve, all are 0. A solve inside another
+/// (an inverse used as a preconditioner) is counted in the outer solve's phases, not here. Local.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_log(
+    s: *const parlops_solver,
+    phase: parlops_log_phase,
+    count: *mut i64,
+    seconds: *mut f64,
+    outside_seconds: *mut f64,
+    bytes: *mut i64,
+) -> parlops_status {
+    guard("parlops_solver_log", || {
+        // SAFETY: `arg` checks `s` (a live parlops_solver) and holds it for this call.
+        let s = unsafe { super::handles::arg(s, "s")? };
+        let z = crate::timing::Totals::default();
+        let t = s.inner.log().unwrap_or(&z);
+        let (c, sec, out, b) = match phase {
+            PARLOPS_LOG_SOLVE => (u64::from(t.wall > 0.0), t.wall, t.wall, 0),
+            PARLOPS_LOG_REST => (0, t.rest(), t.rest(), 0),
+            p => match crate::timing::Phase::from_code(p) {
+                Some(ph) => {
+                    let i = ph as usize;
+                    (t.count[i], t.secs[i], t.top[i], t.bytes[i])
+                }
+                None => crate::bail!(
+                    InvalidArgument,
+                    "argument 'phase' is {p}; it must be PARLOPS_LOG_SETUP (0) .. PARLOPS_LOG_REST (8)"
+                ),
+            },
+        };
+        // SAFETY: each output is NULL (skipped) or the caller's writable variable of its type.
+        unsafe {
+            if !count.is_null() {
+                *count = i64::try_from(c).unwrap_or(i64::MAX);
+            }
+            if !seconds.is_null() {
+                *seconds = sec;
+            }
+            if !outside_seconds.is_null() {
+                *outside_seconds = out;
+            }
+            if !bytes.is_null() {
+                *bytes = i64::try_from(b).unwrap_or(i64::MAX);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Where the last solve's time went, over the ranks, as text (PETSc's -log_view table; printed
+/// after each solve with the option -log_view or PARLOPS_LOG=1): each phase's count, its time on
+/// the slowest and the fastest rank and their ratio, its share of the solve's wall time (inclusive,
+/// and outside the other phases), the bytes it moved on all ranks. The buffer protocol is
+/// parlops_solver_view's; every rank gets the same text. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_log_view(
+    s: *const parlops_solver,
+    buf: *mut std::ffi::c_char,
+    len: usize,
+    needed: *mut usize,
+) -> parlops_status {
+    guard("parlops_solver_log_view", || {
+        // SAFETY: `arg` checks `s` and holds it for this call.
+        let s = unsafe { super::handles::arg(s, "s")? };
+        let local = if buf.is_null() && len > 0 {
+            Err(crate::err!(
+                NullArgument,
+                "argument 'buf' is NULL but 'len' is {len}"
+            ))
+        } else {
+            Ok(())
+        };
+        s.inner.comm().agree(local)?;
+        let text = crate::solver::log_view::log_view(s.inner.comm(), s.inner.log())?;
+        // SAFETY: `buf` holds `len` writable bytes (or is NULL with len 0) and `needed` is NULL
+        // or writable (header contract); write_text writes no more.
+        unsafe { super::misc::write_text(&text, buf, len, needed) };
+        Ok(())
+    })
+}
+
+/// Record where each solve's time goes (`on`, the default) or not. Recording costs two clock reads
+/// per event (operator and preconditioner applications, reductions, vector passes): well under 1%
+/// of an iteration (`make bench` measures it). Off, parlops_solver_log reports the last solve
+/// recorded. Local.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_timing(
+    s: *mut parlops_solver,
+    on: bool,
+) -> parlops_status {
+    guard("parlops_solver_set_timing", || {
+        // SAFETY: `arg_mut` checks `s` and holds it exclusively for this call.
+        unsafe { arg_mut(s, "s")? }.inner.timing = on;
+        Ok(())
+    })
+}

@@ -20,23 +20,27 @@ impl MpiComm {
         // made so above, `count` checked to fit an int), matching `RSMPI_DOUBLE`; `self.comm` is
         // live. Every rank passing the same count is the collective's contract (MPI reports a
         // mismatch as an error).
-        unsafe {
-            let mop = match op {
-                ReduceOp::Sum => ffi::RSMPI_SUM,
-                ReduceOp::Max => ffi::RSMPI_MAX,
-            };
-            check(
-                ffi::MPI_Allreduce(
-                    vals.as_ptr().cast(),
-                    out.as_mut_ptr().cast(),
-                    count,
-                    ffi::RSMPI_DOUBLE,
-                    mop,
-                    self.comm,
-                ),
-                "MPI_Allreduce",
-            )?;
-        }
+        let bytes = 8 * vals.len() as u64;
+        crate::timing::timed(crate::timing::Phase::Reduction, bytes, || {
+            // SAFETY: the arguments are as the comment above the call says.
+            unsafe {
+                let mop = match op {
+                    ReduceOp::Sum => ffi::RSMPI_SUM,
+                    ReduceOp::Max => ffi::RSMPI_MAX,
+                };
+                check(
+                    ffi::MPI_Allreduce(
+                        vals.as_ptr().cast(),
+                        out.as_mut_ptr().cast(),
+                        count,
+                        ffi::RSMPI_DOUBLE,
+                        mop,
+                        self.comm,
+                    ),
+                    "MPI_Allreduce",
+                )
+            }
+        })?;
         Ok(out)
     }
 
@@ -48,20 +52,27 @@ impl MpiComm {
             .map_err(|_| Error::new(ErrorKind::Internal, "allgather too long"))?;
         // SAFETY: `vals` holds `count` int64s and `out` `count * size` of them (made so above),
         // matching `RSMPI_INT64_T` for `count` from each of the `size` ranks; `self.comm` is live.
-        unsafe {
-            check(
-                ffi::MPI_Allgather(
-                    vals.as_ptr().cast(),
-                    count,
-                    ffi::RSMPI_INT64_T,
-                    out.as_mut_ptr().cast(),
-                    count,
-                    ffi::RSMPI_INT64_T,
-                    self.comm,
-                ),
-                "MPI_Allgather",
-            )?;
-        }
+        crate::timing::timed(
+            crate::timing::Phase::Reduction,
+            8 * out.len() as u64,
+            || {
+                // SAFETY: the arguments are as the comment above the call says.
+                unsafe {
+                    check(
+                        ffi::MPI_Allgather(
+                            vals.as_ptr().cast(),
+                            count,
+                            ffi::RSMPI_INT64_T,
+                            out.as_mut_ptr().cast(),
+                            count,
+                            ffi::RSMPI_INT64_T,
+                            self.comm,
+                        ),
+                        "MPI_Allgather",
+                    )
+                }
+            },
+        )?;
         Ok(out)
     }
 
@@ -137,21 +148,24 @@ impl MpiComm {
         // elements of `base` and `recv` with room for the sum of `counts` at `displs` (one entry
         // per rank). `allgather_bytes` sizes `recv` from the gathered lengths; `Comm::allgatherv`
         // relies on its own callers' counts (see the note there).
-        unsafe {
-            check(
-                ffi::MPI_Allgatherv(
-                    send,
-                    scount,
-                    t,
-                    recv,
-                    counts.as_ptr(),
-                    displs.as_ptr(),
-                    t,
-                    self.comm,
-                ),
-                "MPI_Allgatherv",
-            )
-        }
+        crate::timing::timed(crate::timing::Phase::Reduction, 0, || {
+            // SAFETY: the arguments are as the comment above the call says.
+            unsafe {
+                check(
+                    ffi::MPI_Allgatherv(
+                        send,
+                        scount,
+                        t,
+                        recv,
+                        counts.as_ptr(),
+                        displs.as_ptr(),
+                        t,
+                        self.comm,
+                    ),
+                    "MPI_Allgatherv",
+                )
+            }
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -312,19 +326,22 @@ impl MpiComm {
         // SAFETY: NOT checked here: the only caller, `Comm::allreduce_sum`, passes `send` and
         // `recv` from slices, `count` computed from `send.len()`, and has checked that `recv` is
         // at least as long as `send`.
-        unsafe {
-            check(
-                ffi::MPI_Allreduce(
-                    send,
-                    recv,
-                    count,
-                    base.datatype(),
-                    ffi::RSMPI_SUM,
-                    self.comm,
-                ),
-                "MPI_Allreduce",
-            )
-        }
+        crate::timing::timed(crate::timing::Phase::Reduction, 0, || {
+            // SAFETY: the arguments are as the comment above the call says.
+            unsafe {
+                check(
+                    ffi::MPI_Allreduce(
+                        send,
+                        recv,
+                        count,
+                        base.datatype(),
+                        ffi::RSMPI_SUM,
+                        self.comm,
+                    ),
+                    "MPI_Allreduce",
+                )
+            }
+        })
     }
 
     /// `MPI_Comm_split` (errors returned, not fatal, on the new communicator). [collective]

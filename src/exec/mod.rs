@@ -430,13 +430,18 @@ pub struct PipeSet<'a, T: Scalar> {
     pub z: &'a mut Part<T>,
 }
 
-/// The one place that chooses a backend: `on!(v, step(args))` runs `step` of `v`'s backend.
+/// The one place that chooses a backend: `on!(v, step(args))` runs `step` of `v`'s backend, timed
+/// as a vector pass while a solve records ([`crate::timing`]); `on!(@untimed v, ...)` leaves the
+/// timing to its caller.
 macro_rules! on {
-    ($v:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+    (@untimed $v:expr, $f:ident ( $($a:expr),* $(,)? )) => {
         match $v.exec() {
             Exec::Host => <host::Host as Backend>::$f($($a),*),
             Exec::Cuda(_) => <cuda::Cuda as Backend>::$f($($a),*),
         }
+    };
+    ($v:expr, $f:ident ( $($a:expr),* $(,)? )) => {
+        crate::timing::timed(crate::timing::Phase::Vector, 0, || on!(@untimed $v, $f($($a),*)))
     };
 }
 
@@ -458,15 +463,19 @@ pub fn transfer<T: Scalar>(y: &mut Part<T>, x: &Part<T>) -> Result<()> {
     if std::mem::discriminant(y.exec()) == std::mem::discriminant(x.exec()) {
         return on!(y, copy(y, x));
     }
-    if x.host_addressable() {
-        return on!(y, upload(y, x.local()));
-    }
-    if y.host_addressable() {
-        return on!(x, download(y.local_mut(), x));
-    }
-    let mut h = crate::error::try_vec(x.len(), T::zero(), "a host copy of a vector's entries")?;
-    on!(x, download(&mut h, x))?;
-    on!(y, upload(y, &h))
+    // between memories: a device copy
+    let bytes = (x.len() * std::mem::size_of::<T>()) as u64;
+    crate::timing::timed(crate::timing::Phase::Copy, bytes, || {
+        if x.host_addressable() {
+            return on!(@untimed y, upload(y, x.local()));
+        }
+        if y.host_addressable() {
+            return on!(@untimed x, download(y.local_mut(), x));
+        }
+        let mut h = crate::error::try_vec(x.len(), T::zero(), "a host copy of a vector's entries")?;
+        on!(@untimed x, download(&mut h, x))?;
+        on!(@untimed y, upload(y, &h))
+    })
 }
 pub fn fill<T: Scalar>(y: &mut Part<T>, a: T) -> Result<()> {
     on!(y, fill(y, a))
@@ -513,7 +522,8 @@ pub fn allreduce_sum<T: Scalar>(
     n: usize,
     like: &Part<T>,
 ) -> Result<Vec<f64>> {
-    on!(like, allreduce_sum(comm, local, n, like))
+    // the reduction times itself (comm)
+    on!(@untimed like, allreduce_sum(comm, local, n, like))
 }
 pub fn cg_update<T: Scalar>(
     x: &mut Part<T>,

@@ -61,6 +61,8 @@ pub struct AnySolver {
     null_space_gen: u64,
     /// What a solve prints on rank 0 (the run-time options ask for it).
     printing: super::settings::Printing,
+    /// Record where each solve's time goes (on by default).
+    pub timing: bool,
 }
 
 impl AnySolver {
@@ -82,8 +84,20 @@ impl AnySolver {
             info: Info::default(),
             null_space: None,
             null_space_gen: 0,
-            printing: Default::default(),
+            printing: super::settings::Printing {
+                log: crate::config::env()
+                    .get("PARLOPS_LOG")
+                    .is_some_and(|v| v != "0"),
+                ..Default::default()
+            },
+            timing: true,
         }
+    }
+
+    /// Where the last solve's time went on this rank (None before a solve).
+    pub fn log(&self) -> Option<&crate::timing::Totals> {
+        let t = self.typed.as_ref()?;
+        any_solver!(t, s => s.log())
     }
 
     /// The method, from the next solve on (checked by [`AnySolver::set_method`]).
@@ -324,6 +338,10 @@ impl AnySolver {
                 "monitor set",
                 (self.monitor.is_some() || self.printing.monitor) as i64,
             ),
+            (
+                "log view (-log_view, PARLOPS_LOG)",
+                self.printing.log as i64,
+            ),
             ("iterate monitor set", self.watch.is_some() as i64),
             ("Jacobi set", self.jacobi as i64),
             ("preconditioner set", self.pc.is_some() as i64),
@@ -446,6 +464,13 @@ impl AnySolver {
                 print!("{}", self.view());
             }
         }
+        if self.printing.log {
+            // collective: every rank prints or none (the flag is agreed with the settings)
+            let text = super::log_view::log_view(&self.comm, self.log())?;
+            if self.comm.rank() == 0 {
+                print!("{text}");
+            }
+        }
         Ok(info)
     }
 
@@ -502,6 +527,7 @@ impl AnySolver {
             .ok_or_else(|| crate::err!(Internal, "typed solver"))?;
         solver.method = self.method;
         solver.params = self.params.clone();
+        solver.timing = self.timing;
         solver.set_operator(op)?;
         let set = std::mem::take(&mut self.pc_set);
         if self.jacobi && set {

@@ -73,8 +73,21 @@ pub(crate) fn re<T: Scalar>(v: T) -> f64 {
 
 /// The operators as a solve sees them: every apply runs inside a per-rank panic catcher, so that a
 /// panic on one rank becomes a local error carried into the next reduction (as a failing callback's
-/// is) instead of leaving the other ranks waiting there.
-pub(crate) struct Guarded<'a, T: Scalar>(pub(crate) &'a dyn LinearOperator<T>);
+/// is) instead of leaving the other ranks waiting there, and counts as one event of its phase
+/// (the operator's or the preconditioner's: [`crate::timing`]).
+pub(crate) struct Guarded<'a, T: Scalar>(
+    pub(crate) &'a dyn LinearOperator<T>,
+    pub(crate) crate::timing::Phase,
+);
+
+impl<T: Scalar> Guarded<'_, T> {
+    /// `f` under the panic catcher, timed as one event of this operator's phase.
+    fn run<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        crate::timing::timed(self.1, 0, || {
+            crate::error::catch_panic_named(|| self.0.describe(), f)
+        })
+    }
+}
 
 impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
     fn rows(&self) -> &Arc<Layout> {
@@ -84,22 +97,22 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
         self.0.cols()
     }
     fn forward(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.forward(x, y))
+        self.run(|| self.0.forward(x, y))
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.backward(y, x))
+        self.run(|| self.0.backward(y, x))
     }
     fn handles(&self, loc: Location) -> bool {
         self.0.handles(loc)
     }
     fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply(x, y))
+        self.run(|| self.0.apply(x, y))
     }
     fn apply_adjoint(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply_adjoint(y, x))
+        self.run(|| self.0.apply_adjoint(y, x))
     }
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.apply_dot(x, y))
+        self.run(|| self.0.apply_dot(x, y))
     }
     fn apply_streamed(
         &self,
@@ -108,10 +121,7 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
         ready: &mut dyn FnMut(bool) -> Result<Option<bool>>,
         rows: crate::op::RowSink<'_, T>,
     ) -> Result<()> {
-        crate::error::catch_panic_named(
-            || self.0.describe(),
-            || self.0.apply_streamed(x, n, ready, rows),
-        )
+        self.run(|| self.0.apply_streamed(x, n, ready, rows))
     }
     fn describe(&self) -> String {
         self.0.describe()
@@ -120,7 +130,7 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
         self.0.as_any()
     }
     fn diagonal(&self, d: &mut DistVector<T>) -> Result<()> {
-        crate::error::catch_panic_named(|| self.0.describe(), || self.0.diagonal(d))
+        self.run(|| self.0.diagonal(d))
     }
 }
 

@@ -20,6 +20,7 @@ pub(crate) mod eig;
 mod gmres;
 pub mod inverse;
 mod ista;
+pub mod log_view;
 mod lsqr;
 mod methods;
 mod minres;
@@ -259,6 +260,9 @@ pub struct Solver<T: Scalar> {
     null_space: Option<(bool, Vec<DistVector<T>>)>,
     /// Which setting of the run-time typed solver `null_space` was copied from.
     pub(crate) null_space_gen: u64,
+    /// Record where each solve's time goes ([`crate::timing`]; on by default).
+    pub timing: bool,
+    log: Option<crate::timing::Totals>,
 }
 
 impl<T: Scalar> Solver<T> {
@@ -281,7 +285,14 @@ impl<T: Scalar> Solver<T> {
             ws: Workspace::new(),
             null_space: None,
             null_space_gen: 0,
+            timing: true,
+            log: None,
         }
+    }
+
+    /// Where the last solve's time went on this rank (with [`Solver::timing`]).
+    pub fn log(&self) -> Option<&crate::timing::Totals> {
+        self.log.as_ref()
     }
 
     /// A null space of the operator to remove (PETSc's MatSetNullSpace): the constant vector (with
@@ -404,6 +415,7 @@ impl<T: Scalar> Solver<T> {
             return Ok(j.clone());
         }
         let d = inverse_diagonal(op.as_ref(), "Jacobi")?;
+        crate::timing::note(crate::timing::Phase::Setup, 1);
         let j = op.rows().comm().agree(Diagonal::new(&d))?;
         let j: Op<T> = Arc::new(j);
         self.jacobi_op = Some((key, version, j.clone()));
@@ -428,7 +440,8 @@ impl<T: Scalar> Solver<T> {
             && !crate::op::tree::setup_pinned(tree);
         let all = pc.rows().comm().agree_with(Ok(()), &[i64::from(want)])?;
         if all.iter().any(|w| w[0] != 0) {
-            crate::op::tree::refresh(tree, false)?;
+            let ran = crate::op::tree::refresh(tree, false)?;
+            crate::timing::note(crate::timing::Phase::Setup, ran);
             self.reuse = Reuse::after(crate::op::tree::setups(tree));
         }
         Ok(())
@@ -437,6 +450,20 @@ impl<T: Scalar> Solver<T> {
     /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA); x holds the initial guess when
     /// `params.nonzero_guess`. The outcome is in [`Solver::info`]; a diverged solve is not an error. [collective]
     pub fn solve(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
+        // the outermost solve on this thread records (a solve inside a preconditioner is a part
+        // of the outer one's)
+        let started = self.timing && crate::timing::start();
+        let t0 = std::time::Instant::now();
+        let r = self.solve_untimed(b, x);
+        if started {
+            let mut t = crate::timing::stop();
+            t.wall = t0.elapsed().as_secs_f64();
+            self.log = Some(t);
+        }
+        r
+    }
+
+    fn solve_untimed(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
         let _order =
             crate::vector::ops::SumOrder::set(self.params.sum_order == SumOrder::Sequential);
         let op = self.op.clone().ok_or_else(|| {
@@ -468,14 +495,16 @@ impl<T: Scalar> Solver<T> {
                 p.max_iter
             );
         }
-        let pc = if self.jacobi {
-            Some(self.jacobi_pc(&op)?)
-        } else {
-            if let Some(m) = self.pc.clone() {
-                self.follow(&m)?;
-            }
-            self.pc.clone()
-        };
+        let pc = crate::timing::timed_n(crate::timing::Phase::Setup, 0, 0, || {
+            Ok::<_, crate::error::Error>(if self.jacobi {
+                Some(self.jacobi_pc(&op)?)
+            } else {
+                if let Some(m) = self.pc.clone() {
+                    self.follow(&m)?;
+                }
+                self.pc.clone()
+            })
+        })?;
         // the values of what the solve reads cannot change under it
         let _pins = crate::op::tree::Pins::new(&[Some(&op), pc.as_ref()]);
         if let Some(m) = &pc
@@ -508,10 +537,11 @@ impl<T: Scalar> Solver<T> {
             }),
             _ => None,
         };
-        let gop = Guarded(op.as_ref());
+        let gop = Guarded(op.as_ref(), crate::timing::Phase::Operator);
+        let pcp = crate::timing::Phase::Preconditioner;
         let gpc = match &proj {
-            Some(p) => Some(Guarded(p as &dyn LinearOperator<T>)),
-            None => pc.as_deref().map(Guarded),
+            Some(p) => Some(Guarded(p as &dyn LinearOperator<T>, pcp)),
+            None => pc.as_deref().map(|m| Guarded(m, pcp)),
         };
         let mut ctx = Ctx {
             op: &gop,

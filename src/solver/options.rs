@@ -114,6 +114,12 @@ pub const TABLE: &[Spec] = &[
         "print the solver's view after each solve (rank 0)",
     ),
     spec(
+        "log_view",
+        "bool",
+        true,
+        "print where each solve's time went, over the ranks (rank 0)",
+    ),
+    spec(
         "pc_type",
         "none, jacobi, bjacobi, chebyshev, hypre (amg, boomeramg)",
         true,

@@ -44,7 +44,7 @@ struct Plan {
     damp: Option<f64>,
     reuse_every: Option<i64>,
     reuse_growth: Option<f64>,
-    printing: [Option<bool>; 3],
+    printing: [Option<bool>; 4],
     pc: Option<Pc>,
 }
 
@@ -221,9 +221,14 @@ fn plan(
     p.reuse_growth = take("pc_reuse_growth")
         .map(|v| real(&n("pc_reuse_growth"), v))
         .transpose()?;
-    for (i, k) in ["ksp_monitor", "ksp_converged_reason", "ksp_view"]
-        .iter()
-        .enumerate()
+    for (i, k) in [
+        "ksp_monitor",
+        "ksp_converged_reason",
+        "ksp_view",
+        "log_view",
+    ]
+    .iter()
+    .enumerate()
     {
         p.printing[i] = take(k).map(|v| parse_bool(&n(k), v)).transpose()?;
     }
@@ -497,6 +502,7 @@ fn settle(s: &mut AnySolver, p: &Plan, prefix: &str) -> Result<()> {
         monitor: p.printing[0].unwrap_or(old.monitor),
         reason: p.printing[1].unwrap_or(old.reason),
         view: p.printing[2].unwrap_or(old.view),
+        log: p.printing[3].unwrap_or(old.log),
     });
     match &p.pc {
         None => Ok(()),

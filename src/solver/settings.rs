@@ -7,12 +7,14 @@ use super::{Method, Orthog, PcSide};
 use crate::error::Result;
 
 /// What a solve prints on rank 0 (asked by the run-time options): the residual norm at every
-/// iteration (`-ksp_monitor`), why it stopped (`-ksp_converged_reason`), the view (`-ksp_view`).
+/// iteration (`-ksp_monitor`), why it stopped (`-ksp_converged_reason`), the view (`-ksp_view`),
+/// where its time went (`-log_view`, or PARLOPS_LOG=1 for every solver).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Printing {
     pub monitor: bool,
     pub reason: bool,
     pub view: bool,
+    pub log: bool,
 }
 
 impl AnySolver {

@@ -531,6 +531,12 @@ RECIPE(parlops_solver_set_from_options, "") {
   a->o = W.opts;
   a->prefix = "g_";
 }
+RECIPE(parlops_solver_log_view, "len:count") {
+  a->s = W.s;
+  a->buf = rep_buf;
+  a->len = 4096;
+  a->needed = &sz_out;
+}
 RECIPE(parlops_solver_solve, "") {
   parlops_vec_fill(W.v[14], PARLOPS_REAL(0.0));
   a->s = W.s;

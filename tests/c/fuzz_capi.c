@@ -1018,6 +1018,20 @@ static int do_call(int k) {
                                          chance(20) ? NULL : &m);
       break;
     }
+    CASE(parlops_solver_set_timing) st = parlops_solver_set_timing(PS(), chance(50)); break;
+    CASE(parlops_solver_log) {
+      int64_t c, b;
+      double sec, out;
+      st = parlops_solver_log(PS(), chance(80) ? (int)below(9) : int_v(), chance(20) ? NULL : &c, chance(20) ? NULL : &sec,
+                              chance(20) ? NULL : &out, chance(20) ? NULL : &b);
+      break;
+    }
+    CASE(parlops_solver_log_view) {
+      size_t len = chance(20) ? 0 : below(256), need;
+      char *buf = chance(10) ? NULL : (char *)out_reg(outbuf, 256);
+      st = parlops_solver_log_view(PS(), buf, len, OUT(need));
+      break;
+    }
     CASE(parlops_solver_set_pc_reuse) st = parlops_solver_set_pc_reuse(PS(), size_v(), chance(50) ? 0.0 : dbl_v()); break;
     CASE(parlops_solver_keep_history) st = parlops_solver_keep_history(PS(), chance(50)); break;
     CASE(parlops_solver_solve) {

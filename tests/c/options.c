@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
                                           "-pc_type bjacobi -sub_pc_type ilu -ksp_gmres_modifiedgramschmidt"),
          PARLOPS_OK, NULL);
   parlops_solver *s = NULL;
+  parlops_status st;
   EXPECT(parlops_solver_create(comm, PARLOPS_METHOD_CG, &s), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_operator(s, A), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
@@ -98,12 +99,46 @@ int main(int argc, char **argv) {
   has("-ksp_max_it", "max_iter 500");
   has("-pc_type bjacobi -sub_pc_type ilu", "ILU(0)");
   solves("GMRES + block Jacobi from options", s);
+
+  /* ---- where the solve's time went (parlops_solver_log, parlops_solver_log_view) */
+  {
+    parlops_solve_info info;
+    EXPECT(parlops_solver_info(s, &info), PARLOPS_OK, NULL);
+    int64_t c[9] = {0}, b[9] = {0};
+    double sec[9] = {0}, out[9] = {0};
+    for (int ph = 0; ph < 9; ph++) EXPECT(parlops_solver_log(s, ph, &c[ph], &sec[ph], &out[ph], &b[ph]), PARLOPS_OK, NULL);
+    double sum = 0;
+    for (int ph = 0; ph < 7; ph++) sum += out[ph];
+    int ok = c[PARLOPS_LOG_OPERATOR] >= info.iterations && c[PARLOPS_LOG_PRECONDITIONER] >= info.iterations &&
+             c[PARLOPS_LOG_REDUCTION] >= info.iterations && c[PARLOPS_LOG_VECTOR] >= info.iterations &&
+             c[PARLOPS_LOG_SOLVE] == 1 && sec[PARLOPS_LOG_SOLVE] > 0 &&
+             fabs(sum + out[PARLOPS_LOG_REST] - sec[PARLOPS_LOG_SOLVE]) <= 1e-9 * sec[PARLOPS_LOG_SOLVE] + 1e-12 &&
+             (size_ == 1 || (c[PARLOPS_LOG_HALO] >= info.iterations && b[PARLOPS_LOG_HALO] > 0)) &&
+             b[PARLOPS_LOG_REDUCTION] > 0 && sec[PARLOPS_LOG_HALO] <= sec[PARLOPS_LOG_OPERATOR] + sec[PARLOPS_LOG_PRECONDITIONER];
+    char name[300];
+    snprintf(name, sizeof name,
+             "the log counts %lld operator, %lld preconditioner applications, %lld reductions, %lld halo exchanges in "
+             "%lld iterations; the phases outside one another and the rest add up to the solve's time",
+             (long long)c[1], (long long)c[2], (long long)c[3], (long long)c[4], (long long)info.iterations);
+    expect(name, ok ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_log(s, 9, NULL, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "phase");
+    size_t need = 0;
+    EXPECT(parlops_solver_log_view(s, text, sizeof text, &need), PARLOPS_OK, NULL);
+    has("the log view's phases", "operator applications");
+    has("the log view's total", "the phases outside one another take");
+    long mine = (long)need, lo_ = 0, hi_ = 0;
+    MPI_Allreduce(&mine, &lo_, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi_, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    expect("the same log view on every rank", lo_ == hi_ ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    st = parlops_solver_log_view(s, NULL, 5, NULL);
+    same_everywhere("log view with a NULL buffer of length 5", st, PARLOPS_ERR_NULL_ARGUMENT);
+  }
   left(o);
   expect("every option was used", text[0] == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
 
   /* ---- a bad value: every rank fails naming the option; the solver keeps its settings */
   EXPECT(parlops_options_insert_string(o, "-ksp_rtol abc"), PARLOPS_OK, NULL);
-  parlops_status st = parlops_solver_set_from_options(s, o, NULL);
+  st = parlops_solver_set_from_options(s, o, NULL);
   same_everywhere("-ksp_rtol abc", st, PARLOPS_ERR_INVALID_ARGUMENT);
   EXPECT(st, PARLOPS_ERR_INVALID_ARGUMENT, "-ksp_rtol");
   double rtol = 0;
@@ -116,6 +151,7 @@ int main(int argc, char **argv) {
   view(s);
   has("a refused set leaves the method", "GMRES (PARLOPS_METHOD_GMRES)");
   has("a refused set leaves the tolerances", "rtol 1e-10");
+  EXPECT(parlops_options_insert_string(o, "-options_left no"), PARLOPS_OK, NULL); /* quiet: they are left */
   EXPECT(parlops_options_destroy(&o), PARLOPS_OK, NULL);
 
   /* ---- options that differ between ranks fail on every rank, naming them */
@@ -248,8 +284,8 @@ int main(int argc, char **argv) {
   EXPECT(parlops_layout_destroy(&l), PARLOPS_OK, NULL);
   EXPECT(parlops_comm_destroy(&comm), PARLOPS_OK, NULL);
   int tot[2] = {passed, failed}, all[2];
-  MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Allreduce(tot, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank_ == 0) printf("options (%d ranks): %d passed, %d failed\n", size_, all[0], all[1]);
   MPI_Finalize();
-  return all[0] > 0 && (rank_ != 0 || all[1] == 0) ? 0 : 1;
+  return all[0] > 0 && all[1] == 0 ? 0 : 1;
 }

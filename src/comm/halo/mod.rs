@@ -4,6 +4,7 @@
 
 pub mod device;
 
+use crate::timing::Phase;
 use std::sync::Arc;
 
 use super::{Comm, Requests};
@@ -191,10 +192,14 @@ impl HaloPlan {
         local: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         let mut reqs = Requests::new();
-        // SAFETY: sendbuf and ghost stay borrowed until reqs.wait() (or its drop) below.
-        unsafe { self.start_forward(owned, sendbuf, ghost, &mut reqs)? };
+        let bytes = ((sendbuf.len() + ghost.len()) * std::mem::size_of::<T>()) as u64;
+        // one halo event: its start and its wait (the local work between them is the caller's)
+        crate::timing::timed(Phase::Halo, bytes, || {
+            // SAFETY: sendbuf and ghost stay borrowed until reqs.wait() (or its drop) below.
+            unsafe { self.start_forward(owned, sendbuf, ghost, &mut reqs) }
+        })?;
         local()?;
-        reqs.wait()
+        crate::timing::timed_n(Phase::Halo, 0, 0, || reqs.wait())
     }
 
     /// The reverse exchange on the host: `ghost`'s contributions to their owners, this rank's into
@@ -206,10 +211,13 @@ impl HaloPlan {
         local: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         let mut reqs = Requests::new();
-        // SAFETY: ghost and recvbuf stay borrowed until reqs.wait() (or its drop) below.
-        unsafe { self.start_reverse(ghost, recvbuf, &mut reqs)? };
+        let bytes = ((recvbuf.len() + ghost.len()) * std::mem::size_of::<T>()) as u64;
+        crate::timing::timed(Phase::Halo, bytes, || {
+            // SAFETY: ghost and recvbuf stay borrowed until reqs.wait() (or its drop) below.
+            unsafe { self.start_reverse(ghost, recvbuf, &mut reqs) }
+        })?;
         local()?;
-        reqs.wait()
+        crate::timing::timed_n(Phase::Halo, 0, 0, || reqs.wait())
     }
 
     /// owned[i] += contributions received by the reverse exchange.
