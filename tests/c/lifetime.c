@@ -31,7 +31,7 @@
 
 /* What the header offers, each covered by a scenario below (checked by tests/examples.sh). */
 static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
-                                           "parlops_solver", "parlops_hypre_options"};
+                                           "parlops_solver", "parlops_hypre_options", "parlops_options"};
 static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
                                              "parlops_monitor_iterate_fn", "parlops_diagonal_fn"};
 
@@ -53,6 +53,7 @@ static struct {
   parlops_solver *s_saved;
   parlops_solver *s, *s_inner;
   parlops_hypre_options *ho;
+  parlops_options *opts;
   int64_t lo, len;
 } S;
 
@@ -70,6 +71,7 @@ static parlops_status destroy_kind(int kind, void **h) {
   case 2: return parlops_vec_destroy((parlops_vec **)h);
   case 3: return parlops_op_destroy((parlops_op **)h);
   case 5: return parlops_hypre_options_destroy((parlops_hypre_options **)h);
+  case 6: return parlops_options_destroy((parlops_options **)h);
   default: return parlops_solver_destroy((parlops_solver **)h);
   }
 }
@@ -174,14 +176,18 @@ static void build(void) {
   /* a set of hypre options (the constructors that take one copy it; none is held by a call) */
   EXPECT(parlops_hypre_options_create(PARLOPS_HYPRE_BOOMERAMG, &S.ho), PARLOPS_OK, NULL);
   EXPECT(parlops_hypre_options_set_int(S.ho, "PMaxElmts", 4), PARLOPS_OK, NULL);
+  /* run-time options, applied to the solver (which copies the settings; no call holds the set) */
+  EXPECT(parlops_options_create(S.c, &S.opts), PARLOPS_OK, NULL);
+  EXPECT(parlops_options_insert_string(S.opts, "-options_left no -ksp_converged_reason 0"), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_from_options(S.s, S.opts, NULL), PARLOPS_OK, NULL);
 }
 
 static void teardown(void) {
   void **all[] = {(void **)&S.s,      (void **)&S.s_inner, (void **)&S.B, (void **)&S.Ad, (void **)&S.A_check, (void **)&S.Minv, (void **)&S.M,
                   (void **)&S.A,      (void **)&S.b,       (void **)&S.x, (void **)&S.y,    (void **)&S.om[0],
                   (void **)&S.om[1],  (void **)&S.om[2],   (void **)&S.om[3], (void **)&S.u[0], (void **)&S.u[1],
-                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho};
-  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5};
+                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho,       (void **)&S.opts};
+  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5, 6};
   /* no callback destroys anything now */
   which_cb = -1;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
@@ -318,6 +324,7 @@ int main(int argc, char **argv) {
     scenario(SOLVE, cb, 1, (void **)&S.l_ref, "a second reference to the layout", OK);
     scenario(SOLVE, cb, 0, (void **)&S.c, "the communicator (held by everything)", OK);
     scenario(SOLVE, cb, 5, (void **)&S.ho, "a set of hypre options (copied by what took it)", OK);
+    scenario(SOLVE, cb, 6, (void **)&S.opts, "a set of run-time options (its settings copied by the solver)", OK);
   }
   scenario(SOLVE, CB_ITERATE, 2, (void **)&S.lent, "the iterate lent to it", BUSY);
   /* an operator apply, the randomized eigensolver, a Chebyshev set-up: from the operator's callback */
