@@ -321,26 +321,35 @@ int main(int argc, char **argv) {
       });
     }
     {  // run-time options on the adapter (parlops::Options, PETSc's KSPSetFromOptions): the CGSolver
-       // runs GMRES with parlops' Chebyshev, and the options' tolerances become its own
+       // runs GMRES(60), and the options' tolerances become its own (A, an mfem::SparseMatrix, is
+       // wrapped as a shell: a -pc_type that reads its entries is refused, naming why)
       parlops::mfem::CGSolver pcg;
       tol(pcg);
       pcg.SetOperator(A);
       parlops::Options opts(pcg.ParlopsComm());
-      opts.insert("-ksp_type gmres -ksp_rtol 1e-11 -ksp_max_it 400 -pc_type chebyshev -pc_chebyshev_degree 2");
+      opts.insert("-ksp_type gmres -ksp_rtol 1e-11 -ksp_max_it 400 -ksp_gmres_restart 60");
       pcg.SetFromOptions(opts);
       mfem::Vector X(B.Size());
       X = 0.0;
       pcg.Mult(B, X);
       const std::string vw = pcg.solver().view();
-      const std::string name = "SetFromOptions: GMRES + Chebyshev";
+      const std::string name = "SetFromOptions: GMRES(60)";
       std::printf("%-44s iterations %4d\n", name.c_str(), pcg.GetNumIterations());
       check(pcg.GetRelTol() == 1e-11, name + ": -ksp_rtol becomes GetRelTol");
-      check(vw.find("GMRES (PARLOPS_METHOD_GMRES)") != std::string::npos &&
-                vw.find("Chebyshev of degree 2") != std::string::npos,
-            name + ": the view names GMRES and Chebyshev");
+      check(vw.find("GMRES (PARLOPS_METHOD_GMRES)") != std::string::npos && vw.find("restart 60") != std::string::npos,
+            name + ": the view names GMRES and its restart");
       check(pcg.GetConverged(), name + ": converged");
       check_true_residual(name, B, X, nullptr, pcg.GetFinalRelNorm(), pcg.GetRelTol(), false);
       check(opts.left().empty(), name + ": every option used");
+      parlops::Options cheb(pcg.ParlopsComm());
+      cheb.insert("-pc_type chebyshev -options_left no");
+      bool refused = false;
+      try {
+        pcg.SetFromOptions(cheb);
+      } catch (const parlops::Error &e) {
+        refused = std::string(e.what()).find("diagonal") != std::string::npos;
+      }
+      check(refused, name + ": -pc_type chebyshev on a shell without a diagonal is refused, saying why");
     }
     // Chebyshev: MFEM's CGSolver + OperatorChebyshevSmoother against the adapter's CG with parlops'
     // Chebyshev of the same degree (bounds estimated by each: 10 power iterations, [0.3, 1.2] times the
