@@ -1061,7 +1061,7 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_from_options(const Options &o, const std::string &prefix = "") {
     check(parlops_solver_set_from_options(h_, o.get(), prefix.c_str()));
   }
-  /// Record where each solve's time goes (default on).
+  /// Record where each solve's time goes (default off; -log_view and PARLOPS_LOG turn it on).
   void set_timing(bool on) { check(parlops_solver_set_timing(h_, on)); }
   /// Where the last solve's time went on this rank, for one phase (parlops_solver_log).
   struct LogEntry {

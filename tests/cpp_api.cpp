@@ -996,6 +996,7 @@ int main(int argc, char **argv) {
       opts.insert("-ksp_type gmres -ksp_rtol 1e-9 -pc_type chebyshev -pc_chebyshev_degree 3 -ksp_tyep cg");
       Solver s(comm, PARLOPS_METHOD_CG);
       s.set_operator(A);
+      s.set_timing(true);
       s.set_from_options(opts);
       double rtol = 0, atol = 0, dtol = 0;
       int64_t mi = 0;

@@ -61,7 +61,7 @@ pub struct AnySolver {
     null_space_gen: u64,
     /// What a solve prints on rank 0 (the run-time options ask for it).
     printing: super::settings::Printing,
-    /// Record where each solve's time goes (on by default).
+    /// Record where each solve's time goes (off by default; -log_view and PARLOPS_LOG turn it on).
     pub timing: bool,
 }
 
@@ -90,7 +90,7 @@ impl AnySolver {
                     .is_some_and(|v| v != "0"),
                 ..Default::default()
             },
-            timing: true,
+            timing: false,
         }
     }
 
@@ -527,7 +527,7 @@ impl AnySolver {
             .ok_or_else(|| crate::err!(Internal, "typed solver"))?;
         solver.method = self.method;
         solver.params = self.params.clone();
-        solver.timing = self.timing;
+        solver.timing = self.timing || self.printing.log;
         solver.set_operator(op)?;
         let set = std::mem::take(&mut self.pc_set);
         if self.jacobi && set {

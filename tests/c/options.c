@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
   parlops_solver *s = NULL;
   parlops_status st;
   EXPECT(parlops_solver_create(comm, PARLOPS_METHOD_CG, &s), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_timing(s, true), PARLOPS_OK, NULL); /* off by default */
   EXPECT(parlops_solver_set_operator(s, A), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
   view(s);
