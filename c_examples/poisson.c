@@ -138,6 +138,7 @@ int main(int argc, char **argv) {
   CHECK(parlops_op_destroy(&A));
   CHECK(parlops_layout_destroy(&layout));
   CHECK(parlops_comm_destroy(&comm));
+  CHECK(parlops_finalize()); /* PARLOPS_LOG=finalize: the run's timing table; MPI is the caller's */
   MPI_Finalize();
   return ok ? 0 : 1;
 }

@@ -20,7 +20,8 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
     ),
     (
         "PARLOPS_LOG",
-        "1 prints where each solve's time went (the -log_view table) on rank 0",
+        "1 prints where each solve's time went (the -log_view table) on rank 0 after each solve; \
+         finalize prints every solve's added up at parlops_finalize",
     ),
     (
         "PARLOPS_HYPRE_LIBRARY",

@@ -8,6 +8,7 @@
 //! reads and two thread-local updates when one does.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// A phase of a solve.
@@ -161,4 +162,27 @@ pub fn note(phase: Phase, count: u64) {
 /// Is this thread recording?
 pub fn recording() -> bool {
     REC.with(|r| r.borrow().is_some())
+}
+
+/// Every recorded solve of this process added up (the table PARLOPS_LOG=finalize prints at
+/// parlops_finalize): the number of solves and their totals.
+static RUN: Mutex<(u64, Option<Totals>)> = Mutex::new((0, None));
+
+/// Add one solve's record to the process's totals.
+pub fn accumulate(t: &Totals) {
+    let mut run = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    run.0 += 1;
+    let acc = run.1.get_or_insert_with(Totals::default);
+    for i in 0..PHASES {
+        acc.count[i] += t.count[i];
+        acc.secs[i] += t.secs[i];
+        acc.top[i] += t.top[i];
+        acc.bytes[i] += t.bytes[i];
+    }
+    acc.wall += t.wall;
+}
+
+/// The number of solves recorded in this process and their totals (None before the first).
+pub fn run_totals() -> (u64, Option<Totals>) {
+    RUN.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }

@@ -217,6 +217,12 @@ run 1 "$B/examples/poisson" 16 cg none csr -ksp_tyep gmres >"$B/poisson_typo.out
 grep -q "name:-ksp_tyep value: gmres source: command line (did you mean -ksp_type?)" "$B/poisson_typo.out" ||
   { cat "$B/poisson_typo.out"; echo "the misspelt option was not reported"; exit 1; }
 
+# the run's table at parlops_finalize: every solve of the run added up, on rank 0 only
+PARLOPS_LOG=finalize run 2 "$B/examples/poisson" 48 >"$B/poisson_log.out"
+[ "$(grep -c "^run log, 1 solve(s) added up (2 rank(s))" "$B/poisson_log.out")" = 1 ] &&
+  grep -q "^  operator applications" "$B/poisson_log.out" && ! grep -q "^solve log" "$B/poisson_log.out" ||
+  { cat "$B/poisson_log.out"; echo "PARLOPS_LOG=finalize printed no run table at parlops_finalize"; exit 1; }
+
 echo "== lifetimes: every object a running call depends on, destroyed from every callback, 1-4 ranks"
 # every handle type and every callback type of the header is named in the test's tables
 missing=$(comm -23 <(grep -oE 'typedef (struct parlops_[a-z_]+ parlops_[a-z_]+|[a-z_ ]+\(\*parlops_[a-z_]+_fn\))' include/parlops.h \

@@ -74,9 +74,16 @@ pub unsafe extern "C" fn parlops_init(
 }
 
 /// Finalise MPI only if `parlops_init` started it; otherwise do nothing. Destroy parlops objects first.
+/// With the environment variable PARLOPS_LOG=finalize, first prints on rank 0 where the time of
+/// every solve of the run went (the -log_view table added up over the solves): then collective over
+/// MPI_COMM_WORLD while MPI runs.
 #[unsafe(no_mangle)]
 pub extern "C" fn parlops_finalize() -> parlops_status {
-    guard("parlops_finalize", || crate::comm::finalize().map(|_| ()))
+    guard("parlops_finalize", || {
+        let log = crate::solver::log_view::at_finalize();
+        crate::comm::finalize()?;
+        log
+    })
 }
 
 /// Human-readable configuration report: version, MPI library, CUDA/NCCL compiled in and found at run

@@ -85,12 +85,13 @@ impl AnySolver {
             null_space: None,
             null_space_gen: 0,
             printing: super::settings::Printing {
+                // PARLOPS_LOG=1: a table after each solve; =finalize: one at parlops_finalize
                 log: crate::config::env()
                     .get("PARLOPS_LOG")
-                    .is_some_and(|v| v != "0"),
+                    .is_some_and(|v| v != "0" && v != "finalize"),
                 ..Default::default()
             },
-            timing: false,
+            timing: crate::config::env().get("PARLOPS_LOG") == Some("finalize"),
         }
     }
 

@@ -8,6 +8,35 @@ use crate::timing::{PHASES, Phase, Totals};
 
 /// The table for `t`, this rank's record of the last solve (None: no solve recorded). [collective]
 pub fn log_view(comm: &Comm, t: Option<&Totals>) -> Result<String> {
+    table(comm, t, "solve log")
+}
+
+/// The table of every solve this process recorded so far, added up. [collective]
+pub fn run_summary(comm: &Comm) -> Result<String> {
+    let (n, t) = crate::timing::run_totals();
+    let n = comm.allreduce_f64(&[n as f64], ReduceOp::Max)?[0] as u64;
+    table(comm, t.as_ref(), &format!("run log, {n} solve(s) added up"))
+}
+
+/// What parlops_finalize does first: with PARLOPS_LOG=finalize, print the run's table on rank 0
+/// of MPI_COMM_WORLD (collective over it), while MPI runs.
+pub fn at_finalize() -> Result<()> {
+    if crate::config::env().get("PARLOPS_LOG") != Some("finalize") {
+        return Ok(());
+    }
+    let (init, fin) = crate::comm::mpi_initialized();
+    if !init || fin {
+        return Ok(());
+    }
+    let world = Comm::world()?;
+    let text = run_summary(&world)?;
+    if world.rank() == 0 {
+        print!("{text}");
+    }
+    Ok(())
+}
+
+fn table(comm: &Comm, t: Option<&Totals>, title: &str) -> Result<String> {
     let z = Totals::default();
     let have = t.is_some();
     let t = t.unwrap_or(&z);
@@ -24,12 +53,12 @@ pub fn log_view(comm: &Comm, t: Option<&Totals>) -> Result<String> {
     let p = PHASES;
     let (wall, wall_min, any) = (mx[4 * p], -mx[4 * p + 1], mx[4 * p + 2] > 0.0);
     if !any {
-        return Ok("solve log: no solve recorded yet\n".into());
+        return Ok(format!("{title}: no solve recorded yet\n"));
     }
     let pct = |s: f64| if wall > 0.0 { 100.0 * s / wall } else { 0.0 };
     let top_sum: f64 = (0..p).map(|i| mx[2 * p + i]).sum();
     let mut out = format!(
-        "solve log ({} rank(s)): wall {wall:.4e} s on the slowest rank, {wall_min:.4e} s on the fastest; \
+        "{title} ({} rank(s)): wall {wall:.4e} s on the slowest rank, {wall_min:.4e} s on the fastest; \
          the phases outside one another take {:.1}% of it\n",
         comm.size(),
         pct(top_sum.min(wall))

@@ -459,6 +459,7 @@ impl<T: Scalar> Solver<T> {
         if started {
             let mut t = crate::timing::stop();
             t.wall = t0.elapsed().as_secs_f64();
+            crate::timing::accumulate(&t);
             self.log = Some(t);
         }
         r
