@@ -64,7 +64,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
@@ -76,6 +76,8 @@ header:
 	cbindgen --config cbindgen.toml --crate parlops --output include/parlops.h
 	python3 fortran/gen_module.py include/parlops.h > fortran/parlops.f90.new
 	mv fortran/parlops.f90.new fortran/parlops.f90
+	python3 python/gen_capi.py include/parlops.h > python/parlops/_capi.py.new
+	mv python/parlops/_capi.py.new python/parlops/_capi.py
 
 header-check: deps
 	@tmp=$$(mktemp -d); \
@@ -83,7 +85,9 @@ header-check: deps
 	python3 fortran/gen_module.py include/parlops.h > $$tmp/parlops.f90 || { echo "fortran/gen_module.py failed (see above)"; exit 1; }; \
 	diff -u include/parlops.h $$tmp/parlops.h || { echo "include/parlops.h is stale: run make header"; exit 1; }; \
 	diff -u fortran/parlops.f90 $$tmp/parlops.f90 || { echo "fortran/parlops.f90 is stale: run make header"; exit 1; }; \
-	rm -rf $$tmp; echo "header-check: include/parlops.h and fortran/parlops.f90 are current"
+	python3 python/gen_capi.py include/parlops.h > $$tmp/_capi.py || { echo "python/gen_capi.py failed (see above)"; exit 1; }; \
+	diff -u python/parlops/_capi.py $$tmp/_capi.py || { echo "python/parlops/_capi.py is stale: run make header"; exit 1; }; \
+	rm -rf $$tmp; echo "header-check: include/parlops.h, fortran/parlops.f90 and python/parlops/_capi.py are current"
 
 lint: deps
 	cargo fmt --check
@@ -194,6 +198,10 @@ reference: stage
 mfem-hypre: stage
 	tests/mfem_hypre.sh $(STAGE) $(BUILD)
 
+# The Python package installed with pip into a new venv, its tests at 1-4 ranks (python/).
+python-tests: stage
+	tests/python.sh $(STAGE) $(BUILD)
+
 # The device test program at 1 and 2 ranks: on a machine without a GPU it says why it skips; and the
 # device kernels compiled for every dtype by NVRTC (fetched into build/nvrtc: no GPU needed).
 gpu-tests: deps
@@ -208,7 +216,7 @@ gpu-check:
 	@if command -v cargo >/dev/null; then $(MAKE) --no-print-directory gpu-bundle; fi
 	tools/gpu_check.sh
 
-test: deps header-check lint unit mpi-tests gpu-tests examples reference mfem-hypre
+test: deps header-check lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.

@@ -1,0 +1,367 @@
+"""The parlops Python package at any rank count (run under mpiexec at 1-4 ranks): uneven splits,
+every dtype, against NumPy/SciPy dense references gathered on every rank, the dot test, true
+residuals of every converged solve, errors on every rank, no-copy wrapping checked by address,
+and PyLops-MPI interoperation both ways. Prints the failures and one summary line; the verdict
+is agreed over the ranks and is the exit status."""
+import gc
+import os
+import re
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+from mpi4py import MPI
+
+import parlops
+
+W = MPI.COMM_WORLD
+rank, size = W.rank, W.size
+comm = parlops.Comm(W)
+checks = [0, 0]
+
+
+def check(ok, what):
+    checks[0] += 1
+    if not ok:
+        checks[1] += 1
+        print(f"FAIL [rank {rank}/{size}]: {what}", flush=True)
+
+
+def all_ranks(flag):
+    return W.allreduce(int(bool(flag)), op=MPI.MIN) == 1
+
+
+def uneven(n):
+    """Rank r holds a share growing with r (rank 0 may hold nothing at 3+ ranks)."""
+    w = np.arange(size, dtype=float) + (0.0 if size > 2 else 1.0)
+    cuts = np.floor(np.cumsum(w) / w.sum() * n).astype(int)
+    cuts[-1] = n
+    lo = 0 if rank == 0 else cuts[rank - 1]
+    return cuts[rank] - lo
+
+
+def raises_everywhere(fn, status, what):
+    """fn() must raise ParlopsError with `status` on this rank; every rank must have raised."""
+    got = None
+    try:
+        fn()
+    except parlops.ParlopsError as e:
+        got = e
+    ok = got is not None and got.status_name == status
+    check(ok, f"{what}: expected {status}, got {got!r}")
+    check(all_ranks(ok), f"{what}: not every rank raised {status}")
+    return got
+
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+TOL = {np.float32: 1e-4, np.float64: 1e-12, np.complex64: 1e-4, np.complex128: 1e-12}
+rng = np.random.default_rng(7)
+
+
+def rand(shape, dtype):
+    a = rng.standard_normal(shape)
+    if np.iscomplexobj(np.empty(0, dtype)):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+# ---- layouts and vectors: no copies, uneven splits, reductions against NumPy
+n = 37
+lay = parlops.Layout(comm, local_len=uneven(n))
+check(lay.global_len == n, f"layout global length {lay.global_len}")
+check(W.allreduce(lay.local_len) == n, "local lengths sum to the global length")
+for dt in DTYPES:
+    g = rand(n, dt)
+    W.Bcast(g, root=0)
+    s, m = lay.local_range
+    local = g[s:s + m].copy()
+    v = parlops.Vector.wrap(lay, local)
+    check(v.array.ctypes.data == local.ctypes.data if m else True, "wrap: the vector's array is the caller's")
+    check(v.dtype == np.dtype(dt), f"dtype {v.dtype}")
+    tol = TOL[dt] * 10
+    check(np.allclose(v.gather(), g, rtol=tol), f"{np.dtype(dt)} gather")
+    check(abs(v.norm() - np.linalg.norm(g)) <= tol * np.linalg.norm(g), f"{np.dtype(dt)} norm 2")
+    check(abs(v.norm(1) - np.abs(g).sum()) <= tol * np.abs(g).sum(), f"{np.dtype(dt)} norm 1")
+    check(abs(v.norm(np.inf) - np.abs(g).max()) <= tol * np.abs(g).max(), f"{np.dtype(dt)} norm inf")
+    h = rand(n, dt)
+    W.Bcast(h, root=0)
+    u = parlops.Vector(lay, dt)
+    u.scatter(h if rank == 0 else None, root=0)
+    check(abs(v.dot(u) - np.vdot(g, h)) <= tol * np.abs(g).sum() * np.abs(h).max(), f"{np.dtype(dt)} dot")
+    w = v + 2.0 * u
+    check(np.allclose(w.gather(), g + 2 * h, rtol=tol, atol=tol), f"{np.dtype(dt)} v + 2 u")
+    v.scale(3.0)  # writes land in the caller's array
+    check(np.allclose(local, 3 * g[s:s + m], rtol=tol), f"{np.dtype(dt)} writes through the vector reach the array")
+    local[:] = 1.0  # and the caller's writes are the vector's
+    check(abs(v.norm(1) - n) <= tol * n, f"{np.dtype(dt)} the caller's writes are the vector's")
+    root_gather = v.gather(root=size - 1)
+    check((root_gather is not None) == (rank == size - 1), "gather to one root")
+
+# N-D layout: the local array is shaped as PyLops-MPI's local slab
+lay3 = parlops.Layout(comm, global_shape=(size + 3, 4, 5))
+v3 = parlops.Vector(lay3)
+check(v3.array.shape[1:] == (4, 5) and v3.array.shape[0] == lay3.local_shape[0], f"N-D local shape {v3.array.shape}")
+check(W.allreduce(v3.array.shape[0]) == size + 3, "N-D slabs cover axis 0")
+
+# wrong length for the layout: a Python error before any collective call
+try:
+    parlops.Vector.wrap(lay, np.zeros(lay.local_len + 1))
+    check(False, "wrap of a wrong-length array raised nothing")
+except ValueError:
+    pass
+
+# ---- operators against dense references
+N = 29
+rows = parlops.Layout(comm, local_len=uneven(N))
+cols = parlops.Layout(comm, local_len=uneven(N + 5) if size > 1 else N + 5)
+r0, rm = rows.local_range
+c0, cm = cols.local_range
+for dt in DTYPES:
+    tol = TOL[dt]
+    D = sp.random(N, N + 5, density=0.3, random_state=3, dtype=np.float64).toarray().astype(dt)
+    if np.iscomplexobj(D):
+        D = D + 1j * sp.random(N, N + 5, density=0.3, random_state=4).toarray()
+        D = D.astype(dt)
+    A = parlops.Operator.from_scipy(rows, cols, sp.csr_matrix(D[r0:r0 + rm]))
+    B = parlops.Operator.dense(rows, cols, D[r0:r0 + rm][:, ::-1].copy())
+    Dd = D[:, ::-1]
+    check(A.shape == (N, N + 5), f"shape {A.shape}")
+    x = parlops.Vector(cols, dt).set_random(seed=5)
+    y = parlops.Vector(rows, dt).set_random(seed=6)
+    xg, yg = x.gather(), y.gather()
+    scale = np.abs(D).sum() * max(np.abs(xg).max(), np.abs(yg).max())
+
+    def close(v, ref, what):
+        check(np.abs(v.gather() - ref).max() <= 20 * tol * scale, f"{np.dtype(dt)} {what}")
+    close(A @ x, D @ xg, "CSR A x")
+    close(A.H @ y, D.conj().T @ yg, "CSR A^H y")
+    close(A.T @ y, D.T @ yg, "A^T y")
+    close(A.conj() @ x, D.conj() @ xg, "conj(A) x")
+    close((A + B) @ x, (D + Dd) @ xg, "(A + B) x")
+    close((A - 2 * B) @ x, (D - 2 * Dd) @ xg, "(A - 2B) x")
+    close((-A) @ x, -(D @ xg), "-A x")
+    close((A.H @ A) @ x, D.conj().T @ (D @ xg), "(A^H A) x")
+    close((A @ A.H) ** 2 @ y, np.linalg.matrix_power(D @ D.conj().T, 2) @ yg, "(A A^H)^2 y")
+    check(A.dottest(seed=2) <= 100 * tol, f"{np.dtype(dt)} dot test of A: {A.dottest(seed=2)}")
+    check((A.H @ B).dottest() <= 100 * tol, f"{np.dtype(dt)} dot test of A^H B")
+
+    # a Python operator: this rank's rows of D^H D via an allgather inside the callback
+    def fwd(xl):
+        full = np.concatenate(W.allgather(np.asarray(xl)))
+        return (D.conj().T @ (D @ full))[c0:c0 + cm]
+
+    S = parlops.Operator.shell(cols, cols, fwd, fwd, dtype=dt)
+    close2 = np.abs((S @ x).gather() - D.conj().T @ (D @ xg)).max()
+    check(close2 <= 20 * tol * scale * np.abs(D).sum(), f"{np.dtype(dt)} shell D^H D x ({close2})")
+    close3 = np.abs(((S + A.H @ A) @ x).gather() - 2 * D.conj().T @ (D @ xg)).max()
+    check(close3 <= 40 * tol * scale * np.abs(D).sum(), f"{np.dtype(dt)} shell + composition ({close3})")
+    check(S.dottest() <= 100 * tol, f"{np.dtype(dt)} shell dot test")
+
+# ---- lifetimes: a composition keeps a shell's Python callables alive after the shell is dropped
+calls = [0]
+
+
+def twice(xl, yl):
+    calls[0] += 1
+    yl[...] = 2 * xl
+
+
+S = parlops.Operator.shell(rows, rows, twice, twice)
+C2 = S + parlops.Operator.identity(rows)
+del S
+gc.collect()
+v = parlops.Vector(rows).fill(1.0)
+check(abs((C2 @ v).norm(1) - 3 * N) < 1e-12 and calls[0] == 1, "a composition outlives the shell's Python object")
+del C2
+gc.collect()
+
+# ---- solvers: keyword settings, monitors, true residuals, options, view, timings
+nx = 24 + size
+grid = parlops.Layout(comm, local_len=uneven(nx * nx))
+g0, gm = grid.local_range
+T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
+P = (sp.kron(sp.eye(nx), T) + sp.kron(T, sp.eye(nx))).tocsr()
+Acsr = parlops.Operator.from_scipy(grid, grid, P[g0:g0 + gm])
+Amf = parlops.Operator.poisson(grid, (nx, nx))
+b = parlops.Vector(grid).set_random(seed=11)
+
+
+def true_rel(A, x, b):
+    return (b - A @ x).norm() / b.norm()
+
+
+for method, kw in [("cg", {}), ("cg_pipelined", {}), ("gmres", {"restart": 20}), ("bicgstab", {}),
+                   ("minres", {}), ("fgmres", {"restart": 15})]:
+    hist = []
+    s = parlops.Solver(comm, method, Amf, rtol=1e-9, max_it=5000, pc="jacobi",
+                       monitor=lambda it, r: hist.append(r), **kw)
+    x = s.solve(b)
+    i = s.info
+    check(i.converged, f"{method}: {i.reason}")
+    rel = true_rel(Amf, x, b)
+    check(rel <= 1e-8, f"{method}: true relative residual {rel:.2e}")
+    check(len(hist) >= i.iterations, f"{method}: the monitor saw {len(hist)} of {i.iterations} iterations")
+
+# BoomerAMG on the assembled matrix; set-up options by keyword
+amg = parlops.Operator.boomeramg(Acsr, strong_threshold=0.25, coarsen_type=10)
+s = parlops.Solver(comm, "cg", Acsr, rtol=1e-10, pc=amg, history=True, timing=True)
+x = s.solve(b)
+check(s.info.converged and s.info.iterations <= 25, f"AMG-CG: {s.info}")
+check(true_rel(Acsr, x, b) <= 1e-9, "AMG-CG true residual")
+check(len(s.history()) == s.info.iterations + 1, f"history of {len(s.history())} norms")
+check("BoomerAMG" in s.view() or "boomeramg" in s.view().lower(), "view names BoomerAMG")
+cnt, sec, _, _ = s.log("operator")
+check(cnt >= s.info.iterations and sec > 0, f"log: {cnt} operator applications")
+check("operator" in s.log_view().lower(), "log_view table")
+
+# run-time options with a prefix, and an unused (misspelt) option reported
+opts = parlops.Options(comm, "-u_ksp_type gmres -u_ksp_gmres_restart 40 -u_ksp_rtol 1e-9 -u_pc_type jacobi "
+                       "-u_ksp_tyep cg -options_left false")
+s = parlops.Solver(comm, "cg", Amf, options=opts, prefix="u_")
+x = s.solve(b)
+check("GMRES" in s.view() and s.tolerances["rtol"] == 1e-9, "options applied with the prefix")
+check(s.info.converged and true_rel(Amf, x, b) <= 1e-8, "GMRES from options converged")
+check("ksp_tyep" in opts.left() and "ksp_type" in opts.left(), f"options left: {opts.left()!r}")
+
+# a monitor stopping the solve (on one rank: every rank stops)
+s = parlops.Solver(comm, "cg", Amf, rtol=1e-12, monitor=lambda it, r: it == 3 and rank == size - 1)
+s.solve(b)
+check(s.info.reason == "PARLOPS_DIVERGED_USER" and s.info.iterations == 3, f"monitor stop: {s.info}")
+
+# an iterate monitor declaring convergence sees x and r (borrowed vectors)
+seen = []
+
+
+def watch(it, r, x, res):
+    seen.append(res.norm())
+    return "converged" if res.norm() <= 1e-6 * b.norm() else None
+
+
+s = parlops.Solver(comm, "cg", Amf, rtol=1e-14, monitor_iterate=watch)
+x = s.solve(b)
+check(s.info.converged and true_rel(Amf, x, b) <= 1.01e-6, f"iterate monitor: {s.info}")
+
+# ---- errors: raised on every rank, with parlops' message; a callback's exception as the cause
+raises_everywhere(lambda: Acsr @ parlops.Vector(cols), "PARLOPS_ERR_SIZE_MISMATCH",
+                  "apply to a vector of another layout")
+
+
+def boom(xl):
+    if rank == size - 1:
+        raise ZeroDivisionError("boom")
+    return xl
+
+
+bad = parlops.Operator.shell(grid, grid, boom)
+e = raises_everywhere(lambda: bad @ b, "PARLOPS_ERR_CALLBACK", "a callback raising on one rank")
+if rank == size - 1 and e is not None:
+    check(isinstance(e.__cause__, ZeroDivisionError), f"cause: {e.__cause__!r}")
+if size > 1:
+    raises_everywhere(lambda: parlops.Solver(comm, "cg", Amf, options="-ksp_rtol " + ("1e-6" if rank == 0 else "1e-7")),
+                      "PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS", "options differing between ranks")
+raises_everywhere(lambda: parlops.Solver(comm, "cg", Amf, options="-ksp_rtol minus-one"),
+                  "PARLOPS_ERR_INVALID_ARGUMENT", "a bad option value")
+
+# ---- device memory: a CUDA vector's local part crosses as __cuda_array_interface__ (no copy)
+try:
+    dv = parlops.Vector(grid, memory="cuda")
+    err = None
+except parlops.ParlopsError as e:
+    dv, err = None, e
+check(all_ranks(dv is None) or all_ranks(dv is not None), "a device vector made on some ranks only")
+if dv is None:
+    check(err.status_name in ("PARLOPS_ERR_NO_DEVICE", "PARLOPS_ERR_NOT_SUPPORTED"), f"no device: {err}")
+else:
+    da = dv.array
+    check(hasattr(da, "__cuda_array_interface__"), "a device vector's array has __cuda_array_interface__")
+    alias = parlops.Vector.wrap(grid, da)  # a second vector over the same device memory
+    alias.set_local(np.arange(gm, dtype=float))
+    check(np.array_equal(dv.to_numpy(), np.arange(gm, dtype=float)), "wrapped device memory is shared")
+    check(alias.array.__cuda_array_interface__["data"][0] == da.__cuda_array_interface__["data"][0] or gm == 0,
+          "no copy of device memory")
+    hb = dv.to("host")
+    check(abs(hb.norm(1) - W.allreduce(float(np.arange(gm).sum()))) <= 1e-9, "device to host")
+    if rank == 0:
+        print("device vectors: checked", flush=True)
+
+# ---- the whole C API is reachable: every function of the header has its ctypes prototype
+HEADER = os.environ.get("PARLOPS_TEST_HEADER")  # the installed parlops.h
+check(HEADER is None or os.path.exists(HEADER), f"PARLOPS_TEST_HEADER={HEADER}")
+if rank == 0 and HEADER is not None and os.path.exists(HEADER):
+    names = set(re.findall(r"^[A-Za-z_][\w \*]*?[\s\*](parlops_\w+)\(", open(HEADER).read(), re.M))
+    covered = set(parlops.capi.prototypes) | set(parlops._capi.SKIPPED)
+    check(names == covered, f"header functions without a prototype: {sorted(names - covered)}; "
+                            f"prototypes of no header function: {sorted(covered - names)}")
+for name in parlops.capi.prototypes:
+    check(callable(getattr(parlops.capi, name)), f"capi.{name}")
+
+# ---- eigenvalues against NumPy
+Pd = P.toarray()
+ev, res, steps = parlops.eigsh(Acsr, k=4, which="largest", tol=1e-10)
+# one start vector sees each eigenspace once: the grid's double eigenvalues count once
+ref = np.unique(np.round(np.linalg.eigvalsh(Pd), 9))[::-1][:4]
+check(np.allclose(ev, ref, rtol=1e-8), f"eigsh largest {ev} vs {ref}")
+check(all(r <= 1e-9 * abs(ev).max() for r in res), f"eigsh residuals {res}")
+
+# ---- PyLops-MPI interoperation, both ways
+try:
+    import pylops
+    import pylops_mpi
+except ImportError:
+    pylops_mpi = None
+if pylops_mpi is not None:
+    # a parlops operator on DistributedArrays, inside PyLops-MPI's own CG
+    Aop = parlops.Operator.poisson(parlops.Layout(comm, global_len=nx * nx), (nx, nx))
+    L = Aop.to_pylops_mpi()
+    check(isinstance(L, pylops_mpi.MPILinearOperator), "to_pylops_mpi gives an MPILinearOperator")
+    bd = pylops_mpi.DistributedArray(global_shape=nx * nx)
+    bd[:] = 1.0
+    yd = L.matvec(bd)
+    ref = P @ np.ones(nx * nx)
+    check(np.abs(yd.asarray() - ref).max() <= 1e-12, "parlops operator on a DistributedArray")
+    x0 = pylops_mpi.DistributedArray(global_shape=nx * nx)
+    x0[:] = 0.0
+    xpm = pylops_mpi.optimization.basic.cg(L, bd, x0, niter=400, tol=1e-12)[0]
+    xref = np.linalg.solve(Pd, np.ones(nx * nx))
+    check(np.abs(xpm.asarray() - xref).max() <= 1e-8 * np.abs(xref).max(), "PyLops-MPI cg on a parlops operator")
+    # an uneven DistributedArray split is redistributed, not refused
+    shapes = [(uneven(nx * nx),) for _ in range(1)]
+    allsh = W.allgather(shapes[0])
+    bu = pylops_mpi.DistributedArray(global_shape=nx * nx, local_shapes=allsh)
+    bu[:] = 1.0
+    check(np.abs(L.matvec(bu).asarray() - ref).max() <= 1e-12, "parlops operator on an uneven DistributedArray")
+
+    # PyLops-MPI operators in parlops: a block diagonal of dense blocks and a first derivative
+    nb = 3 + rank
+    Mloc = rng.standard_normal((nb, nb)) + nb * np.eye(nb)
+    BD = pylops_mpi.MPIBlockDiag([pylops.MatrixMult(Mloc)])
+    allb = W.allgather(nb)
+    blay = parlops.Layout(comm, local_len=nb)
+    Pop = parlops.from_pylops_mpi(BD, comm, rows=blay, cols=blay)
+    xv = parlops.Vector(blay).set_random(seed=4)
+    xd = pylops_mpi.DistributedArray(global_shape=sum(allb), local_shapes=[(k,) for k in allb])
+    xd[:] = xv.array
+    check(np.abs((Pop @ xv).array - BD.matvec(xd).local_array).max() <= 1e-13, "a PyLops-MPI block diagonal in parlops: forward")
+    check(np.abs((Pop.H @ xv).array - BD.rmatvec(xd).local_array).max() <= 1e-13, "... adjoint")
+    check(Pop.dottest() <= 1e-12, "... dot test")
+    bv = parlops.Vector(blay).fill(1.0)
+    s = parlops.Solver(comm, "gmres", Pop, rtol=1e-12)
+    x = s.solve(bv)
+    check(s.info.converged and true_rel(Pop, x, bv) <= 1e-11, f"GMRES on a PyLops-MPI operator: {s.info}")
+    D1 = pylops_mpi.MPIFirstDerivative(dims=(nx, 6), dtype=np.float64)
+    Dp = parlops.from_pylops_mpi(D1)
+    dref = pylops.FirstDerivative(dims=(nx, 6), axis=0, dtype=np.float64)
+    xd1 = parlops.Vector(Dp.cols).set_random(seed=9)
+    check(np.abs((Dp @ xd1).gather() - dref @ xd1.gather()).max() <= 1e-12, "MPIFirstDerivative through parlops")
+    check(Dp.dottest() <= 1e-12, "MPIFirstDerivative dot test through parlops")
+    # a composition of a parlops operator with a PyLops-MPI one
+    mix = Amf + parlops.aslinearoperator(parlops.from_pylops_mpi(
+        pylops_mpi.MPIBlockDiag([pylops.MatrixMult(np.eye(gm))]), comm, rows=grid, cols=grid))
+    check(np.abs((mix @ b).gather() - ((P + sp.eye(nx * nx)) @ b.gather())).max() <= 1e-12, "parlops + PyLops-MPI")
+
+ok = all_ranks(checks[1] == 0)
+total = W.allreduce(checks[0])
+failed = W.allreduce(checks[1])
+if rank == 0:
+    print(f"python package at {size} rank(s): {total} checks, {failed} failed", flush=True)
+sys.exit(0 if ok else 1)

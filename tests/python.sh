@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Python package (python/) as a user gets it: `pip install ./python[pylops-mpi]` into a new
+# virtual environment (made afresh every run; scipy beside it for the dense references), then
+# python/tests/test_parlops.py at 1, 2, 3 and 4 ranks finding the installed library through
+# PARLOPS_DIR, and at 2 ranks under the CUDA stand-in (device vectors through
+# __cuda_array_interface__) when tools/gpu_tests.sh has built it.
+# Usage: tests/python.sh PREFIX BUILD_DIR
+set -euo pipefail
+PREFIX=$(cd "$1" && pwd)
+B=$2
+: "${MPIEXEC:=mpiexec.openmpi}"
+venv="$B/python-venv"
+t0=$(date +%s)
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --upgrade pip >/dev/null 2>&1 || true
+# from a copy, so that setuptools' build files stay out of the tree
+rm -rf "$B/python-src" && cp -r python "$B/python-src"
+"$venv/bin/pip" install -q "$B/python-src[pylops-mpi]" scipy
+py="$venv/bin/python"
+echo "python: installed $("$venv/bin/pip" show parlops | grep -E '^(Name|Version)' | tr '\n' ' ')in a new venv ($(( $(date +%s) - t0 )) s)"
+# the package itself is found from the venv, not from the source tree
+(cd "$B" && PARLOPS_DIR="$PREFIX" "$py" -c 'import parlops, os; assert "site-packages" in parlops.__file__, parlops.__file__')
+# without the library: an ImportError saying how to point at it
+msg=$(cd "$B" && PARLOPS_LIB=/nonexistent/libparlops.so "$py" -c 'import parlops' 2>&1 || true)
+grep -q "set PARLOPS_LIB" <<<"$msg" || { echo "python: a missing library did not say how to find it:"; echo "$msg"; exit 1; }
+for n in 1 2 3 4; do
+  log="$B/python.$n.log"
+  # at 2 ranks also the run's timing table that parlops_finalize prints (the package's atexit)
+  if ! (cd "$B" && PARLOPS_DIR="$PREFIX" PARLOPS_TEST_HEADER="$PREFIX/include/parlops.h" \
+        PARLOPS_LOG=$([ $n = 2 ] && echo finalize || echo 0) \
+        timeout 600 "$MPIEXEC" -n $n "$py" "$OLDPWD/python/tests/test_parlops.py") >"$log" 2>&1; then
+    grep -v FutureWarning "$log" | tail -40; echo "python: the package's tests failed at $n rank(s) ($log)"; exit 1
+  fi
+  grep "checks" "$log"
+done
+[ "$(grep -c '^run log, [0-9]* solve(s) added up (2 rank(s))' "$B/python.2.log")" = 1 ] ||
+  { cat "$B/python.2.log"; echo "python: PARLOPS_LOG=finalize printed no run table at exit"; exit 1; }
+if [ -e "$B/standin/libcuda.so.1" ]; then
+  log="$B/standin/python.log"
+  if ! (cd "$B" && PARLOPS_DIR="$PREFIX" CUDA_STANDIN_CACHE="$PWD/standin/cache" \
+        LD_LIBRARY_PATH="$PWD/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        timeout 600 "$MPIEXEC" -n 2 "$py" "$OLDPWD/python/tests/test_parlops.py") >"$log" 2>&1; then
+    tail -30 "$log"; echo "python: the package's tests failed under the CUDA stand-in"; exit 1
+  fi
+  grep -q "device vectors: checked" "$log" || { echo "python: under the stand-in no device vector was made ($log)"; exit 1; }
+  echo "python: under the CUDA stand-in, $(grep 'checks' "$log")"
+fi
+echo "python: all passed ($(( $(date +%s) - t0 )) s)"
