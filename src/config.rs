@@ -27,6 +27,19 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
         "PARLOPS_HYPRE_LIBRARY",
         "the hypre library BoomerAMG loads (default: libHYPRE.so)",
     ),
+    (
+        "PARLOPS_OPTIONS",
+        "run-time options read by parlops_options_insert_env(o, NULL)",
+    ),
+    (
+        "PARLOPS_CSR_LAYOUT",
+        "rows keeps CSR matrices made after it as given (no SELL-8 or 16-bit column layout)",
+    ),
+    ("PARLOPS_LIB", "the library file the Python package loads"),
+    (
+        "PARLOPS_DIR",
+        "the installation prefix where the Python package looks for the library",
+    ),
 ];
 
 /// The process environment as parlops read it (once, at first use).
@@ -75,4 +88,51 @@ pub fn version() -> (i32, i32, i32) {
         p(env!("CARGO_PKG_VERSION_MINOR")),
         p(env!("CARGO_PKG_VERSION_PATCH")),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every `PARLOPS_*` variable the sources read is known (else the configuration report calls a
+    /// setting parlops reads "ignored"): the names are taken from the sources, not listed here.
+    #[test]
+    fn every_variable_read_is_known() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(std::fs::read_to_string(&p).unwrap());
+                }
+            }
+        }
+        let mut srcs = Vec::new();
+        walk(
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+            &mut srcs,
+        );
+        let mut read = std::collections::BTreeSet::new();
+        for s in &srcs {
+            for call in ["var_os(\"", "var(\"", ".get(\"", "            \""] {
+                for (i, _) in s.match_indices(call) {
+                    let rest = &s[i + call.len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                        .collect();
+                    if name.starts_with("PARLOPS_") && rest[name.len()..].starts_with('"') {
+                        read.insert(name);
+                    }
+                }
+            }
+        }
+        for known in ["PARLOPS_OPTIONS", "PARLOPS_CSR_LAYOUT", "PARLOPS_LOG"] {
+            assert!(read.contains(known), "the scan misses {known}: {read:?}");
+        }
+        let unknown: Vec<_> = read
+            .iter()
+            .filter(|n| *n != "PARLOPS_BLESS" && !super::KNOWN_ENV.iter().any(|(k, _)| k == n))
+            .collect();
+        assert!(unknown.is_empty(), "read but not in KNOWN_ENV: {unknown:?}");
+    }
 }

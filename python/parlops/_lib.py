@@ -68,6 +68,25 @@ if library_version()[:2] != _want:
                       f"{'.'.join(map(str, library_version()))}: install the matching package")
 
 
+def _check_mpi():
+    """mpi4py and libparlops must run on the same MPI library (a communicator handle of one MPI
+    means nothing to another): compare what each says it is."""
+    needed = C.c_size_t()
+    lib.parlops_config_report(None, None, 0, C.byref(needed))
+    buf = C.create_string_buffer(needed.value + 1)
+    lib.parlops_config_report(None, buf, needed.value + 1, C.byref(needed))
+    line = next((x for x in buf.value.decode(errors="replace").splitlines() if "MPI library:" in x), "")
+    ours = line.split("MPI library:", 1)[-1].split(" (MPI standard")[0].strip().splitlines()[0:1]
+    theirs = MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0:1]
+    if ours and theirs and ours[0].strip() != theirs[0].strip():
+        raise ImportError(f"parlops: mpi4py runs on '{theirs[0].strip()}' but {LIB_PATH} was built "
+                          f"with '{ours[0].strip()}': install mpi4py against the MPI parlops was built "
+                          "with (pip install --no-binary mpi4py mpi4py, with that MPI's mpicc first on PATH)")
+
+
+_check_mpi()
+
+
 class ParlopsError(RuntimeError):
     """A parlops call failed: `status` (an int, `status_name` its PARLOPS_ERR_* name), `function`,
     and parlops' message, which names the argument and the values. A collective call fails on every
