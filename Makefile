@@ -20,6 +20,9 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 MINOR := $(word 2,$(subst ., ,$(VERSION)))
+# Below 1.0 every minor release may break the ABI, so the soname carries the minor (as cargo-c does)
+SOVERSION := $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
+SONAME := libparlops.so.$(SOVERSION)
 PREFIX ?= /usr/local
 N ?= 400
 NP ?= 2
@@ -52,7 +55,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 CARGO_FLAGS := --release --locked
-LIB := target/release/libparlops.so
+LIB := target/release/versioned/$(SONAME)
 
 # A Rust benchmark of benches/ ($(1), its cargo [[bench]] name) at 1 and 2 ranks, with argument $(2).
 rust_bench = @bin=$$(cargo bench --no-run --locked --message-format=json 2>/dev/null | python3 -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="$(1)" and m.get("executable")]'); \
@@ -64,13 +67,14 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 deps:
 	@tools/deps.sh
 
 build: deps
 	cargo build $(CARGO_FLAGS)
+	@tools/link_shared.sh $(MPICC) $(LIB) $(SONAME)
 
 header:
 	cbindgen --config cbindgen.toml --crate parlops --output include/parlops.h
@@ -112,8 +116,10 @@ install: build
 	  strip --strip-debug --strip-unneeded --remove-section=.comment libparlops.so.$(VERSION) && \
 	  objcopy --add-gnu-debuglink=libparlops.so.$(VERSION).debug libparlops.so.$(VERSION)
 	install -m 644 LICENSE-MIT LICENSE-APACHE CHANGELOG.md README.md $(DESTDIR)$(PREFIX)/share/doc/parlops/
-	ln -sf libparlops.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libparlops.so.$(MAJOR)
-	ln -sf libparlops.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libparlops.so
+	ln -sf libparlops.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libparlops.so
+	@# programs linked before the soname carried the minor recorded libparlops.so.0 (0.1 only)
+	@if [ "$(SOVERSION)" = 0.1 ]; then ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libparlops.so.0; fi
 	install -m 644 target/release/libparlops.a $(DESTDIR)$(PREFIX)/lib/libparlops.a
 	strip --strip-debug $(DESTDIR)$(PREFIX)/lib/libparlops.a
 	install -d $(DESTDIR)$(PREFIX)/include/parlops
@@ -121,7 +127,7 @@ install: build
 	install -m 644 include/parlops/mfem.hpp include/parlops/hypre.hpp $(DESTDIR)$(PREFIX)/include/parlops/
 	install -m 644 fortran/parlops.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/parlops.f90
 	install -m 644 fortran/examples/*.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples/
-	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' -e 's|@MINOR@|$(MINOR)|g' \
 	  cmake/ParlopsConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Parlops/ParlopsConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
 	  cmake/ParlopsConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Parlops/ParlopsConfigVersion.cmake
@@ -198,6 +204,12 @@ reference: stage
 mfem-hypre: stage
 	tests/mfem_hypre.sh $(STAGE) $(BUILD)
 
+# The ABI the header declares against the baseline of the last release (abi/), and the check's own
+# demonstration that a removed function and a grown struct fail it (tools/abi_check.sh).
+abi-check: deps
+	tools/abi_check.sh check
+	tools/abi_check.sh selftest
+
 # The Python package installed with pip into a new venv, its tests at 1-4 ranks (python/).
 python-tests: stage
 	tests/python.sh $(STAGE) $(BUILD)
@@ -216,7 +228,7 @@ gpu-check:
 	@if command -v cargo >/dev/null; then $(MAKE) --no-print-directory gpu-bundle; fi
 	tools/gpu_check.sh
 
-test: deps header-check lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
+test: deps header-check abi-check lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.
@@ -224,7 +236,7 @@ test-mpich:
 	@command -v mpicc.mpich >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libmpich-dev mpich >/dev/null; }
 	TEST_TIMEOUT=1800 MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich tests/run_mpi_tests.sh mpiexec.mpich $(CARGO_FLAGS)
 	MPICC=mpicc.mpich CARGO_TARGET_DIR=$(CURDIR)/target-mpich cargo build $(CARGO_FLAGS)
-	ln -sf libparlops.so $(CURDIR)/target-mpich/release/libparlops.so.$(MAJOR)
+	ln -sf libparlops.so $(CURDIR)/target-mpich/release/$(SONAME)
 	python3 tests/c/gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h >$(BUILD)/collective_guard.c
 	for prog in bad_input bad_input_ops bad_input_solver bad_handles nested_solve trust lifetime collective_guard; do \
 	  src=tests/c/$$prog.c; [ -f $$src ] || src=$(BUILD)/$$prog.c; \

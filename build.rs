@@ -1,13 +1,20 @@
-// Give the shared library a SONAME so that consumers record `libparlops.so.<major>`, not a path; and
+// Give the shared library a SONAME so that consumers record `libparlops.so.<major>` (below 1.0
+// `libparlops.so.0.<minor>`: every minor release may break the ABI), not a path; and
 // read hypre's build configuration (HYPRE_config.h) for the integer widths of the hypre that parlops
 // loads at run time for BoomerAMG (src/hypre/): `cfg(parlops_hypre)` when the headers are found,
 // `cfg(hypre_bigint64)` when HYPRE_BigInt is 64-bit (HYPRE_BIGINT or HYPRE_MIXEDINT),
 // `cfg(hypre_int64)` when HYPRE_Int is too (HYPRE_BIGINT). HYPRE_DIR points at another install.
 fn main() {
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
+    let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap_or_else(|_| "0".into());
+    let soversion = if major == "0" {
+        format!("0.{minor}")
+    } else {
+        major
+    };
     let target = std::env::var("TARGET").unwrap_or_default();
     if target.contains("linux") {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libparlops.so.{major}");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libparlops.so.{soversion}");
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=HYPRE_DIR");

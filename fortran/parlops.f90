@@ -136,6 +136,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ERR_INVALID_HANDLE = 16
   integer(c_int), parameter :: PARLOPS_ERR_NOT_CONVERGED = 17
   integer(c_int), parameter :: PARLOPS_ERR_BUSY = 18
+  integer(c_int), parameter :: PARLOPS_ERR_VERSION_MISMATCH = 19
   integer(c_int), parameter :: PARLOPS_CONVERGED_RTOL = 2
   integer(c_int), parameter :: PARLOPS_CONVERGED_ATOL = 3
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
@@ -542,6 +543,15 @@ module parlops
       integer(c_int), intent(out) :: patch
       integer(c_int) :: parlops_version
     end function parlops_version
+    function parlops_check_version(major, minor, patch) &
+        bind(C, name='parlops_check_version')
+      import
+      implicit none
+      integer(c_int), value :: major
+      integer(c_int), value :: minor
+      integer(c_int), value :: patch
+      integer(c_int) :: parlops_check_version
+    end function parlops_check_version
     function parlops_init(argc, argv) &
         bind(C, name='parlops_init')
       import

@@ -40,6 +40,9 @@
 #define PARLOPS_VERSION_MAJOR 0
 #define PARLOPS_VERSION_MINOR 1
 #define PARLOPS_VERSION_PATCH 0
+/* Check, once at start, that the library loaded keeps the ABI of the header this file was compiled
+   with: PARLOPS_OK, or PARLOPS_ERR_VERSION_MISMATCH with both versions in parlops_last_error(). */
+#define PARLOPS_CHECK_VERSION() parlops_check_version(PARLOPS_VERSION_MAJOR, PARLOPS_VERSION_MINOR, PARLOPS_VERSION_PATCH)
 /* A real scalar argument: PARLOPS_REAL(2.0). */
 #ifdef __cplusplus
 #define PARLOPS_REAL(x) (parlops_scalar{(double)(x), 0.0})
@@ -127,6 +130,10 @@ typedef enum {
   // changed, or read while that call writes it, until the call returns. A vector lent to a
   // callback (the iterate monitor's x and r) cannot be destroyed at all: parlops frees it.
   PARLOPS_ERR_BUSY = 18,
+  // The header a program was compiled with is of a parlops version whose ABI the loaded library
+  // does not keep (parlops_check_version, PARLOPS_CHECK_VERSION()): the message gives both
+  // versions and the library's path.
+  PARLOPS_ERR_VERSION_MISMATCH = 19,
 } parlops_status;
 
 // Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
@@ -957,6 +964,14 @@ const char *parlops_last_error(void);
 
 // Library version; any pointer may be NULL to skip that part.
 parlops_status parlops_version(int *major, int *minor, int *patch);
+
+// Whether this library keeps the ABI of the header of parlops `major`.`minor`.`patch` (pass the
+// header's PARLOPS_VERSION_* numbers, as the macro PARLOPS_CHECK_VERSION() does): the same major
+// version, and below 1.0 the same minor (every 0.x minor release may change the ABI; the soname
+// says so), from 1.0 a minor at least the header's. Patch releases add no function. Otherwise
+// PARLOPS_ERR_VERSION_MISMATCH, the message naming both versions and the library file loaded.
+// Not collective.
+parlops_status parlops_check_version(int major, int minor, int patch);
 
 // Start MPI (`MPI_Init_thread`, FUNNELED) if it is not running yet. Optional: programs that call
 // `MPI_Init` themselves never need it. `argc`/`argv` may be NULL.

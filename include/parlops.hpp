@@ -83,6 +83,12 @@ inline parlops_scalar scalar(double re, double im = 0.0) { return parlops_scalar
 }
 
 /// Start MPI (MPI_Init_thread, FUNNELED) unless it is running; argc/argv may be null.
+/// Throws (PARLOPS_ERR_VERSION_MISMATCH, naming both versions) unless the library loaded keeps the ABI
+/// of the header this program was compiled with; call it once at start.
+inline void check_version() {
+  check(parlops_check_version(PARLOPS_VERSION_MAJOR, PARLOPS_VERSION_MINOR, PARLOPS_VERSION_PATCH));
+}
+
 inline void init(int *argc = nullptr, char ***argv = nullptr) { check(parlops_init(argc, argv)); }
 /// Finalise MPI only if init() started it (destroy parlops objects first).
 inline void finalize() { check(parlops_finalize()); }

@@ -81,6 +81,38 @@ pub fn env() -> &'static Env {
     })
 }
 
+/// Whether this library keeps the ABI of the header of `want` (major, minor, patch): see
+/// parlops_check_version. `path` names the library in the message.
+pub fn check_version(want: (i32, i32, i32), path: String) -> crate::error::Result<()> {
+    let have = version();
+    let ok = want.0 == have.0
+        && if have.0 == 0 {
+            want.1 == have.1
+        } else {
+            want.1 <= have.1
+        };
+    if ok {
+        return Ok(());
+    }
+    Err(crate::err!(
+        VersionMismatch,
+        "the program was compiled with the header of parlops {}.{}.{}, but the library loaded ({path}) \
+         is parlops {}.{}.{}, which does not keep that header's ABI ({}): rebuild the program against \
+         this library's header, or load the library it was built with",
+        want.0,
+        want.1,
+        want.2,
+        have.0,
+        have.1,
+        have.2,
+        if have.0 == 0 {
+            "below 1.0 only the same minor version does"
+        } else {
+            "only the same major version with a minor at least the header's does"
+        }
+    ))
+}
+
 pub fn version() -> (i32, i32, i32) {
     let p = |s: &str| s.parse().unwrap_or(0);
     (
@@ -92,6 +124,34 @@ pub fn version() -> (i32, i32, i32) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn version_rule() {
+        let (a, b, c) = super::version();
+        let p = || "lib".to_string();
+        assert!(super::check_version((a, b, c), p()).is_ok());
+        assert!(super::check_version((a, b, c + 7), p()).is_ok());
+        assert!(super::check_version((a + 1, b, c), p()).is_err());
+        let e = super::check_version((a, b + 1, c), p()).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::VersionMismatch);
+        assert!(e.msg.contains(&format!("{a}.{}.{c}", b + 1)), "{}", e.msg);
+        if a == 0 {
+            assert!(super::check_version((a, b.wrapping_sub(1), c), p()).is_err());
+        }
+    }
+
+    /// The header's PARLOPS_VERSION_* macros are Cargo.toml's version (cbindgen.toml holds them).
+    #[test]
+    fn header_version_is_the_crate_version() {
+        let h = include_str!("../include/parlops.h");
+        let (a, b, c) = super::version();
+        for (name, v) in [("MAJOR", a), ("MINOR", b), ("PATCH", c)] {
+            assert!(
+                h.contains(&format!("#define PARLOPS_VERSION_{name} {v}\n")),
+                "PARLOPS_VERSION_{name} in include/parlops.h (cbindgen.toml) is not {v}"
+            );
+        }
+    }
+
     /// Every `PARLOPS_*` variable the sources read is known (else the configuration report calls a
     /// setting parlops reads "ignored"): the names are taken from the sources, not listed here.
     #[test]

@@ -27,6 +27,8 @@ crate::codes::code_table! {
             "a handle is destroyed, of another type, or not from parlops";
         NotConverged = 17, PARLOPS_ERR_NOT_CONVERGED, "an inner solve did not converge";
         Busy = 18, PARLOPS_ERR_BUSY, "an object is in use by a call that has not returned";
+        VersionMismatch = 19, PARLOPS_ERR_VERSION_MISMATCH,
+            "the program was compiled with the header of another parlops version than the library loaded";
     }
 }
 

@@ -153,6 +153,16 @@ int main(int argc, char **argv) {
       auto v = parlops::version();
       expect(v[0] == PARLOPS_VERSION_MAJOR && v[1] == PARLOPS_VERSION_MINOR && v[2] == PARLOPS_VERSION_PATCH,
              "version() equals the header's macros");
+      parlops::check_version();
+      expect(true, "check_version() accepts this header");
+      bool mismatch = false;
+      try {
+        parlops::check(parlops_check_version(PARLOPS_VERSION_MAJOR, PARLOPS_VERSION_MINOR + 1, 0));
+      } catch (const parlops::Error &e) {
+        mismatch = e.status() == PARLOPS_ERR_VERSION_MISMATCH &&
+                   std::string(e.what()).find("libparlops") != std::string::npos;
+      }
+      expect(mismatch, "a header of the next minor version is refused, naming the library file");
       expect(parlops::status_string(PARLOPS_ERR_SIZE_MISMATCH) == parlops_status_string(3) &&
                  parlops::status_string(PARLOPS_OK) != parlops::status_string(PARLOPS_ERR_SIZE_MISMATCH) &&
                  parlops::status_string(9999).rfind("unknown status", 0) == 0,

@@ -22,7 +22,15 @@ cmake -S c_examples -B "$B/examples" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS_EXA
   || { cat "$B/examples.cmake.log"; exit 1; }
 cmake --build "$B/examples" -j 2 >"$B/examples.build.log" || { cat "$B/examples.build.log"; exit 1; }
 # The installed library is found through its SONAME, not a build-tree path.
-readelf -d "$B/examples/vectors" | grep -q 'NEEDED.*libparlops.so.0' || { echo "vectors does not record libparlops.so.0"; exit 1; }
+# Below 1.0 the soname carries the minor version (libparlops.so.0.1), and the library exports its
+# functions only, each at its PARLOPS_0.<minor> version node (abi/parlops.map).
+soname=$(readelf -d "$PREFIX/lib/libparlops.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[[ $soname =~ ^libparlops\.so\.0\.[0-9]+$ ]] || { echo "installed soname '$soname' does not carry the minor version"; exit 1; }
+readelf -d "$B/examples/vectors" | grep -q "NEEDED.*\[$soname\]" || { echo "vectors does not record $soname"; exit 1; }
+readelf --dyn-syms -W "$B/examples/vectors" | grep -q 'parlops_vec_create@PARLOPS_0\.[0-9]' ||
+  { echo "vectors' references to parlops carry no version"; exit 1; }
+# a program compiled against the 0.1.0 header (before the soname and versions) runs unchanged
+tests/abi/old_program.sh "$PREFIX" "$B"
 
 run 2 "$B/examples/vectors" | tee "$B/vectors2.out"
 grep -q '^ranks = 2,' "$B/vectors2.out" || { echo "C example did not run on 2 ranks"; exit 1; }

@@ -19,6 +19,8 @@ have make || pkgs+=(make)
 # make install strips the library and keeps its debug information beside it (objcopy, strip)
 { have objcopy && have strip; } || pkgs+=(binutils)
 have valgrind || pkgs+=(valgrind)
+# make abi-check: libabigail's abidw and abidiff
+{ have abidw && have abidiff; } || pkgs+=(abigail-tools)
 # cargo, pip and the NVRTC fetch speak HTTPS: they need the CA bundle, not only the tools
 [ -s /etc/ssl/certs/ca-certificates.crt ] || pkgs+=(ca-certificates)
 # the MFEM and hypre tests: Debian's hypre (Open MPI), zlib for MFEM's CMake package, venv + pip for

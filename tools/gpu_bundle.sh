@@ -10,8 +10,9 @@ bin=$(tools/test_binary.sh gpu_check)
 [ -n "$bin" ] || { echo "gpu_bundle: the gpu_check test program was not built" >&2; exit 1; }
 cargo build --release --locked
 objcopy --strip-debug "$bin" "$B/gpu_check"
-objcopy --strip-debug target/release/libparlops.so "$B/libparlops.so.0"
-"${MPICC:-mpicc.openmpi}" -O2 -Wall -Werror -Iinclude c_examples/poisson_gpu.c "$B/libparlops.so.0" \
+soname=$(readelf -d target/release/libparlops.so | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+objcopy --strip-debug target/release/libparlops.so "$B/$soname"
+"${MPICC:-mpicc.openmpi}" -O2 -Wall -Werror -Iinclude c_examples/poisson_gpu.c "$B/$soname" \
   -Wl,-rpath,'$ORIGIN' -lm -o "$B/poisson_gpu"
 (cd "$B/debs" && apt-get download -q openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 \
   libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libpsm2-2 \

@@ -37,8 +37,9 @@ LLVM_PROFILE_FILE="$PWD/build/cov/prof/%p.profraw" LD_LIBRARY_PATH="$PWD/build/s
 LLVM_PROFILE_FILE="$PWD/build/cov/build-%p.profraw" RUSTFLAGS="-C instrument-coverage" \
   cargo build --release --locked --lib 2>&1 | tail -1
 lib=$CARGO_TARGET_DIR/release/libparlops.so
-# the programs need libparlops.so.0 (the installed name)
-mkdir -p build/cov/lib && ln -sf "$lib" build/cov/lib/libparlops.so.0
+# the programs need the library under its soname (the installed name)
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+mkdir -p build/cov/lib && ln -sf "$lib" "build/cov/lib/$soname"
 objects=()
 if [ -x build/device_failures ] && [ -x build/nccl_failures ] && [ -x build/examples/poisson_gpu ]; then
   objects=(-object "$lib")

@@ -104,6 +104,7 @@ PARLOPS_ERR_INTERNAL = 15
 PARLOPS_ERR_INVALID_HANDLE = 16
 PARLOPS_ERR_NOT_CONVERGED = 17
 PARLOPS_ERR_BUSY = 18
+PARLOPS_ERR_VERSION_MISMATCH = 19
 PARLOPS_CONVERGED_RTOL = 2
 PARLOPS_CONVERGED_ATOL = 3
 PARLOPS_CONVERGED_USER = 4
@@ -152,6 +153,7 @@ PARLOPS_STATUS_NAMES = {
     16: 'PARLOPS_ERR_INVALID_HANDLE',
     17: 'PARLOPS_ERR_NOT_CONVERGED',
     18: 'PARLOPS_ERR_BUSY',
+    19: 'PARLOPS_ERR_VERSION_MISMATCH',
 }
 
 
@@ -236,6 +238,7 @@ PROTOTYPES = {
     'parlops_status_string': (C.c_char_p, [C.c_int], ('status',)),
     'parlops_last_error': (C.c_char_p, [], ()),
     'parlops_version': (C.c_int, [C.POINTER(C.c_int), C.POINTER(C.c_int), C.POINTER(C.c_int)], ('major', 'minor', 'patch')),
+    'parlops_check_version': (C.c_int, [C.c_int, C.c_int, C.c_int], ('major', 'minor', 'patch')),
     'parlops_init': (C.c_int, [C.POINTER(C.c_int), C.POINTER(C.POINTER(C.c_char_p))], ('argc', 'argv')),
     'parlops_finalize': (C.c_int, [], ()),
     'parlops_config_report': (C.c_int, [C.c_void_p, C.c_void_p, C.c_size_t, C.POINTER(C.c_size_t)], ('comm', 'buf', 'len', 'needed')),

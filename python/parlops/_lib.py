@@ -61,11 +61,11 @@ def library_version():
     return tuple(x.value for x in v)
 
 
-_want = (_capi.PARLOPS_VERSION_MAJOR, _capi.PARLOPS_VERSION_MINOR)
-if library_version()[:2] != _want:
-    raise ImportError(f"parlops: this package was generated from the header of parlops "
-                      f"{_want[0]}.{_want[1]}, but {LIB_PATH} is version "
-                      f"{'.'.join(map(str, library_version()))}: install the matching package")
+# the library must keep the ABI of the header this package was generated from
+if lib.parlops_check_version(_capi.PARLOPS_VERSION_MAJOR, _capi.PARLOPS_VERSION_MINOR,
+                             _capi.PARLOPS_VERSION_PATCH) != 0:
+    raise ImportError("parlops: " + lib.parlops_last_error().decode(errors="replace") +
+                      " (install the Python package of the library's version)")
 
 
 def _check_mpi():

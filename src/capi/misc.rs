@@ -59,6 +59,49 @@ pub unsafe extern "C" fn parlops_version(
     })
 }
 
+/// Whether this library keeps the ABI of the header of parlops `major`.`minor`.`patch` (pass the
+/// header's PARLOPS_VERSION_* numbers, as the macro PARLOPS_CHECK_VERSION() does): the same major
+/// version, and below 1.0 the same minor (every 0.x minor release may change the ABI; the soname
+/// says so), from 1.0 a minor at least the header's. Patch releases add no function. Otherwise
+/// PARLOPS_ERR_VERSION_MISMATCH, the message naming both versions and the library file loaded.
+/// Not collective.
+#[unsafe(no_mangle)]
+pub extern "C" fn parlops_check_version(
+    major: c_int,
+    minor: c_int,
+    patch: c_int,
+) -> parlops_status {
+    guard("parlops_check_version", || {
+        crate::config::check_version((major, minor, patch), library_path())
+    })
+}
+
+/// The file this library was loaded from (for messages).
+fn library_path() -> String {
+    let mut info: libc::Dl_info = empty_dl_info();
+    let addr = parlops_check_version as *const libc::c_void;
+    // SAFETY: `dladdr` reads the address of a function of this library and writes `info`, a valid
+    // Dl_info; its strings point into the loader's tables, which live as long as the library.
+    let found = unsafe { libc::dladdr(addr, &mut info) } != 0;
+    if found && !info.dli_fname.is_null() {
+        // SAFETY: `dli_fname` is a NUL-terminated path owned by the loader (checked non-NULL).
+        unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        "libparlops (path unknown)".into()
+    }
+}
+
+fn empty_dl_info() -> libc::Dl_info {
+    libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    }
+}
+
 /// Start MPI (`MPI_Init_thread`, FUNNELED) if it is not running yet. Optional: programs that call
 /// `MPI_Init` themselves never need it. `argc`/`argv` may be NULL.
 #[unsafe(no_mangle)]

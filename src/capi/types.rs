@@ -50,6 +50,10 @@ pub enum parlops_status {
     /// changed, or read while that call writes it, until the call returns. A vector lent to a
     /// callback (the iterate monitor's x and r) cannot be destroyed at all: parlops frees it.
     PARLOPS_ERR_BUSY = 18,
+    /// The header a program was compiled with is of a parlops version whose ABI the loaded library
+    /// does not keep (parlops_check_version, PARLOPS_CHECK_VERSION()): the message gives both
+    /// versions and the library's path.
+    PARLOPS_ERR_VERSION_MISMATCH = 19,
 }
 
 impl From<ErrorKind> for parlops_status {
@@ -74,6 +78,7 @@ impl From<ErrorKind> for parlops_status {
             ErrorKind::InvalidHandle => PARLOPS_ERR_INVALID_HANDLE,
             ErrorKind::NotConverged => PARLOPS_ERR_NOT_CONVERGED,
             ErrorKind::Busy => PARLOPS_ERR_BUSY,
+            ErrorKind::VersionMismatch => PARLOPS_ERR_VERSION_MISMATCH,
         }
     }
 }

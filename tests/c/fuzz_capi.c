@@ -450,6 +450,7 @@ static int do_call(int k) {
       break;
     }
     CASE(parlops_version) st = parlops_version(OUT(ia), OUT(ib), chance(50) ? NULL : &ia); break;
+    CASE(parlops_check_version) st = parlops_check_version(int_v(), int_v(), int_v()); break;
     CASE(parlops_init) st = parlops_init(NULL, NULL); break;
     CASE(parlops_finalize) st = parlops_finalize(); break; /* MPI was started by us: a no-op */
     CASE(parlops_config_report) {
@@ -1265,7 +1266,7 @@ block : {
 
 check:
   if (!has_status) return 1;
-  if ((int)st < 0 || (int)st > PARLOPS_ERR_NOT_CONVERGED) {
+  if ((int)st < 0 || (int)st > PARLOPS_ERR_VERSION_MISMATCH) {
     fail("status is not a parlops_status value", (int)st);
     return 0;
   }
