@@ -323,8 +323,10 @@ fn c_enums_follow_the_tables() {
     // SAFETY: as above: the literal "PARLOPS_OK: success", static and NUL-terminated.
     let ok = unsafe { CStr::from_ptr(parlops_status_string(0)) };
     assert_eq!(ok.to_str().unwrap(), "PARLOPS_OK: success");
-    // SAFETY: as above: 19 is no status, which gives the static "unknown status" literal.
-    let unknown = unsafe { CStr::from_ptr(parlops_status_string(19)) };
+    let past = ErrorKind::ALL.len() as i32 + 1;
+    // SAFETY: as above: one past the last status is no status, which gives the static "unknown
+    // status" literal.
+    let unknown = unsafe { CStr::from_ptr(parlops_status_string(past)) };
     assert!(unknown.to_str().unwrap().starts_with("unknown status"));
     for &r in Reason::ALL {
         let c = parlops_reason::from(r);
