@@ -67,10 +67,15 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check docs deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
+# SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
+# and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
+SKIP_DEPS ?= 0
+FORTRAN ?= 1
 deps:
-	@tools/deps.sh
+	@if [ "$(SKIP_DEPS)" = 1 ]; then echo "deps: SKIP_DEPS=1: the environment's MPI ($(MPICC)), Rust and hypre"; \
+	else tools/deps.sh; fi
 
 build: deps
 	cargo build $(CARGO_FLAGS)
@@ -125,8 +130,9 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/include/parlops
 	install -m 644 include/parlops.h include/parlops.hpp $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/parlops/mfem.hpp include/parlops/hypre.hpp $(DESTDIR)$(PREFIX)/include/parlops/
-	install -m 644 fortran/parlops.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/parlops.f90
-	install -m 644 fortran/examples/*.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples/
+	if [ "$(FORTRAN)" != 0 ]; then \
+	  install -m 644 fortran/parlops.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/parlops.f90 && \
+	  install -m 644 fortran/examples/*.f90 $(DESTDIR)$(PREFIX)/share/parlops/fortran/examples/; fi
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' -e 's|@MINOR@|$(MINOR)|g' \
 	  cmake/ParlopsConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Parlops/ParlopsConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
@@ -204,6 +210,11 @@ reference: stage
 mfem-hypre: stage
 	tests/mfem_hypre.sh $(STAGE) $(BUILD)
 
+# The API reference (HTML) from the header's comments, into build/docs: fails on an undocumented item
+# or a broken link (tools/gen_docs.py).
+docs:
+	python3 tools/gen_docs.py $(BUILD)/docs
+
 # The ABI the header declares against the baseline of the last release (abi/), and the check's own
 # demonstration that a removed function and a grown struct fail it (tools/abi_check.sh).
 abi-check: deps
@@ -228,7 +239,7 @@ gpu-check:
 	@if command -v cargo >/dev/null; then $(MAKE) --no-print-directory gpu-bundle; fi
 	tools/gpu_check.sh
 
-test: deps header-check abi-check lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
+test: deps header-check abi-check docs lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
 	@echo "make test: all checks passed"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.

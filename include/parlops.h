@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* The version of parlops this header belongs to (major, minor, patch; parlops_version gives the
+   library's). */
 #define PARLOPS_VERSION_MAJOR 0
 #define PARLOPS_VERSION_MINOR 1
 #define PARLOPS_VERSION_PATCH 0
@@ -55,34 +57,6 @@
 
 // Gather to every rank (`parlops_vec_gather`'s `root`).
 #define PARLOPS_ALL_RANKS -1
-
-// The most products with A per random vector accepted (hIPPYlib uses 1 to 3; each is a pass of
-// n_omega products).
-#define MAX_POWER 100
-
-#define BLOCK 256
-
-// Blocks of reduction kernels (partials reduced by `k_finish` in one block).
-#define RED_BLOCKS 1024
-
-// The largest sweep count per level, level count, and functions per node accepted.
-#define MAX_SWEEPS 100
-
-#define MAX_LEVELS 100
-
-#define MAX_FUNCTIONS 256
-
-// hypre's print levels (0 silent .. 3 set-up and solve).
-#define MAX_PRINT_LEVEL 3
-
-// The largest degree accepted (each degree is one more operator apply per application).
-#define MAX_DEGREE 1000
-
-// The longest option text read (a string, an environment variable, all arguments together).
-#define MAX_TEXT (1 << 20)
-
-// The number of phases.
-#define PHASES 7
 
 // Result of every fallible call; `PARLOPS_OK` (0) is success. See `parlops_status_string` and
 // `parlops_last_error` for the words.
@@ -166,12 +140,6 @@ typedef enum {
   // The monitor asked to stop.
   PARLOPS_DIVERGED_USER = -10,
 } parlops_reason;
-
-// A phase of a solve.
-typedef struct Phase Phase;
-
-// One option.
-typedef struct Spec Spec;
 
 // A communicator (opaque): a private duplicate of the caller's MPI communicator.
 typedef struct parlops_comm parlops_comm;

@@ -32,7 +32,7 @@ for n in 1 2 3 4; do
         timeout 600 "$MPIEXEC" -n $n "$py" "$OLDPWD/python/tests/test_parlops.py") >"$log" 2>&1; then
     grep -v FutureWarning "$log" | tail -40; echo "python: the package's tests failed at $n rank(s) ($log)"; exit 1
   fi
-  grep "checks" "$log"
+  grep '^python package at' "$log"
 done
 [ "$(grep -c '^run log, [0-9]* solve(s) added up (2 rank(s))' "$B/python.2.log")" = 1 ] ||
   { cat "$B/python.2.log"; echo "python: PARLOPS_LOG=finalize printed no run table at exit"; exit 1; }
@@ -44,6 +44,6 @@ if [ -e "$B/standin/libcuda.so.1" ]; then
     tail -30 "$log"; echo "python: the package's tests failed under the CUDA stand-in"; exit 1
   fi
   grep -q "device vectors: checked" "$log" || { echo "python: under the stand-in no device vector was made ($log)"; exit 1; }
-  echo "python: under the CUDA stand-in, $(grep 'checks' "$log")"
+  echo "python: under the CUDA stand-in, $(grep '^python package at' "$log")"
 fi
 echo "python: all passed ($(( $(date +%s) - t0 )) s)"

@@ -363,5 +363,5 @@ ok = all_ranks(checks[1] == 0)
 total = W.allreduce(checks[0])
 failed = W.allreduce(checks[1])
 if rank == 0:
-    print(f"python package at {size} rank(s): {total} checks, {failed} failed", flush=True)
+    print(f"python package at {size} rank(s): {total - failed} passed, {failed} failed", flush=True)
 sys.exit(0 if ok else 1)
