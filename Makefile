@@ -67,7 +67,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check docs deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -220,6 +220,11 @@ docs:
 abi-check: deps
 	tools/abi_check.sh check
 	tools/abi_check.sh selftest
+
+# The Spack recipe's install commands, run as they are (tools/check_spack_recipe.sh; make fresh-check
+# runs it in its clean root after make test).
+spack-check:
+	tools/check_spack_recipe.sh
 
 # The Python package installed with pip into a new venv, its tests at 1-4 ranks (python/).
 python-tests: stage

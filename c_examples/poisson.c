@@ -27,6 +27,7 @@
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  CHECK(PARLOPS_CHECK_VERSION()); /* the library loaded keeps this header's ABI */
   int64_t n = argc > 1 ? atoll(argv[1]) : 400, N = n * n;
   const char *mname = argc > 2 ? argv[2] : "cg";
   int jacobi = argc > 3 && strcmp(argv[3], "jacobi") == 0;

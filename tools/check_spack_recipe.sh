@@ -5,7 +5,7 @@
 # `make install ARGS`, into a new prefix with SKIP_DEPS=1 (as under Spack, which provides the
 # dependencies: here the machine's); then the installed prefix used as a Spack user would (pkg-config,
 # the C example at 2 ranks). make fresh-check runs this in its clean Debian root after `make test`.
-# Usage: tools/check_spack_recipe.sh [PREFIX]  (default build/spack-prefix)
+# Usage: make spack-check, or tools/check_spack_recipe.sh [PREFIX]  (default build/spack-prefix)
 set -euo pipefail
 recipe=spack/packages/parlops/package.py
 prefix=$(realpath -m "${1:-build/spack-prefix}")

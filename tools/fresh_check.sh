@@ -12,7 +12,7 @@
 # (the root and the logs) for a look after a failure; FRESH_KEEP=0 removes the root on success.
 #   FRESH_DIR     where the root goes (default build/fresh)
 #   FRESH_SUITE   Debian release (default: the host's VERSION_CODENAME)
-#   FRESH_STEPS   what runs inside (default "make demo && make test && tools/check_spack_recipe.sh")
+#   FRESH_STEPS   what runs inside (default "make demo && make test && make spack-check")
 #   FRESH_SEED    Debian packages put in the root first: what this project's machine image ships that
 #                 could fool an "is it installed" test (LLVM's libclang-cpp without libclang, python3
 #                 without venv). Default "llvm-14 libclang-cpp14 python3"; those the release lacks are
@@ -21,7 +21,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${FRESH_DIR:-$repo/build/fresh}
 root=$work/root
-steps=${FRESH_STEPS:-make demo && make test && tools/check_spack_recipe.sh}
+steps=${FRESH_STEPS:-make demo && make test && make spack-check}
 seed=${FRESH_SEED-llvm-14 libclang-cpp14 python3}
 say() { echo "fresh-check: $*"; }
 die() { echo "fresh-check: $*" >&2; exit 1; }

@@ -52,7 +52,7 @@ class Operator(Handle):
         if self._rows is None or self._cols is None:
             r, c = C.c_void_p(), C.c_void_p()
             call("parlops_op_layouts", self.handle, C.byref(r), C.byref(c))
-            comm = next((d.comm for d in self._deps if hasattr(d, "comm")), None)
+            comm = _find_comm(self)
             self._rows = Layout._adopt(r, comm)
             self._cols = Layout._adopt(c, comm)
         return self._rows, self._cols
@@ -367,6 +367,22 @@ class Operator(Handle):
         n = C.c_int64()
         call("parlops_op_refresh", self.handle, int(bool(force)), C.byref(n))
         return n.value
+
+
+def _find_comm(obj, depth=0):
+    """The parlops Comm an operator was built on, from what it was built from."""
+    from .core import Comm
+    if isinstance(obj, Comm):
+        return obj
+    c = getattr(obj, "comm", None)
+    if isinstance(c, Comm):
+        return c
+    for d in getattr(obj, "_deps", []) + [getattr(obj, "_rows", None), getattr(obj, "_cols", None)]:
+        if d is not None and depth < 8:
+            c = _find_comm(d, depth + 1)
+            if c is not None:
+                return c
+    return None
 
 
 def aslinearoperator(a):

@@ -157,6 +157,18 @@ for dt in DTYPES:
     check(close3 <= 40 * tol * scale * np.abs(D).sum(), f"{np.dtype(dt)} shell + composition ({close3})")
     check(S.dottest() <= 100 * tol, f"{np.dtype(dt)} shell dot test")
 
+# ---- a block diagonal of this rank's local operators (MPI_COMM_SELF layouts): layouts read back
+selfc = parlops.Comm(MPI.COMM_SELF)
+nb = 2 + rank
+loc = rng.standard_normal((nb, nb))
+L = parlops.Operator.dense(parlops.Layout(selfc, global_len=nb), parlops.Layout(selfc, global_len=nb), loc)
+BDg = parlops.Operator.block_diag(comm, [L])
+xb = parlops.Vector(BDg.cols).set_random(seed=3)
+yb = (BDg @ xb).gather(root=0)
+allb = W.allgather(loc)
+ref = np.concatenate([m @ xs for m, xs in zip(allb, np.split(xb.gather(), np.cumsum([m.shape[0] for m in allb])[:-1]))])
+check(rank != 0 or np.abs(yb - ref).max() <= 1e-12, "block diagonal of local operators, gathered to rank 0")
+
 # ---- lifetimes: a composition keeps a shell's Python callables alive after the shell is dropped
 calls = [0]
 
