@@ -948,7 +948,7 @@ parlops_status parlops_init(int *argc, char ***argv);
 // Finalise MPI only if `parlops_init` started it; otherwise do nothing. Destroy parlops objects first.
 // With the environment variable PARLOPS_LOG=finalize, first prints on rank 0 where the time of
 // every solve of the run went (the -log_view table added up over the solves): then collective over
-// MPI_COMM_WORLD while MPI runs.
+// MPI_COMM_WORLD while MPI runs (every rank must then call it, with the same PARLOPS_LOG).
 parlops_status parlops_finalize(void);
 
 // Human-readable configuration report: version, MPI library, CUDA/NCCL compiled in and found at run

@@ -7,8 +7,12 @@ a C type this script cannot map stops it with an error (and `make header` / `mak
 with it), so a function added to the header is in the Python package the moment it is regenerated.
 Usage: gen_capi.py include/parlops.h > python/parlops/_capi.py
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from header_parse import prototypes, split_params  # noqa: E402
 
 HEADER = open(sys.argv[1]).read()
 
@@ -92,16 +96,6 @@ def ctype_of(ctype, where):
     return out
 
 
-def split_params(params):
-    params = " ".join(params.split())
-    plist = [] if params in ("", "void") else [p.strip() for p in params.split(",")]
-    out = []
-    for p in plist:
-        m = re.match(r"(.*?)(\w+)$", p)
-        out.append((m.group(1).strip(), m.group(2)))
-    return out
-
-
 def main():
     out = []
     w = out.append
@@ -145,13 +139,11 @@ def main():
         args = [ctype_of(t, f"{name}({p})") for t, p in split_params(params)]
         w(f"{name} = C.CFUNCTYPE({', '.join([r] + args)})")
     w("")
-    body = HEADER.split('extern "C" {', 1)[1]
-    protos = re.findall(r"^([A-Za-z_][\w \*]*?[\s\*])(parlops_\w+)\(([^;]*?)\);", body, re.M | re.S)
+    protos = prototypes(HEADER)
     w("# name: (restype, argtypes, parameter names)")
     w("PROTOTYPES = {")
     names = []
     for ret, name, params in protos:
-        ret = ret.strip()
         if name in SKIP:
             continue
         if ret == "parlops_status":

@@ -108,6 +108,11 @@ def parse():
 
 ITEMS = parse()
 NAMES = {it["name"] for it in ITEMS}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from header_parse import functions  # noqa: E402
+_missed = set(functions(HEADER)) - {it["name"] for it in ITEMS if it["kind"] == "function"}
+if _missed:
+    errors.append(f"functions the reference's reader missed: {sorted(_missed)}")
 
 # ---- groups: pages, and the rules that place each item (first match wins)
 PAGES = [

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Print the functions include/parlops.h declares, one per line, sorted (the version script's and the
-ABI stub's source of truth, read as python/gen_capi.py reads the header)."""
-import re
+"""Print the functions include/parlops.h declares, one per line, sorted (tools/link_shared.sh checks
+the version script against them). Usage: header_functions.py [HEADER]"""
+import os
 import sys
 
-body = open(sys.argv[1] if len(sys.argv) > 1 else "include/parlops.h").read().split('extern "C" {', 1)[1]
-names = re.findall(r"^[A-Za-z_][\w \*]*?[\s\*](parlops_\w+)\(", body, re.M)
-print("\n".join(sorted(set(names))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from header_parse import functions  # noqa: E402
+
+print("\n".join(functions(open(sys.argv[1] if len(sys.argv) > 1 else "include/parlops.h").read())))

@@ -119,7 +119,7 @@ pub unsafe extern "C" fn parlops_init(
 /// Finalise MPI only if `parlops_init` started it; otherwise do nothing. Destroy parlops objects first.
 /// With the environment variable PARLOPS_LOG=finalize, first prints on rank 0 where the time of
 /// every solve of the run went (the -log_view table added up over the solves): then collective over
-/// MPI_COMM_WORLD while MPI runs.
+/// MPI_COMM_WORLD while MPI runs (every rank must then call it, with the same PARLOPS_LOG).
 #[unsafe(no_mangle)]
 pub extern "C" fn parlops_finalize() -> parlops_status {
     guard("parlops_finalize", || {
