@@ -4,7 +4,8 @@
 #   make test                   everything CI checks (header, fmt, clippy, unit, 1-4 ranks, C/Fortran/CMake)
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
-#   make bench                  parlops next to PETSc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot, an MFEM matrix), 1 and 2 ranks:
+#   make bench                  parlops next to PETSc, SLEPc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot, an MFEM matrix,
+#                               Krylov-Schur), 1 and 2 ranks:
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
@@ -67,7 +68,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -185,6 +186,7 @@ bench: stage
 	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/pylops_cg.py $(BENCH_2D) $(BENCH_ROUNDS) $(BENCH_K) \
 	    $(BUILD)/bench.json || exit 1; \
 	done
+	$(MAKE) --no-print-directory bench-eigen
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
@@ -193,6 +195,21 @@ bench: stage
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then
 # preconditioners that follow a changing matrix (benches/heat.cpp: 50 heat-equation steps, AMG made
 # again at every step against refreshed every 10th). Fetches the MFEM wheel when it is missing.
+# parlops_eig_krylov_schur next to SLEPc's Krylov-Schur (benches/eigen_versus.c: the same rows, start
+# vector, basis size and tolerance; interleaved rounds, medians; both answers checked against the
+# closed form). Installs Debian's slepc-dev when missing (not a test). Appends to build/bench.json.
+EIG_ROUNDS ?= 3
+EIG_LARGEST ?= 1000 6 24
+EIG_SMALLEST ?= 100 4 24
+EIG_TOL ?= 1e-8
+bench-eigen: stage
+	@pkg-config --exists slepc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slepc-dev >/dev/null; }
+	$(MPICC) -O2 -Iinclude benches/eigen_versus.c $$(pkg-config --cflags --libs slepc) \
+	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/eigen_versus
+	for np in $(BENCH_NP); do \
+	  $(MPIEXEC) -n $$np $(BUILD)/eigen_versus $(EIG_ROUNDS) $(EIG_LARGEST) $(EIG_SMALLEST) $(EIG_TOL) $(BUILD)/bench.json || exit 1; \
+	done
+
 bench-precond: stage
 	tools/mfem_fetch.sh $(BUILD)
 	mpicxx.openmpi -std=c++17 -O2 benches/precond.cpp -isystem /usr/include/hypre -isystem $(MFEM_SER)/include \

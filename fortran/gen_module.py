@@ -114,6 +114,7 @@ parlops_vec_maxpy              a:in_array x:handle_array_in
 parlops_vec_orthonormalize     v:handle_array r:out_array
 parlops_eig_randomized         omega:handle_array_in eigenvalues:out_array u:handle_array
 parlops_eig_lanczos            eigenvalues:out_array residuals:out_array vecs:handle_array steps:out
+parlops_eig_krylov_schur       eigenvalues:out_array residuals:out_array vecs:handle_array products:out
 parlops_op_low_rank            u:handle_array_in d:in_array out:handle_out
 parlops_layout_stack           parts:handle_array_in out:handle_out
 parlops_op_block               blocks:handle_array_in out:handle_out

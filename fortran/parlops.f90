@@ -47,6 +47,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_RANDOMIZED_SINGLE_PASS = 1
   integer(c_int), parameter :: PARLOPS_EIG_LARGEST = 0
   integer(c_int), parameter :: PARLOPS_EIG_SMALLEST = 1
+  integer(c_int), parameter :: PARLOPS_EIG_NEAREST = 2
   integer(c_int), parameter :: PARLOPS_HYPRE_BOOMERAMG = 0
   integer(c_int), parameter :: PARLOPS_HYPRE_AMS = 1
   integer(c_int), parameter :: PARLOPS_HYPRE_ADS = 2
@@ -290,6 +291,29 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_low_rank
     end function parlops_op_low_rank
+    function parlops_eig_krylov_schur(a, b, inv, sigma, v0, n_ev, ncv, max_products, tol, which, &
+        monitor, monitor_ctx, eigenvalues, residuals, vecs, products) &
+        bind(C, name='parlops_eig_krylov_schur')
+      import
+      implicit none
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), value :: inv
+      real(c_double), value :: sigma
+      type(c_ptr), value :: v0
+      integer(c_int), value :: n_ev
+      integer(c_int), value :: ncv
+      integer(c_int64_t), value :: max_products
+      real(c_double), value :: tol
+      integer(c_int32_t), value :: which
+      type(c_funptr), value :: monitor
+      type(c_ptr), value :: monitor_ctx
+      real(c_double), intent(out) :: eigenvalues(*)
+      real(c_double), intent(out) :: residuals(*)
+      type(c_ptr), intent(in) :: vecs(*)
+      integer(c_int64_t), intent(out) :: products
+      integer(c_int) :: parlops_eig_krylov_schur
+    end function parlops_eig_krylov_schur
     function parlops_comm_split(comm, group, out) &
         bind(C, name='parlops_comm_split')
       import

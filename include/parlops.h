@@ -176,6 +176,18 @@ typedef int32_t parlops_randomized_pass;
 // Which end of the spectrum Lanczos looks for.
 typedef int32_t parlops_eig_which;
 
+// Eigensolver monitor: called on every rank after each Krylov-Schur cycle with the products with
+// the iteration operator made so far, the number of leading wanted pairs converged, and `n`
+// eigenvalue approximations with their relative residual estimates (most wanted first; the
+// arrays are valid during the call); return non-zero to stop (any rank asking stops every rank:
+// PARLOPS_ERR_NOT_CONVERGED with the values reached).
+typedef int (*parlops_eig_monitor_fn)(void *ctx,
+                                      int64_t products,
+                                      int n_converged,
+                                      int n,
+                                      const double *values,
+                                      const double *estimates);
+
 // Which norm `parlops_vec_norm` computes.
 typedef int32_t parlops_norm;
 
@@ -334,6 +346,10 @@ typedef int32_t parlops_monitor_action;
 
 // The smallest eigenvalues (returned in ascending order).
 #define PARLOPS_EIG_SMALLEST 1
+
+// The eigenvalues nearest the shift `sigma` by shift-and-invert (parlops_eig_krylov_schur; returned
+// by increasing distance from sigma).
+#define PARLOPS_EIG_NEAREST 2
 
 // BoomerAMG (parlops_op_create_boomeramg_with).
 #define PARLOPS_HYPRE_BOOMERAMG 0
@@ -718,6 +734,51 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
                                    const parlops_vec *const *u,
                                    const double *d,
                                    parlops_op **out);
+
+// Krylov-Schur (thick-restart Lanczos, SLEPc's default eigensolver) for `n_ev` eigenpairs of the
+// Hermitian problem A x = lambda x, or A x = lambda B x with `b` Hermitian positive definite,
+// with a basis of at most `ncv` vectors: memory is ncv + 4 vectors of a's layout (vectors in
+// device memory: up to 2 ncv + 3, the restart going through spare vectors), however many products
+// the run takes (n_ev < ncv <= the global size, or ncv equal to it;
+// SLEPc's default ncv is max(2 n_ev, n_ev + 15)). `which`: PARLOPS_EIG_LARGEST (descending) or
+// PARLOPS_EIG_SMALLEST (ascending), where `inv` applies B^-1 (NULL, with b NULL, for the standard
+// problem; a parlops_op_create_inverse of a CG solver for a mass matrix, for instance), or
+// PARLOPS_EIG_NEAREST: the eigenvalues nearest `sigma` (by increasing distance) by shift-and-invert,
+// where `inv` applies (A - sigma B)^-1 (b NULL: B = I; a parlops_op_create_inverse of an
+// AMG-preconditioned solver for A - sigma B, solved to a tolerance well below `tol`). `sigma` is
+// read only with PARLOPS_EIG_NEAREST. The basis is built for OP = A, B^-1 A or (A - sigma B)^-1 B,
+// orthonormal in the B inner product, from the start vector `v0` (any vector with a component in
+// the wanted eigenspaces: a random one), in at most `max_products` products with OP. Converged
+// pairs are locked (no longer worked on). The stopping rule is each wanted pair's true relative
+// residual ||A x - lambda B x|| / (|lambda| ||B x||) <= tol, or ||A x - lambda B x|| at rounding
+// level (100 eps (|l| ||B x|| + ||A x||), eps of the dtype, l the largest eigenvalue estimate
+// seen); the run tests the cheap Ritz
+// estimates after each cycle and checks the true residuals (one product with A, and B, per pair)
+// before it locks a pair or returns. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
+// the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the eigenvectors,
+// x^H B x = 1) and `products` (or NULL). `monitor` (or NULL) is called after each cycle with
+// `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that
+// stay above the rule: an inexact inv): PARLOPS_ERR_NOT_CONVERGED, the message giving the
+// eigenvalues reached and their relative residuals (the estimates; the true ones where their check
+// failed), the products and restarts made; nothing is written. One start vector sees each eigenspace once per
+// cycle: a multiple eigenvalue is found again only through rounding and restarts (the randomized
+// eigensolver, a block method, is for clusters). [collective]
+parlops_status parlops_eig_krylov_schur(const parlops_op *a,
+                                        const parlops_op *b,
+                                        const parlops_op *inv,
+                                        double sigma,
+                                        const parlops_vec *v0,
+                                        int n_ev,
+                                        int ncv,
+                                        int64_t max_products,
+                                        double tol,
+                                        parlops_eig_which which,
+                                        parlops_eig_monitor_fn monitor,
+                                        void *monitor_ctx,
+                                        double *eigenvalues,
+                                        double *residuals,
+                                        parlops_vec *const *vecs,
+                                        int64_t *products);
 
 // Rank groups, PyLops-MPI's `mask`: the ranks of `comm` that pass the same `group` (>= 0; this
 // rank's mask value) form one communicator, returned on each of them, ranks ordered as in `comm`.

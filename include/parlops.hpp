@@ -18,6 +18,7 @@
 #endif
 #include <parlops.h>
 
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -1218,6 +1219,55 @@ inline std::vector<double> eig_lanczos(const Op &a, const Vec &v0, int n_ev, par
   auto hv = detail::raw_mut(vecs);
   check(parlops_eig_lanczos(a.get(), v0.get(), max_steps, tol, n_ev, which, vals.data(), res.data(),
                             vecs.empty() ? nullptr : hv.data(), steps));
+  if (residuals) *residuals = res;
+  return vals;
+}
+
+/// What parlops_eig_krylov_schur takes beyond the operator, the start vector and n_ev (SLEPc's EPS
+/// settings): the wanted end or the shift, the basis size, the limits, B and the inverse operator,
+/// and a monitor f(products, n_converged, values, estimates) returning true to stop.
+struct KrylovSchur {
+  parlops_eig_which which = PARLOPS_EIG_LARGEST;
+  double sigma = 0.0;  // PARLOPS_EIG_NEAREST only
+  int ncv = 0;         // 0: SLEPc's default, max(2 n_ev, n_ev + 15), at most the operator's size
+  int64_t max_products = 100000;
+  double tol = 1e-8;
+  const Op *b = nullptr;    // B of A x = lambda B x (null: the identity)
+  const Op *inv = nullptr;  // B^-1 (largest, smallest with b) or (A - sigma B)^-1 (nearest)
+  std::function<bool(int64_t, int, const std::vector<double> &, const std::vector<double> &)> monitor;
+};
+
+namespace detail {
+inline int eig_monitor_call(void *ctx, int64_t products, int nconv, int n, const double *v, const double *e) noexcept {
+  try {
+    const auto &f = static_cast<const KrylovSchur *>(ctx)->monitor;
+    return f(products, nconv, std::vector<double>(v, v + n), std::vector<double>(e, e + n)) ? 1 : 0;
+  } catch (...) {
+    return 1;
+  }
+}
+}  // namespace detail
+
+/// Krylov-Schur: n_ev eigenvalues of the Hermitian A (or the pencil (A, B)) from v0 with a basis of
+/// at most `o.ncv` vectors; eigenvectors into `vecs` (empty or n_ev vectors), the true relative
+/// residuals into `residuals`. Throws PARLOPS_ERR_NOT_CONVERGED (the values reached are in its
+/// message). [collective]
+inline std::vector<double> eig_krylov_schur(const Op &a, const Vec &v0, int n_ev, const KrylovSchur &o = {},
+                                            const std::vector<Vec *> &vecs = {},
+                                            std::vector<double> *residuals = nullptr, int64_t *products = nullptr) {
+  std::vector<double> vals(static_cast<std::size_t>(n_ev > 0 ? n_ev : 0)), res(vals.size());
+  auto hv = detail::raw_mut(vecs);
+  int ncv = o.ncv;
+  if (ncv == 0) {
+    int64_t n = 0;
+    check(parlops_op_size(a.get(), &n, nullptr));
+    ncv = static_cast<int>(std::min<int64_t>(std::max(2 * n_ev, n_ev + 15), n));
+  }
+  check(parlops_eig_krylov_schur(a.get(), o.b ? o.b->get() : nullptr, o.inv ? o.inv->get() : nullptr, o.sigma, v0.get(),
+                                 n_ev, ncv, o.max_products, o.tol, o.which,
+                                 o.monitor ? detail::eig_monitor_call : nullptr,
+                                 const_cast<void *>(static_cast<const void *>(&o)), vals.data(), res.data(),
+                                 vecs.empty() ? nullptr : hv.data(), products));
   if (residuals) *residuals = res;
   return vals;
 }

@@ -21,6 +21,8 @@ use parlops::{Scalar, c64};
 #[path = "mpi_models/eigen.rs"]
 mod eigen;
 use eigen::*;
+#[path = "mpi_models/ks.rs"]
+mod ks;
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
@@ -612,5 +614,10 @@ fn main() {
     run_lanczos::<f64>(&mut t, &comm);
     run_lanczos::<c64>(&mut t, &comm);
     run_lanczos_long(&mut t, &comm);
+    ks::run_ks_standard::<f64>(&mut t, &comm);
+    ks::run_ks_standard::<c64>(&mut t, &comm);
+    ks::run_ks_pencil::<f64>(&mut t, &comm);
+    ks::run_ks_pencil::<c64>(&mut t, &comm);
+    ks::run_ks_edges(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }

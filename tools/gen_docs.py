@@ -124,7 +124,7 @@ PAGES = [
     ("precond", "Preconditioners", "Jacobi, Chebyshev, block Jacobi, BoomerAMG, AMS and ADS; set-ups and refreshes."),
     ("solver", "Solvers", "Krylov solvers: settings, monitors, outcomes, views and timings."),
     ("options", "Run-time options", "PETSc-style options from strings, the environment and argv."),
-    ("eigen", "Eigensolvers", "Lanczos, randomized eigensolvers, power iteration, low-rank operators."),
+    ("eigen", "Eigensolvers", "Krylov-Schur, Lanczos, randomized eigensolvers, power iteration, low-rank operators."),
     ("device", "Device", "CUDA memory, streams and NCCL communicators."),
 ]
 RULES = [

@@ -19,7 +19,7 @@ from . import _capi
 from ._lib import LIB_PATH, ParlopsError, library_version, lib
 from .core import Comm, DeviceArray, Layout, Vector
 from .operator import Operator, aslinearoperator
-from .solver import METHODS, Options, SolveInfo, Solver, eigsh
+from .solver import METHODS, Options, SolveInfo, Solver, eigsh, krylov_schur
 from .interop import from_pylops_mpi, to_pylops_mpi
 
 
@@ -43,5 +43,5 @@ class _CAPI:
 capi = _CAPI()
 __version__ = ".".join(map(str, library_version()))
 __all__ = ["Comm", "DeviceArray", "Layout", "Vector", "Operator", "Solver", "Options", "SolveInfo",
-           "ParlopsError", "METHODS", "aslinearoperator", "eigsh", "from_pylops_mpi", "to_pylops_mpi",
+           "ParlopsError", "METHODS", "aslinearoperator", "eigsh", "krylov_schur", "from_pylops_mpi", "to_pylops_mpi",
            "capi", "library_version", "LIB_PATH"]

@@ -15,6 +15,7 @@ PARLOPS_RANDOMIZED_DOUBLE_PASS = 0
 PARLOPS_RANDOMIZED_SINGLE_PASS = 1
 PARLOPS_EIG_LARGEST = 0
 PARLOPS_EIG_SMALLEST = 1
+PARLOPS_EIG_NEAREST = 2
 PARLOPS_HYPRE_BOOMERAMG = 0
 PARLOPS_HYPRE_AMS = 1
 PARLOPS_HYPRE_ADS = 2
@@ -191,6 +192,7 @@ class parlops_solve_info(C.Structure):
     ]
 
 
+parlops_eig_monitor_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int, C.c_int, C.POINTER(C.c_double), C.POINTER(C.c_double))
 parlops_apply_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p)
 parlops_destroy_fn = C.CFUNCTYPE(None, C.c_void_p)
 parlops_diagonal_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p)
@@ -212,6 +214,7 @@ PROTOTYPES = {
     'parlops_eig_randomized': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_int, C.POINTER(C.c_void_p), C.c_int, C.c_int32, C.c_int, C.POINTER(C.c_double), C.POINTER(C.c_void_p)], ('a', 'b', 'binv', 'n_omega', 'omega', 'power', 'pass', 'k', 'eigenvalues', 'u')),
     'parlops_eig_lanczos': (C.c_int, [C.c_void_p, C.c_void_p, C.c_int64, C.c_double, C.c_int, C.c_int32, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_void_p), C.POINTER(C.c_int64)], ('a', 'v0', 'max_steps', 'tol', 'n_ev', 'which', 'eigenvalues', 'residuals', 'vecs', 'steps')),
     'parlops_op_low_rank': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_void_p), C.POINTER(C.c_double), C.POINTER(C.c_void_p)], ('comm', 'k', 'u', 'd', 'out')),
+    'parlops_eig_krylov_schur': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_double, C.c_void_p, C.c_int, C.c_int, C.c_int64, C.c_double, C.c_int32, parlops_eig_monitor_fn, C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_void_p), C.POINTER(C.c_int64)], ('a', 'b', 'inv', 'sigma', 'v0', 'n_ev', 'ncv', 'max_products', 'tol', 'which', 'monitor', 'monitor_ctx', 'eigenvalues', 'residuals', 'vecs', 'products')),
     'parlops_comm_split': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_void_p)], ('comm', 'group', 'out')),
     'parlops_vec_dot_groups': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.POINTER(parlops_scalar)], ('comm', 'x', 'y', 'out')),
     'parlops_vec_norm_groups': (C.c_int, [C.c_void_p, C.c_void_p, C.c_int32, C.c_double, C.POINTER(C.c_double)], ('comm', 'v', 'kind', 'p', 'out')),

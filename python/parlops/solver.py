@@ -302,3 +302,48 @@ def eigsh(a, k=6, which="largest", v0=None, max_steps=None, tol=1e-10, return_ei
          ev.ctypes.data_as(C.POINTER(C.c_double)), res.ctypes.data_as(C.POINTER(C.c_double)), arr,
          C.byref(steps))
     return (ev, res, vecs, steps.value) if return_eigenvectors else (ev, res, steps.value)
+
+
+def krylov_schur(a, k=6, which="largest", sigma=None, b=None, inv=None, v0=None, ncv=None,
+                 max_products=100000, tol=1e-8, return_eigenvectors=False, monitor=None):
+    """Krylov-Schur (thick-restart Lanczos, SLEPc's default) for k eigenvalues of the Hermitian
+    operator `a`, or of the pencil (a, b) with b Hermitian positive definite, with a basis of at
+    most `ncv` vectors (default SLEPc's max(2k, k + 15), at most a's size). `which`: "largest"
+    (descending), "smallest" (ascending; with b, `inv` applies b^-1), or "nearest" (the eigenvalues
+    nearest `sigma`, by increasing distance, by shift-and-invert: `inv` applies (a - sigma b)^-1,
+    for instance an Operator.inverse of an AMG-preconditioned solver). `monitor(products,
+    n_converged, values, estimates)` is called after each cycle; a true return stops the run.
+    Returns the eigenvalues, their true relative residuals ||A x - lambda B x|| / (|lambda| ||B x||),
+    the eigenvectors when asked, and the products made; ParlopsError
+    (PARLOPS_ERR_NOT_CONVERGED) when the rule is not met. [collective]"""
+    w = {"largest": _capi.PARLOPS_EIG_LARGEST, "smallest": _capi.PARLOPS_EIG_SMALLEST,
+         "nearest": _capi.PARLOPS_EIG_NEAREST}[which]
+    if which == "nearest" and sigma is None:
+        raise ValueError("which='nearest' needs sigma (and inv applying (a - sigma b)^-1)")
+    if v0 is None:
+        v0 = Vector(a.cols, a.dtype).set_random(seed=1)
+    n = a.shape[0]
+    if ncv is None:
+        ncv = min(max(2 * k, k + 15), n)
+    ev = np.zeros(k)
+    res = np.zeros(k)
+    vecs = [Vector(a.cols, a.dtype) for _ in range(k)] if return_eigenvectors else []
+    arr = (C.c_void_p * k)(*[v.handle.value for v in vecs]) if vecs else None
+    products = C.c_int64()
+    cb = _capi.parlops_eig_monitor_fn()
+    if monitor is not None:
+        def _cb(_ctx, prods, nconv, nv, values, estimates):
+            try:
+                vals = np.ctypeslib.as_array(values, shape=(nv,)).copy() if nv > 0 else np.zeros(0)
+                ests = np.ctypeslib.as_array(estimates, shape=(nv,)).copy() if nv > 0 else np.zeros(0)
+                return 1 if monitor(int(prods), int(nconv), vals, ests) else 0
+            except BaseException as e:  # noqa: BLE001 (an exception stops the run on every rank)
+                note_callback_error(e)
+                return 1
+        cb = _capi.parlops_eig_monitor_fn(_cb)
+    call("parlops_eig_krylov_schur", a.handle, b.handle if b is not None else None,
+         inv.handle if inv is not None else None, float(sigma or 0.0), v0.handle, int(k), int(ncv),
+         int(max_products), float(tol), w, cb, None,
+         ev.ctypes.data_as(C.POINTER(C.c_double)), res.ctypes.data_as(C.POINTER(C.c_double)), arr,
+         C.byref(products))
+    return (ev, res, vecs, products.value) if return_eigenvectors else (ev, res, products.value)

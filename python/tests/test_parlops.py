@@ -315,6 +315,43 @@ ref = np.unique(np.round(np.linalg.eigvalsh(Pd), 9))[::-1][:4]
 check(np.allclose(ev, ref, rtol=1e-8), f"eigsh largest {ev} vs {ref}")
 check(all(r <= 1e-9 * abs(ev).max() for r in res), f"eigsh residuals {res}")
 
+# ---- Krylov-Schur against NumPy: an anisotropic grid (simple eigenvalues), a small basis; the
+# pencil with a diagonal B; shift-and-invert through a GMRES inverse
+Tq = sp.diags([-0.7, 1.4, -0.7], [-1, 0, 1], shape=(nx, nx))
+Q = (sp.kron(sp.eye(nx), T) + sp.kron(Tq, sp.eye(nx))).tocsr()
+Qd = Q.toarray()
+Aq = parlops.Operator.from_scipy(grid, grid, Q[g0:g0 + gm])
+qev = np.linalg.eigvalsh(Qd)
+mon_calls = []
+ev, res, vecs, prods = parlops.krylov_schur(Aq, k=4, which="smallest", ncv=14, tol=1e-10, return_eigenvectors=True,
+                                            monitor=lambda p, c, v, e: mon_calls.append((p, c)) and False)
+check(np.allclose(ev, qev[:4], rtol=1e-9), f"krylov_schur smallest {ev} vs {qev[:4]}")
+xs = [v.gather() for v in vecs]
+tr = max(np.linalg.norm(Qd @ x - lam * x) / (abs(lam) * np.linalg.norm(x)) for x, lam in zip(xs, ev))
+check(tr <= 1e-9 and max(res) <= 1e-10, f"krylov_schur true residuals {tr:.1e}, reported {res}")
+check(len(mon_calls) >= 2 and mon_calls[-1][1] == 4, f"krylov_schur monitor calls {mon_calls[-3:]}")
+bd = 1.0 + 0.5 * np.sin(0.9 * np.arange(nx * nx))
+Bv = parlops.Vector(grid)
+Bv.array[:] = bd[g0:g0 + gm]
+Bop = parlops.Operator.diag(Bv)
+Biv = parlops.Vector(grid)
+Biv.array[:] = 1.0 / bd[g0:g0 + gm]
+Binv = parlops.Operator.diag(Biv)
+gev = np.sort(np.linalg.eigvals(np.diag(1.0 / bd) @ Qd).real)
+ev, res, prods = parlops.krylov_schur(Aq, k=3, which="largest", b=Bop, inv=Binv, tol=1e-10)
+check(np.allclose(ev, gev[::-1][:3], rtol=1e-9), f"krylov_schur pencil largest {ev} vs {gev[::-1][:3]}")
+sigma = float(0.7 * qev[40] + 0.3 * qev[41])
+Ash = parlops.Operator.from_scipy(grid, grid, (Q - sigma * sp.eye(nx * nx)).tocsr()[g0:g0 + gm])
+inner = parlops.Solver(comm, "minres", Ash, rtol=1e-12, max_it=20000)
+near = qev[np.argsort(np.abs(qev - sigma))[:4]]
+ev, res, prods = parlops.krylov_schur(Aq, k=4, which="nearest", sigma=sigma, inv=parlops.Operator.inverse(inner), tol=1e-9)
+check(np.allclose(ev, near, rtol=1e-9), f"krylov_schur nearest {sigma}: {ev} vs {near} in {prods} products")
+try:
+    parlops.krylov_schur(Aq, k=4, ncv=4)
+    check(False, "krylov_schur ncv = k is refused")
+except parlops.ParlopsError as e:
+    check("ncv" in str(e), f"krylov_schur ncv = k: {e}")
+
 # ---- PyLops-MPI interoperation, both ways
 try:
     import pylops

@@ -36,7 +36,12 @@ pub const PARLOPS_EIG_SMALLEST: parlops_eig_which = 1;
 
 /// The local check's outcome agreed with the values every rank must pass alike; the local error
 /// (when there is one) kept as this rank's message. [collective]
-fn agree_parsed<P>(comm: &Comm, parsed: Result<P>, what: &str, same: &[i64]) -> Result<P> {
+pub(super) fn agree_parsed<P>(
+    comm: &Comm,
+    parsed: Result<P>,
+    what: &str,
+    same: &[i64],
+) -> Result<P> {
     let pre = match &parsed {
         Ok(_) => Ok(()),
         Err(e) => Err(Error::new(e.kind, e.msg.clone())),
@@ -46,7 +51,10 @@ fn agree_parsed<P>(comm: &Comm, parsed: Result<P>, what: &str, same: &[i64]) -> 
 }
 
 /// Typed views of vectors that must all have `dtype`, each named in the error.
-fn typed<'a, T: Scalar>(vs: &[&'a parlops_vec], name: &str) -> Result<Vec<&'a DistVector<T>>> {
+pub(super) fn typed<'a, T: Scalar>(
+    vs: &[&'a parlops_vec],
+    name: &str,
+) -> Result<Vec<&'a DistVector<T>>> {
     vs.iter()
         .enumerate()
         .map(|(i, v)| {
@@ -62,7 +70,7 @@ fn typed<'a, T: Scalar>(vs: &[&'a parlops_vec], name: &str) -> Result<Vec<&'a Di
         .collect()
 }
 
-fn typed_mut<'a, T: Scalar>(
+pub(super) fn typed_mut<'a, T: Scalar>(
     vs: Vec<&'a mut parlops_vec>,
     name: &str,
 ) -> Result<Vec<&'a mut DistVector<T>>> {
@@ -82,7 +90,7 @@ fn typed_mut<'a, T: Scalar>(
         .collect()
 }
 
-fn op_typed<T: Scalar>(o: &parlops_op, name: &str) -> Result<Op<T>> {
+pub(super) fn op_typed<T: Scalar>(o: &parlops_op, name: &str) -> Result<Op<T>> {
     o.inner.typed::<T>().ok_or_else(|| {
         crate::err!(
             DTypeMismatch,

@@ -6,6 +6,7 @@
 mod args;
 mod comm;
 mod eigen;
+mod eigen_ks;
 mod groups;
 mod handles;
 mod hypre_aux;
@@ -27,6 +28,7 @@ mod vec_ops;
 
 pub use comm::*;
 pub use eigen::*;
+pub use eigen_ks::*;
 pub use groups::*;
 pub use handles::{parlops_comm, parlops_layout, parlops_op, parlops_vec};
 pub use hypre_aux::*;

@@ -9,6 +9,7 @@ use super::eigen::{
     PARLOPS_EIG_LARGEST, PARLOPS_EIG_SMALLEST, PARLOPS_RANDOMIZED_DOUBLE_PASS,
     PARLOPS_RANDOMIZED_SINGLE_PASS,
 };
+use super::eigen_ks::PARLOPS_EIG_NEAREST;
 use super::hypre_opts::{PARLOPS_HYPRE_ADS, PARLOPS_HYPRE_AMS, PARLOPS_HYPRE_BOOMERAMG};
 use super::misc::parlops_status_string;
 use super::op::{
@@ -124,6 +125,7 @@ const PINNED: &[(&str, i64, i64)] = pins![
     PARLOPS_LOG_REST = 8,
     PARLOPS_EIG_LARGEST = 0,
     PARLOPS_EIG_SMALLEST = 1,
+    PARLOPS_EIG_NEAREST = 2,
     PARLOPS_RANDOMIZED_DOUBLE_PASS = 0,
     PARLOPS_RANDOMIZED_SINGLE_PASS = 1,
     PARLOPS_F32 = 0,

@@ -4,6 +4,8 @@
 //! reduced values.
 
 pub mod dense;
+pub mod krylov_schur;
+mod ks_finish;
 pub mod lanczos;
 pub mod orth;
 pub mod randomized;

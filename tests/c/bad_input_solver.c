@@ -319,6 +319,31 @@ int main(int argc, char **argv) {
     EXPECT(parlops_eig_lanczos(A, v2, 20, 1e-10, 1, PARLOPS_EIG_LARGEST, ev, res, lv, &steps), PARLOPS_OK, NULL);
     /* the largest eigenvalue of tridiag(-1, 2.5, -1) of size 20: 2.5 + 2 cos(pi / 21) */
     expect("Lanczos: the largest eigenvalue", fabs(ev[0] - (2.5 + 2.0 * cos(3.14159265358979323846 / 21.0))) < 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* Krylov-Schur */
+#define KS(a_, b_, inv_, sig_, v_, nev_, ncv_, maxp_, tol_, which_, ev_, res_, vecs_, prods_) \
+  parlops_eig_krylov_schur(a_, b_, inv_, sig_, v_, nev_, ncv_, maxp_, tol_, which_, NULL, NULL, ev_, res_, vecs_, prods_)
+    EXPECT(KS(A, NULL, NULL, 0, v1, 2, 2, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "ncv = 2");
+    EXPECT(KS(A, NULL, NULL, 0, v1, 2, 21, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "ncv = 21");
+    EXPECT(KS(A, NULL, NULL, 0, v1, 1, 8, 100, 1e-8, 3, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "which");
+    EXPECT(KS(A, NULL, NULL, 0, v1, 1, 8, 100, 1.5, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "tol");
+    EXPECT(KS(A, NULL, NULL, 0, v1, 1, 8, 0, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "max_products");
+    EXPECT(KS(A, A, NULL, 0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "without inv");
+    EXPECT(KS(A, NULL, A, 0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_SMALLEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "without b");
+    EXPECT(KS(A, NULL, NULL, 1.0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_NEAREST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "inv is NULL");
+    EXPECT(KS(A, NULL, A, NAN, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_NEAREST, ev, NULL, NULL, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "sigma");
+    EXPECT(KS(A, NULL, R, 1.0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_NEAREST, ev, NULL, NULL, NULL), PARLOPS_ERR_SIZE_MISMATCH, "inv");
+    EXPECT(KS(A, NULL, NULL, 0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, lv, NULL), PARLOPS_ERR_INVALID_ARGUMENT, "also v0");
+    EXPECT(KS(A, NULL, NULL, 0, b2, 1, 8, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+    EXPECT(KS(A, NULL, NULL, 0, v1, 1, 8, 100, 1e-8, PARLOPS_EIG_LARGEST, NULL, NULL, NULL, NULL), PARLOPS_ERR_NULL_ARGUMENT, "eigenvalues");
+    if (one) EXPECT(KS(A, NULL, NULL, 0, v1, 1, rank_ == last ? 9 : 8, 100, 1e-8, PARLOPS_EIG_LARGEST, ev, NULL, NULL, NULL), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "ncv");
+    /* not converged: the values reached are in the message, nothing written */
+    ev[0] = -7.0;
+    int64_t kprods = 0;
+    EXPECT(KS(A, NULL, NULL, 0, v2, 1, 4, 6, 1e-12, PARLOPS_EIG_LARGEST, ev, res, NULL, &kprods), PARLOPS_ERR_NOT_CONVERGED, "did not converge");
+    expect("Krylov-Schur: nothing written when not converged", ev[0] == -7.0 && kprods == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(KS(A, NULL, NULL, 0, v2, 1, 6, 400, 1e-10, PARLOPS_EIG_LARGEST, ev, res, lv, &kprods), PARLOPS_OK, NULL);
+    expect("Krylov-Schur: the largest eigenvalue", fabs(ev[0] - (2.5 + 2.0 * cos(3.14159265358979323846 / 21.0))) < 1e-10 && res[0] <= 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+#undef KS
     /* low-rank operator */
     parlops_op *L = NULL;
     const parlops_vec *lu[1] = {v1};

@@ -192,6 +192,26 @@ RECIPE(parlops_eig_lanczos, "n_ev:count") {
   a->vecs = mv;
   a->steps = i_out;
 }
+RECIPE(parlops_eig_krylov_schur, "n_ev:count") {
+  parlops_vec_set_random(W.bx[0], PARLOPS_RANDOM_GAUSSIAN, 5);
+  for (int i = 0; i < 16; i++) mv[i] = W.bx[1 + i % 3];
+  a->a = W.Bk;
+  a->b = NULL;
+  a->inv = NULL;
+  a->sigma = 0.0;
+  a->v0 = W.bx[0];
+  a->n_ev = 1;
+  a->ncv = 8;
+  a->max_products = 400;
+  a->tol = 1e-8;
+  a->which = PARLOPS_EIG_LARGEST;
+  a->monitor = NULL;
+  a->monitor_ctx = NULL;
+  a->eigenvalues = d_out;
+  a->residuals = d_out + 32;
+  a->vecs = mv;
+  a->products = i_out;
+}
 RECIPE(parlops_op_low_rank, "k:count") {
   fill_cv(0);
   dbuf[0] = 1.5, dbuf[1] = 0.5, dbuf[2] = 0.25;

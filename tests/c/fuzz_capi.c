@@ -939,6 +939,19 @@ static int do_call(int k) {
                                with_vecs ? vs : NULL, chance(50) ? &steps : NULL);
       break;
     }
+    CASE(parlops_eig_krylov_schur) {
+      int k = chance(90) ? (int)below(3) : -1, with_vecs = chance(50);
+      parlops_vec *vs[2] = {NULL, NULL};
+      for (int i = 0; i < k && with_vecs; i++) vs[i] = PV();
+      double res[2];
+      int64_t prods = 0;
+      st = parlops_eig_krylov_schur(PO(), chance(20) ? PO() : NULL, chance(30) ? PO() : NULL, chance(80) ? 0.5 : dbl_v(),
+                                    PV(), k, chance(90) ? (int)below(12) : (int)size_v(),
+                                    chance(90) ? (int64_t)below(40) : size_v(), chance(80) ? 1e-8 : dbl_v(), enum_v(3),
+                                    NULL, NULL, chance(5) ? NULL : (double *)out_reg(outbuf, 2 * 8),
+                                    chance(50) ? res : NULL, with_vecs ? vs : NULL, chance(50) ? &prods : NULL);
+      break;
+    }
     CASE(parlops_op_low_rank) {
       int k = chance(90) ? (int)below(3) : -1;
       const parlops_vec *us[2] = {NULL, NULL};

@@ -33,16 +33,18 @@
 static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
                                            "parlops_solver", "parlops_hypre_options", "parlops_options"};
 static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
-                                             "parlops_monitor_iterate_fn", "parlops_diagonal_fn"};
+                                             "parlops_monitor_iterate_fn", "parlops_diagonal_fn",
+                                             "parlops_eig_monitor_fn"};
 
 #define N 24
 
 /* where a destroy is made from */
-enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, CB_DIAG, NCB };
+enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, CB_DIAG, CB_EIGMON, NCB };
 static const char *const cb_names[] = {"operator callback (parlops_apply_fn)", "preconditioner callback (parlops_apply_fn)",
                                        "monitor (parlops_monitor_fn)", "iterate monitor (parlops_monitor_iterate_fn)",
                                        "context destroy callback (parlops_destroy_fn)",
-                                       "the operator's diagonal callback (parlops_diagonal_fn)"};
+                                       "the operator's diagonal callback (parlops_diagonal_fn)",
+                                       "the eigensolver's monitor (parlops_eig_monitor_fn)"};
 
 /* the objects of one scenario */
 static struct {
@@ -124,6 +126,16 @@ static int monitor_iterate(void *ctx, int64_t it, double r, const parlops_vec *x
   maybe_fire(CB_ITERATE);
   return PARLOPS_MONITOR_CONTINUE;
 }
+static int eig_monitor(void *ctx, int64_t products, int nconv, int n, const double *v, const double *e) {
+  (void)ctx;
+  (void)products;
+  (void)nconv;
+  (void)n;
+  (void)v;
+  (void)e;
+  maybe_fire(CB_EIGMON);
+  return 0;
+}
 static void ctx_destroy(void *ctx) {
   (void)ctx;
   maybe_fire(CB_DESTROY_CTX);
@@ -197,10 +209,10 @@ static void teardown(void) {
 }
 
 /* the running calls */
-enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, NCALL };
+enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, NCALL };
 static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
                                          "parlops_op_create_chebyshev", "parlops_op_create_chebyshev (of the shell)",
-                                         "parlops_solver_solve with Jacobi"};
+                                         "parlops_solver_solve with Jacobi", "parlops_eig_krylov_schur"};
 
 /* Run `call`; check its result. Returns the call's status. */
 static parlops_status run(int call, char *what, size_t cap) {
@@ -250,6 +262,20 @@ static parlops_status run(int call, char *what, size_t cap) {
     double top = 1.0 + (N - 1) / 8.0;
     if (!(ev[0] <= top * (1 + 1e-12) && ev[0] > 1.0 && ev[1] <= ev[0])) st = PARLOPS_ERR_INTERNAL;
     snprintf(what, cap, "eigenvalues %.6f, %.6f (largest %.6f)", ev[0], ev[1], top);
+    break;
+  }
+  case EIG_KS: {
+    /* the pencil (A, M) with M = I and inv = Minv (CG on M): OP = A; the two largest of the diagonal */
+    double ev[2] = {0, 0}, res[2] = {1, 1};
+    int64_t prods = 0;
+    st = parlops_eig_krylov_schur(S.A, S.M, S.Minv, 0.0, S.om[0], 2, 8, 2000, 1e-10, PARLOPS_EIG_LARGEST, eig_monitor, NULL,
+                                  ev, res, S.u, &prods);
+    if (st != PARLOPS_OK) break;
+    double top = 1.0 + (N - 1) / 8.0;
+    if (!(fabs(ev[0] - top) <= 1e-8 * top && fabs(ev[1] - (top - 0.125)) <= 1e-8 * top && res[0] <= 1e-10 && res[1] <= 1e-10))
+      st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "eigenvalues %.12f, %.12f (exact %.12f, %.12f), residuals %.1e, %.1e in %lld products", ev[0], ev[1],
+             top, top - 0.125, res[0], res[1], (long long)prods);
     break;
   }
   case CHEB:
@@ -337,6 +363,17 @@ int main(int argc, char **argv) {
   scenario(EIG, CB_OP, 2, (void **)&S.om[0], "omega[0] (passed)", BUSY);
   scenario(EIG, CB_OP, 2, (void **)&S.u[1], "u[1] (passed)", BUSY);
   scenario(EIG, CB_OP, 2, (void **)&S.b, "a vector it does not use", OK);
+  /* Krylov-Schur: from its monitor and from the operator's callback */
+  for (int cb = CB_OP; cb <= CB_EIGMON; cb += CB_EIGMON - CB_OP) {
+    scenario(EIG_KS, cb, 3, (void **)&S.A, "the operator a (passed)", BUSY);
+    scenario(EIG_KS, cb, 3, (void **)&S.M, "the operator b (passed)", BUSY);
+    scenario(EIG_KS, cb, 3, (void **)&S.Minv, "the operator inv (passed)", BUSY);
+    scenario(EIG_KS, cb, 2, (void **)&S.om[0], "v0 (passed)", BUSY);
+    scenario(EIG_KS, cb, 2, (void **)&S.u[1], "vecs[1] (passed)", BUSY);
+    scenario(EIG_KS, cb, 4, (void **)&S.s_inner, "the solver behind inv (a snapshot is held)", OK);
+    scenario(EIG_KS, cb, 2, (void **)&S.b, "a vector it does not use", OK);
+    scenario(EIG_KS, cb, 1, (void **)&S.l, "the layout", OK);
+  }
   scenario(CHEB, CB_OP, 3, (void **)&S.B, "the block operator (passed)", BUSY);
   scenario(CHEB, CB_OP, 3, (void **)&S.A, "a block of it (held by the block operator)", OK);
   scenario(CHEB, CB_PC, 3, (void **)&S.M, "another block of it (held by the block operator)", OK);

@@ -75,6 +75,9 @@ impl Tally {
         progress();
         if ok {
             self.passed += 1;
+            if self.rank == 0 && std::env::var_os("PARLOPS_TEST_SHOW").is_some() {
+                eprintln!("passed: {what}");
+            }
         } else {
             self.failed += 1;
             eprintln!("rank {}: FAILED: {what}", self.rank);

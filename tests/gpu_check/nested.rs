@@ -10,6 +10,7 @@ use crate::catalogue::uneven;
 use crate::common::Tally;
 use crate::{CUDA, HOST, csr, rand, rel_diff};
 use parlops::comm::Comm;
+use parlops::eigen::krylov_schur::{Problem, Target, krylov_schur};
 use parlops::eigen::lanczos::{Which, lanczos};
 use parlops::eigen::randomized::{Pass, randomized};
 use parlops::memory::Location;
@@ -302,6 +303,49 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 "{name} Lanczos {which:?} from a device start vector: host {:?}, device {:?}",
                 hr.as_ref().map(|r| &r.values),
                 dr.as_ref().map(|r| &r.values)
+            ),
+        );
+    }
+    // Krylov-Schur with a basis of 10 (restarts: the kept Ritz vectors formed through spare device
+    // vectors), host and device alike
+    for target in [Target::Largest, Target::Smallest] {
+        let go = |loc: Location| {
+            let v0 = rand::<T>(&l, 43, loc);
+            let mut vs: Vec<DistVector<T>> = (0..3)
+                .map(|_| DistVector::new_in(l.clone(), loc).unwrap())
+                .collect();
+            let mut vr: Vec<&mut DistVector<T>> = vs.iter_mut().collect();
+            let p = Problem {
+                a: a.as_ref(),
+                b: None,
+                inv: None,
+            };
+            let r = krylov_schur(&p, target, &v0, 3, 10, 5000, tol, &mut vr, &mut |_| {
+                Ok(false)
+            });
+            (r, vs)
+        };
+        let ((hr, hv), (dr, dv)) = (go(HOST), go(CUDA));
+        let ok = match (&hr, &dr) {
+            (Ok(h), Ok(d)) => {
+                h.converged
+                    && d.converged
+                    && h.restarts > 0
+                    && h.values
+                        .iter()
+                        .zip(&d.values)
+                        .all(|(x, y)| (x - y).abs() <= 10.0 * tol * x.abs().max(1.0))
+                    && dv.iter().all(|v| v.is_device())
+                    && hv.len() == dv.len()
+            }
+            _ => false,
+        };
+        t.check(
+            ok,
+            &format!(
+                "{name} Krylov-Schur {target:?} from a device start vector: host {:?}, device {:?}",
+                hr.as_ref().map(|r| (&r.values, r.restarts)),
+                dr.as_ref().map(|r| (&r.values, r.restarts))
             ),
         );
     }

@@ -131,7 +131,11 @@ pub(super) fn run_multi<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// A dense Hermitian matrix with the given eigenvalues in a random unitary basis (a product of
 /// Householder reflectors), optionally B^(1/2) A B^(1/2) for a diagonal B: the pencil (A, B) then has
 /// the eigenvalues `lam`.
-fn known_spectrum<T: Scalar>(n: usize, lam: &[f64], bdiag: Option<&[f64]>) -> Vec<Vec<T>> {
+pub(super) fn known_spectrum<T: Scalar>(
+    n: usize,
+    lam: &[f64],
+    bdiag: Option<&[f64]>,
+) -> Vec<Vec<T>> {
     let mut q: Vec<Vec<T>> = (0..n)
         .map(|i| {
             (0..n)
@@ -165,7 +169,7 @@ fn known_spectrum<T: Scalar>(n: usize, lam: &[f64], bdiag: Option<&[f64]>) -> Ve
         .collect()
 }
 
-fn dense_op<T: Scalar>(l: &Arc<Layout>, a: &[Vec<T>]) -> Op<T> {
+pub(super) fn dense_op<T: Scalar>(l: &Arc<Layout>, a: &[Vec<T>]) -> Op<T> {
     let st = l.local_start() as usize;
     let local: Vec<T> = (st..st + l.local_len() as usize)
         .flat_map(|i| a[i].clone())

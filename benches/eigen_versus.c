@@ -1,0 +1,202 @@
+/* parlops_eig_krylov_schur next to SLEPc's Krylov-Schur (EPSKRYLOVSCHUR, Debian's slepc-dev) on the
+ * same rows: the anisotropic 2-D Laplacian (stencil 2 + 1.4, -1 in x, -0.7 in y: simple eigenvalues,
+ * known in closed form) split alike, the same start vector, basis size (ncv) and tolerance. The n_ev
+ * largest on an nx x nx grid and the n_ev smallest on a smaller one (without a spectral transformation
+ * the smallest of a large grid take thousands of products in both). Rounds interleave the two; each
+ * line gives the median time per solve (min-max), the ratio to SLEPc as the median of each round's own
+ * ratio, the products (parlops) and restarts (SLEPc: its iteration count), and both answers' largest
+ * relative error against the closed form, which must be below 1e-8 for the line to count (exit 1
+ * otherwise).
+ * Usage: eigen_versus rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <parlops.h>
+#include <slepceps.h>
+
+#define CHECKP(x)                                                                      \
+  do {                                                                                 \
+    parlops_status st_ = (x);                                                          \
+    if (st_ != PARLOPS_OK) {                                                           \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, parlops_last_error()); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+    }                                                                                  \
+  } while (0)
+
+static int rank_, size_;
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(const double *v, int n) {
+  double s[256];
+  memcpy(s, v, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, cmpd);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* the closed form's eigenvalues, ascending */
+static double *exact(int64_t nx) {
+  double *e = malloc((size_t)(nx * nx) * sizeof *e), h = M_PI / (double)(nx + 1);
+  for (int64_t i = 0; i < nx; i++)
+    for (int64_t j = 0; j < nx; j++) e[i * nx + j] = 3.4 - 2.0 * cos((double)(i + 1) * h) - 1.4 * cos((double)(j + 1) * h);
+  qsort(e, (size_t)(nx * nx), sizeof *e, cmpd);
+  return e;
+}
+
+static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int largest, FILE *json) {
+  int64_t N = nx * nx;
+  PetscInt lo, hi;
+  Mat A;
+  PetscCallAbort(MPI_COMM_WORLD, MatCreateAIJ(MPI_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, (PetscInt)N, (PetscInt)N, 5, NULL, 4,
+                                              NULL, &A));
+  PetscCallAbort(MPI_COMM_WORLD, MatGetOwnershipRange(A, &lo, &hi));
+  int64_t len = hi - lo;
+  int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(5 * len + 1) * sizeof *ci);
+  double *va = malloc((size_t)(5 * len + 1) * sizeof *va);
+  rp[0] = 0;
+  for (int64_t r = 0; r < len; r++) {
+    int64_t g = lo + r, ix = g % nx, iy = g / nx, k = rp[r];
+    if (iy > 0) ci[k] = g - nx, va[k++] = -0.7;
+    if (ix > 0) ci[k] = g - 1, va[k++] = -1.0;
+    ci[k] = g, va[k++] = 3.4;
+    if (ix < nx - 1) ci[k] = g + 1, va[k++] = -1.0;
+    if (iy < nx - 1) ci[k] = g + nx, va[k++] = -0.7;
+    rp[r + 1] = k;
+    PetscInt row = (PetscInt)g, cols[5];
+    for (int64_t q = rp[r]; q < k; q++) cols[q - rp[r]] = (PetscInt)ci[q];
+    PetscCallAbort(MPI_COMM_WORLD, MatSetValues(A, 1, &row, (PetscInt)(k - rp[r]), cols, va + rp[r], INSERT_VALUES));
+  }
+  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  parlops_comm *comm;
+  parlops_layout *lay;
+  parlops_op *P;
+  parlops_vec *v0;
+  CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
+  CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, PARLOPS_DECIDE, len, &lay));
+  CHECKP(parlops_op_create_csr(lay, lay, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, va, &P));
+  CHECKP(parlops_op_create_vecs(P, &v0, NULL));
+  CHECKP(parlops_vec_set_random(v0, PARLOPS_RANDOM_GAUSSIAN, 7));
+  double *v0h = malloc((size_t)(len + 1) * sizeof *v0h);
+  CHECKP(parlops_vec_copy_to_host(v0, v0h));
+  Vec pv0;
+  PetscCallAbort(MPI_COMM_WORLD, MatCreateVecs(A, &pv0, NULL));
+  PetscScalar *pa;
+  PetscCallAbort(MPI_COMM_WORLD, VecGetArray(pv0, &pa));
+  for (int64_t r = 0; r < len; r++) pa[r] = v0h[r];
+  PetscCallAbort(MPI_COMM_WORLD, VecRestoreArray(pv0, &pa));
+  double *ex = exact(nx), want[64], got_p[64], got_s[64], res[64];
+  for (int i = 0; i < nev; i++) want[i] = largest ? ex[N - 1 - i] : ex[i];
+  double tp[256], ts[256], ratio[256];
+  int64_t products = 0;
+  PetscInt its = 0, nconv = 0;
+  for (int r = 0; r < rounds; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    CHECKP(parlops_eig_krylov_schur(P, NULL, NULL, 0.0, v0, nev, ncv, 1000000, tol,
+                                    largest ? PARLOPS_EIG_LARGEST : PARLOPS_EIG_SMALLEST, NULL, NULL, got_p, res, NULL,
+                                    &products));
+    tp[r] = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &tp[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    EPS eps;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    PetscCallAbort(MPI_COMM_WORLD, EPSCreate(MPI_COMM_WORLD, &eps));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetOperators(eps, A, NULL));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetProblemType(eps, EPS_HEP));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetType(eps, EPSKRYLOVSCHUR));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, largest ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetTolerances(eps, tol, 1000000));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSetInitialSpace(eps, 1, &pv0));
+    PetscCallAbort(MPI_COMM_WORLD, EPSSolve(eps));
+    ts[r] = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &ts[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    PetscCallAbort(MPI_COMM_WORLD, EPSGetConverged(eps, &nconv));
+    PetscCallAbort(MPI_COMM_WORLD, EPSGetIterationNumber(eps, &its));
+    for (int i = 0; i < nev && i < nconv; i++) {
+      PetscScalar kr;
+      PetscCallAbort(MPI_COMM_WORLD, EPSGetEigenpair(eps, i, &kr, NULL, NULL, NULL));
+      got_s[i] = PetscRealPart(kr);
+    }
+    PetscCallAbort(MPI_COMM_WORLD, EPSDestroy(&eps));
+    ratio[r] = tp[r] / ts[r];
+  }
+  double ep = 0, es = nconv >= nev ? 0 : INFINITY, resmax = 0;
+  for (int i = 0; i < nev; i++) {
+    ep = fmax(ep, fabs(got_p[i] - want[i]) / fabs(want[i]));
+    if (nconv >= nev) es = fmax(es, fabs(got_s[i] - want[i]) / fabs(want[i]));
+    resmax = fmax(resmax, res[i]);
+  }
+  double mp = median(tp, rounds), ms = median(ts, rounds), vr = median(ratio, rounds);
+  double lo_p = tp[0], hi_p = tp[0], lo_s = ts[0], hi_s = ts[0];
+  for (int r = 1; r < rounds; r++) {
+    lo_p = fmin(lo_p, tp[r]), hi_p = fmax(hi_p, tp[r]);
+    lo_s = fmin(lo_s, ts[r]), hi_s = fmax(hi_s, ts[r]);
+  }
+  char prob[200];
+  snprintf(prob, sizeof prob, "eigen: %d %s of a %lldx%lld anisotropic Laplacian, ncv %d, tol %.0e (ms per solve)", nev,
+           largest ? "largest" : "smallest", (long long)nx, (long long)nx, ncv, tol);
+  if (rank_ == 0) {
+    printf("\n%s, %d rank(s), %d interleaved rounds\n", prob, size_, rounds);
+    printf("  %-28s %12s %22s %9s %14s %12s\n", "solver", "ms/solve", "(min-max)", "vs SLEPc", "products/its",
+           "max rel err");
+    printf("  %-28s %12.1f   (%8.1f-%8.1f) %9.2f %14lld %12.1e\n", "SLEPc Krylov-Schur", 1e3 * ms, 1e3 * lo_s, 1e3 * hi_s,
+           1.0, (long long)its, es);
+    printf("  %-28s %12.1f   (%8.1f-%8.1f) %9.2f %14lld %12.1e  (true relative residuals <= %.1e)\n",
+           "parlops Krylov-Schur", 1e3 * mp, 1e3 * lo_p, 1e3 * hi_p, vr, (long long)products, ep, resmax);
+    const char *names[2] = {"SLEPc Krylov-Schur", "parlops Krylov-Schur"};
+    double meds[2] = {ms, mp}, los[2] = {lo_s, lo_p}, his[2] = {hi_s, hi_p}, vs[2] = {1.0, vr};
+    long long counts[2] = {(long long)its, (long long)products};
+    for (int i = 0; i < 2; i++)
+      fprintf(json,
+              "{\"problem\":\"%s\",\"rows\":%lld,\"ranks\":%d,\"solver\":\"%s\",\"iterations\":%lld,\"ms_per_it\":%.6f,"
+              "\"ms_min\":%.6f,\"ms_max\":%.6f,\"vs_first\":%.4f,\"floor_bytes_per_row\":0,\"x_floor\":0,"
+              "\"rounds\":%d,\"timed_iterations\":1,\"counted\":1}\n",
+              prob, (long long)N, size_, names[i], counts[i], 1e3 * meds[i], 1e3 * los[i], 1e3 * his[i], vs[i], rounds);
+    fflush(json);
+  }
+  if (!(ep <= 1e-8 && es <= 1e-8)) {
+    if (rank_ == 0) fprintf(stderr, "eigen_versus: an answer is off the closed form (parlops %.1e, SLEPc %.1e)\n", ep, es);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  free(ex);
+  free(v0h);
+  free(rp);
+  free(ci);
+  free(va);
+  VecDestroy(&pv0);
+  MatDestroy(&A);
+  parlops_vec_destroy(&v0);
+  parlops_op_destroy(&P);
+  parlops_layout_destroy(&lay);
+  parlops_comm_destroy(&comm);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 10) {
+    fprintf(stderr, "usage: %s rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json\n",
+            argv[0]);
+    return 2;
+  }
+  PetscCall(SlepcInitialize(&argc, &argv, NULL, NULL));
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  int rounds = atoi(argv[1]);
+  if (rounds < 1 || rounds > 256) rounds = 5;
+  double tol = atof(argv[8]);
+  FILE *json = rank_ == 0 ? fopen(argv[9], "a") : NULL;
+  if (rank_ == 0 && !json) {
+    fprintf(stderr, "cannot open %s\n", argv[9]);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  run(rounds, atoll(argv[2]), atoi(argv[3]), atoi(argv[4]), tol, 1, json);
+  run(rounds, atoll(argv[5]), atoi(argv[6]), atoi(argv[7]), tol, 0, json);
+  if (json) fclose(json);
+  PetscCall(SlepcFinalize());
+  return 0;
+}

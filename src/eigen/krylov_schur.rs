@@ -1,0 +1,573 @@
+//! Krylov-Schur (thick-restart Lanczos, SLEPc's default eigensolver) for Hermitian problems with a
+//! basis of at most `ncv` vectors: the memory is bounded by the caller, however many products the
+//! wanted pairs take. Each cycle extends the basis to `ncv` vectors by Lanczos steps with full
+//! re-orthogonalisation (classical Gram-Schmidt, a second pass only where the first cancelled, as
+//! DGKS), solves the projected problem once (O(ncv^3), next to the cycle's O(ncv^2 n)), keeps the
+//! most wanted half of its Ritz vectors and the residual vector, and locks the leading converged
+//! pairs (deflated: later cycles no longer touch them).
+//!
+//! Spectral transformations as SLEPc's ST: the operator OP the basis is built for and the inner
+//! product M it is orthonormal in are
+//!   - standard, A x = lambda x: OP = A, M = I;
+//!   - generalized, A x = lambda B x with B Hermitian positive definite: OP = B^-1 A (`inv` applies
+//!     B^-1), M = B;
+//!   - shift-and-invert about sigma: OP = (A - sigma B)^-1 B (`inv` applies (A - sigma B)^-1; B = I
+//!     when absent), M = B, and lambda = sigma + 1/theta: the eigenvalues nearest sigma are the
+//!     largest |theta|, the fastest to converge.
+//!
+//! OP is M-Hermitian in every case, so the projected matrix V^H M OP V is Hermitian (it is formed
+//! from every projection the orthogonalisation computes, not assumed tridiagonal). The stopping
+//! test is the Ritz estimate |beta_m y_m| <= tol |theta| (plus a rounding floor, 100 eps times the
+//! largest |Ritz value|); the answer is then checked on the true residuals ||A x - lambda B x||
+//! before success is reported.
+
+use super::dense::{hermitian_eig, matrix};
+use super::ks_finish::{Finish, Outcome, finish};
+use super::{alloc, check_square};
+use crate::comm::ReduceOp;
+use crate::error::Result;
+use crate::op::LinearOperator;
+use crate::scalar::Scalar;
+use crate::vector::random::Distribution;
+use crate::vector::{DistVector, fused, sum_partials};
+
+/// The wanted part of the spectrum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    /// The largest eigenvalues (returned descending).
+    Largest,
+    /// The smallest eigenvalues (returned ascending).
+    Smallest,
+    /// The eigenvalues nearest `sigma` by shift-and-invert (returned by increasing distance).
+    Nearest(f64),
+}
+
+/// The problem: A, and B (None: the identity) with `inv`, which applies B^-1 (Largest, Smallest
+/// with B) or (A - sigma B)^-1 (Nearest).
+pub struct Problem<'a, T: Scalar> {
+    pub a: &'a dyn LinearOperator<T>,
+    pub b: Option<&'a dyn LinearOperator<T>>,
+    pub inv: Option<&'a dyn LinearOperator<T>>,
+}
+
+/// What the monitor sees after each cycle's projected problem.
+pub struct Progress<'a> {
+    /// Cycles finished before this one (restarts).
+    pub restarts: usize,
+    /// Products with OP so far.
+    pub products: usize,
+    /// Leading wanted pairs converged (locked ones included).
+    pub converged: usize,
+    /// The eigenvalue approximations, most wanted first (as many as the basis holds).
+    pub values: &'a [f64],
+    /// Their relative residual estimates |beta_m y_m| / |theta| (on OP's problem).
+    pub estimates: &'a [f64],
+}
+
+/// What [`krylov_schur`] found.
+#[derive(Clone, Debug)]
+pub struct Eigs {
+    /// The `nev` wanted eigenvalues (converged or not), in the target's order.
+    pub values: Vec<f64>,
+    /// Converged: the true relative residuals ||A x - lambda B x|| / (|lambda| ||B x||) (||A x||
+    /// / ||B x|| when lambda = 0); otherwise the relative estimates reached.
+    pub residuals: Vec<f64>,
+    /// Products with OP.
+    pub products: usize,
+    /// Restarts made.
+    pub restarts: usize,
+    /// Did every wanted pair pass the test and the true-residual check?
+    pub converged: bool,
+    /// Why not, in words (empty when converged).
+    pub why: String,
+}
+
+/// Second Gram-Schmidt pass when the first left less than this fraction of the norm (DGKS).
+const ETA: f64 = std::f64::consts::FRAC_1_SQRT_2;
+/// The rounding floor of the tests: 100 eps of the scalar type (times the largest |Ritz value|).
+pub(super) fn floor<T: Scalar>() -> f64 {
+    let eps = if matches!(T::DTYPE, crate::DType::F32 | crate::DType::C64) {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    100.0 * eps
+}
+
+pub(super) struct Ctx<'a, T: Scalar> {
+    pub(super) p: &'a Problem<'a, T>,
+    pub(super) target: Target,
+    pub(super) comm: std::sync::Arc<crate::comm::Comm>,
+}
+
+impl<T: Scalar> Ctx<'_, T> {
+    pub(super) fn apply(
+        &self,
+        op: &dyn LinearOperator<T>,
+        x: &DistVector<T>,
+        y: &mut DistVector<T>,
+        what: &str,
+    ) -> Result<()> {
+        let e = crate::error::catch_panic(what, || op.apply(x, y));
+        self.comm.agree(e)
+    }
+
+    /// w = OP v (`t` is scratch).
+    fn op(&self, v: &DistVector<T>, w: &mut DistVector<T>, t: &mut DistVector<T>) -> Result<()> {
+        match (self.target, self.p.b, self.p.inv) {
+            (Target::Nearest(_), Some(b), Some(inv)) => {
+                self.apply(b, v, t, "the operator b")?;
+                self.apply(inv, t, w, "the operator inv")
+            }
+            (Target::Nearest(_), None, Some(inv)) => self.apply(inv, v, w, "the operator inv"),
+            (_, Some(_), Some(inv)) => {
+                self.apply(self.p.a, v, t, "the operator a")?;
+                self.apply(inv, t, w, "the operator inv")
+            }
+            _ => self.apply(self.p.a, v, w, "the operator a"),
+        }
+    }
+
+    /// lambda from a Ritz value of OP.
+    pub(super) fn lambda(&self, theta: f64) -> f64 {
+        match self.target {
+            Target::Nearest(s) => s + 1.0 / theta,
+            _ => theta,
+        }
+    }
+
+    /// The wanted order of Ritz values `theta` (descending on entry).
+    fn order(&self, theta: &[f64]) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..theta.len()).collect();
+        match self.target {
+            Target::Largest => {}
+            Target::Smallest => idx.reverse(),
+            Target::Nearest(_) => idx.sort_by(|&i, &j| theta[j].abs().total_cmp(&theta[i].abs())),
+        }
+        idx
+    }
+
+    /// Orthogonalise `w` against `basis` in M, returning the projections V^H M w and the M-norm
+    /// left (`z` is scratch for M w).
+    fn orth(
+        &self,
+        basis: &[DistVector<T>],
+        w: &mut DistVector<T>,
+        z: &mut DistVector<T>,
+    ) -> Result<(Vec<T>, f64)> {
+        let k = basis.len();
+        let Some(b) = self.p.b else {
+            // the projections and ||w||^2 in one reduction, the update and its norm in one pass
+            let local = {
+                let mut xs: Vec<&DistVector<T>> = basis.iter().collect();
+                xs.push(w);
+                fused::mdot(&xs, w)
+            };
+            let p = sum_partials::<T>(&self.comm, local, k + 1, w)?;
+            let nu0 = p[k].to_parts().0.max(0.0).sqrt();
+            let mut h = p[..k].to_vec();
+            let local = fused::maxpy_norm(w, &h, basis).map(|v| vec![v]);
+            let mut nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
+                .max(0.0)
+                .sqrt();
+            if nu.is_nan() || nu <= ETA * nu0 {
+                let local = fused::mdot(basis, w);
+                let h2 = sum_partials::<T>(&self.comm, local, k, w)?;
+                let local = fused::maxpy_norm(w, &h2, basis).map(|v| vec![v]);
+                nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
+                    .max(0.0)
+                    .sqrt();
+                for (a, c) in h.iter_mut().zip(&h2) {
+                    *a += *c;
+                }
+            }
+            return Ok((h, nu));
+        };
+        // B-inner product: two passes, then the B-norm
+        let mut h = vec![T::zero(); k];
+        for _ in 0..2 {
+            self.apply(b, w, z, "the operator b")?;
+            let local = fused::mdot(basis, z);
+            let hp = sum_partials::<T>(&self.comm, local, k, w)?;
+            let local = fused::maxpy_norm(w, &hp, basis).map(|_| ());
+            self.comm.agree(local)?;
+            for (a, c) in h.iter_mut().zip(&hp) {
+                *a += *c;
+            }
+        }
+        self.apply(b, w, z, "the operator b")?;
+        let local = fused::mdot(&[&*z], w);
+        let n2 = sum_partials::<T>(&self.comm, local, 1, w)?[0].to_parts().0;
+        Ok((h, n2.max(0.0).sqrt()))
+    }
+
+    /// ||v||_M (`z` is scratch).
+    fn mnorm(&self, v: &DistVector<T>, z: &mut DistVector<T>) -> Result<f64> {
+        let local = match self.p.b {
+            Some(b) => {
+                self.apply(b, v, z, "the operator b")?;
+                fused::mdot(&[&*z], v)
+            }
+            None => fused::mdot(&[v], v),
+        };
+        Ok(sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0)
+    }
+}
+
+/// basis[lo + q] = sum_a basis[lo + a] y[a][cols[q]] for q < cols.len() (y: act x act, row-major,
+/// act = m - lo): in place, chunk by chunk, for vectors in host memory; through `pool` (spare
+/// vectors, kept for the next restart) otherwise.
+fn combine<T: Scalar>(
+    comm: &crate::comm::Comm,
+    basis: &mut [DistVector<T>],
+    lo: usize,
+    m: usize,
+    y: &[f64],
+    cols: &[usize],
+    pool: &mut Vec<DistVector<T>>,
+) -> Result<()> {
+    let act = m - lo;
+    let p = cols.len();
+    let host = basis[lo..m].iter().all(|v| v.host_addressable());
+    if host {
+        for v in &basis[lo..m] {
+            v.sync()?;
+        }
+        const CH: usize = 512;
+        let mut buf = matrix(act, CH, T::zero(), "the restart's buffer")?;
+        let mut out = matrix(p, CH, T::zero(), "the restart's buffer")?;
+        let len = basis[lo].local().len();
+        let mut r0 = 0;
+        while r0 < len {
+            let c = CH.min(len - r0);
+            for a in 0..act {
+                buf[a * CH..a * CH + c].copy_from_slice(&basis[lo + a].local()[r0..r0 + c]);
+            }
+            for (q, &col) in cols.iter().enumerate() {
+                let o = &mut out[q * CH..q * CH + c];
+                o.fill(T::zero());
+                for a in 0..act {
+                    let ya = T::real(y[a * act + col]);
+                    for (oe, be) in o.iter_mut().zip(&buf[a * CH..a * CH + c]) {
+                        *oe += ya * *be;
+                    }
+                }
+            }
+            for q in 0..p {
+                basis[lo + q].local_mut()[r0..r0 + c].copy_from_slice(&out[q * CH..q * CH + c]);
+            }
+            r0 += c;
+        }
+        return Ok(());
+    }
+    if pool.len() < p {
+        let more = alloc(comm, p - pool.len(), &basis[lo])?;
+        pool.extend(more);
+    }
+    for (q, &col) in cols.iter().enumerate() {
+        let c: Vec<T> = (0..act).map(|a| T::real(y[a * act + col])).collect();
+        let refs: Vec<&DistVector<T>> = basis[lo..m].iter().collect();
+        pool[q].fill(T::zero())?;
+        crate::vector::multi::maxpy(&mut pool[q], &c, &refs)?;
+    }
+    for q in 0..p {
+        std::mem::swap(&mut basis[lo + q], &mut pool[q]);
+    }
+    Ok(())
+}
+
+/// `nev` eigenpairs of the Hermitian problem `p` at `target` from the start vector `v0`, with a
+/// basis of at most `ncv` vectors (nev < ncv <= n, or ncv = n), in at most `max_products` products
+/// with OP, to the relative tolerance `tol`; the eigenvectors (M-normalised) go into `vecs` (0 or
+/// nev vectors) when every pair converged. `monitor` is called after each cycle's projected problem
+/// on every rank and returns true to stop. [collective]
+#[allow(clippy::too_many_arguments)]
+pub fn krylov_schur<T: Scalar>(
+    p: &Problem<'_, T>,
+    target: Target,
+    v0: &DistVector<T>,
+    nev: usize,
+    ncv: usize,
+    max_products: usize,
+    tol: f64,
+    vecs: &mut [&mut DistVector<T>],
+    monitor: &mut dyn FnMut(&Progress<'_>) -> Result<bool>,
+) -> Result<Eigs> {
+    let comm = v0.layout().comm().clone();
+    let n = v0.layout().global_len() as usize;
+    let pre = (|| {
+        check_square(p.a, v0.layout(), "a")?;
+        if let Some(b) = p.b {
+            check_square(b, v0.layout(), "b")?;
+        }
+        if let Some(inv) = p.inv {
+            check_square(inv, v0.layout(), "inv")?;
+        }
+        match target {
+            Target::Nearest(s) => {
+                if !s.is_finite() {
+                    crate::bail!(InvalidArgument, "sigma = {s}: the shift must be finite");
+                }
+                if p.inv.is_none() {
+                    crate::bail!(
+                        InvalidArgument,
+                        "inv is NULL: the eigenvalues nearest sigma need inv applying (A - sigma B)^-1 (parlops_op_create_inverse of a solver for it)"
+                    );
+                }
+            }
+            _ => match (p.b.is_some(), p.inv.is_some()) {
+                (true, false) => crate::bail!(
+                    InvalidArgument,
+                    "b is given without inv: the generalized problem needs inv applying B^-1"
+                ),
+                (false, true) => crate::bail!(
+                    InvalidArgument,
+                    "inv is given without b: for the largest or smallest eigenvalues inv applies B^-1 (give b, or NULL for both)"
+                ),
+                _ => {}
+            },
+        }
+        if nev == 0 || nev > n {
+            crate::bail!(
+                InvalidArgument,
+                "n_ev = {nev}: 1 <= n_ev <= {n} (the operator's size)"
+            );
+        }
+        if ncv > n || (ncv <= nev && ncv != n) {
+            crate::bail!(
+                InvalidArgument,
+                "ncv = {ncv}: the basis size must exceed n_ev = {nev} and be at most {n} (the operator's size), or equal it (SLEPc's default is max(2 n_ev, n_ev + 15))"
+            );
+        }
+        if max_products == 0 {
+            crate::bail!(InvalidArgument, "max_products = 0: it must be >= 1");
+        }
+        if !(tol > 0.0 && tol < 1.0) {
+            crate::bail!(InvalidArgument, "tol = {tol}: 0 < tol < 1");
+        }
+        if !vecs.is_empty() && vecs.len() != nev {
+            crate::bail!(
+                InvalidArgument,
+                "{} vectors for n_ev = {nev} eigenvectors (give 0 or n_ev)",
+                vecs.len()
+            );
+        }
+        for v in vecs.iter() {
+            v.layout()
+                .check_compatible(v0.layout(), "an eigenvector", "v0")?;
+            v0.check_location(v, "an eigenvector", "v0")?;
+        }
+        Ok(())
+    })();
+    comm.agree(pre)?;
+    let cx = Ctx {
+        p,
+        target,
+        comm: comm.clone(),
+    };
+    // the basis (ncv + 1 vectors at most, allocated as it grows), w = OP v, and two scratch vectors
+    let mut basis = alloc(&comm, 1, v0)?;
+    let mut work = alloc(&comm, 3, v0)?;
+    let (mut w, mut z, mut t) = {
+        let t = work.pop().expect("3 vectors");
+        let z = work.pop().expect("3 vectors");
+        (work.pop().expect("3 vectors"), z, t)
+    };
+    basis[0].copy_from(v0)?;
+    let n0 = cx.mnorm(&basis[0], &mut z)?.sqrt();
+    if !(n0 > 0.0 && n0.is_finite()) {
+        crate::bail!(
+            InvalidArgument,
+            "the start vector's {} is {n0}: it must be finite and nonzero",
+            if p.b.is_some() { "B-norm" } else { "norm" }
+        );
+    }
+    basis[0].scale(T::real(1.0 / n0))?;
+    let mut s = matrix(ncv, ncv, 0.0f64, "the projected matrix")?;
+    let mut pool: Vec<DistVector<T>> = Vec::new();
+    let (mut k, mut nlock, mut products, mut restarts) = (0usize, 0usize, 0usize, 0usize);
+    let mut anorm: f64 = 0.0;
+    let mut seed = 0x5EED_u64;
+    // the estimates' test is tightened where a true residual failed it (the estimates measure OP's
+    // residual in the M-norm); two checks in a row that do not halve the worst failure end the run
+    let (mut factor, mut last_worst, mut stalls) = (1.0f64, f64::INFINITY, 0usize);
+    loop {
+        let mut m = k;
+        let mut beta = 0.0;
+        while m < ncv && products < max_products {
+            let j = m;
+            cx.op(&basis[j], &mut w, &mut t)?;
+            products += 1;
+            let (h, bj) = cx.orth(&basis[..=j], &mut w, &mut z)?;
+            let mut col2 = 0.0;
+            for (i, hv) in h.iter().enumerate() {
+                let re = hv.to_parts().0;
+                s[i * ncv + j] = re;
+                s[j * ncv + i] = re;
+                col2 += re * re;
+            }
+            if !bj.is_finite() || !col2.is_finite() {
+                crate::bail!(
+                    InvalidArgument,
+                    "the operator produced a value that is not finite at product {products}"
+                );
+            }
+            anorm = anorm.max((col2 + bj * bj).sqrt());
+            m = j + 1;
+            if basis.len() <= m {
+                basis.extend(alloc(&comm, 1, v0)?);
+            }
+            if bj > 1e-12 * anorm {
+                beta = bj;
+                std::mem::swap(&mut basis[m], &mut w);
+                basis[m].scale(T::real(1.0 / bj))?;
+                continue;
+            }
+            // an invariant subspace: the relation closes (beta = 0); go on from a random vector
+            // orthogonal to the basis, unless the basis is full or spans the space
+            beta = 0.0;
+            if m == ncv || m == n {
+                break;
+            }
+            let mut fresh = 0.0;
+            for _ in 0..3 {
+                seed = seed.wrapping_add(0x9E37_79B9);
+                w.set_random(Distribution::Gaussian, seed)?;
+                let n1 = cx.mnorm(&w, &mut z)?.sqrt();
+                let (_, n2) = cx.orth(&basis[..m], &mut w, &mut z)?;
+                if n2 > 1e-8 * n1 {
+                    fresh = n2;
+                    break;
+                }
+            }
+            if fresh == 0.0 {
+                break;
+            }
+            std::mem::swap(&mut basis[m], &mut w);
+            basis[m].scale(T::real(1.0 / fresh))?;
+        }
+        // the projected problem of the active (unlocked) block
+        let act = m - nlock;
+        let mut sub = matrix(act, act, 0.0f64, "the projected matrix")?;
+        for i in 0..act {
+            for j in 0..act {
+                sub[i * act + j] = s[(nlock + i) * ncv + nlock + j];
+            }
+        }
+        let (theta, y) = comm.agree(hermitian_eig(&sub, act))?;
+        let order = cx.order(&theta);
+        let tmax = theta
+            .iter()
+            .chain((0..nlock).map(|i| &s[i * ncv + i]))
+            .fold(0.0f64, |a, v| a.max(v.abs()));
+        let est: Vec<f64> = (0..act)
+            .map(|i| (beta * y[(act - 1) * act + i]).abs())
+            .collect();
+        let ok = |i: usize| est[i] <= factor * tol * theta[i].abs() + floor::<T>() * tmax;
+        let c = order.iter().take_while(|&&i| ok(i)).count();
+        let conv = (nlock + c).min(nev);
+        let done = nlock + c >= nev;
+        // the monitor: locked pairs, then the active block, in wanted order
+        let mut vals: Vec<f64> = (0..nlock).map(|i| cx.lambda(s[i * ncv + i])).collect();
+        let mut ests: Vec<f64> = vec![0.0; nlock];
+        for &i in &order {
+            vals.push(cx.lambda(theta[i]));
+            ests.push(est[i] / theta[i].abs());
+        }
+        let stop = crate::error::catch_panic("the monitor", || {
+            monitor(&Progress {
+                restarts,
+                products,
+                converged: conv,
+                values: &vals,
+                estimates: &ests,
+            })
+        });
+        let stop =
+            comm.allreduce_checked(stop.map(|b| vec![b as u8 as f64]), 1, ReduceOp::Max)?[0] > 0.0;
+        let exhausted = products >= max_products || (act > 0 && m < ncv && beta == 0.0);
+        if done || stop || exhausted {
+            let outcome = finish(
+                &cx,
+                Finish {
+                    basis: &mut basis,
+                    s: &s,
+                    ncv,
+                    nlock,
+                    theta: &theta,
+                    y: &y,
+                    order: &order,
+                    est: &est,
+                    m,
+                    nev,
+                    tol,
+                    tmax,
+                    converged: done,
+                    retry: done && m == ncv && beta > 0.0 && products < max_products && stalls < 2,
+                    products,
+                    restarts,
+                    why: if done {
+                        String::new()
+                    } else if stop {
+                        "stopped by the monitor".into()
+                    } else {
+                        format!("{products} products (max_products) made")
+                    },
+                },
+                vecs,
+                (&mut w, &mut z, &mut t),
+            )?;
+            match outcome {
+                Outcome::Done(e) => return Ok(e),
+                Outcome::Retry(worst) => {
+                    if worst > 0.5 * last_worst {
+                        stalls += 1;
+                    }
+                    last_worst = worst;
+                    factor *= (0.5 / worst).min(0.5);
+                }
+            }
+        }
+        // restart: lock the leading converged pairs, keep the most wanted half of the rest
+        let keep = (act / 2).max(nev - nlock).max(c + 1).min(act - 1);
+        let cols: Vec<usize> = order[..keep].to_vec();
+        combine(&comm, &mut basis, nlock, m, &y, &cols, &mut pool)?;
+        // the residual vector (basis[m]: beta > 0 here, as beta = 0 converges every active pair)
+        // follows the kept ones
+        basis.swap(nlock + keep, m);
+        for i in nlock..ncv {
+            for j in 0..ncv {
+                s[i * ncv + j] = 0.0;
+                s[j * ncv + i] = 0.0;
+            }
+        }
+        for (q, &col) in cols.iter().enumerate() {
+            s[(nlock + q) * ncv + nlock + q] = theta[col];
+        }
+        // lock the leading pairs whose estimates met the test once their true residuals do too
+        // (the kept vectors are the Ritz vectors now)
+        let lmax = match target {
+            Target::Nearest(_) => vals.iter().fold(0.0f64, |a, v| a.max(v.abs())),
+            _ => tmax,
+        };
+        let mut locked = 0;
+        for (q, &col) in cols.iter().enumerate().take(c) {
+            let (_, ratio) = cx.check_pair(
+                &basis[nlock + q],
+                cx.lambda(theta[col]),
+                lmax,
+                tol,
+                &mut z,
+                &mut t,
+            )?;
+            if ratio.is_nan() || ratio > 1.0 {
+                factor *= (0.5 / ratio).min(0.5);
+                break;
+            }
+            locked += 1;
+        }
+        k = nlock + keep;
+        nlock += locked;
+        restarts += 1;
+    }
+}

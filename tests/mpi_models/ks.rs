@@ -1,0 +1,316 @@
+//! Krylov-Schur (thick-restart Lanczos) against closed forms and dense references at 1-4 ranks with
+//! uneven splits: the standard problem at both ends with a basis much smaller than the run needs
+//! (restarts and locking), the generalized problem (B diagonal, B^-1 exact), shift-and-invert with
+//! and without B, a start vector in a small invariant subspace, and the failures: a basis not
+//! larger than n_ev, b without inv, no inv for a shift, an operator of another layout, the product
+//! limit (values still reported), the monitor stopping the run.
+
+use super::eigen::{dense_op, known_spectrum};
+use super::*;
+use parlops::eigen::krylov_schur::{Eigs, Problem, Progress, Target, krylov_schur};
+use parlops::op::LinearOperator;
+use parlops::vector::random::Distribution;
+
+/// ||A x - lambda B x|| / (|lambda| ||B x||) from dense matrices and gathered vectors.
+fn true_rel<T: Scalar>(a: &[Vec<T>], b: Option<&[Vec<T>]>, x: &[T], lam: f64) -> f64 {
+    let ax = matvec(a, x);
+    let bx = b.map_or_else(|| x.to_vec(), |b| matvec(b, x));
+    let r: Vec<T> = ax
+        .iter()
+        .zip(&bx)
+        .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
+        .collect();
+    norm(&r) / (lam.abs().max(1e-300) * norm(&bx))
+}
+
+fn start<T: Scalar>(l: &Arc<Layout>, seed: u64) -> DistVector<T> {
+    let mut v = DistVector::<T>::new(l.clone()).unwrap();
+    v.set_random(Distribution::Gaussian, seed).unwrap();
+    v
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run<T: Scalar>(
+    p: &Problem<'_, T>,
+    target: Target,
+    v0: &DistVector<T>,
+    nev: usize,
+    ncv: usize,
+    maxp: usize,
+    tol: f64,
+    vecs: &mut [DistVector<T>],
+) -> (parlops::Result<Eigs>, usize) {
+    let mut calls = 0usize;
+    let mut mon = |_: &Progress<'_>| {
+        calls += 1;
+        Ok(false)
+    };
+    let mut vr: Vec<&mut DistVector<T>> = vecs.iter_mut().collect();
+    let r = krylov_schur(p, target, v0, nev, ncv, maxp, tol, &mut vr, &mut mon);
+    (r, calls)
+}
+
+/// The standard problem on an anisotropic 2-D Laplacian of 1600 rows (simple eigenvalues, known in
+/// closed form): the 4 smallest (hundreds of products) and the 6 largest with a basis of 16 and 20
+/// vectors, to 1e-10; true residuals from the dense matrix.
+pub(super) fn run_ks_standard<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_ks_standard ({})", T::DTYPE.name()));
+    let n = 40i64;
+    let l = uneven(comm, n * n);
+    let a = grid::<T>(&l, &l, n, 4.0, [-1.0, -1.0, -0.7, -0.7]);
+    let h = std::f64::consts::PI / (n as f64 + 1.0);
+    let mut exact: Vec<f64> = (1..=n)
+        .flat_map(|i| {
+            (1..=n).map(move |j| 4.0 - 2.0 * (i as f64 * h).cos() - 1.4 * (j as f64 * h).cos())
+        })
+        .collect();
+    exact.sort_by(f64::total_cmp);
+    let ad = dense(a.as_ref());
+    let v0 = start::<T>(&l, 5);
+    let p = Problem {
+        a: a.as_ref(),
+        b: None,
+        inv: None,
+    };
+    for (target, nev, ncv) in [(Target::Smallest, 4, 16), (Target::Largest, 6, 20)] {
+        let mut vecs: Vec<DistVector<T>> = (0..nev)
+            .map(|_| DistVector::<T>::new(l.clone()).unwrap())
+            .collect();
+        let (r, calls) = run(&p, target, &v0, nev, ncv, 20000, 1e-10, &mut vecs);
+        let r = r.unwrap();
+        let want: Vec<f64> = match target {
+            Target::Smallest => exact.iter().take(nev).copied().collect(),
+            _ => exact.iter().rev().take(nev).copied().collect(),
+        };
+        let err = r
+            .values
+            .iter()
+            .zip(&want)
+            .map(|(v, w)| (v - w).abs() / w.abs())
+            .fold(0.0f64, f64::max);
+        let res = vecs
+            .iter()
+            .zip(&r.values)
+            .map(|(v, lam)| true_rel(&ad, None, &gathered(v), *lam))
+            .fold(0.0f64, f64::max);
+        let reported = r.residuals.iter().fold(0.0f64, |a, b| a.max(*b));
+        t.check(
+            r.converged
+                && err <= 1e-9
+                && res <= 1e-9
+                && (reported - res).abs() <= 1e-12
+                && r.restarts > 0
+                && calls == r.restarts + 1,
+            &format!(
+                "Krylov-Schur {target:?}, ncv {ncv}: {:?} against {want:?} ({err:.1e}) in {} products, {} restarts; true residual {res:.1e}, reported {reported:.1e}",
+                r.values, r.products, r.restarts
+            ),
+        );
+    }
+}
+
+/// The generalized problem A x = lambda B x (B diagonal, B^-1 exact) and shift-and-invert with and
+/// without B on a dense pencil with known eigenvalues 1, 2, ..., 80 (A = B^1/2 Q diag Q^H B^1/2; the
+/// inverse (A - sigma B)^-1 from the same construction).
+pub(super) fn run_ks_pencil<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case(&format!("run_ks_pencil ({})", T::DTYPE.name()));
+    let n = 80usize;
+    let l = uneven(comm, n as i64);
+    let lam: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+    let bdiag: Vec<f64> = (0..n).map(|i| 1.0 + 0.5 * (i as f64 * 0.9).sin()).collect();
+    let ones = vec![1.0; n];
+    let v0 = start::<T>(&l, 9);
+    let sigma = 30.3;
+    for pencil in [false, true] {
+        let bd: &[f64] = if pencil { &bdiag } else { &ones };
+        let ad = known_spectrum::<T>(n, &lam, Some(bd));
+        let a = dense_op(&l, &ad);
+        let bdense: Vec<Vec<T>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| T::from_parts_lossy(if i == j { bd[i] } else { 0.0 }, 0.0))
+                    .collect()
+            })
+            .collect();
+        let binvd: Vec<f64> = bd.iter().map(|x| 1.0 / x).collect();
+        let b = dense_op(&l, &bdense);
+        let binv = dense_op(&l, &known_spectrum::<T>(n, &ones, Some(&binvd)));
+        let shifted: Vec<f64> = lam.iter().map(|x| 1.0 / (x - sigma)).collect();
+        let si = dense_op(&l, &known_spectrum::<T>(n, &shifted, Some(&binvd)));
+        let bref: Option<&dyn LinearOperator<T>> = if pencil { Some(b.as_ref()) } else { None };
+        let cases: Vec<(Target, Option<&dyn LinearOperator<T>>, Vec<f64>)> = vec![
+            (
+                Target::Largest,
+                if pencil { Some(binv.as_ref()) } else { None },
+                lam.iter().rev().take(5).copied().collect(),
+            ),
+            (
+                Target::Smallest,
+                if pencil { Some(binv.as_ref()) } else { None },
+                lam.iter().take(5).copied().collect(),
+            ),
+            (
+                Target::Nearest(sigma),
+                Some(si.as_ref()),
+                vec![30.0, 31.0, 29.0, 32.0, 28.0],
+            ),
+        ];
+        for (target, inv, want) in cases {
+            let p = Problem {
+                a: a.as_ref(),
+                b: bref,
+                inv,
+            };
+            let mut vecs: Vec<DistVector<T>> = (0..5)
+                .map(|_| DistVector::<T>::new(l.clone()).unwrap())
+                .collect();
+            let (r, _) = run(&p, target, &v0, 5, 12, 5000, 1e-10, &mut vecs);
+            let r = r.unwrap();
+            let err = r
+                .values
+                .iter()
+                .zip(&want)
+                .map(|(v, w)| (v - w).abs() / w.abs())
+                .fold(0.0f64, f64::max);
+            let bo: Option<&[Vec<T>]> = if pencil { Some(&bdense) } else { None };
+            let res = vecs
+                .iter()
+                .zip(&r.values)
+                .map(|(v, lam)| true_rel(&ad, bo, &gathered(v), *lam))
+                .fold(0.0f64, f64::max);
+            // B-orthonormal eigenvectors
+            let mut orth: f64 = 0.0;
+            for (i, vi) in vecs.iter().enumerate() {
+                let gi = gathered(vi);
+                let bgi = bo.map_or_else(|| gi.clone(), |bm| matvec(bm, &gi));
+                for (j, vj) in vecs.iter().enumerate() {
+                    let d = dotc_g(&gathered(vj), &bgi);
+                    let e = if i == j { 1.0 } else { 0.0 };
+                    orth = orth.max((d - T::from_parts_lossy(e, 0.0)).abs_f64());
+                }
+            }
+            t.check(
+                r.converged && err <= 1e-10 && res <= 1e-9 && orth <= 1e-10,
+                &format!(
+                    "Krylov-Schur, B {}, {target:?}: {:?} against {want:?} ({err:.1e}), true residual {res:.1e}, V^H B V - I {orth:.1e}, {} products",
+                    if pencil { "diagonal" } else { "I" },
+                    r.values,
+                    r.products
+                ),
+            );
+        }
+    }
+}
+
+fn dotc_g<T: Scalar>(a: &[T], b: &[T]) -> T {
+    a.iter()
+        .zip(b)
+        .fold(T::zero(), |s, (x, y)| s + x.conj() * *y)
+}
+
+/// A start vector in a 2-dimensional invariant subspace (a diagonal operator, v0 = e_0 + e_5):
+/// the run goes on from random directions and finds the 3 largest; the failures, on every rank.
+pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case("run_ks_edges");
+    let n = 60usize;
+    let l = uneven(comm, n as i64);
+    let mut d = DistVector::<f64>::new(l.clone()).unwrap();
+    let st = l.local_start() as usize;
+    for (i, e) in d.local_mut().iter_mut().enumerate() {
+        *e = 1.0 + (st + i) as f64;
+    }
+    let a: Op<f64> = Arc::new(parlops::op::basic::Diagonal::new(&d).unwrap());
+    let mut v0 = DistVector::<f64>::new(l.clone()).unwrap();
+    for (i, e) in v0.local_mut().iter_mut().enumerate() {
+        *e = if st + i == 0 || st + i == 5 { 1.0 } else { 0.0 };
+    }
+    let p = Problem {
+        a: a.as_ref(),
+        b: None,
+        inv: None,
+    };
+    let (r, _) = run(&p, Target::Largest, &v0, 3, 8, 2000, 1e-10, &mut []);
+    let r = r.unwrap();
+    t.check(
+        r.converged
+            && r.values
+                .iter()
+                .zip([60.0, 59.0, 58.0])
+                .all(|(a, b)| (a - b).abs() <= 1e-9 * b),
+        &format!(
+            "Krylov-Schur from an invariant subspace: {:?} in {} products",
+            r.values, r.products
+        ),
+    );
+    let v1 = start::<f64>(&l, 3);
+    let other = uneven(comm, n as i64 + 1);
+    let mut d2 = DistVector::<f64>::new(other).unwrap();
+    d2.fill(1.0).unwrap();
+    let wrong: Op<f64> = Arc::new(parlops::op::basic::Diagonal::new(&d2).unwrap());
+    let msg = |r: (parlops::Result<Eigs>, usize)| r.0.err().map(|e| e.msg).unwrap_or_default();
+    let e = msg(run(&p, Target::Largest, &v1, 3, 3, 100, 1e-8, &mut []));
+    t.check(
+        e.contains("ncv = 3"),
+        &format!("a basis of n_ev vectors: '{e}'"),
+    );
+    let pb = Problem {
+        a: a.as_ref(),
+        b: Some(a.as_ref()),
+        inv: None,
+    };
+    let e = msg(run(&pb, Target::Largest, &v1, 3, 8, 100, 1e-8, &mut []));
+    t.check(e.contains("without inv"), &format!("b without inv: '{e}'"));
+    let e = msg(run(&p, Target::Nearest(2.5), &v1, 3, 8, 100, 1e-8, &mut []));
+    t.check(
+        e.contains("inv is NULL"),
+        &format!("a shift without inv: '{e}'"),
+    );
+    let pw = Problem {
+        a: a.as_ref(),
+        b: None,
+        inv: Some(wrong.as_ref()),
+    };
+    let e = msg(run(
+        &pw,
+        Target::Nearest(2.5),
+        &v1,
+        3,
+        8,
+        100,
+        1e-8,
+        &mut [],
+    ));
+    t.check(e.contains("inv"), &format!("inv of another layout: '{e}'"));
+    // the product limit: not converged, the values reached reported
+    let (r, _) = run(&p, Target::Smallest, &v1, 3, 6, 10, 1e-12, &mut []);
+    let r = r.unwrap();
+    t.check(
+        !r.converged && r.products == 10 && r.values.len() == 3 && r.why.contains("max_products"),
+        &format!(
+            "the product limit: converged {} after {} products, values {:?}: {}",
+            r.converged, r.products, r.values, r.why
+        ),
+    );
+    // the monitor stops the run on one rank: every rank stops
+    let rank = comm.rank();
+    let mut mon = |pr: &Progress<'_>| Ok(rank == 0 && pr.restarts == 1);
+    let r = krylov_schur(
+        &p,
+        Target::Smallest,
+        &v1,
+        3,
+        6,
+        10000,
+        1e-12,
+        &mut [],
+        &mut mon,
+    )
+    .unwrap();
+    t.check(
+        !r.converged && r.restarts == 1 && r.why.contains("monitor"),
+        &format!(
+            "the monitor stops the run: {} restarts, {}",
+            r.restarts, r.why
+        ),
+    );
+}
