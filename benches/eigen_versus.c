@@ -7,7 +7,12 @@
  * ratio, the products (parlops) and restarts (SLEPc: its iteration count), and both answers' largest
  * relative error against the closed form, which must be below 1e-8 for the line to count (exit 1
  * otherwise).
- * Usage: eigen_versus rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json */
+ * With three more arguments, the n_ev eigenvalues nearest a shift between the 5th and 6th (inside the
+ * spectrum) by shift-and-invert, the inner solve GMRES(30) on A - sigma I preconditioned by BoomerAMG of A
+ * to 1e-10 in both (parlops: parlops_op_create_inverse of such a solver; SLEPc: STSINVERT with
+ * STSetPreconditionerMat(A), KSPGMRES and PCHYPRE).
+ * Usage: eigen_versus rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json
+ *        [nx_nearest nev_nearest ncv_nearest] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +52,10 @@ static double *exact(int64_t nx) {
   return e;
 }
 
-static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int largest, FILE *json) {
+enum mode { LARGEST, SMALLEST, NEAREST };
+static const char *const mode_names[] = {"largest", "smallest", "nearest"};
+
+static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, FILE *json) {
   int64_t N = nx * nx;
   PetscInt lo, hi;
   Mat A;
@@ -90,16 +98,52 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int larges
   for (int64_t r = 0; r < len; r++) pa[r] = v0h[r];
   PetscCallAbort(MPI_COMM_WORLD, VecRestoreArray(pv0, &pa));
   double *ex = exact(nx), want[64], got_p[64], got_s[64], res[64];
-  for (int i = 0; i < nev; i++) want[i] = largest ? ex[N - 1 - i] : ex[i];
+  /* NEAREST: a shift between the 5th and 6th eigenvalues (inside the spectrum: A - sigma I is
+   * indefinite), the inner solve GMRES(30) on A - sigma I preconditioned by BoomerAMG of A (AMG of the
+   * indefinite matrix stalls GMRES) to 1e-10, in both */
+  double sigma = 0.6 * ex[4] + 0.4 * ex[5];
+  if (mode == NEAREST) {
+    int used[64] = {0};
+    for (int i = 0; i < nev; i++) {
+      int best = -1;
+      for (int c = 0; c < 40 && c < N; c++) {
+        int taken = 0;
+        for (int j = 0; j < i; j++) taken |= used[j] == c;
+        if (!taken && (best < 0 || fabs(ex[c] - sigma) < fabs(ex[best] - sigma))) best = c;
+      }
+      used[i] = best;
+      want[i] = ex[best];
+    }
+  } else {
+    for (int i = 0; i < nev; i++) want[i] = mode == LARGEST ? ex[N - 1 - i] : ex[i];
+  }
+  parlops_op *inv = NULL, *Ash = NULL, *amg = NULL;
+  parlops_solver *inner = NULL;
+  if (mode == NEAREST) {
+    double *vs = malloc((size_t)(5 * len + 1) * sizeof *vs);
+    for (int64_t r = 0; r < len; r++)
+      for (int64_t q = rp[r]; q < rp[r + 1]; q++) vs[q] = va[q] - (ci[q] == lo + r ? sigma : 0.0);
+    CHECKP(parlops_op_create_csr(lay, lay, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vs, &Ash));
+    free(vs);
+    CHECKP(parlops_op_create_boomeramg(P, NULL, &amg));
+    CHECKP(parlops_solver_create(comm, PARLOPS_METHOD_GMRES, &inner));
+    CHECKP(parlops_solver_set_operator(inner, Ash));
+    CHECKP(parlops_solver_set_preconditioner(inner, amg));
+    CHECKP(parlops_solver_set_restart(inner, 30));
+    CHECKP(parlops_solver_set_tolerances(inner, 1e-10, 0.0, 1e5, 10000));
+    CHECKP(parlops_op_create_inverse(inner, false, &inv));
+  }
   double tp[256], ts[256], ratio[256];
   int64_t products = 0;
   PetscInt its = 0, nconv = 0;
   for (int r = 0; r < rounds; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    CHECKP(parlops_eig_krylov_schur(P, NULL, NULL, 0.0, v0, nev, ncv, 1000000, tol,
-                                    largest ? PARLOPS_EIG_LARGEST : PARLOPS_EIG_SMALLEST, NULL, NULL, got_p, res, NULL,
-                                    &products));
+    CHECKP(parlops_eig_krylov_schur(P, NULL, inv, sigma, v0, nev, ncv, 1000000, tol,
+                                    mode == LARGEST    ? PARLOPS_EIG_LARGEST
+                                    : mode == SMALLEST ? PARLOPS_EIG_SMALLEST
+                                                       : PARLOPS_EIG_NEAREST,
+                                    NULL, NULL, got_p, res, NULL, &products));
     tp[r] = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &tp[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     EPS eps;
@@ -109,7 +153,25 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int larges
     PetscCallAbort(MPI_COMM_WORLD, EPSSetOperators(eps, A, NULL));
     PetscCallAbort(MPI_COMM_WORLD, EPSSetProblemType(eps, EPS_HEP));
     PetscCallAbort(MPI_COMM_WORLD, EPSSetType(eps, EPSKRYLOVSCHUR));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, largest ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
+    if (mode == NEAREST) {
+      ST st;
+      KSP ksp;
+      PC pc;
+      PetscCallAbort(MPI_COMM_WORLD, EPSGetST(eps, &st));
+      PetscCallAbort(MPI_COMM_WORLD, STSetType(st, STSINVERT));
+      PetscCallAbort(MPI_COMM_WORLD, STSetPreconditionerMat(st, A));
+      PetscCallAbort(MPI_COMM_WORLD, EPSSetTarget(eps, sigma));
+      PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, EPS_TARGET_MAGNITUDE));
+      PetscCallAbort(MPI_COMM_WORLD, STGetKSP(st, &ksp));
+      PetscCallAbort(MPI_COMM_WORLD, KSPSetType(ksp, KSPGMRES));
+      PetscCallAbort(MPI_COMM_WORLD, KSPGMRESSetRestart(ksp, 30));
+      PetscCallAbort(MPI_COMM_WORLD, KSPGetPC(ksp, &pc));
+      PetscCallAbort(MPI_COMM_WORLD, PCSetType(pc, PCHYPRE));
+      PetscCallAbort(MPI_COMM_WORLD, PCHYPRESetType(pc, "boomeramg"));
+      PetscCallAbort(MPI_COMM_WORLD, KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+    } else {
+      PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, mode == LARGEST ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
+    }
     PetscCallAbort(MPI_COMM_WORLD, EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
     PetscCallAbort(MPI_COMM_WORLD, EPSSetTolerances(eps, tol, 1000000));
     PetscCallAbort(MPI_COMM_WORLD, EPSSetInitialSpace(eps, 1, &pv0));
@@ -139,8 +201,14 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int larges
     lo_s = fmin(lo_s, ts[r]), hi_s = fmax(hi_s, ts[r]);
   }
   char prob[200];
-  snprintf(prob, sizeof prob, "eigen: %d %s of a %lldx%lld anisotropic Laplacian, ncv %d, tol %.0e (ms per solve)", nev,
-           largest ? "largest" : "smallest", (long long)nx, (long long)nx, ncv, tol);
+  if (mode == NEAREST)
+    snprintf(prob, sizeof prob,
+             "eigen: %d nearest %.4f (shift-and-invert, GMRES(30) + BoomerAMG of A to 1e-10) of a %lldx%lld anisotropic "
+             "Laplacian, ncv %d, tol %.0e (ms per solve)",
+             nev, sigma, (long long)nx, (long long)nx, ncv, tol);
+  else
+    snprintf(prob, sizeof prob, "eigen: %d %s of a %lldx%lld anisotropic Laplacian, ncv %d, tol %.0e (ms per solve)", nev,
+             mode_names[mode], (long long)nx, (long long)nx, ncv, tol);
   if (rank_ == 0) {
     printf("\n%s, %d rank(s), %d interleaved rounds\n", prob, size_, rounds);
     printf("  %-28s %12s %22s %9s %14s %12s\n", "solver", "ms/solve", "(min-max)", "vs SLEPc", "products/its",
@@ -166,6 +234,10 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int larges
   }
   free(ex);
   free(v0h);
+  parlops_op_destroy(&inv);
+  parlops_solver_destroy(&inner);
+  parlops_op_destroy(&amg);
+  parlops_op_destroy(&Ash);
   free(rp);
   free(ci);
   free(va);
@@ -179,7 +251,9 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int larges
 
 int main(int argc, char **argv) {
   if (argc < 10) {
-    fprintf(stderr, "usage: %s rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json\n",
+    fprintf(stderr,
+            "usage: %s rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json "
+            "[nx_nearest nev_nearest ncv_nearest]\n",
             argv[0]);
     return 2;
   }
@@ -194,8 +268,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot open %s\n", argv[9]);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  run(rounds, atoll(argv[2]), atoi(argv[3]), atoi(argv[4]), tol, 1, json);
-  run(rounds, atoll(argv[5]), atoi(argv[6]), atoi(argv[7]), tol, 0, json);
+  run(rounds, atoll(argv[2]), atoi(argv[3]), atoi(argv[4]), tol, LARGEST, json);
+  run(rounds, atoll(argv[5]), atoi(argv[6]), atoi(argv[7]), tol, SMALLEST, json);
+  if (argc > 12) run(rounds, atoll(argv[10]), atoi(argv[11]), atoi(argv[12]), tol, NEAREST, json);
   if (json) fclose(json);
   PetscCall(SlepcFinalize());
   return 0;

@@ -34,6 +34,23 @@ for n in 1 2 3 4; do
   fi
   grep '^python package at' "$log"
 done
+# Krylov-Schur on MFEM-assembled matrices (example 2's beam on beam-tri.mesh refined 3 times:
+# stiffness and mass without the fixed dofs, written by tests/eigen/beam_matrices.cpp with the MFEM
+# wheel's serial libmfem) against SciPy's dense eigenvalues and eigsh, 1-4 ranks
+tools/mfem_fetch.sh "$B"
+mfem="$B/mfem/mfem/external/ser"
+g++ -std=c++17 -O2 tests/eigen/beam_matrices.cpp -isystem "$mfem/include" -L"$mfem/lib" -lmfem \
+  -Wl,-rpath,"$(cd "$mfem/lib" && pwd)" -o "$B/beam_matrices"
+"$B/beam_matrices" "$mfem/data/beam-tri.mesh" 3 "$B/beam_K.bin" "$B/beam_M.bin"
+for n in 1 2 3 4; do
+  log="$B/python_eigen.$n.log"
+  if ! (cd "$B" && PARLOPS_DIR="$PREFIX" timeout 600 "$MPIEXEC" -n $n "$py" "$OLDPWD/python/tests/test_eigen_mfem.py" \
+        "$PWD/beam_K.bin" "$PWD/beam_M.bin") >"$log" 2>&1; then
+    grep -v FutureWarning "$log" | tail -40; echo "python: the MFEM eigenvalue tests failed at $n rank(s) ($log)"; exit 1
+  fi
+  [ $n = 1 ] && grep '^eigen (MFEM beam)' "$log" | grep -v ' rank(s): '
+  grep '^eigen (MFEM beam) at' "$log"
+done
 [ "$(grep -c '^run log, [0-9]* solve(s) added up (2 rank(s))' "$B/python.2.log")" = 1 ] ||
   { cat "$B/python.2.log"; echo "python: PARLOPS_LOG=finalize printed no run table at exit"; exit 1; }
 if [ -e "$B/standin/libcuda.so.1" ]; then

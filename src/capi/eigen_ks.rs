@@ -49,8 +49,9 @@ pub type parlops_eig_monitor_fn = Option<
 /// the wanted eigenspaces: a random one), in at most `max_products` products with OP. Converged
 /// pairs are locked (no longer worked on). The stopping rule is each wanted pair's true relative
 /// residual ||A x - lambda B x|| / (|lambda| ||B x||) <= tol, or ||A x - lambda B x|| at rounding
-/// level (100 eps (|l| ||B x|| + ||A x||), eps of the dtype, l the largest eigenvalue estimate
-/// seen); the run tests the cheap Ritz
+/// level (100 eps (l ||B x|| + ||A x||), eps of the dtype, l the largest |eigenvalue estimate|
+/// seen, with shift-and-invert at least ||A r|| / ||B r|| for a random r: one more product with A
+/// and B at the start); the run tests the cheap Ritz
 /// estimates after each cycle and checks the true residuals (one product with A, and B, per pair)
 /// before it locks a pair or returns. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
 /// the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the eigenvectors,

@@ -21,8 +21,9 @@
 //! largest |Ritz value|); the answer is then checked on the true residuals ||A x - lambda B x||
 //! before success is reported.
 
-use super::dense::{hermitian_eig, matrix};
+use super::dense::matrix;
 use super::ks_finish::{Finish, Outcome, finish};
+use super::tridiag::symmetric_eig;
 use super::{alloc, check_square};
 use crate::comm::ReduceOp;
 use crate::error::Result;
@@ -97,6 +98,9 @@ pub(super) fn floor<T: Scalar>() -> f64 {
 pub(super) struct Ctx<'a, T: Scalar> {
     pub(super) p: &'a Problem<'a, T>,
     pub(super) target: Target,
+    /// Shift-and-invert: ||A r|| / ||B r|| for a random r, the scale of A for the rounding floor
+    /// (the eigenvalues found are near sigma and say nothing of ||A||); 0 otherwise.
+    pub(super) ascale: f64,
     pub(super) comm: std::sync::Arc<crate::comm::Comm>,
 }
 
@@ -166,18 +170,20 @@ impl<T: Scalar> Ctx<'_, T> {
             let p = sum_partials::<T>(&self.comm, local, k + 1, w)?;
             let nu0 = p[k].to_parts().0.max(0.0).sqrt();
             let mut h = p[..k].to_vec();
-            let local = fused::maxpy_norm(w, &h, basis).map(|v| vec![v]);
-            let mut nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
-                .max(0.0)
-                .sqrt();
+            // the update with its norm and the second pass's projections in one pass, one reduction
+            let local = fused::maxpy_norm_mdot(w, &h, basis).map(|(n2, mut d)| {
+                d.extend([n2, 0.0]);
+                d
+            });
+            let q = sum_partials::<T>(&self.comm, local, k + 1, w)?;
+            let mut nu = q[k].to_parts().0.max(0.0).sqrt();
             if nu.is_nan() || nu <= ETA * nu0 {
-                let local = fused::mdot(basis, w);
-                let h2 = sum_partials::<T>(&self.comm, local, k, w)?;
-                let local = fused::maxpy_norm(w, &h2, basis).map(|v| vec![v]);
+                let h2 = &q[..k];
+                let local = fused::maxpy_norm(w, h2, basis).map(|v| vec![v]);
                 nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
                     .max(0.0)
                     .sqrt();
-                for (a, c) in h.iter_mut().zip(&h2) {
+                for (a, c) in h.iter_mut().zip(h2) {
                     *a += *c;
                 }
             }
@@ -236,6 +242,13 @@ fn combine<T: Scalar>(
         const CH: usize = 512;
         let mut buf = matrix(act, CH, T::zero(), "the restart's buffer")?;
         let mut out = matrix(p, CH, T::zero(), "the restart's buffer")?;
+        // the kept coordinates, one row per output vector
+        let mut yq = matrix(p, act, T::zero(), "the restart's coordinates")?;
+        for (q, &col) in cols.iter().enumerate() {
+            for a in 0..act {
+                yq[q * act + a] = T::real(y[a * act + col]);
+            }
+        }
         let len = basis[lo].local().len();
         let mut r0 = 0;
         while r0 < len {
@@ -243,16 +256,7 @@ fn combine<T: Scalar>(
             for a in 0..act {
                 buf[a * CH..a * CH + c].copy_from_slice(&basis[lo + a].local()[r0..r0 + c]);
             }
-            for (q, &col) in cols.iter().enumerate() {
-                let o = &mut out[q * CH..q * CH + c];
-                o.fill(T::zero());
-                for a in 0..act {
-                    let ya = T::real(y[a * act + col]);
-                    for (oe, be) in o.iter_mut().zip(&buf[a * CH..a * CH + c]) {
-                        *oe += ya * *be;
-                    }
-                }
-            }
+            super::rotate::rotate_chunk(&buf, act, CH, c, &yq, p, &mut out);
             for q in 0..p {
                 basis[lo + q].local_mut()[r0..r0 + c].copy_from_slice(&out[q * CH..q * CH + c]);
             }
@@ -360,9 +364,10 @@ pub fn krylov_schur<T: Scalar>(
         Ok(())
     })();
     comm.agree(pre)?;
-    let cx = Ctx {
+    let mut cx = Ctx {
         p,
         target,
+        ascale: 0.0,
         comm: comm.clone(),
     };
     // the basis (ncv + 1 vectors at most, allocated as it grows), w = OP v, and two scratch vectors
@@ -383,6 +388,20 @@ pub fn krylov_schur<T: Scalar>(
         );
     }
     basis[0].scale(T::real(1.0 / n0))?;
+    if let Target::Nearest(_) = target {
+        w.set_random(Distribution::Gaussian, 0xA5CA1E)?;
+        cx.apply(p.a, &w, &mut t, "the operator a")?;
+        let an = cx.mnorm_plain(&t)?;
+        let bn = match p.b {
+            Some(b) => {
+                cx.apply(b, &w, &mut z, "the operator b")?;
+                cx.mnorm_plain(&z)?
+            }
+            None => cx.mnorm_plain(&w)?,
+        };
+        cx.ascale = an / bn.max(f64::MIN_POSITIVE);
+    }
+    let cx = cx;
     let mut s = matrix(ncv, ncv, 0.0f64, "the projected matrix")?;
     let mut pool: Vec<DistVector<T>> = Vec::new();
     let (mut k, mut nlock, mut products, mut restarts) = (0usize, 0usize, 0usize, 0usize);
@@ -454,7 +473,7 @@ pub fn krylov_schur<T: Scalar>(
                 sub[i * act + j] = s[(nlock + i) * ncv + nlock + j];
             }
         }
-        let (theta, y) = comm.agree(hermitian_eig(&sub, act))?;
+        let (theta, y) = comm.agree(symmetric_eig(&sub, act))?;
         let order = cx.order(&theta);
         let tmax = theta
             .iter()
@@ -547,7 +566,7 @@ pub fn krylov_schur<T: Scalar>(
         // lock the leading pairs whose estimates met the test once their true residuals do too
         // (the kept vectors are the Ritz vectors now)
         let lmax = match target {
-            Target::Nearest(_) => vals.iter().fold(0.0f64, |a, v| a.max(v.abs())),
+            Target::Nearest(_) => vals.iter().fold(cx.ascale, |a, v| a.max(v.abs())),
             _ => tmax,
         };
         let mut locked = 0;

@@ -116,7 +116,7 @@ pub(super) fn finish<T: Scalar>(
         }
         let lam = values[q];
         let lmax = match cx.target {
-            Target::Nearest(_) => values.iter().fold(0.0f64, |a, v| a.max(v.abs())),
+            Target::Nearest(_) => values.iter().fold(cx.ascale, |a, v| a.max(v.abs())),
             _ => f.tmax,
         };
         let (rel, ratio) = cx.check_pair(x, lam, lmax, f.tol, ax, bx)?;
@@ -161,7 +161,8 @@ impl<T: Scalar> Ctx<'_, T> {
     /// The true relative residual of the pair (lambda, x), ||A x - lambda B x|| / (|lambda| ||B x||)
     /// (||A x - lambda B x|| / ||B x|| when lambda = 0), and its ratio to what the test allows:
     /// tol |lambda| ||B x|| plus the rounding floor 100 eps (lmax ||B x|| + ||A x||), eps of the dtype, `lmax` the
-    /// largest |eigenvalue| seen. [collective]
+    /// scale of A (the largest |Ritz value|; shift-and-invert: ||A r|| / ||B r|| for a random r or
+    /// the largest |eigenvalue| found). [collective]
     pub(super) fn check_pair(
         &self,
         x: &DistVector<T>,

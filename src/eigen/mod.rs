@@ -9,6 +9,7 @@ mod ks_finish;
 pub mod lanczos;
 pub mod orth;
 pub mod randomized;
+mod rotate;
 pub mod tridiag;
 
 use std::sync::Arc;

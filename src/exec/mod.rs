@@ -583,6 +583,19 @@ pub fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Re
 pub fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
     on!(x, maxpy(x, c, basis))
 }
+/// [`maxpy_norm`] then [`mdot`] (their bits), in one pass over the basis on the host.
+pub fn maxpy_norm_mdot<T: Scalar>(
+    w: &mut Part<T>,
+    h: &[T],
+    b: &[&Part<T>],
+) -> Result<(f64, Vec<f64>)> {
+    if matches!(w.exec(), Exec::Host) {
+        let f = || host::multi::maxpy_norm_mdot(w, h, b);
+        return crate::timing::timed(crate::timing::Phase::Vector, 0, f);
+    }
+    let n = maxpy_norm(w, h, b)?;
+    Ok((n, mdot(b, w)?))
+}
 pub fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()> {
     on!(y, csr_forward(m, x, y))
 }

@@ -231,6 +231,21 @@ pub fn maxpy_norm<T: Scalar, V: Borrow<DistVector<T>>>(
     Ok(share(w.layout(), v))
 }
 
+/// DGKS' second look (a Gram-Schmidt update and the next pass's projections in one pass over the
+/// basis): w -= sum_i h_i v_i, returning the shares of the new ||w||^2 and of conj(v_i).w for every
+/// v_i as (re, im) pairs; the bits of [`maxpy_norm`] followed by [`mdot`].
+pub fn maxpy_norm_mdot<T: Scalar, V: Borrow<DistVector<T>>>(
+    w: &mut DistVector<T>,
+    h: &[T],
+    basis: &[V],
+) -> Result<(f64, Vec<f64>)> {
+    let vs = check_basis(w, h, basis)?;
+    let parts: Vec<&exec::Part<T>> = vs.iter().map(|v| &v.part).collect();
+    let (n, d) = exec::maxpy_norm_mdot(&mut w.part, h, &parts)?;
+    let l = w.layout();
+    Ok((share(l, n), d.into_iter().map(|v| share(l, v)).collect()))
+}
+
 /// x += sum_i c_i v_i (PETSc's VecMAXPY): one pass over x for all the vectors, adding in the order
 /// of `basis` for every entry (the bits of successive axpys: GMRES' solution update, which moved x
 /// once per basis vector).

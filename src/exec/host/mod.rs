@@ -3,7 +3,7 @@
 //! product in [`crate::op::csr`]).
 
 mod cg;
-mod multi;
+pub(super) mod multi;
 
 pub use cg::PipeRows;
 

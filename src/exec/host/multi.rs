@@ -55,6 +55,20 @@ unsafe fn mdot_avx2<T: Scalar>(
 #[inline(always)]
 fn mdot_host<T: Scalar>(vs: &[&[T]], wl: &[T], lanes: &mut [[(f64, f64); LANES]], seq: bool) {
     for a in (0..wl.len()).step_by(BLOCK) {
+        mdot_block(vs, wl, lanes, seq, a);
+    }
+}
+
+/// The projections' sums over the block a..a + BLOCK of w, four vectors at a time.
+#[inline(always)]
+fn mdot_block<T: Scalar>(
+    vs: &[&[T]],
+    wl: &[T],
+    lanes: &mut [[(f64, f64); LANES]],
+    seq: bool,
+    a: usize,
+) {
+    {
         let b = (a + BLOCK).min(wl.len());
         let mut i = 0;
         while i < vs.len() {
@@ -209,27 +223,100 @@ fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64
     let n = wl.len();
     for a in (0..n).step_by(BLOCK) {
         add_block(wl, neg, vs, a);
-        let b = (a + BLOCK).min(n);
-        let wb = &wl[a..b];
-        let len = wb.len();
-        if seq {
-            for wj in wb.iter() {
-                acc_dot(&mut lanes[0], *wj, *wj);
-            }
-        } else {
-            // a starts at a multiple of BLOCK (of LANES); the last partial group into lane 0
-            let body = len / LANES * LANES;
-            for c in wb[..body].chunks_exact(LANES) {
-                for k in 0..LANES {
-                    acc_dot(&mut lanes[k], c[k], c[k]);
-                }
-            }
-            for wj in &wb[body..] {
-                acc_dot(&mut lanes[0], *wj, *wj);
-            }
-        }
+        norm_block(wl, &mut lanes, seq, a);
     }
     combine_lanes(lanes).0
+}
+
+/// ||w||^2's lanes over the block a..a + BLOCK.
+#[inline(always)]
+fn norm_block<T: Scalar>(wl: &[T], lanes: &mut [(f64, f64); LANES], seq: bool, a: usize) {
+    let b = (a + BLOCK).min(wl.len());
+    let wb = &wl[a..b];
+    let len = wb.len();
+    if seq {
+        for wj in wb.iter() {
+            acc_dot(&mut lanes[0], *wj, *wj);
+        }
+    } else {
+        // a starts at a multiple of BLOCK (of LANES); the last partial group into lane 0
+        let body = len / LANES * LANES;
+        for c in wb[..body].chunks_exact(LANES) {
+            for k in 0..LANES {
+                acc_dot(&mut lanes[k], c[k], c[k]);
+            }
+        }
+        for wj in &wb[body..] {
+            acc_dot(&mut lanes[0], *wj, *wj);
+        }
+    }
+}
+
+/// A Gram-Schmidt update and the next pass's projections in one pass over the basis (DGKS'
+/// second pass reads the basis once for both): w -= sum_i h_i v_i, then this rank's ||w||^2 and
+/// the sums of conj(v_i).w, block by block while the block of w is in cache. The bits of
+/// [`maxpy_norm`] followed by [`mdot`].
+pub(crate) fn maxpy_norm_mdot<T: Scalar>(
+    w: &mut Part<T>,
+    h: &[T],
+    basis: &[&Part<T>],
+) -> Result<(f64, Vec<f64>)> {
+    let vs: Vec<&[T]> = basis.iter().map(|v| v.local()).collect();
+    let mut neg = Vec::new();
+    crate::error::try_reserve(&mut neg, h.len(), "the update's coefficients")?;
+    neg.extend(h.iter().map(|hi| -*hi));
+    let mut lanes = Vec::new();
+    crate::error::try_reserve(&mut lanes, vs.len(), "the projections' sums")?;
+    lanes.resize(vs.len(), [(0.0f64, 0.0f64); LANES]);
+    let seq = sequential_sums();
+    let wl = w.local_mut();
+    #[cfg(target_arch = "x86_64")]
+    let nrm = if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        unsafe { maxpy_mdot_avx2(wl, &neg, &vs, &mut lanes, seq) }
+    } else {
+        maxpy_mdot_host(wl, &neg, &vs, &mut lanes, seq)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let nrm = maxpy_mdot_host(wl, &neg, &vs, &mut lanes, seq);
+    let dots = lanes
+        .into_iter()
+        .flat_map(|ls| {
+            let (re, im) = combine_lanes(ls);
+            [re, im]
+        })
+        .collect();
+    Ok((nrm, dots))
+}
+
+/// [`maxpy_mdot_host`] compiled for AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn maxpy_mdot_avx2<T: Scalar>(
+    wl: &mut [T],
+    neg: &[T],
+    vs: &[&[T]],
+    lanes: &mut [[(f64, f64); LANES]],
+    seq: bool,
+) -> f64 {
+    maxpy_mdot_host(wl, neg, vs, lanes, seq)
+}
+
+#[inline(always)]
+fn maxpy_mdot_host<T: Scalar>(
+    wl: &mut [T],
+    neg: &[T],
+    vs: &[&[T]],
+    lanes: &mut [[(f64, f64); LANES]],
+    seq: bool,
+) -> f64 {
+    let mut nl = [(0.0f64, 0.0f64); LANES];
+    for a in (0..wl.len()).step_by(BLOCK) {
+        add_block(wl, neg, vs, a);
+        norm_block(wl, &mut nl, seq, a);
+        mdot_block(vs, wl, lanes, seq, a);
+    }
+    combine_lanes(nl).0
 }
 
 #[cfg(test)]
@@ -242,6 +329,33 @@ mod tests {
         (0..n)
             .map(|i| ((i * 7 + s * 13) as f64 * 0.731).sin())
             .collect()
+    }
+
+    /// The fused update and projections have the bits of maxpy_norm followed by mdot (several
+    /// blocks, 0 to 13 vectors).
+    #[test]
+    fn fused_update_and_projections_have_the_bits_of_the_two_passes() {
+        let n = 2 * BLOCK + 37;
+        let vs: Vec<Vec<f64>> = (0..13).map(|s| pattern(n, s)).collect();
+        let h: Vec<f64> = (0..13).map(|k| 0.2 - 0.05 * k as f64).collect();
+        for m in [0usize, 1, 4, 6, 13] {
+            let part = |v: &[f64]| {
+                let mut p = Part::<f64>::zeroed(crate::exec::Exec::Host, n).unwrap();
+                p.local_mut().copy_from_slice(v);
+                p
+            };
+            let parts: Vec<Part<f64>> = vs[..m].iter().map(|v| part(v)).collect();
+            let refs: Vec<&Part<f64>> = parts.iter().collect();
+            let mut w1 = part(&pattern(n, 91));
+            let mut w2 = part(&pattern(n, 91));
+            let n1 = maxpy_norm(&mut w1, &h[..m], &refs).unwrap();
+            let d1 = mdot(&refs, &w1).unwrap();
+            let (n2, d2) = maxpy_norm_mdot(&mut w2, &h[..m], &refs).unwrap();
+            assert!(
+                w1.local() == w2.local() && n1 == n2 && d1 == d2,
+                "{m} vectors"
+            );
+        }
     }
 
     /// maxpy moves x by successive axpys' bits, for 0 to 19 vectors (none, part of a group of
