@@ -34,7 +34,8 @@ pub type parlops_eig_monitor_fn = Option<
 >;
 
 /// Krylov-Schur (thick-restart Lanczos, SLEPc's default eigensolver) for `n_ev` eigenpairs of the
-/// Hermitian problem A x = lambda x, or A x = lambda B x with `b` Hermitian positive definite,
+/// Hermitian problem A x = lambda x, or A x = lambda B x with `b` Hermitian positive definite (a
+/// negative x^H B x met on the way is PARLOPS_ERR_INVALID_ARGUMENT naming b, on every rank),
 /// with a basis of at most `ncv` vectors: memory is ncv + 4 vectors of a's layout (vectors in
 /// device memory: up to 2 ncv + 3, the restart going through spare vectors), however many products
 /// the run takes (n_ev < ncv <= the global size, or ncv equal to it;

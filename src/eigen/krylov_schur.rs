@@ -204,6 +204,15 @@ impl<T: Scalar> Ctx<'_, T> {
         self.apply(b, w, z, "the operator b")?;
         let local = fused::mdot(&[&*z], w);
         let n2 = sum_partials::<T>(&self.comm, local, 1, w)?[0].to_parts().0;
+        // what was removed, |h|^2, is the B-norm^2 of w before: a negative remainder beyond its
+        // rounding is a B that is not positive definite (reduced values: every rank alike)
+        let hh: f64 = h.iter().map(|v| v.abs2_f64()).sum();
+        if n2 < -1e-8 * hh || n2.is_nan() {
+            crate::bail!(
+                InvalidArgument,
+                "b is not positive definite: w^H B w = {n2:e} for a vector orthogonalised against the basis"
+            );
+        }
         Ok((h, n2.max(0.0).sqrt()))
     }
 
@@ -216,7 +225,14 @@ impl<T: Scalar> Ctx<'_, T> {
             }
             None => fused::mdot(&[v], v),
         };
-        Ok(sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0)
+        let n2 = sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0;
+        if self.p.b.is_some() && n2 < 0.0 {
+            crate::bail!(
+                InvalidArgument,
+                "b is not positive definite: v^H B v = {n2:e} < 0 (the generalized problem needs B Hermitian positive definite)"
+            );
+        }
+        Ok(n2)
     }
 }
 

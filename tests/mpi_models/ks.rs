@@ -281,6 +281,20 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         &mut [],
     ));
     t.check(e.contains("inv"), &format!("inv of another layout: '{e}'"));
+    // B not positive definite (B = -I, inv = -I): refused on every rank, naming b
+    let mut dn = DistVector::<f64>::new(l.clone()).unwrap();
+    dn.fill(-1.0).unwrap();
+    let neg: Op<f64> = Arc::new(parlops::op::basic::Diagonal::new(&dn).unwrap());
+    let pn = Problem {
+        a: a.as_ref(),
+        b: Some(neg.as_ref()),
+        inv: Some(neg.as_ref()),
+    };
+    let e = msg(run(&pn, Target::Largest, &v1, 3, 8, 100, 1e-8, &mut []));
+    t.check(
+        e.contains("b is not positive definite"),
+        &format!("B not positive definite: '{e}'"),
+    );
     // the product limit: not converged, the values reached reported
     let (r, _) = run(&p, Target::Smallest, &v1, 3, 6, 10, 1e-12, &mut []);
     let r = r.unwrap();
