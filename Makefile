@@ -5,7 +5,7 @@
 #   make install PREFIX=...     lib/, include/, lib/cmake/Parlops, lib/pkgconfig/parlops.pc, Fortran module
 #   make header                 regenerate include/parlops.h and fortran/parlops.f90 (commit them)
 #   make bench                  parlops next to PETSc, SLEPc, hypre and PyLops-MPI (CG, GMRES, SpMV, dot, an MFEM matrix,
-#                               Krylov-Schur), 1 and 2 ranks:
+#                               Krylov-Schur, GCRO-DR recycling), 1 and 2 ranks:
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
@@ -68,7 +68,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -187,6 +187,7 @@ bench: stage
 	    $(BUILD)/bench.json || exit 1; \
 	done
 	$(MAKE) --no-print-directory bench-eigen
+	$(MAKE) --no-print-directory bench-recycle
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
@@ -214,6 +215,19 @@ bench-eigen: stage
 	for np in $(BENCH_NP); do \
 	  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(MPIEXEC) -n $$np $(BUILD)/eigen_versus $(EIG_ROUNDS) $(EIG_LARGEST) \
 	    $(EIG_SMALLEST) $(EIG_TOL) $(BUILD)/bench.json $(EIG_NEAREST) || exit 1; \
+	done
+
+# Krylov subspace recycling (benches/recycle.c): GCRO-DR(30, 15) next to GMRES(30) on 20
+# convection-diffusion systems (versus.c's convdiff on 300^2 rows) whose convection drifts by 2% a
+# step, each solved to 1e-8 from the previous solution with block Jacobi ILU(0) of its matrix; operator
+# applications counted by parlops' own log (GCRO-DR's products with the kept space included), every
+# solve's true residual checked, interleaved rounds. Appends to build/bench.json.
+RECYCLE_ROUNDS ?= 3
+RECYCLE ?= 300 20 30 15 30 1e-8 0.5 ilu
+bench-recycle: stage
+	$(MPICC) -O2 -Iinclude benches/recycle.c -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/recycle_bench
+	for np in $(BENCH_NP); do \
+	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench $(RECYCLE_ROUNDS) $(RECYCLE) $(BUILD)/bench.json || exit 1; \
 	done
 
 bench-precond: stage

@@ -68,6 +68,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_METHOD_ISTA = 9
   integer(c_int), parameter :: PARLOPS_METHOD_FISTA = 10
   integer(c_int), parameter :: PARLOPS_METHOD_RICHARDSON = 11
+  integer(c_int), parameter :: PARLOPS_METHOD_GCRODR = 12
   integer(c_int), parameter :: PARLOPS_THRESHOLD_SOFT = 0
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HARD = 1
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2
@@ -1318,6 +1319,14 @@ module parlops
       integer(c_int64_t), value :: m
       integer(c_int) :: parlops_solver_set_restart
     end function parlops_solver_set_restart
+    function parlops_solver_set_recycle(s, k) &
+        bind(C, name='parlops_solver_set_recycle')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int64_t), value :: k
+      integer(c_int) :: parlops_solver_set_recycle
+    end function parlops_solver_set_recycle
     function parlops_solver_set_damping(s, damp) &
         bind(C, name='parlops_solver_set_damping')
       import

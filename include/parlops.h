@@ -435,6 +435,17 @@ typedef int32_t parlops_monitor_action;
 // ||M r|| (||r|| without a preconditioner); omega: parlops_solver_set_richardson_scale.
 #define PARLOPS_METHOD_RICHARDSON 11
 
+// GCRO-DR(m, k): restarted GMRES that keeps k vectors (harmonic Ritz vectors of the smallest
+// harmonic Ritz values) from cycle to cycle and from one solve to the next, for sequences of
+// systems whose operator changes slowly (Krylov subspace recycling; Parks et al. 2006). Right
+// preconditioning, tests ||b - A x||; m: parlops_solver_set_restart (default 30), k:
+// parlops_solver_set_recycle (default m / 3). Each solve with a kept space first applies the
+// (current) operator and preconditioner to it (k applications, not counted as iterations), so the
+// operator and the preconditioner may change between solves; the space then serves the new
+// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates, classical
+// Gram-Schmidt only.
+#define PARLOPS_METHOD_GCRODR 12
+
 // R = ||x||_1 (soft thresholding).
 #define PARLOPS_THRESHOLD_SOFT 0
 
@@ -1611,6 +1622,13 @@ parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool 
 
 // GMRES/FGMRES restart length m (default 30).
 parlops_status parlops_solver_set_restart(parlops_solver *s, int64_t m);
+
+// GCRO-DR (PARLOPS_METHOD_GCRODR): the number k of vectors it recycles, 0 <= k < the restart length
+// (checked at the solve; default m / 3). Drops the space kept, so the next solve starts without
+// one: call it when the next system is unrelated (a solve whose x has another layout or memory
+// than the space kept fails on every rank with PARLOPS_ERR_INVALID_ARGUMENT until then). Other
+// methods: PARLOPS_ERR_NOT_SUPPORTED.
+parlops_status parlops_solver_set_recycle(parlops_solver *s, int64_t k);
 
 // CGLS/LSQR damping: minimise ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's `damp`).
 parlops_status parlops_solver_set_damping(parlops_solver *s, double damp);

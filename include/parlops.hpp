@@ -1014,6 +1014,8 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_sum_order(parlops_sum_order o) { check(parlops_solver_set_sum_order(h_, o)); }
   void set_initial_guess_nonzero(bool nz) { check(parlops_solver_set_initial_guess_nonzero(h_, nz)); }
   void set_restart(int64_t m) { check(parlops_solver_set_restart(h_, m)); }
+  /// GCRO-DR: the number of vectors recycled; drops the space kept (parlops_solver_set_recycle).
+  void set_recycle(int64_t k) { check(parlops_solver_set_recycle(h_, k)); }
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }
   /// Richardson: the scale omega of x <- x + omega M (b - A x) (default 1).
   void set_richardson_scale(double omega) { check(parlops_solver_set_richardson_scale(h_, omega)); }

@@ -964,6 +964,27 @@ int main(int argc, char **argv) {
              "set_sparsity with an unknown threshold: INVALID_ARGUMENT");
     });
 
+    section("GCRO-DR: a sequence of systems with the kept space", [&] {
+      Solver g(comm, PARLOPS_METHOD_GCRODR);
+      g.set_operator(A);
+      g.set_restart(10);
+      g.set_recycle(3);
+      g.set_tolerances(1e-10);
+      Vec b1(l), b2(l), x1(l), x2(l), res(l);
+      b1.set_random(PARLOPS_RANDOM_GAUSSIAN, 5);
+      b2.set_random(PARLOPS_RANDOM_GAUSSIAN, 6);
+      parlops_solve_info i1 = g.solve(b1, x1), i2 = g.solve(b2, x2);
+      A.apply(x2, res);
+      res.axpy(scalar(-1.0), b2);
+      expect(i1.reason > 0 && i2.reason > 0 && res.norm() <= 1.01e-10 * b2.norm() && i2.iterations < i1.iterations,
+             "GCRO-DR(10, 3): the second system in fewer iterations (" + std::to_string(i2.iterations) + " after " +
+                 std::to_string(i1.iterations) + "); true residual checked");
+      expect(g.view().find("recycling 3 vectors (3 kept now)") != std::string::npos, "Solver::view gives the kept space");
+      expect(status_of([&] { g.set_recycle(-1); }) == PARLOPS_ERR_INVALID_ARGUMENT, "set_recycle(-1): INVALID_ARGUMENT");
+      Solver cg(comm, PARLOPS_METHOD_CG);
+      expect(status_of([&] { cg.set_recycle(3); }) == PARLOPS_ERR_NOT_SUPPORTED, "CG's set_recycle: NOT_SUPPORTED");
+    });
+
     section("new values and refreshed preconditioners", [&] {
       // a copy of the Laplacian, given 3 x its values; block Jacobi on it follows by refresh, and a
       // solver's policy refreshes a Chebyshev at the first solve after a change

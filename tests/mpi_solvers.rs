@@ -20,9 +20,12 @@ use parlops::{Scalar, c32, c64};
 
 #[path = "mpi_solvers/reasons_guards.rs"]
 mod reasons_guards;
+#[path = "mpi_solvers/recycle.rs"]
+mod recycle;
 #[path = "mpi_solvers/settings.rs"]
 mod settings;
 use reasons_guards::*;
+use recycle::*;
 use settings::*;
 
 fn single<T: Scalar>() -> bool {
@@ -554,6 +557,10 @@ fn main() {
     run::<c64>(&mut t, &comm);
     run::<f32>(&mut t, &comm);
     run::<c32>(&mut t, &comm);
+    run_recycle::<f64>(&mut t, &comm);
+    run_recycle::<c64>(&mut t, &comm);
+    run_recycle::<f32>(&mut t, &comm);
+    run_recycle::<c32>(&mut t, &comm);
     run_reasons(&mut t, &comm);
     run_issue10(&mut t, &comm);
     run_guard::<f64>(&mut t, &comm);

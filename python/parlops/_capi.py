@@ -36,6 +36,7 @@ PARLOPS_METHOD_MINRES = 8
 PARLOPS_METHOD_ISTA = 9
 PARLOPS_METHOD_FISTA = 10
 PARLOPS_METHOD_RICHARDSON = 11
+PARLOPS_METHOD_GCRODR = 12
 PARLOPS_THRESHOLD_SOFT = 0
 PARLOPS_THRESHOLD_HARD = 1
 PARLOPS_THRESHOLD_HALF = 2
@@ -317,6 +318,7 @@ PROTOTYPES = {
     'parlops_solver_set_null_space': (C.c_int, [C.c_void_p, C.c_bool, C.c_int, C.POINTER(C.c_void_p)], ('s', 'has_constant', 'n', 'vecs')),
     'parlops_solver_set_initial_guess_nonzero': (C.c_int, [C.c_void_p, C.c_bool], ('s', 'nonzero')),
     'parlops_solver_set_restart': (C.c_int, [C.c_void_p, C.c_int64], ('s', 'm')),
+    'parlops_solver_set_recycle': (C.c_int, [C.c_void_p, C.c_int64], ('s', 'k')),
     'parlops_solver_set_damping': (C.c_int, [C.c_void_p, C.c_double], ('s', 'damp')),
     'parlops_solver_set_richardson_scale': (C.c_int, [C.c_void_p, C.c_double], ('s', 'scale')),
     'parlops_solver_set_sparsity': (C.c_int, [C.c_void_p, C.c_int32, C.c_double, C.c_double], ('s', 'kind', 'eps', 'step')),

@@ -78,8 +78,9 @@ class Solver(Handle):
     """A Krylov solver: `Solver(comm, "gmres", A, rtol=1e-8, restart=50, pc=M)`.
 
     `method` is one of cg, cg_single_reduction, cg_pipelined, cgls, lsqr, gmres, fgmres,
-    bicgstab, minres, ista, fista, richardson. Keyword arguments set what the C setters set:
-    rtol, atol, dtol, max_it, pc (an Operator applying M ~ A^-1, or "jacobi"), restart,
+    bicgstab, minres, ista, fista, richardson, gcrodr (recycling for sequences of systems).
+    Keyword arguments set what the C setters set: rtol, atol, dtol, max_it, pc (an Operator
+    applying M ~ A^-1, or "jacobi"), restart, recycle (GCRO-DR's k),
     pc_side ("left"/"right"), norm_type ("unpreconditioned"/"natural"), reference ("rhs"/
     "initial_residual"), orthogonalization ("classical"/"modified"), damp, richardson_scale,
     initial_guess_nonzero, history, timing, compute_eigenvalues, null_space (True for the
@@ -257,6 +258,7 @@ def _set_null_space(s, ns):
 _SETTERS = {
     "pc": _set_pc,
     "restart": lambda s, v: call("parlops_solver_set_restart", s.handle, int(v)),
+    "recycle": lambda s, v: call("parlops_solver_set_recycle", s.handle, int(v)),
     "damp": lambda s, v: call("parlops_solver_set_damping", s.handle, float(v)),
     "richardson_scale": lambda s, v: call("parlops_solver_set_richardson_scale", s.handle, float(v)),
     "initial_guess_nonzero": lambda s, v: call("parlops_solver_set_initial_guess_nonzero", s.handle, bool(v)),

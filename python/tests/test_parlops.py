@@ -203,7 +203,7 @@ def true_rel(A, x, b):
 
 
 for method, kw in [("cg", {}), ("cg_pipelined", {}), ("gmres", {"restart": 20}), ("bicgstab", {}),
-                   ("minres", {}), ("fgmres", {"restart": 15})]:
+                   ("minres", {}), ("fgmres", {"restart": 15}), ("gcrodr", {"restart": 12, "recycle": 4})]:
     hist = []
     s = parlops.Solver(comm, method, Amf, rtol=1e-9, max_it=5000, pc="jacobi",
                        monitor=lambda it, r: hist.append(r), **kw)
@@ -213,6 +213,16 @@ for method, kw in [("cg", {}), ("cg_pipelined", {}), ("gmres", {"restart": 20}),
     rel = true_rel(Amf, x, b)
     check(rel <= 1e-8, f"{method}: true relative residual {rel:.2e}")
     check(len(hist) >= i.iterations, f"{method}: the monitor saw {len(hist)} of {i.iterations} iterations")
+
+# GCRO-DR on a sequence: the kept space serves the next system (fewer iterations than the first)
+s = parlops.Solver(comm, "gcrodr", Acsr, rtol=1e-9, max_it=5000, restart=12, recycle=4, pc="jacobi")
+s.solve(b)
+first = s.info.iterations
+b2 = parlops.Vector(grid).set_random(seed=12)
+x2 = s.solve(b2)
+check(s.info.converged and true_rel(Acsr, x2, b2) <= 1e-8, f"GCRO-DR second system: {s.info}")
+check(s.info.iterations < first, f"GCRO-DR: {s.info.iterations} iterations with the kept space, {first} without")
+check("recycling 4 vectors (4 kept now)" in s.view(), "GCRO-DR's view: " + s.view())
 
 # BoomerAMG on the assembled matrix; set-up options by keyword
 amg = parlops.Operator.boomeramg(Acsr, strong_threshold=0.25, coarsen_type=10)

@@ -62,6 +62,16 @@ pub const PARLOPS_METHOD_FISTA: parlops_method = 10;
 /// Richardson iteration x <- x + omega M (b - A x) (PETSc's KSPRICHARDSON, MFEM's SLISolver); tests
 /// ||M r|| (||r|| without a preconditioner); omega: parlops_solver_set_richardson_scale.
 pub const PARLOPS_METHOD_RICHARDSON: parlops_method = 11;
+/// GCRO-DR(m, k): restarted GMRES that keeps k vectors (harmonic Ritz vectors of the smallest
+/// harmonic Ritz values) from cycle to cycle and from one solve to the next, for sequences of
+/// systems whose operator changes slowly (Krylov subspace recycling; Parks et al. 2006). Right
+/// preconditioning, tests ||b - A x||; m: parlops_solver_set_restart (default 30), k:
+/// parlops_solver_set_recycle (default m / 3). Each solve with a kept space first applies the
+/// (current) operator and preconditioner to it (k applications, not counted as iterations), so the
+/// operator and the preconditioner may change between solves; the space then serves the new
+/// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates, classical
+/// Gram-Schmidt only.
+pub const PARLOPS_METHOD_GCRODR: parlops_method = 12;
 
 /// ISTA/FISTA regulariser.
 pub type parlops_threshold = i32;
@@ -475,6 +485,23 @@ pub unsafe extern "C" fn parlops_solver_set_restart(
         // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
         let s = unsafe { arg_mut(s, "s")? };
         named("m", s.inner.set_restart(m))
+    })
+}
+
+/// GCRO-DR (PARLOPS_METHOD_GCRODR): the number k of vectors it recycles, 0 <= k < the restart length
+/// (checked at the solve; default m / 3). Drops the space kept, so the next solve starts without
+/// one: call it when the next system is unrelated (a solve whose x has another layout or memory
+/// than the space kept fails on every rank with PARLOPS_ERR_INVALID_ARGUMENT until then). Other
+/// methods: PARLOPS_ERR_NOT_SUPPORTED.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_recycle(
+    s: *mut parlops_solver,
+    k: i64,
+) -> parlops_status {
+    guard("parlops_solver_set_recycle", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
+        let s = unsafe { arg_mut(s, "s")? };
+        named("k", s.inner.set_recycle(k))
     })
 }
 

@@ -7,17 +7,17 @@
 //!
 //! Vector, operator, solver and eigensolver code calls the step functions of this module and never
 //! asks where memory lives: the choice of backend is made here, by [`on!`], and nowhere else.
-//! Host code that needs this rank's entries as a slice (gathers, assembly, host-only operators)
-//! asks `DistVector::host_slice`, which a backend without host-addressable memory answers with
-//! nothing; the caller then works on a host copy (`DistVector::staged`).
+//! Host code that needs this rank's entries as a slice (gathers, assembly, host-only operators) asks
+//! `DistVector::host_slice`, which a backend without host-addressable memory answers with nothing;
+//! the caller then works on a host copy (`DistVector::staged`). Steps over two sets: [`multi`].
 //!
 //! This module names no vector, operator or solver type: its steps work on [`Part`]s (this rank's
 //! entries and their executor), and a CSR operator reaches the backends as a [`Sparse`] view.
-//!
 //! Adding a backend is the recipe in `docs/architecture.md` ("Add a backend").
 
 pub(crate) mod cuda;
 pub(crate) mod host;
+pub mod multi;
 pub mod ops;
 
 pub use host::PipeRows;

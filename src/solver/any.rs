@@ -106,6 +106,20 @@ impl AnySolver {
         self.method = method;
     }
 
+    /// The number of vectors GCRO-DR keeps for the next solve (0 before a solve).
+    pub fn recycled(&self) -> usize {
+        self.typed
+            .as_ref()
+            .map_or(0, |t| any_solver!(t, s => s.recycled()))
+    }
+
+    /// Forget GCRO-DR's recycled space (the next solve starts without one).
+    pub fn drop_recycle(&mut self) {
+        if let Some(t) = self.typed.as_mut() {
+            any_solver!(t, s => s.drop_recycle())
+        }
+    }
+
     /// What each solve prints on rank 0 from now on.
     pub fn set_printing(&mut self, p: super::settings::Printing) {
         self.printing = p;
@@ -212,6 +226,14 @@ impl AnySolver {
                 "  restart {}, orthogonalization {}\n",
                 p.restart,
                 p.orthog.c_name()
+            );
+        }
+        if m == Method::Gcrodr {
+            v += &format!(
+                "  restart {}, recycling {} vectors ({} kept now)\n",
+                p.restart,
+                super::gcrodr::recycle_len(p),
+                self.recycled()
             );
         }
         v += &format!(

@@ -14,6 +14,8 @@ use crate::vector::{AnyVec, DistVector, Layout};
 /// Work vectors kept by a solver between solves.
 pub(crate) struct Workspace<T: Scalar> {
     vecs: Vec<DistVector<T>>,
+    /// GCRO-DR's recycled vectors U, kept between solves (dropped by `Solver::drop_recycle`).
+    pub(crate) recycle: Vec<DistVector<T>>,
     /// Where this solve's vectors live (the solution's memory and stream).
     pub(super) loc: Location,
     pub(super) stream: Option<crate::exec::Stream>,
@@ -23,6 +25,7 @@ impl<T: Scalar> Workspace<T> {
     pub(super) fn new() -> Self {
         Workspace {
             vecs: Vec::new(),
+            recycle: Vec::new(),
             loc: Location::Host,
             stream: None,
         }

@@ -79,6 +79,7 @@ methods! { (ctx, b, x) =>
     Fista = 10, PARLOPS_METHOD_FISTA, "FISTA", super::ista::solve(ctx, b, x, true),
         [LeastSquares, HostOnly];
     Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::square(ctx, b, x, super::richardson::WORK, super::richardson::run), [];
+    Gcrodr = 12, PARLOPS_METHOD_GCRODR, "GCRO-DR", super::gcrodr::solve(ctx, b, x), [];
 }
 
 impl Method {

@@ -17,7 +17,9 @@ pub mod chebyshev;
 mod common;
 mod ctx;
 pub(crate) mod eig;
+mod gcrodr;
 mod gmres;
+mod harmonic;
 pub mod inverse;
 mod ista;
 pub mod log_view;
@@ -55,6 +57,8 @@ pub struct Params {
     pub max_iter: i64,
     pub nonzero_guess: bool,
     pub restart: usize,
+    /// GCRO-DR: the number k of vectors recycled (None: restart / 3).
+    pub recycle: Option<usize>,
     pub damp: f64,
     pub keep_history: bool,
     pub threshold: Threshold,
@@ -97,6 +101,7 @@ impl Default for Params {
             max_iter: 10000,
             nonzero_guess: false,
             restart: 30,
+            recycle: None,
             damp: 0.0,
             keep_history: false,
             threshold: Threshold::Soft,
@@ -129,6 +134,7 @@ impl Params {
             max_iter,
             nonzero_guess,
             restart,
+            recycle,
             damp,
             keep_history: _, // only records the norms: ranks may differ
             threshold,
@@ -148,6 +154,7 @@ impl Params {
         vec![
             ("max_iter", max_iter),
             ("restart", restart as i64),
+            ("recycle", recycle.map_or(-1, |k| k as i64)),
             ("initial guess nonzero", nonzero_guess as i64),
             ("norm type", natural_norm as i64),
             ("convergence reference", reference.code() as i64),
@@ -289,6 +296,17 @@ impl<T: Scalar> Solver<T> {
             timing: false,
             log: None,
         }
+    }
+
+    /// Forget GCRO-DR's recycled space (the next solve starts without one).
+    pub fn drop_recycle(&mut self) {
+        let v = std::mem::take(&mut self.ws.recycle);
+        self.ws.put(v);
+    }
+
+    /// The number of vectors GCRO-DR keeps for the next solve.
+    pub fn recycled(&self) -> usize {
+        self.ws.recycle.len()
     }
 
     /// Where the last solve's time went on this rank (with [`Solver::timing`]).
@@ -646,7 +664,8 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 17] = [
+        let changes: [fn(&mut Params); 18] = [
+            |p| p.recycle = Some(4),
             |p| p.pc_reuse_every = 10,
             |p| p.pc_reuse_growth = 1.5,
             |p| p.rtol = 1e-3,

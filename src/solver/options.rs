@@ -33,7 +33,7 @@ const fn spec(name: &'static str, values: &'static str, petsc: bool, doc: &'stat
 pub const TABLE: &[Spec] = &[
     spec(
         "ksp_type",
-        "cg, pipecg, cgls, lsqr, gmres, fgmres, bcgs (bicgstab), minres, richardson, ista, fista",
+        "cg, pipecg, cgls, lsqr, gmres, fgmres, gcrodr, bcgs (bicgstab), minres, richardson, ista, fista",
         true,
         "the Krylov method",
     ),
@@ -51,7 +51,13 @@ pub const TABLE: &[Spec] = &[
         "ksp_gmres_restart",
         "1..10000",
         true,
-        "GMRES/FGMRES restart length",
+        "GMRES/FGMRES/GCRO-DR restart length",
+    ),
+    spec(
+        "ksp_gcrodr_recycle",
+        "0..10000, below the restart length",
+        false,
+        "GCRO-DR: the number of vectors recycled (default restart / 3)",
     ),
     spec(
         "ksp_gmres_modifiedgramschmidt",

@@ -36,6 +36,7 @@ struct Plan {
     dtol: Option<f64>,
     max_it: Option<i64>,
     restart: Option<i64>,
+    recycle: Option<i64>,
     orthog: Option<Orthog>,
     side: Option<String>,
     natural: Option<bool>,
@@ -76,6 +77,7 @@ fn method(name: &str, v: Option<&str>) -> Result<Method> {
         "lsqr" => Method::Lsqr,
         "gmres" => Method::Gmres,
         "fgmres" => Method::Fgmres,
+        "gcrodr" => Method::Gcrodr,
         "bcgs" | "bicgstab" => Method::Bicgstab,
         "minres" => Method::Minres,
         "richardson" => Method::Richardson,
@@ -179,9 +181,15 @@ fn plan(
         .map(|v| int(&n("ksp_max_it"), v))
         .transpose()?;
     let arnoldi = p.method.unwrap_or(current).arnoldi();
-    if arnoldi {
+    let gcrodr = p.method.unwrap_or(current) == Method::Gcrodr;
+    if arnoldi || gcrodr {
         p.restart = take("ksp_gmres_restart")
             .map(|v| int(&n("ksp_gmres_restart"), v))
+            .transpose()?;
+    }
+    if gcrodr {
+        p.recycle = take("ksp_gcrodr_recycle")
+            .map(|v| int(&n("ksp_gcrodr_recycle"), v))
             .transpose()?;
     }
     for (k, o) in [
@@ -461,6 +469,9 @@ fn settle(s: &mut AnySolver, p: &Plan, prefix: &str) -> Result<()> {
     if let Some(m) = p.restart {
         named("ksp_gmres_restart", s.set_restart(m))?;
     }
+    if let Some(k) = p.recycle {
+        named("ksp_gcrodr_recycle", s.set_recycle(k))?;
+    }
     if let Some(o) = p.orthog {
         named("ksp_gmres_*gramschmidt", s.set_orthog(o))?;
     }
@@ -469,12 +480,17 @@ fn settle(s: &mut AnySolver, p: &Plan, prefix: &str) -> Result<()> {
         let side = match side.as_str() {
             "left" => PcSide::Left,
             "default" => PcSide::Default,
-            "right" if matches!(m, Method::Gmres | Method::Fgmres | Method::Bicgstab) => {
+            "right"
+                if matches!(
+                    m,
+                    Method::Gmres | Method::Fgmres | Method::Gcrodr | Method::Bicgstab
+                ) =>
+            {
                 PcSide::Default
             }
             t => crate::bail!(
                 NotSupported,
-                "option -{prefix}ksp_pc_side is \"{t}\"; {} takes left (GMRES), right (GMRES, FGMRES, BiCGStab) or default",
+                "option -{prefix}ksp_pc_side is \"{t}\"; {} takes left (GMRES), right (GMRES, FGMRES, GCRO-DR, BiCGStab) or default",
                 m.name()
             ),
         };

@@ -128,6 +128,27 @@ impl AnySolver {
         Ok(())
     }
 
+    /// GCRO-DR: the number k of vectors recycled, 0..=10000 (k < the restart length, checked at the
+    /// solve); drops the space kept. Other methods: NotSupported.
+    pub fn set_recycle(&mut self, k: i64) -> Result<()> {
+        if self.method() != Method::Gcrodr {
+            crate::bail!(
+                NotSupported,
+                "recycling is GCRO-DR's (PARLOPS_METHOD_GCRODR); {} keeps no space between cycles",
+                self.method().name()
+            );
+        }
+        if !(0..=10_000).contains(&k) {
+            crate::bail!(
+                InvalidArgument,
+                "the number of recycled vectors is {k}; it must be in 0..=10000 (and below the restart length)"
+            );
+        }
+        self.params.recycle = Some(k as usize);
+        self.drop_recycle();
+        Ok(())
+    }
+
     /// CGLS/LSQR damping, finite and >= 0.
     pub fn set_damping(&mut self, damp: f64) -> Result<()> {
         if !(damp >= 0.0 && damp.is_finite()) {

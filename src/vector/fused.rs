@@ -258,3 +258,45 @@ pub fn maxpy<T: Scalar, V: Borrow<DistVector<T>>>(
     let parts: Vec<&exec::Part<T>> = vs.iter().map(|v| &v.part).collect();
     exec::maxpy(&mut x.part, c, &parts)
 }
+
+/// This rank's shares of conj(x_i).y_j for every pair, as (re, im) pairs, row-major (`xs.len()`
+/// rows of `ys.len()`), in one pass over both sets on the host (each sum the bits of
+/// [`super::ops::dot`]).
+pub fn block_dot<T: Scalar>(xs: &[&DistVector<T>], ys: &[&DistVector<T>]) -> Result<Vec<f64>> {
+    let Some(first) = xs.first().or(ys.first()) else {
+        return Ok(Vec::new());
+    };
+    let named: Vec<(&DistVector<T>, &str)> = xs
+        .iter()
+        .map(|v| (*v, "x"))
+        .chain(ys.iter().map(|v| (*v, "y")))
+        .collect();
+    check(first, &named)?;
+    let xp: Vec<&exec::Part<T>> = xs.iter().map(|v| &v.part).collect();
+    let yp: Vec<&exec::Part<T>> = ys.iter().map(|v| &v.part).collect();
+    let g = exec::multi::block_dot(&xp, &yp)?;
+    Ok(g.into_iter().map(|v| share(first.layout(), v)).collect())
+}
+
+/// outs[q] = sum_a c[q * ins.len() + a] ins[a] for every q (SLEPc's BVMult; a basis rotated into
+/// new vectors), reading each input once on the host. Not collective.
+pub fn combine<T: Scalar>(
+    outs: &mut [&mut DistVector<T>],
+    c: &[T],
+    ins: &[&DistVector<T>],
+) -> Result<()> {
+    let Some(first) = ins.first() else {
+        for o in outs.iter_mut() {
+            o.fill(T::zero())?;
+        }
+        return Ok(());
+    };
+    let named: Vec<(&DistVector<T>, &str)> = ins.iter().map(|v| (*v, "v")).collect();
+    check(first, &named)?;
+    for o in outs.iter() {
+        check(first, &[(&**o, "out")])?;
+    }
+    let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
+    let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();
+    exec::multi::combine(&mut op, c, &ip)
+}

@@ -6,8 +6,8 @@ use super::{DistVector, fused, sum_partials};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
-/// x_i^H y_j for every pair, in ONE reduction: row-major, `nx` rows of `ny` (one pass over the x's
-/// per y). Vectors must share a layout and memory. [collective]
+/// x_i^H y_j for every pair, in ONE reduction: row-major, `nx` rows of `ny` (one pass over both sets
+/// on the host, one pass over the x's per y on a device). Vectors must share a layout and memory. [collective]
 pub fn block_dot<T: Scalar>(
     xs: &[&DistVector<T>],
     ys: &[&DistVector<T>],
@@ -23,14 +23,7 @@ pub fn block_dot<T: Scalar>(
         parts
             .try_reserve_exact(2 * nx * ny)
             .map_err(|_| crate::err!(OutOfMemory, "{nx} x {ny} dot products"))?;
-        parts.resize(2 * nx * ny, 0.0);
-        for (j, y) in ys.iter().enumerate() {
-            let col = fused::mdot(xs, y)?;
-            for i in 0..nx {
-                parts[2 * (i * ny + j)] = col[2 * i];
-                parts[2 * (i * ny + j) + 1] = col[2 * i + 1];
-            }
-        }
+        parts.extend(fused::block_dot(xs, ys)?);
         Ok(parts)
     });
     if nx * ny == 0 {

@@ -179,6 +179,8 @@ int main(int argc, char **argv) {
   }
   EXPECT(parlops_solver_set_jacobi(NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_recycle(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
+  EXPECT(parlops_solver_set_recycle(s, 5), PARLOPS_ERR_NOT_SUPPORTED, "GCRO-DR");
   EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_richardson_scale(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_richardson_scale(s, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "scale");
@@ -244,6 +246,43 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_set_null_space(s, rank_ == last, 0, NULL), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "null space");
     EXPECT(parlops_solver_set_null_space(s, false, 0, NULL), PARLOPS_OK, NULL);
+  }
+
+  /* ---- GCRO-DR: k >= m, a kept space of another layout, k differing on one rank */
+  {
+    parlops_solver *g = NULL;
+    parlops_vec *x2 = NULL;
+    parlops_op *A2 = NULL;
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_GCRODR, &g), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_recycle(g, -1), PARLOPS_ERR_INVALID_ARGUMENT, "'k'");
+    EXPECT(parlops_solver_set_operator(g, A), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_restart(g, 6), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_recycle(g, 6), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(g, b, x), PARLOPS_ERR_INVALID_ARGUMENT, "k < m");
+    EXPECT(parlops_solver_set_recycle(g, 2), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_tolerances(g, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(g, b, x), PARLOPS_OK, NULL);
+    expect_reason("GCRO-DR converges", g, PARLOPS_CONVERGED_RTOL);
+    expect_converged("GCRO-DR: true residual", g, A, b, x, 1e-10, 0.0);
+    /* the kept space has A's layout: a system of another size is refused on every rank, and
+       solved once set_recycle dropped the space */
+    EXPECT(parlops_op_identity(l2, PARLOPS_F64, &A2), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_duplicate(b2, &x2), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_fill(b2, PARLOPS_REAL(1)), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_operator(g, A2), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(g, b2, x2), PARLOPS_ERR_INVALID_ARGUMENT, "recycle space");
+    EXPECT(parlops_solver_set_recycle(g, 2), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(g, b2, x2), PARLOPS_OK, NULL);
+    expect_reason("GCRO-DR after set_recycle", g, PARLOPS_CONVERGED_RTOL);
+    expect_converged("GCRO-DR after set_recycle: true residual", g, A2, b2, x2, 1e-10, 0.0);
+    if (one) {
+      EXPECT(parlops_solver_set_operator(g, A), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_set_recycle(g, rank_ == last ? 3 : 2), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_solve(g, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "recycle");
+    }
+    parlops_vec_destroy(&x2);
+    parlops_op_destroy(&A2);
+    parlops_solver_destroy(&g);
   }
 
   /* ---- multi-vectors, eigensolvers, low-rank operators: bad input on every rank and on one rank */
@@ -506,12 +545,13 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_solve(s2, b, x), PARLOPS_OK, NULL);
   expect_reason("shell operator solve", s2, PARLOPS_CONVERGED_RTOL);
   expect_converged("shell operator solve: true residual", s2, S, b, x, 1e-5, 1e-50);
-  int methods[] = {PARLOPS_METHOD_CG, PARLOPS_METHOD_CG_SINGLE_REDUCTION, PARLOPS_METHOD_CG_PIPELINED,
-                   PARLOPS_METHOD_GMRES, PARLOPS_METHOD_BICGSTAB, PARLOPS_METHOD_MINRES, PARLOPS_METHOD_CGLS,
-                   PARLOPS_METHOD_LSQR, PARLOPS_METHOD_FGMRES, PARLOPS_METHOD_ISTA, PARLOPS_METHOD_FISTA};
-  for (int k = 0; k < 11; ++k) {
+  /* every method, by its code (0, 1, ... until one is refused): none is left out by a list */
+  for (int k = 0;; ++k) {
     parlops_solver *sk = NULL;
-    EXPECT(parlops_solver_create(c, methods[k], &sk), PARLOPS_OK, NULL);
+    if (parlops_solver_create(c, k, &sk) != PARLOPS_OK) {
+      expect("every method tried", k > PARLOPS_METHOD_GCRODR ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+      break;
+    }
     EXPECT(parlops_solver_set_operator(sk, S), PARLOPS_OK, NULL);
     calls = 0;
     fail_after = 0;

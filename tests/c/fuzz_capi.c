@@ -866,7 +866,7 @@ static int do_call(int k) {
     }
     /* ---- solvers */
     CASE(parlops_solver_create) {
-      st = parlops_solver_create(PC(), enum_v(11), OUT(h1));
+      st = parlops_solver_create(PC(), enum_v(PARLOPS_METHOD_GCRODR), OUT(h1));
       if (new_handle_ok(st, h1)) {
         parlops_solver_set_monitor(h1, monitor, NULL);
         adopt(SOLVER, h1, 1);
@@ -1003,6 +1003,7 @@ static int do_call(int k) {
       break;
     }
     CASE(parlops_solver_set_initial_guess_nonzero) st = parlops_solver_set_initial_guess_nonzero(PS(), chance(50)); break;
+    CASE(parlops_solver_set_recycle) st = parlops_solver_set_recycle(PS(), chance(50) ? (int64_t)below(40) - 2 : size_v()); break;
     CASE(parlops_solver_set_restart) st = parlops_solver_set_restart(PS(), chance(50) ? (int64_t)below(40) : size_v()); break;
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
     CASE(parlops_solver_set_richardson_scale) st = parlops_solver_set_richardson_scale(PS(), dbl_v()); break;

@@ -168,6 +168,26 @@ int main(int argc, char **argv) {
     EXPECT(st, PARLOPS_OK, NULL);
   }
   EXPECT(parlops_options_destroy(&o), PARLOPS_OK, NULL);
+
+  /* ---- GCRO-DR from options: the method, its restart and recycle lengths, twice (the kept space) */
+  EXPECT(parlops_options_create(comm, &o), PARLOPS_OK, NULL);
+  EXPECT(parlops_options_insert_string(o, "-ksp_type gcrodr -ksp_gmres_restart 12 -ksp_gcrodr_recycle 4 "
+                                          "-ksp_atol 0 -ksp_rtol 1e-9 -pc_type jacobi"),
+         PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
+  solves("GCRO-DR(12, 4) + Jacobi from options", s);
+  solves("GCRO-DR(12, 4) + Jacobi from options, again with the kept space", s);
+  view(s);
+  has("-ksp_type gcrodr", "GCRO-DR (PARLOPS_METHOD_GCRODR)");
+  has("-ksp_gmres_restart 12 -ksp_gcrodr_recycle 4", "restart 12, recycling 4 vectors (4 kept now)");
+  left(o);
+  expect("every GCRO-DR option was used", text[0] == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_options_insert_string(o, "-ksp_gcrodr_recycle 12 -options_left 0"), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
+  st = parlops_solver_solve(s, b, x);
+  same_everywhere("-ksp_gcrodr_recycle 12 with restart 12", st, PARLOPS_ERR_INVALID_ARGUMENT);
+  EXPECT(st, PARLOPS_ERR_INVALID_ARGUMENT, "k < m");
+  EXPECT(parlops_options_destroy(&o), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_destroy(&s), PARLOPS_OK, NULL);
 
   /* ---- two prefixed solvers in one program, and a misspelt option reported by name */

@@ -57,6 +57,7 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
         (Method::CgSingleReduction, false),
         (Method::CgPipelined, false),
         (Method::Gmres, false),
+        (Method::Gcrodr, true),
         (Method::Bicgstab, false),
     ] {
         let single = matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64);

@@ -2,6 +2,7 @@
 //! thread (vector kernels in [`crate::vector::ops`], fused passes in [`cg`] and [`multi`], the CSR
 //! product in [`crate::op::csr`]).
 
+pub(super) mod block;
 mod cg;
 pub(super) mod multi;
 

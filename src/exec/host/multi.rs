@@ -55,21 +55,21 @@ unsafe fn mdot_avx2<T: Scalar>(
 #[inline(always)]
 fn mdot_host<T: Scalar>(vs: &[&[T]], wl: &[T], lanes: &mut [[(f64, f64); LANES]], seq: bool) {
     for a in (0..wl.len()).step_by(BLOCK) {
-        mdot_block(vs, wl, lanes, seq, a);
+        mdot_block(vs, wl, lanes, seq, a, (a + BLOCK).min(wl.len()));
     }
 }
 
 /// The projections' sums over the block a..a + BLOCK of w, four vectors at a time.
 #[inline(always)]
-fn mdot_block<T: Scalar>(
+pub(super) fn mdot_block<T: Scalar>(
     vs: &[&[T]],
     wl: &[T],
     lanes: &mut [[(f64, f64); LANES]],
     seq: bool,
     a: usize,
+    b: usize,
 ) {
     {
-        let b = (a + BLOCK).min(wl.len());
         let mut i = 0;
         while i < vs.len() {
             let g = (vs.len() - i).min(4);
@@ -172,7 +172,7 @@ pub(crate) fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> 
         return Ok(());
     }
     for a in (0..xl.len()).step_by(BLOCK) {
-        add_block(xl, c, &vs, a);
+        add_block(xl, c, &vs, a, (a + BLOCK).min(xl.len()));
     }
     Ok(())
 }
@@ -182,15 +182,14 @@ pub(crate) fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> 
 #[target_feature(enable = "avx2")]
 unsafe fn maxpy_plain_avx2<T: Scalar>(xl: &mut [T], c: &[T], vs: &[&[T]]) {
     for a in (0..xl.len()).step_by(BLOCK) {
-        add_block(xl, c, vs, a);
+        add_block(xl, c, vs, a, (a + BLOCK).min(xl.len()));
     }
 }
 
 /// w[a..a + BLOCK] += sum_i c_i v_i[a..a + BLOCK]: per entry (((w + c0 v0) + c1 v1) + ...), the
 /// rounding of successive axpys, with w loaded and stored once per eight vectors.
 #[inline(always)]
-fn add_block<T: Scalar>(wl: &mut [T], c: &[T], vs: &[&[T]], a: usize) {
-    let b = (a + BLOCK).min(wl.len());
+pub(super) fn add_block<T: Scalar>(wl: &mut [T], c: &[T], vs: &[&[T]], a: usize, b: usize) {
     let wb = &mut wl[a..b];
     let len = wb.len();
     let mut i = 0;
@@ -222,7 +221,7 @@ fn maxpy_host<T: Scalar>(wl: &mut [T], neg: &[T], vs: &[&[T]], seq: bool) -> f64
     let mut lanes = [(0.0f64, 0.0f64); LANES];
     let n = wl.len();
     for a in (0..n).step_by(BLOCK) {
-        add_block(wl, neg, vs, a);
+        add_block(wl, neg, vs, a, (a + BLOCK).min(wl.len()));
         norm_block(wl, &mut lanes, seq, a);
     }
     combine_lanes(lanes).0
@@ -312,9 +311,9 @@ fn maxpy_mdot_host<T: Scalar>(
 ) -> f64 {
     let mut nl = [(0.0f64, 0.0f64); LANES];
     for a in (0..wl.len()).step_by(BLOCK) {
-        add_block(wl, neg, vs, a);
+        add_block(wl, neg, vs, a, (a + BLOCK).min(wl.len()));
         norm_block(wl, &mut nl, seq, a);
-        mdot_block(vs, wl, lanes, seq, a);
+        mdot_block(vs, wl, lanes, seq, a, (a + BLOCK).min(wl.len()));
     }
     combine_lanes(nl).0
 }
@@ -374,7 +373,7 @@ mod tests {
             }
             let mut plain = make(77);
             for a in (0..n).step_by(BLOCK) {
-                add_block(&mut plain, &c[..m], &refs[..m], a);
+                add_block(&mut plain, &c[..m], &refs[..m], a, (a + BLOCK).min(n));
             }
             assert!(plain == want, "{m} vectors");
             #[cfg(target_arch = "x86_64")]

@@ -1,0 +1,229 @@
+/* Krylov subspace recycling on a sequence of systems: parlops' GCRO-DR(m, k) next to GMRES(m0) on
+ * `systems` convection-diffusion systems whose convection coefficient drifts by 2% a step (the 2D
+ * 5-point Laplacian plus first-order upwind convection of benches/versus.c, c = c0 1.02^s, n x n,
+ * b = 1), each solved to rtol from the previous solution, in one interleaved run.
+ * The matrix's values change in place (parlops_op_csr_update_values); with `pc` = ilu each system
+ * gets block Jacobi ILU(0) of its own matrix, built before the solve (not timed in either).
+ * Per round and method: the operator applications of the whole sequence (counted by parlops'
+ * own log, parlops_solver_log: GCRO-DR's A M U at each solve and every true residual included),
+ * the iterations, and the wall time of the solves (the slowest rank's). Every solve must converge
+ * with its true residual ||b - A x|| <= rtol ||b|| (recomputed here; exit 1 otherwise).
+ * Reported: the applications' ratio GCRO-DR / GMRES, and the time ratio as the median of each
+ * round's own ratio (the methods alternate which goes first). The JSON rows (tools/bench_report.py)
+ * give the applications as "iterations" and the sequence's time as "ms_per_it".
+ * Usage: recycle rounds n systems m k m0 rtol c0 pc(none|ilu) [json] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <parlops.h>
+
+#define CHECKP(x)                                                                      \
+  do {                                                                                 \
+    parlops_status st_ = (x);                                                          \
+    if (st_ != PARLOPS_OK) {                                                           \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, parlops_last_error()); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+    }                                                                                  \
+  } while (0)
+
+static int rank_, size_;
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(const double *v, int n) {
+  double s[256];
+  memcpy(s, v, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, cmpd);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* the values of rows [start, start + len) for convection c, in the order of the pattern */
+static void values(int64_t n, int64_t start, int64_t len, double c, double *va) {
+  int64_t nz = 0;
+  for (int64_t r = start; r < start + len; ++r) {
+    int64_t i = r / n, j = r % n;
+    if (i > 0) va[nz++] = -1.0 - c;
+    if (j > 0) va[nz++] = -1.0 - c;
+    va[nz++] = 4.0 + 2 * c;
+    if (j < n - 1) va[nz++] = -1.0;
+    if (i < n - 1) va[nz++] = -1.0;
+  }
+}
+
+typedef struct {
+  int64_t apps, iters;
+  double seconds;
+} Run;
+
+/* one sequence with a fresh solver of `method` */
+static Run sequence(parlops_comm *comm, parlops_op *A, double *va, int64_t nnz, int64_t n, int64_t start,
+                    int64_t len, int systems, int method, int m, int k, double rtol, double c0, int ilu,
+                    parlops_vec *b, parlops_vec *x, parlops_vec *r) {
+  parlops_solver *s = NULL;
+  CHECKP(parlops_solver_create(comm, method, &s));
+  CHECKP(parlops_solver_set_restart(s, m));
+  if (method == PARLOPS_METHOD_GCRODR) CHECKP(parlops_solver_set_recycle(s, k));
+  CHECKP(parlops_solver_set_tolerances(s, rtol, 0.0, 1e10, 1000000));
+  CHECKP(parlops_solver_set_initial_guess_nonzero(s, true));
+  CHECKP(parlops_solver_set_timing(s, true));
+  CHECKP(parlops_solver_set_operator(s, A));
+  CHECKP(parlops_vec_fill(x, PARLOPS_REAL(0.0)));
+  double bn = 0;
+  CHECKP(parlops_vec_norm(b, PARLOPS_NORM_2, 0, &bn));
+  Run out = {0, 0, 0.0};
+  for (int st = 0; st < systems; ++st) {
+    values(n, start, len, c0 * pow(1.02, st), va);
+    CHECKP(parlops_op_csr_update_values(A, nnz, va, 0, NULL));
+    parlops_op *M = NULL;
+    if (ilu) {
+      CHECKP(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_ILU0, 0.0, &M));
+      CHECKP(parlops_solver_set_preconditioner(s, M));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    CHECKP(parlops_solver_solve(s, b, x));
+    double t = MPI_Wtime() - t0, tmax = 0;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    out.seconds += tmax;
+    parlops_solve_info info;
+    CHECKP(parlops_solver_info(s, &info));
+    int64_t apps = 0;
+    CHECKP(parlops_solver_log(s, PARLOPS_LOG_OPERATOR, &apps, NULL, NULL, NULL));
+    out.apps += apps;
+    out.iters += info.iterations;
+    CHECKP(parlops_op_apply(A, x, r));
+    CHECKP(parlops_vec_axpby(r, PARLOPS_REAL(1.0), b, PARLOPS_REAL(-1.0)));
+    double rn = 0;
+    CHECKP(parlops_vec_norm(r, PARLOPS_NORM_2, 0, &rn));
+    if (info.reason <= 0 || !(rn <= rtol * bn * (1 + 1e-6))) {
+      if (rank_ == 0)
+        fprintf(stderr, "recycle: %s system %d: reason %d after %lld iterations, true residual %.3e > %.1e ||b||\n",
+                method == PARLOPS_METHOD_GCRODR ? "GCRO-DR" : "GMRES", st, (int)info.reason,
+                (long long)info.iterations, rn / bn, rtol);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (M) {
+      CHECKP(parlops_solver_set_preconditioner(s, NULL));
+      CHECKP(parlops_op_destroy(&M));
+    }
+  }
+  CHECKP(parlops_solver_destroy(&s));
+  return out;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (argc < 10) {
+    if (rank_ == 0) fprintf(stderr, "usage: recycle rounds n systems m k m0 rtol c0 pc(none|ilu) [json]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int rounds = atoi(argv[1]), systems = atoi(argv[3]), m = atoi(argv[4]), k = atoi(argv[5]), m0 = atoi(argv[6]);
+  int64_t n = atoll(argv[2]);
+  double rtol = atof(argv[7]), c0 = atof(argv[8]);
+  int ilu = strcmp(argv[9], "ilu") == 0;
+  const char *json = argc > 10 ? argv[10] : NULL;
+  if (rounds < 1 || rounds > 256) rounds = 3;
+  parlops_comm *comm = NULL;
+  CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
+  int64_t N = n * n, len = N / size_ + (rank_ < N % size_), start = 0;
+  MPI_Exscan(&len, &start, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (rank_ == 0) start = 0;
+  parlops_layout *l = NULL;
+  CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, N, len, &l));
+  int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(5 * len + 1) * sizeof *ci);
+  double *va = malloc((size_t)(5 * len + 1) * sizeof *va);
+  int64_t nz = 0;
+  rp[0] = 0;
+  for (int64_t row = start; row < start + len; ++row) {
+    int64_t i = row / n, j = row % n;
+    if (i > 0) ci[nz++] = row - n;
+    if (j > 0) ci[nz++] = row - 1;
+    ci[nz++] = row;
+    if (j < n - 1) ci[nz++] = row + 1;
+    if (i < n - 1) ci[nz++] = row + n;
+    rp[row - start + 1] = nz;
+  }
+  values(n, start, len, c0, va);
+  parlops_op *A = NULL;
+  CHECKP(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, va, &A));
+  parlops_vec *b = NULL, *x = NULL, *r = NULL;
+  CHECKP(parlops_op_create_vecs(A, &x, &b));
+  CHECKP(parlops_vec_duplicate(b, &r));
+  CHECKP(parlops_vec_fill(b, PARLOPS_REAL(1.0)));
+  if (rank_ == 0)
+    printf("recycle: %d convection-diffusion systems, %lld x %lld grid (%lld rows), c = %g x 1.02^s, rtol %g, "
+           "each from the previous solution, %s, %d rank(s)\n",
+           systems, (long long)n, (long long)n, (long long)N, c0, rtol,
+           ilu ? "block Jacobi ILU(0) of each matrix" : "no preconditioner", size_);
+  double ratio_t[256], t_r[256], t_g[256];
+  Run rr = {0}, rg = {0};
+  for (int round = 0; round < rounds; ++round) {
+    for (int o = 0; o < 2; ++o) {
+      int rec = (o + round) % 2 == 0;
+      Run x_ = sequence(comm, A, va, nz, n, start, len, systems, rec ? PARLOPS_METHOD_GCRODR : PARLOPS_METHOD_GMRES,
+                        rec ? m : m0, k, rtol, c0, ilu, b, x, r);
+      if (rec)
+        rr = x_;
+      else
+        rg = x_;
+    }
+    t_r[round] = rr.seconds;
+    t_g[round] = rg.seconds;
+    ratio_t[round] = rr.seconds / rg.seconds;
+    if (rank_ == 0)
+      printf("  round %d: GCRO-DR(%d, %d) %lld applications, %lld iterations, %.3f s; GMRES(%d) %lld applications, "
+             "%lld iterations, %.3f s\n",
+             round, m, k, (long long)rr.apps, (long long)rr.iters, rr.seconds, m0, (long long)rg.apps,
+             (long long)rg.iters, rg.seconds);
+  }
+  double ra = (double)rr.apps / (double)rg.apps, rt = median(ratio_t, rounds);
+  if (rank_ == 0) {
+    printf("recycle: GCRO-DR(%d, %d) / GMRES(%d): operator applications %lld / %lld = %.2f (%.0f%% fewer); "
+           "time %.3f / %.3f s, ratio %.2f (median of %d rounds)\n",
+           m, k, m0, (long long)rr.apps, (long long)rg.apps, ra, 100 * (1 - ra), median(t_r, rounds),
+           median(t_g, rounds), rt, rounds);
+    if (json) {
+      /* the rows of tools/bench_report.py: GMRES first (the peer), "iterations" the operator
+         applications of the sequence, "ms_per_it" the sequence's time */
+      FILE *f = fopen(json, "a");
+      if (f) {
+        char prob[96], names[2][64];
+        snprintf(prob, sizeof prob, "recycling: %d drifting convdiff systems%s", systems, ilu ? ", block Jacobi ILU(0)" : "");
+        snprintf(names[0], sizeof names[0], "parlops GMRES(%d)", m0);
+        snprintf(names[1], sizeof names[1], "parlops GCRO-DR(%d, %d)", m, k);
+        double lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
+        for (int i = 0; i < rounds; i++) {
+          lo[0] = fmin(lo[0], t_g[i]), hi[0] = fmax(hi[0], t_g[i]);
+          lo[1] = fmin(lo[1], t_r[i]), hi[1] = fmax(hi[1], t_r[i]);
+        }
+        double med[2] = {median(t_g, rounds), median(t_r, rounds)}, vs[2] = {1.0, rt};
+        long long apps[2] = {(long long)rg.apps, (long long)rr.apps};
+        for (int i = 0; i < 2; i++)
+          fprintf(f,
+                  "{\"problem\":\"%s\",\"rows\":%lld,\"ranks\":%d,\"solver\":\"%s\",\"iterations\":%lld,"
+                  "\"ms_per_it\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"vs_first\":%.4f,\"floor_bytes_per_row\":0,"
+                  "\"x_floor\":0,\"rounds\":%d,\"timed_iterations\":1,\"counted\":1,\"apps_ratio\":%.4f}\n",
+                  prob, (long long)N, size_, names[i], apps[i], 1e3 * med[i], 1e3 * lo[i], 1e3 * hi[i], vs[i], rounds,
+                  ra);
+        fclose(f);
+      }
+    }
+  }
+  parlops_vec_destroy(&b);
+  parlops_vec_destroy(&x);
+  parlops_vec_destroy(&r);
+  parlops_op_destroy(&A);
+  parlops_layout_destroy(&l);
+  parlops_comm_destroy(&comm);
+  free(rp);
+  free(ci);
+  free(va);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,59 @@
+//! The executor's steps over two sets of vectors (a small Gram matrix, several combinations of one
+//! set): one pass on the host ([`super::host::block`]); on a device, one multi-vector step per
+//! vector of the second set (the same sums and combinations, each reading the set again).
+
+use super::{Exec, Part, fill, maxpy, mdot};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+fn on_host<T: Scalar>(parts: &[&Part<T>]) -> bool {
+    parts.iter().all(|p| matches!(p.exec(), Exec::Host))
+}
+
+/// conj(x_i).y_j for every pair as (re, im) pairs, row-major (`xs.len()` rows of `ys.len()`); each
+/// sum has the bits of [`super::ops::dot`] (host) or of the backend's [`mdot`].
+pub fn block_dot<T: Scalar>(xs: &[&Part<T>], ys: &[&Part<T>]) -> Result<Vec<f64>> {
+    if on_host(xs) && on_host(ys) {
+        let f = || super::host::block::block_dot(xs, ys);
+        return crate::timing::timed(crate::timing::Phase::Vector, 0, f);
+    }
+    let (nx, ny) = (xs.len(), ys.len());
+    let len = nx
+        .checked_mul(ny)
+        .and_then(|p| p.checked_mul(2))
+        .ok_or_else(|| crate::err!(OutOfMemory, "{nx} x {ny} pairs"))?;
+    let mut out = Vec::new();
+    crate::error::try_reserve(&mut out, len, "the pairs' sums")?;
+    out.resize(len, 0.0);
+    for (j, y) in ys.iter().enumerate() {
+        let col = mdot(xs, y)?;
+        for i in 0..nx {
+            out[2 * (i * ny + j)] = col[2 * i];
+            out[2 * (i * ny + j) + 1] = col[2 * i + 1];
+        }
+    }
+    Ok(out)
+}
+
+/// outs[q] = sum_a c[q * ins.len() + a] ins[a] for every q (per entry, zero plus each term in the
+/// order of `ins`: the bits of a fill with zero then [`maxpy`]).
+pub fn combine<T: Scalar>(outs: &mut [&mut Part<T>], c: &[T], ins: &[&Part<T>]) -> Result<()> {
+    let n = ins.len();
+    if c.len() != outs.len() * n {
+        crate::bail!(
+            SizeMismatch,
+            "{} coefficients for {} outputs of {n} vectors",
+            c.len(),
+            outs.len()
+        );
+    }
+    if outs.iter().all(|o| matches!(o.exec(), Exec::Host)) && on_host(ins) {
+        let f = || super::host::block::combine(outs, c, ins);
+        return crate::timing::timed(crate::timing::Phase::Vector, 0, f);
+    }
+    for (q, o) in outs.iter_mut().enumerate() {
+        fill(o, T::zero())?;
+        maxpy(o, &c[q * n..(q + 1) * n], ins)?;
+    }
+    Ok(())
+}
