@@ -69,6 +69,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_METHOD_FISTA = 10
   integer(c_int), parameter :: PARLOPS_METHOD_RICHARDSON = 11
   integer(c_int), parameter :: PARLOPS_METHOD_GCRODR = 12
+  integer(c_int), parameter :: PARLOPS_METHOD_CG_DEFLATED = 13
   integer(c_int), parameter :: PARLOPS_THRESHOLD_SOFT = 0
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HARD = 1
   integer(c_int), parameter :: PARLOPS_THRESHOLD_HALF = 2

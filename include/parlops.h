@@ -446,6 +446,16 @@ typedef int32_t parlops_monitor_action;
 // Gram-Schmidt only.
 #define PARLOPS_METHOD_GCRODR 12
 
+// Deflated CG (def-CG(k, l), Saad et al. 2000) for sequences of Hermitian positive definite systems:
+// CG in the A-orthogonal complement of k kept vectors W, whose part of the solution is taken
+// directly; each solve keeps its first 2 k directions and their products, and leaves for the next
+// solve the Ritz vectors of the k smallest Ritz values of A on [W, those directions] (no extra
+// operator application). Each solve with a kept space applies its own operator to it (k
+// applications, not counted as iterations), so the operator and the preconditioner (Hermitian
+// positive definite) may change between solves. k: parlops_solver_set_recycle (default 8). Tests
+// ||r||; two reductions per iteration, as CG; work vectors 4 + 6 k, and the k kept.
+#define PARLOPS_METHOD_CG_DEFLATED 13
+
 // R = ||x||_1 (soft thresholding).
 #define PARLOPS_THRESHOLD_SOFT 0
 
@@ -1623,11 +1633,12 @@ parlops_status parlops_solver_set_initial_guess_nonzero(parlops_solver *s, bool 
 // GMRES/FGMRES restart length m (default 30).
 parlops_status parlops_solver_set_restart(parlops_solver *s, int64_t m);
 
-// GCRO-DR (PARLOPS_METHOD_GCRODR): the number k of vectors it recycles, 0 <= k < the restart length
-// (checked at the solve; default m / 3). Drops the space kept, so the next solve starts without
-// one: call it when the next system is unrelated (a solve whose x has another layout or memory
-// than the space kept fails on every rank with PARLOPS_ERR_INVALID_ARGUMENT until then). Other
-// methods: PARLOPS_ERR_NOT_SUPPORTED.
+// GCRO-DR and deflated CG (PARLOPS_METHOD_GCRODR, _CG_DEFLATED): the number k of vectors they
+// recycle, 0 <= k <= 10000 (GCRO-DR: below the restart length, checked at the solve; default m / 3;
+// deflated CG: default 8). Drops the space kept, so the next solve starts without one: call it when
+// the next system is unrelated (a solve whose x has another layout or memory than the space kept
+// fails on every rank with PARLOPS_ERR_INVALID_ARGUMENT until then). Other methods:
+// PARLOPS_ERR_NOT_SUPPORTED.
 parlops_status parlops_solver_set_recycle(parlops_solver *s, int64_t k);
 
 // CGLS/LSQR damping: minimise ||b - A x||^2 + damp^2 ||x||^2 (PyLops-MPI's `damp`).

@@ -561,6 +561,10 @@ fn main() {
     run_recycle::<c64>(&mut t, &comm);
     run_recycle::<f32>(&mut t, &comm);
     run_recycle::<c32>(&mut t, &comm);
+    run_deflated::<f64>(&mut t, &comm);
+    run_deflated::<c64>(&mut t, &comm);
+    run_deflated::<f32>(&mut t, &comm);
+    run_deflated::<c32>(&mut t, &comm);
     run_reasons(&mut t, &comm);
     run_issue10(&mut t, &comm);
     run_guard::<f64>(&mut t, &comm);

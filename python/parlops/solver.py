@@ -78,9 +78,10 @@ class Solver(Handle):
     """A Krylov solver: `Solver(comm, "gmres", A, rtol=1e-8, restart=50, pc=M)`.
 
     `method` is one of cg, cg_single_reduction, cg_pipelined, cgls, lsqr, gmres, fgmres,
-    bicgstab, minres, ista, fista, richardson, gcrodr (recycling for sequences of systems).
+    bicgstab, minres, ista, fista, richardson, gcrodr and cg_deflated (recycling for sequences of
+    systems).
     Keyword arguments set what the C setters set: rtol, atol, dtol, max_it, pc (an Operator
-    applying M ~ A^-1, or "jacobi"), restart, recycle (GCRO-DR's k),
+    applying M ~ A^-1, or "jacobi"), restart, recycle (GCRO-DR's and deflated CG's k),
     pc_side ("left"/"right"), norm_type ("unpreconditioned"/"natural"), reference ("rhs"/
     "initial_residual"), orthogonalization ("classical"/"modified"), damp, richardson_scale,
     initial_guess_nonzero, history, timing, compute_eigenvalues, null_space (True for the

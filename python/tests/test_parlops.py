@@ -203,7 +203,8 @@ def true_rel(A, x, b):
 
 
 for method, kw in [("cg", {}), ("cg_pipelined", {}), ("gmres", {"restart": 20}), ("bicgstab", {}),
-                   ("minres", {}), ("fgmres", {"restart": 15}), ("gcrodr", {"restart": 12, "recycle": 4})]:
+                   ("minres", {}), ("fgmres", {"restart": 15}), ("gcrodr", {"restart": 12, "recycle": 4}),
+                   ("cg_deflated", {"recycle": 4})]:
     hist = []
     s = parlops.Solver(comm, method, Amf, rtol=1e-9, max_it=5000, pc="jacobi",
                        monitor=lambda it, r: hist.append(r), **kw)

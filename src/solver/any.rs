@@ -229,10 +229,13 @@ impl AnySolver {
             );
         }
         if m == Method::Gcrodr {
+            v += &format!("  restart {}, ", p.restart);
+        }
+        if matches!(m, Method::Gcrodr | Method::CgDeflated) {
             v += &format!(
-                "  restart {}, recycling {} vectors ({} kept now)\n",
-                p.restart,
-                super::gcrodr::recycle_len(p),
+                "{}recycling {} vectors ({} kept now)\n",
+                if m == Method::Gcrodr { "" } else { "  " },
+                super::gcrodr::recycle_len(p, m),
                 self.recycled()
             );
         }

@@ -34,9 +34,14 @@ fn tx<T: Scalar>(v: C) -> T {
     T::from_parts_lossy(v.re, v.im)
 }
 
-/// The number of vectors a GCRO-DR(m, k) solve keeps: k, or m / 3 when the caller set none.
-pub(crate) fn recycle_len(p: &super::Params) -> usize {
-    p.recycle.unwrap_or(p.restart / 3)
+/// The number of vectors a recycling solve keeps: k, or (none set) m / 3 for GCRO-DR(m, k) and 8
+/// for deflated CG.
+pub(crate) fn recycle_len(p: &super::Params, method: super::Method) -> usize {
+    match (p.recycle, method) {
+        (Some(k), _) => k,
+        (None, super::Method::Gcrodr) => p.restart / 3,
+        (None, _) => 8,
+    }
 }
 
 pub(crate) fn solve<T: Scalar>(
@@ -45,17 +50,39 @@ pub(crate) fn solve<T: Scalar>(
     x: &mut DistVector<T>,
 ) -> Result<Info> {
     let m = ctx.p.restart.max(1);
-    let k = recycle_len(ctx.p);
+    let k = recycle_len(ctx.p, super::Method::Gcrodr);
     if k >= m {
         crate::bail!(
             InvalidArgument,
             "GCRO-DR keeps k = {k} vectors in cycles of m = {m}: it needs k < m (parlops_solver_set_recycle, parlops_solver_set_restart)"
         );
     }
+    let layout = x.layout().clone();
+    with_kept(ctx, &layout, k, m + 1 + 3 * k + 2, |ctx, vs, u, kc| {
+        run(ctx, b, x, vs, u, kc, m, k)
+    })
+}
+
+/// Run `f` with the space this solver kept (`k` slots, the first `kc` valid) and `n` work vectors of
+/// `layout` (x's);
+/// `f` returns how many of the slots to keep for the next solve (none after a failure). A kept
+/// space whose layout or memory is not x's fails on every rank (the space stays). [collective]
+pub(super) fn with_kept<T: Scalar>(
+    ctx: &mut Ctx<T>,
+    layout: &std::sync::Arc<crate::vector::Layout>,
+    k: usize,
+    n: usize,
+    f: impl FnOnce(
+        &mut Ctx<T>,
+        &mut [DistVector<T>],
+        &mut [DistVector<T>],
+        usize,
+    ) -> Result<(Info, usize)>,
+) -> Result<Info> {
     let mut u = std::mem::take(&mut ctx.ws.recycle);
     let (loc, stream) = (ctx.ws.loc, ctx.ws.stream);
     let misfit = u.iter().find(|v| {
-        !v.layout().compatible(x.layout()) || v.location() != loc || v.caller_stream() != stream
+        !v.layout().compatible(layout) || v.location() != loc || v.caller_stream() != stream
     });
     let fits = match misfit {
         None => Ok(()),
@@ -66,8 +93,8 @@ pub(crate) fn solve<T: Scalar>(
             v.layout().global_len(),
             v.layout().local_lens(),
             v.location(),
-            x.layout().global_len(),
-            x.layout().local_lens(),
+            layout.global_len(),
+            layout.local_lens(),
             loc
         )),
     };
@@ -79,7 +106,7 @@ pub(crate) fn solve<T: Scalar>(
         ctx.ws.put(u.split_off(k));
     }
     let kc = u.len();
-    let more = match ctx.ws.take(k - kc, x.layout()) {
+    let more = match ctx.ws.take(k - kc, layout) {
         Ok(v) => v,
         Err(e) => {
             ctx.ws.recycle = u;
@@ -87,7 +114,7 @@ pub(crate) fn solve<T: Scalar>(
         }
     };
     u.extend(more);
-    let mut vs = match ctx.ws.take(m + 1 + 3 * k + 2, x.layout()) {
+    let mut vs = match ctx.ws.take(n, layout) {
         Ok(v) => v,
         Err(e) => {
             u.truncate(kc);
@@ -95,9 +122,8 @@ pub(crate) fn solve<T: Scalar>(
             return Err(e);
         }
     };
-    let out = run(ctx, b, x, &mut vs, &mut u, kc, m, k);
+    let out = f(ctx, &mut vs, &mut u, kc);
     ctx.ws.put(vs);
-    // the space of the last cycle is kept (none after a failure)
     let kept = match &out {
         Ok((_, kc)) => *kc,
         Err(_) => 0,

@@ -355,6 +355,120 @@ pub(crate) fn harmonic_ritz(
     Some((p, cols))
 }
 
+/// The Cholesky factor L (lower, column-major) of the Hermitian n x n `a`, or None where a pivot is
+/// not positive (relative to the largest diagonal entry).
+pub(crate) fn cholesky(a: &[C], n: usize) -> Option<Vec<C>> {
+    let dmax = (0..n).map(|i| a[i + i * n].re).fold(0.0, f64::max);
+    let mut l = vec![C::new(0.0, 0.0); n * n];
+    for j in 0..n {
+        let mut d = a[j + j * n].re;
+        for t in 0..j {
+            d -= l[j + t * n].norm_sqr();
+        }
+        if d.is_nan() || d <= 1e-14 * dmax || !d.is_finite() {
+            return None;
+        }
+        let d = d.sqrt();
+        l[j + j * n] = C::new(d, 0.0);
+        for i in j + 1..n {
+            let mut v = a[i + j * n];
+            for t in 0..j {
+                v -= l[i + t * n] * l[j + t * n].conj();
+            }
+            l[i + j * n] = v / d;
+        }
+    }
+    Some(l)
+}
+
+/// x with L L^H x = b for the Cholesky factor `l` of [`cholesky`].
+pub(crate) fn cholesky_solve(l: &[C], n: usize, b: &[C]) -> Vec<C> {
+    let mut y = b.to_vec();
+    for i in 0..n {
+        for t in 0..i {
+            let v = l[i + t * n] * y[t];
+            y[i] -= v;
+        }
+        y[i] /= l[i + i * n];
+    }
+    for i in (0..n).rev() {
+        for t in i + 1..n {
+            let v = l[t + i * n].conj() * y[t];
+            y[i] -= v;
+        }
+        y[i] /= l[i + i * n];
+    }
+    y
+}
+
+/// The Ritz vectors of the `k` smallest Ritz values of the pencil (G, F), both Hermitian n x n
+/// (column-major), F positive semi-definite (a Gram matrix): F's null directions (below 1e-12 of its
+/// largest eigenvalue) are left out, then G restricted to the rest is diagonalised. Returns Y
+/// (n x kk, column-major, kk <= k) with Y^H F Y = I; None when nothing is left or the iteration
+/// fails.
+pub(crate) fn ritz_smallest(g: &[C], f: &[C], n: usize, k: usize) -> Option<(Vec<C>, usize)> {
+    let herm = |a: &[C]| -> Vec<C> {
+        let mut h = a.to_vec();
+        for i in 0..n {
+            for j in 0..n {
+                h[i + j * n] = (a[i + j * n] + a[j + i * n].conj()) * 0.5;
+            }
+        }
+        h
+    };
+    let (lam, v) = eig(&herm(f), n).ok()?;
+    let lmax = lam.iter().map(|l| l.re).fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..n).filter(|&i| lam[i].re > 1e-12 * lmax).collect();
+    let r = keep.len();
+    if r == 0 {
+        return None;
+    }
+    // T = V_keep diag(lambda^-1/2): T^H F T = I
+    let mut t = vec![C::new(0.0, 0.0); n * r];
+    for (c, &i) in keep.iter().enumerate() {
+        let s = 1.0 / lam[i].re.sqrt();
+        for row in 0..n {
+            t[row + c * n] = v[row + i * n] * s;
+        }
+    }
+    // G' = T^H G T
+    let gh = herm(g);
+    let mut gt = vec![C::new(0.0, 0.0); n * r];
+    for c in 0..r {
+        for row in 0..n {
+            gt[row + c * n] = (0..n).map(|q| gh[row + q * n] * t[q + c * n]).sum();
+        }
+    }
+    let mut gp = vec![C::new(0.0, 0.0); r * r];
+    for c in 0..r {
+        for row in 0..r {
+            gp[row + c * r] = (0..n).map(|q| t[q + row * n].conj() * gt[q + c * n]).sum();
+        }
+    }
+    let gp = herm_r(&gp, r);
+    let (theta, y) = eig(&gp, r).ok()?;
+    let mut order: Vec<usize> = (0..r).collect();
+    order.sort_by(|&a, &b| theta[a].re.total_cmp(&theta[b].re));
+    let kk = k.min(r);
+    let mut out = vec![C::new(0.0, 0.0); n * kk];
+    for (c, &i) in order.iter().take(kk).enumerate() {
+        for row in 0..n {
+            out[row + c * n] = (0..r).map(|q| t[row + q * n] * y[q + i * r]).sum();
+        }
+    }
+    Some((out, kk))
+}
+
+fn herm_r(a: &[C], r: usize) -> Vec<C> {
+    let mut h = a.to_vec();
+    for i in 0..r {
+        for j in 0..r {
+            h[i + j * r] = (a[i + j * r] + a[j + i * r].conj()) * 0.5;
+        }
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,6 +523,50 @@ mod tests {
         assert!(residual(&a, n, &vals, &vecs) < 1e-14);
         let nan = vec![C::new(f64::NAN, 0.0); 4];
         assert!(eig(&nan, 2).is_err());
+    }
+
+    #[test]
+    fn cholesky_and_ritz() {
+        // A = diag(1, 2, 3, 4) in the basis Z = [e0 + e1, e1, e2, e3, e0] (dependent columns):
+        // G = Z^T A Z, F = Z^T Z; the two smallest Ritz values are 1 and 2
+        let n = 5;
+        let z: [[f64; 4]; 5] = [
+            [1.0, 1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [1.0, 0.0, 0.0, 0.0],
+        ];
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let mut g = vec![C::new(0.0, 0.0); n * n];
+        let mut f = vec![C::new(0.0, 0.0); n * n];
+        for i in 0..n {
+            for j in 0..n {
+                g[i + j * n] = C::new((0..4).map(|t| z[i][t] * a[t] * z[j][t]).sum(), 0.0);
+                f[i + j * n] = C::new((0..4).map(|t| z[i][t] * z[j][t]).sum(), 0.0);
+            }
+        }
+        assert!(cholesky(&f, n).is_none());
+        let (y, kk) = ritz_smallest(&g, &f, n, 2).unwrap();
+        assert_eq!(kk, 2);
+        for (c, want) in [1.0, 2.0].iter().enumerate() {
+            let yc = &y[c * n..(c + 1) * n];
+            let q = |m: &[C]| -> f64 {
+                (0..n)
+                    .flat_map(|i| (0..n).map(move |j| (i, j)))
+                    .map(|(i, j)| (yc[i].conj() * m[i + j * n] * yc[j]).re)
+                    .sum()
+            };
+            assert!((q(&f) - 1.0).abs() < 1e-12 && (q(&g) - want).abs() < 1e-12);
+        }
+        // Cholesky solves an SPD system
+        let spd: Vec<C> = [4.0, 1.0, 1.0, 3.0]
+            .iter()
+            .map(|&v| C::new(v, 0.0))
+            .collect();
+        let l = cholesky(&spd, 2).unwrap();
+        let x = cholesky_solve(&l, 2, &[C::new(1.0, 0.0), C::new(2.0, 0.0)]);
+        assert!((x[0].re - 1.0 / 11.0).abs() < 1e-15 && (x[1].re - 7.0 / 11.0).abs() < 1e-15);
     }
 
     #[test]

@@ -80,6 +80,7 @@ methods! { (ctx, b, x) =>
         [LeastSquares, HostOnly];
     Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::square(ctx, b, x, super::richardson::WORK, super::richardson::run), [];
     Gcrodr = 12, PARLOPS_METHOD_GCRODR, "GCRO-DR", super::gcrodr::solve(ctx, b, x), [];
+    CgDeflated = 13, PARLOPS_METHOD_CG_DEFLATED, "deflated CG", super::cg_defl::solve(ctx, b, x), [];
 }
 
 impl Method {

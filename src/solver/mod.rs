@@ -10,6 +10,7 @@
 pub mod any;
 mod bicgstab;
 mod cg;
+mod cg_defl;
 mod cg_pipe;
 mod cg_sr;
 mod cgls;

@@ -33,7 +33,7 @@ const fn spec(name: &'static str, values: &'static str, petsc: bool, doc: &'stat
 pub const TABLE: &[Spec] = &[
     spec(
         "ksp_type",
-        "cg, pipecg, cgls, lsqr, gmres, fgmres, gcrodr, bcgs (bicgstab), minres, richardson, ista, fista",
+        "cg, pipecg, dcg (deflated CG), cgls, lsqr, gmres, fgmres, gcrodr, bcgs (bicgstab), minres, richardson, ista, fista",
         true,
         "the Krylov method",
     ),
@@ -58,6 +58,12 @@ pub const TABLE: &[Spec] = &[
         "0..10000, below the restart length",
         false,
         "GCRO-DR: the number of vectors recycled (default restart / 3)",
+    ),
+    spec(
+        "ksp_dcg_recycle",
+        "0..10000",
+        false,
+        "deflated CG: the number of vectors recycled (default 8)",
     ),
     spec(
         "ksp_gmres_modifiedgramschmidt",

@@ -78,6 +78,7 @@ fn method(name: &str, v: Option<&str>) -> Result<Method> {
         "gmres" => Method::Gmres,
         "fgmres" => Method::Fgmres,
         "gcrodr" => Method::Gcrodr,
+        "dcg" => Method::CgDeflated,
         "bcgs" | "bicgstab" => Method::Bicgstab,
         "minres" => Method::Minres,
         "richardson" => Method::Richardson,
@@ -190,6 +191,11 @@ fn plan(
     if gcrodr {
         p.recycle = take("ksp_gcrodr_recycle")
             .map(|v| int(&n("ksp_gcrodr_recycle"), v))
+            .transpose()?;
+    }
+    if p.method.unwrap_or(current) == Method::CgDeflated {
+        p.recycle = take("ksp_dcg_recycle")
+            .map(|v| int(&n("ksp_dcg_recycle"), v))
             .transpose()?;
     }
     for (k, o) in [
@@ -470,7 +476,12 @@ fn settle(s: &mut AnySolver, p: &Plan, prefix: &str) -> Result<()> {
         named("ksp_gmres_restart", s.set_restart(m))?;
     }
     if let Some(k) = p.recycle {
-        named("ksp_gcrodr_recycle", s.set_recycle(k))?;
+        let name = if s.method() == Method::CgDeflated {
+            "ksp_dcg_recycle"
+        } else {
+            "ksp_gcrodr_recycle"
+        };
+        named(name, s.set_recycle(k))?;
     }
     if let Some(o) = p.orthog {
         named("ksp_gmres_*gramschmidt", s.set_orthog(o))?;

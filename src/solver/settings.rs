@@ -128,13 +128,13 @@ impl AnySolver {
         Ok(())
     }
 
-    /// GCRO-DR: the number k of vectors recycled, 0..=10000 (k < the restart length, checked at the
-    /// solve); drops the space kept. Other methods: NotSupported.
+    /// GCRO-DR and deflated CG: the number k of vectors recycled, 0..=10000 (GCRO-DR: k < the
+    /// restart length, checked at the solve); drops the space kept. Other methods: NotSupported.
     pub fn set_recycle(&mut self, k: i64) -> Result<()> {
-        if self.method() != Method::Gcrodr {
+        if !matches!(self.method(), Method::Gcrodr | Method::CgDeflated) {
             crate::bail!(
                 NotSupported,
-                "recycling is GCRO-DR's (PARLOPS_METHOD_GCRODR); {} keeps no space between cycles",
+                "recycling is GCRO-DR's and deflated CG's (PARLOPS_METHOD_GCRODR, PARLOPS_METHOD_CG_DEFLATED); {} keeps no space between solves",
                 self.method().name()
             );
         }

@@ -181,6 +181,25 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_restart(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_recycle(NULL, 5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_recycle(s, 5), PARLOPS_ERR_NOT_SUPPORTED, "GCRO-DR");
+  {
+    /* deflated CG: k differing on one rank is refused on every rank; a kept space of another layout too */
+    parlops_solver *dc = NULL;
+    EXPECT(parlops_solver_create(c, PARLOPS_METHOD_CG_DEFLATED, &dc), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_recycle(dc, 10001), PARLOPS_ERR_INVALID_ARGUMENT, "'k'");
+    EXPECT(parlops_solver_set_operator(dc, A), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_tolerances(dc, 1e-10, 0, 1e5, 1000), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_set_recycle(dc, 3), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(dc, b, x), PARLOPS_OK, NULL);
+    expect_reason("deflated CG converges", dc, PARLOPS_CONVERGED_RTOL);
+    expect_converged("deflated CG: true residual", dc, A, b, x, 1e-10, 0.0);
+    EXPECT(parlops_solver_solve(dc, b, x), PARLOPS_OK, NULL);
+    expect_converged("deflated CG with its kept space: true residual", dc, A, b, x, 1e-10, 0.0);
+    if (one) {
+      EXPECT(parlops_solver_set_recycle(dc, rank_ == last ? 2 : 3), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_solve(dc, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "recycle");
+    }
+    EXPECT(parlops_solver_destroy(&dc), PARLOPS_OK, NULL);
+  }
   EXPECT(parlops_solver_set_damping(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_richardson_scale(NULL, 0.5), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_richardson_scale(s, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "scale");
@@ -549,7 +568,7 @@ int main(int argc, char **argv) {
   for (int k = 0;; ++k) {
     parlops_solver *sk = NULL;
     if (parlops_solver_create(c, k, &sk) != PARLOPS_OK) {
-      expect("every method tried", k > PARLOPS_METHOD_GCRODR ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+      expect("every method tried", k > PARLOPS_METHOD_CG_DEFLATED ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
       break;
     }
     EXPECT(parlops_solver_set_operator(sk, S), PARLOPS_OK, NULL);

@@ -866,7 +866,7 @@ static int do_call(int k) {
     }
     /* ---- solvers */
     CASE(parlops_solver_create) {
-      st = parlops_solver_create(PC(), enum_v(PARLOPS_METHOD_GCRODR), OUT(h1));
+      st = parlops_solver_create(PC(), enum_v(PARLOPS_METHOD_CG_DEFLATED + 1), OUT(h1));
       if (new_handle_ok(st, h1)) {
         parlops_solver_set_monitor(h1, monitor, NULL);
         adopt(SOLVER, h1, 1);

@@ -182,7 +182,15 @@ int main(int argc, char **argv) {
   has("-ksp_gmres_restart 12 -ksp_gcrodr_recycle 4", "restart 12, recycling 4 vectors (4 kept now)");
   left(o);
   expect("every GCRO-DR option was used", text[0] == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
-  EXPECT(parlops_options_insert_string(o, "-ksp_gcrodr_recycle 12 -options_left 0"), PARLOPS_OK, NULL);
+  /* deflated CG from options, then GCRO-DR again with a recycle length its restart refuses */
+  EXPECT(parlops_options_insert_string(o, "-ksp_type dcg -ksp_dcg_recycle 5 -ksp_rtol 1e-9"), PARLOPS_OK, NULL);
+  EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
+  solves("deflated CG (k 5) + Jacobi from options", s);
+  solves("deflated CG (k 5) + Jacobi from options, again with the kept space", s);
+  view(s);
+  has("-ksp_type dcg", "deflated CG (PARLOPS_METHOD_CG_DEFLATED)");
+  has("-ksp_dcg_recycle 5", "recycling 5 vectors (5 kept now)");
+  EXPECT(parlops_options_insert_string(o, "-ksp_type gcrodr -ksp_gcrodr_recycle 12 -options_left 0"), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_from_options(s, o, NULL), PARLOPS_OK, NULL);
   st = parlops_solver_solve(s, b, x);
   same_everywhere("-ksp_gcrodr_recycle 12 with restart 12", st, PARLOPS_ERR_INVALID_ARGUMENT);

@@ -308,8 +308,8 @@ pub(super) fn run_guard<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 /// The solve driver's final check: a callback operator that reads NaN entries of x as 0 hides a NaN
 /// of the initial guess from every residual, so the methods converge with that NaN still in x; the
 /// driver must then report PARLOPS_DIVERGED_NAN on every rank (with the check off, single-reduction
-/// CG does report a convergence here: the test reaches the driver's check). GMRES, FGMRES, GCRO-DR, CG
-/// and pipelined CG, which confirm their estimate on the true residual, do not converge at all (the
+/// CG does report a convergence here: the test reaches the driver's check). GMRES, FGMRES, GCRO-DR, CG,
+/// deflated CG and pipelined CG, which confirm their estimate on the true residual, do not converge at all (the
 /// NaN entry of x never moves).
 pub(super) fn run_final_check<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let n = 12i64;
@@ -375,6 +375,7 @@ pub(super) fn run_final_check<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                     Method::Gmres
                         | Method::Fgmres
                         | Method::Gcrodr
+                        | Method::CgDeflated
                         | Method::Richardson
                         | Method::CgPipelined
                         | Method::Cg
