@@ -219,15 +219,18 @@ bench-eigen: stage
 
 # Krylov subspace recycling (benches/recycle.c): GCRO-DR(30, 15) next to GMRES(30) on 20
 # convection-diffusion systems (versus.c's convdiff on 300^2 rows) whose convection drifts by 2% a
-# step, each solved to 1e-8 from the previous solution with block Jacobi ILU(0) of its matrix; operator
-# applications counted by parlops' own log (GCRO-DR's products with the kept space included), every
-# solve's true residual checked, interleaved rounds. Appends to build/bench.json.
+# step, each solved to 1e-8 from the previous solution with block Jacobi ILU(0) of its matrix; then
+# deflated CG (k = 8) next to CG on 20 anisotropic diffusion systems drifting alike, with block Jacobi
+# IC(0). Operator applications counted by parlops' own log (the products with the kept space
+# included), every solve's true residual checked, interleaved rounds. Appends to build/bench.json.
 RECYCLE_ROUNDS ?= 3
 RECYCLE ?= 300 20 30 15 30 1e-8 0.5 ilu
+RECYCLE_SPD ?= 300 20 0 8 0 1e-8 0.5 ic
 bench-recycle: stage
 	$(MPICC) -O2 -Iinclude benches/recycle.c -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/recycle_bench
 	for np in $(BENCH_NP); do \
-	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench $(RECYCLE_ROUNDS) $(RECYCLE) $(BUILD)/bench.json || exit 1; \
+	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench convdiff $(RECYCLE_ROUNDS) $(RECYCLE) $(BUILD)/bench.json || exit 1; \
+	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench spd $(RECYCLE_ROUNDS) $(RECYCLE_SPD) $(BUILD)/bench.json || exit 1; \
 	done
 
 bench-precond: stage

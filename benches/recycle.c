@@ -1,9 +1,12 @@
-/* Krylov subspace recycling on a sequence of systems: parlops' GCRO-DR(m, k) next to GMRES(m0) on
- * `systems` convection-diffusion systems whose convection coefficient drifts by 2% a step (the 2D
- * 5-point Laplacian plus first-order upwind convection of benches/versus.c, c = c0 1.02^s, n x n,
- * b = 1), each solved to rtol from the previous solution, in one interleaved run.
- * The matrix's values change in place (parlops_op_csr_update_values); with `pc` = ilu each system
- * gets block Jacobi ILU(0) of its own matrix, built before the solve (not timed in either).
+/* Krylov subspace recycling on a sequence of systems, in one interleaved run, each system solved to
+ * rtol from the previous solution (b = 1):
+ *   convdiff  parlops' GCRO-DR(m, k) next to GMRES(m0) on `systems` convection-diffusion systems
+ *             whose convection coefficient drifts by 2% a step (the 2D 5-point Laplacian plus
+ *             first-order upwind convection of benches/versus.c, c = c0 1.02^s, n x n);
+ *   spd       deflated CG (k vectors; m, m0 unused) next to CG on anisotropic diffusion systems
+ *             (-(1 + a) d2/dx2 - d2/dy2, 5-point, a = c0 1.02^s).
+ * The matrix's values change in place (parlops_op_csr_update_values); with `pc` = ilu (ic) each
+ * system gets block Jacobi ILU(0) (IC(0)) of its own matrix, built before the solve (not timed).
  * Per round and method: the operator applications of the whole sequence (counted by parlops'
  * own log, parlops_solver_log: GCRO-DR's A M U at each solve and every true residual included),
  * the iterations, and the wall time of the solves (the slowest rank's). Every solve must converge
@@ -11,7 +14,7 @@
  * Reported: the applications' ratio GCRO-DR / GMRES, and the time ratio as the median of each
  * round's own ratio (the methods alternate which goes first). The JSON rows (tools/bench_report.py)
  * give the applications as "iterations" and the sequence's time as "ms_per_it".
- * Usage: recycle rounds n systems m k m0 rtol c0 pc(none|ilu) [json] */
+ * Usage: recycle kind(convdiff|spd) rounds n systems m k m0 rtol c0 pc(none|ilu|ic) [json] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +31,7 @@
     }                                                                                  \
   } while (0)
 
-static int rank_, size_;
+static int rank_, size_, spd_;
 
 static int cmpd(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -41,16 +44,33 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-/* the values of rows [start, start + len) for convection c, in the order of the pattern */
+/* the values of rows [start, start + len) for convection (anisotropy) c, in the order of the pattern */
 static void values(int64_t n, int64_t start, int64_t len, double c, double *va) {
   int64_t nz = 0;
   for (int64_t r = start; r < start + len; ++r) {
     int64_t i = r / n, j = r % n;
+    if (spd_) {
+      if (i > 0) va[nz++] = -1.0;
+      if (j > 0) va[nz++] = -1.0 - c;
+      va[nz++] = 2.0 * (1.0 + c) + 2.0;
+      if (j < n - 1) va[nz++] = -1.0 - c;
+      if (i < n - 1) va[nz++] = -1.0;
+      continue;
+    }
     if (i > 0) va[nz++] = -1.0 - c;
     if (j > 0) va[nz++] = -1.0 - c;
     va[nz++] = 4.0 + 2 * c;
     if (j < n - 1) va[nz++] = -1.0;
     if (i < n - 1) va[nz++] = -1.0;
+  }
+}
+
+static const char *mname(int method) {
+  switch (method) {
+    case PARLOPS_METHOD_GCRODR: return "GCRO-DR";
+    case PARLOPS_METHOD_CG_DEFLATED: return "deflated CG";
+    case PARLOPS_METHOD_CG: return "CG";
+    default: return "GMRES";
   }
 }
 
@@ -65,8 +85,8 @@ static Run sequence(parlops_comm *comm, parlops_op *A, double *va, int64_t nnz, 
                     parlops_vec *b, parlops_vec *x, parlops_vec *r) {
   parlops_solver *s = NULL;
   CHECKP(parlops_solver_create(comm, method, &s));
-  CHECKP(parlops_solver_set_restart(s, m));
-  if (method == PARLOPS_METHOD_GCRODR) CHECKP(parlops_solver_set_recycle(s, k));
+  if (method == PARLOPS_METHOD_GCRODR || method == PARLOPS_METHOD_GMRES) CHECKP(parlops_solver_set_restart(s, m));
+  if (method == PARLOPS_METHOD_GCRODR || method == PARLOPS_METHOD_CG_DEFLATED) CHECKP(parlops_solver_set_recycle(s, k));
   CHECKP(parlops_solver_set_tolerances(s, rtol, 0.0, 1e10, 1000000));
   CHECKP(parlops_solver_set_initial_guess_nonzero(s, true));
   CHECKP(parlops_solver_set_timing(s, true));
@@ -80,7 +100,7 @@ static Run sequence(parlops_comm *comm, parlops_op *A, double *va, int64_t nnz, 
     CHECKP(parlops_op_csr_update_values(A, nnz, va, 0, NULL));
     parlops_op *M = NULL;
     if (ilu) {
-      CHECKP(parlops_op_create_block_jacobi(A, PARLOPS_LOCAL_ILU0, 0.0, &M));
+      CHECKP(parlops_op_create_block_jacobi(A, ilu == 2 ? PARLOPS_LOCAL_IC0 : PARLOPS_LOCAL_ILU0, 0.0, &M));
       CHECKP(parlops_solver_set_preconditioner(s, M));
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -102,7 +122,7 @@ static Run sequence(parlops_comm *comm, parlops_op *A, double *va, int64_t nnz, 
     if (info.reason <= 0 || !(rn <= rtol * bn * (1 + 1e-6))) {
       if (rank_ == 0)
         fprintf(stderr, "recycle: %s system %d: reason %d after %lld iterations, true residual %.3e > %.1e ||b||\n",
-                method == PARLOPS_METHOD_GCRODR ? "GCRO-DR" : "GMRES", st, (int)info.reason,
+                mname(method), st, (int)info.reason,
                 (long long)info.iterations, rn / bn, rtol);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -119,14 +139,18 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  if (argc < 10) {
-    if (rank_ == 0) fprintf(stderr, "usage: recycle rounds n systems m k m0 rtol c0 pc(none|ilu) [json]\n");
+  if (argc < 11) {
+    if (rank_ == 0) fprintf(stderr, "usage: recycle kind(convdiff|spd) rounds n systems m k m0 rtol c0 pc(none|ilu|ic) [json]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  spd_ = strcmp(argv[1], "spd") == 0;
+  argv++;
+  argc--;
   int rounds = atoi(argv[1]), systems = atoi(argv[3]), m = atoi(argv[4]), k = atoi(argv[5]), m0 = atoi(argv[6]);
   int64_t n = atoll(argv[2]);
   double rtol = atof(argv[7]), c0 = atof(argv[8]);
-  int ilu = strcmp(argv[9], "ilu") == 0;
+  int ilu = strcmp(argv[9], "ilu") == 0 ? 1 : strcmp(argv[9], "ic") == 0 ? 2 : 0;
+  int rec_m = spd_ ? PARLOPS_METHOD_CG_DEFLATED : PARLOPS_METHOD_GCRODR, peer_m = spd_ ? PARLOPS_METHOD_CG : PARLOPS_METHOD_GMRES;
   const char *json = argc > 10 ? argv[10] : NULL;
   if (rounds < 1 || rounds > 256) rounds = 3;
   parlops_comm *comm = NULL;
@@ -157,17 +181,19 @@ int main(int argc, char **argv) {
   CHECKP(parlops_vec_duplicate(b, &r));
   CHECKP(parlops_vec_fill(b, PARLOPS_REAL(1.0)));
   if (rank_ == 0)
-    printf("recycle: %d convection-diffusion systems, %lld x %lld grid (%lld rows), c = %g x 1.02^s, rtol %g, "
+    printf("recycle: %d %s systems, %lld x %lld grid (%lld rows), %s = %g x 1.02^s, rtol %g, "
            "each from the previous solution, %s, %d rank(s)\n",
-           systems, (long long)n, (long long)n, (long long)N, c0, rtol,
-           ilu ? "block Jacobi ILU(0) of each matrix" : "no preconditioner", size_);
+           systems, spd_ ? "anisotropic diffusion" : "convection-diffusion", (long long)n, (long long)n, (long long)N,
+           spd_ ? "anisotropy a" : "c", c0, rtol,
+           ilu == 2 ? "block Jacobi IC(0) of each matrix" : ilu ? "block Jacobi ILU(0) of each matrix" : "no preconditioner",
+           size_);
   double ratio_t[256], t_r[256], t_g[256];
   Run rr = {0}, rg = {0};
   for (int round = 0; round < rounds; ++round) {
     for (int o = 0; o < 2; ++o) {
       int rec = (o + round) % 2 == 0;
-      Run x_ = sequence(comm, A, va, nz, n, start, len, systems, rec ? PARLOPS_METHOD_GCRODR : PARLOPS_METHOD_GMRES,
-                        rec ? m : m0, k, rtol, c0, ilu, b, x, r);
+      Run x_ = sequence(comm, A, va, nz, n, start, len, systems, rec ? rec_m : peer_m, rec ? m : m0, k, rtol, c0, ilu,
+                        b, x, r);
       if (rec)
         rr = x_;
       else
@@ -177,26 +203,35 @@ int main(int argc, char **argv) {
     t_g[round] = rg.seconds;
     ratio_t[round] = rr.seconds / rg.seconds;
     if (rank_ == 0)
-      printf("  round %d: GCRO-DR(%d, %d) %lld applications, %lld iterations, %.3f s; GMRES(%d) %lld applications, "
+      printf("  round %d: %s %lld applications, %lld iterations, %.3f s; %s %lld applications, "
              "%lld iterations, %.3f s\n",
-             round, m, k, (long long)rr.apps, (long long)rr.iters, rr.seconds, m0, (long long)rg.apps,
-             (long long)rg.iters, rg.seconds);
+             round, mname(rec_m), (long long)rr.apps, (long long)rr.iters, rr.seconds, mname(peer_m),
+             (long long)rg.apps, (long long)rg.iters, rg.seconds);
   }
   double ra = (double)rr.apps / (double)rg.apps, rt = median(ratio_t, rounds);
+  char rname[64], pname[64];
+  if (spd_) {
+    snprintf(rname, sizeof rname, "deflated CG (k %d)", k);
+    snprintf(pname, sizeof pname, "CG");
+  } else {
+    snprintf(rname, sizeof rname, "GCRO-DR(%d, %d)", m, k);
+    snprintf(pname, sizeof pname, "GMRES(%d)", m0);
+  }
   if (rank_ == 0) {
-    printf("recycle: GCRO-DR(%d, %d) / GMRES(%d): operator applications %lld / %lld = %.2f (%.0f%% fewer); "
+    printf("recycle: %s / %s: operator applications %lld / %lld = %.2f (%.0f%% fewer); "
            "time %.3f / %.3f s, ratio %.2f (median of %d rounds)\n",
-           m, k, m0, (long long)rr.apps, (long long)rg.apps, ra, 100 * (1 - ra), median(t_r, rounds),
+           rname, pname, (long long)rr.apps, (long long)rg.apps, ra, 100 * (1 - ra), median(t_r, rounds),
            median(t_g, rounds), rt, rounds);
     if (json) {
       /* the rows of tools/bench_report.py: GMRES first (the peer), "iterations" the operator
          applications of the sequence, "ms_per_it" the sequence's time */
       FILE *f = fopen(json, "a");
       if (f) {
-        char prob[96], names[2][64];
-        snprintf(prob, sizeof prob, "recycling: %d drifting convdiff systems%s", systems, ilu ? ", block Jacobi ILU(0)" : "");
-        snprintf(names[0], sizeof names[0], "parlops GMRES(%d)", m0);
-        snprintf(names[1], sizeof names[1], "parlops GCRO-DR(%d, %d)", m, k);
+        char prob[96], names[2][96];
+        snprintf(prob, sizeof prob, "recycling: %d drifting %s systems%s", systems, spd_ ? "anisotropic" : "convdiff",
+                 ilu == 2 ? ", block Jacobi IC(0)" : ilu ? ", block Jacobi ILU(0)" : "");
+        snprintf(names[0], sizeof names[0], "parlops %s", pname);
+        snprintf(names[1], sizeof names[1], "parlops %s", rname);
         double lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
         for (int i = 0; i < rounds; i++) {
           lo[0] = fmin(lo[0], t_g[i]), hi[0] = fmax(hi[0], t_g[i]);
