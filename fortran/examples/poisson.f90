@@ -1,6 +1,9 @@
 ! The Poisson solve of c_examples/poisson.c from Fortran: 2D Laplacian on an n x n grid, b = 1,
 ! CG to ||r|| <= 1e-8 ||b||; then again with the preconditioners (Chebyshev of degree 3, block
-! Jacobi IC(0), and hypre's BoomerAMG where hypre is found). Run: mpiexec -n 2 ./poisson_f [n] [options]
+! Jacobi IC(0), and hypre's BoomerAMG where hypre is found); then a sequence of random right-hand
+! sides with the recycling methods, which keep a space from one solve to the next (GCRO-DR's later
+! solves take fewer iterations than its first; deflated CG's space, from its first directions, gains
+! little on this sequence). Run: mpiexec -n 2 ./poisson_f [n] [options]
 ! Run-time options (PARLOPS_OPTIONS, then the command line) change the first solve, as in poisson.c.
 program poisson
   use mpi
@@ -11,7 +14,10 @@ program poisson
   integer :: ierr
   integer(c_int64_t) :: n
   integer(c_int) :: rank, nranks
-  type(c_ptr) :: comm, layout, a, x, b, ksp, m, opts
+  type(c_ptr) :: comm, layout, a, x, b, ksp, m, opts, r, seq
+  integer(c_int64_t) :: its(0:3)
+  integer :: j
+  real(c_double) :: rn, bn
   type(parlops_solve_info) :: info, pinfo
   type(parlops_amg_options) :: amg
   integer(c_int) :: st, k
@@ -73,6 +79,40 @@ program poisson
     call check(parlops_solver_set_preconditioner(ksp, c_null_ptr))
     call check(parlops_op_destroy(m))
   end do
+  ! a sequence of right-hand sides, each from the previous solution, with the recycling methods
+  call check(parlops_vec_duplicate(b, r))
+  do k = 1, 2
+    if (k == 1) then
+      pname = 'gcro-dr(30, 10)'
+      call check(parlops_solver_create(comm, PARLOPS_METHOD_GCRODR, seq))
+      call check(parlops_solver_set_restart(seq, 30_c_int64_t))
+      call check(parlops_solver_set_recycle(seq, 10_c_int64_t))
+    else
+      pname = 'deflated cg (8)'
+      call check(parlops_solver_create(comm, PARLOPS_METHOD_CG_DEFLATED, seq))
+      call check(parlops_solver_set_recycle(seq, 8_c_int64_t))
+    end if
+    call check(parlops_solver_set_operator(seq, a))
+    call check(parlops_solver_set_tolerances(seq, 1.0d-8, 0.0d0, 1.0d5, 100000_c_int64_t))
+    call check(parlops_solver_set_initial_guess_nonzero(seq, logical(.true., c_bool)))
+    call check(parlops_vec_fill(x, parlops_real(0.0d0)))
+    do j = 0, 3
+      call check(parlops_vec_set_random(b, PARLOPS_RANDOM_GAUSSIAN, int(j + 1, c_int64_t)))
+      call check(parlops_solver_solve(seq, b, x))
+      call check(parlops_solver_info(seq, pinfo))
+      ! the true residual
+      call check(parlops_op_apply(a, x, r))
+      call check(parlops_vec_axpby(r, parlops_real(1.0d0), b, parlops_real(-1.0d0)))
+      call check(parlops_vec_norm(r, PARLOPS_NORM_2, 0.0d0, rn))
+      call check(parlops_vec_norm(b, PARLOPS_NORM_2, 0.0d0, bn))
+      if (pinfo%reason <= 0 .or. rn > 1.0001d-8 * bn) error stop 3
+      its(j) = pinfo%iterations
+    end do
+    if (rank == 0) write (*, '(a, a, a, 4(1x, i0))') 'recycling, ', trim(pname), ': iterations of 4 solves', its
+    if (k == 1 .and. any(its(1:3) >= its(0))) error stop 4
+    call check(parlops_solver_destroy(seq))
+  end do
+  call check(parlops_vec_destroy(r))
   call check(parlops_options_destroy(opts))
   call check(parlops_solver_destroy(ksp))
   call check(parlops_vec_destroy(x))
