@@ -63,8 +63,12 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
         (Method::Bicgstab, false),
     ] {
         let single = matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64);
-        if (report && (m != Method::Cg || jacobi)) || (single && m == Method::CgPipelined) {
-            // (single-precision pipelined CG stalls near 1e-5 on both sides: not a device question)
+        if (report && (m != Method::Cg || jacobi))
+            || (single && matches!(m, Method::CgPipelined | Method::Gcrodr | Method::CgDeflated))
+        {
+            // (single-precision pipelined CG stalls near 1e-5 on both sides: not a device question;
+            // the recycling methods run the same steps in every precision: double precision only,
+            // which keeps the stand-in's share of make test)
             continue;
         }
         let run = |b: &DistVector<T>, loc: Location| {
