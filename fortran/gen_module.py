@@ -110,6 +110,8 @@ parlops_op_gradient            sampling:in_array out:handle_out
 parlops_op_poisson             dims:in_array out:handle_out
 parlops_solver_set_null_space  vecs:handle_array_in
 parlops_vec_block_dot          x:handle_array_in y:handle_array_in out:out_array
+parlops_solver_solve_many      b:handle_array_in x:handle_array
+parlops_solver_info_column     info:out
 parlops_vec_maxpy              a:in_array x:handle_array_in
 parlops_vec_orthonormalize     v:handle_array r:out_array
 parlops_eig_randomized         omega:handle_array_in eigenvalues:out_array u:handle_array

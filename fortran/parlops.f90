@@ -1380,6 +1380,25 @@ module parlops
       type(c_ptr), value :: x
       integer(c_int) :: parlops_solver_solve
     end function parlops_solver_solve
+    function parlops_solver_solve_many(s, n, b, x) &
+        bind(C, name='parlops_solver_solve_many')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: b(*)
+      type(c_ptr), intent(in) :: x(*)
+      integer(c_int) :: parlops_solver_solve_many
+    end function parlops_solver_solve_many
+    function parlops_solver_info_column(s, j, info) &
+        bind(C, name='parlops_solver_info_column')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      integer(c_int64_t), value :: j
+      type(parlops_solve_info), intent(out) :: info
+      integer(c_int) :: parlops_solver_info_column
+    end function parlops_solver_info_column
     function parlops_op_create_inverse(s, accept_max_iter, out) &
         bind(C, name='parlops_op_create_inverse')
       import

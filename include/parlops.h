@@ -1667,6 +1667,34 @@ parlops_status parlops_solver_keep_history(parlops_solver *s, bool keep);
 // parlops_solver_info. Argument errors on any rank fail on every rank. [collective]
 parlops_status parlops_solver_solve(parlops_solver *s, const parlops_vec *b, parlops_vec *x);
 
+// Solve A x[j] = b[j] for j = 0..n-1 with one operator (x[j] the initial guesses with
+// parlops_solver_set_initial_guess_nonzero). With PARLOPS_METHOD_CG: block conjugate gradients for
+// Hermitian positive definite A and M, blocks of up to 16 columns (the operator and preconditioner
+// applied to the whole block at once, a host CSR matrix reading its entries from memory once for
+// all columns; the iterates move in the space the whole block finds, so columns converge in fewer
+// iterations than alone; equal, dependent or zero columns are allowed); every column tested on its
+// own rule ||b_j - A x_j|| <= max(rtol ||b_j||, atol), the solve ending when all hold, confirmed on
+// the true residuals; every column of a block reports the block's iterations; the monitors see the
+// column farthest from its rule. Unless a setting block CG does not offer is set (the natural
+// norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a null space, an iterate monitor,
+// eigenvalue estimates): those, and every other method (GMRES and BiCGStab have no block form
+// yet), solve one column after another. The b[j] share one memory, the x[j] too, and no x[j] is a
+// b[i]. Each column's outcome:
+// parlops_solver_info_column; parlops_solver_info gives the column farthest from its rule (the
+// first that did not converge, else the largest ||r_j|| / ||b_j||). n = 0 does nothing. Returns
+// PARLOPS_OK when the solve ran, converged or not. Argument errors on any rank (n differing
+// between ranks among them) fail on every rank. [collective]
+parlops_status parlops_solver_solve_many(parlops_solver *s,
+                                         int n,
+                                         const parlops_vec *const *b,
+                                         parlops_vec *const *x);
+
+// The outcome of column `j` of the last solve (parlops_solver_solve_many; column 0 is the one
+// system of parlops_solver_solve). Not collective.
+parlops_status parlops_solver_info_column(const parlops_solver *s,
+                                          int64_t j,
+                                          parlops_solve_info *info);
+
 // The inverse of the solver's operator as an operator: applying it to x solves A y = x from a zero
 // initial guess, with a snapshot taken now of the solver's method, settings, operator and
 // preconditioner, without its monitor (later changes to `s` do not reach it; `s` may be destroyed,

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -1117,9 +1118,29 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
     check(parlops_solver_solve(h_, b.get(), x.get()));
     return info();
   }
+  /// Solve A x[j] = b[j] for every j (block CG for CG; see parlops_solver_solve_many); each
+  /// column's outcome. [collective]
+  std::vector<parlops_solve_info> solve_many(const std::vector<const Vec *> &b, const std::vector<Vec *> &x) {
+    if (b.size() != x.size() || b.size() > static_cast<size_t>(INT_MAX))
+      throw Error(PARLOPS_ERR_SIZE_MISMATCH, "solve_many: b and x must have the same number of vectors");
+    std::vector<const parlops_vec *> bh;
+    std::vector<parlops_vec *> xh;
+    for (const Vec *v : b) bh.push_back(v ? v->get() : nullptr);
+    for (Vec *v : x) xh.push_back(v ? v->get() : nullptr);
+    check(parlops_solver_solve_many(h_, static_cast<int>(b.size()), bh.data(), xh.data()));
+    std::vector<parlops_solve_info> out;
+    for (size_t j = 0; j < b.size(); j++) out.push_back(info_column(static_cast<int64_t>(j)));
+    return out;
+  }
   [[nodiscard]] parlops_solve_info info() const {
     parlops_solve_info i;
     check(parlops_solver_info(h_, &i));
+    return i;
+  }
+  /// Column j's outcome of the last solve.
+  [[nodiscard]] parlops_solve_info info_column(int64_t j) const {
+    parlops_solve_info i;
+    check(parlops_solver_info_column(h_, j, &i));
     return i;
   }
   [[nodiscard]] std::vector<double> history() const {

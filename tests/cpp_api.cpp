@@ -983,6 +983,23 @@ int main(int argc, char **argv) {
       expect(status_of([&] { g.set_recycle(-1); }) == PARLOPS_ERR_INVALID_ARGUMENT, "set_recycle(-1): INVALID_ARGUMENT");
       Solver cg(comm, PARLOPS_METHOD_CG);
       expect(status_of([&] { cg.set_recycle(3); }) == PARLOPS_ERR_NOT_SUPPORTED, "CG's set_recycle: NOT_SUPPORTED");
+      // several right-hand sides: block CG, each column's true residual
+      cg.set_operator(A);
+      cg.set_tolerances(1e-10);
+      Vec c0(l), c1(l), c2(l), y0(l), y1(l), y2(l), rr(l);
+      c0.set_random(PARLOPS_RANDOM_GAUSSIAN, 15);
+      c1.set_random(PARLOPS_RANDOM_GAUSSIAN, 16);
+      c2.set_random(PARLOPS_RANDOM_GAUSSIAN, 17);
+      auto infos = cg.solve_many({&c0, &c1, &c2}, {&y0, &y1, &y2});
+      const Vec *cs[3] = {&c0, &c1, &c2};
+      Vec *ys[3] = {&y0, &y1, &y2};
+      for (int j = 0; j < 3; j++) {
+        A.apply(*ys[j], rr);
+        rr.axpy(scalar(-1.0), *cs[j]);
+        expect(infos[j].reason > 0 && rr.norm() <= 1.01e-10 * cs[j]->norm() + 1e-12,
+               "solve_many: column " + std::to_string(j) + " converged, its true residual within its rule");
+      }
+      expect(status_of([&] { (void)cg.info_column(3); }) == PARLOPS_ERR_INVALID_ARGUMENT, "info_column(3) of 3: INVALID_ARGUMENT");
     });
 
     section("new values and refreshed preconditioners", [&] {

@@ -18,12 +18,15 @@ use parlops::solver::{Method, Reason, Reference, Solver, Threshold};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{Scalar, c32, c64};
 
+#[path = "mpi_solvers/many.rs"]
+mod many;
 #[path = "mpi_solvers/reasons_guards.rs"]
 mod reasons_guards;
 #[path = "mpi_solvers/recycle.rs"]
 mod recycle;
 #[path = "mpi_solvers/settings.rs"]
 mod settings;
+use many::*;
 use reasons_guards::*;
 use recycle::*;
 use settings::*;
@@ -565,6 +568,10 @@ fn main() {
     run_deflated::<c64>(&mut t, &comm);
     run_deflated::<f32>(&mut t, &comm);
     run_deflated::<c32>(&mut t, &comm);
+    run_many::<f64>(&mut t, &comm);
+    run_many::<c64>(&mut t, &comm);
+    run_many::<f32>(&mut t, &comm);
+    run_many::<c32>(&mut t, &comm);
     run_reasons(&mut t, &comm);
     run_issue10(&mut t, &comm);
     run_guard::<f64>(&mut t, &comm);

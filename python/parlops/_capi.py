@@ -326,6 +326,8 @@ PROTOTYPES = {
     'parlops_solver_set_monitor': (C.c_int, [C.c_void_p, parlops_monitor_fn, C.c_void_p], ('s', 'f', 'ctx')),
     'parlops_solver_keep_history': (C.c_int, [C.c_void_p, C.c_bool], ('s', 'keep')),
     'parlops_solver_solve': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p], ('s', 'b', 'x')),
+    'parlops_solver_solve_many': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_void_p), C.POINTER(C.c_void_p)], ('s', 'n', 'b', 'x')),
+    'parlops_solver_info_column': (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(parlops_solve_info)], ('s', 'j', 'info')),
     'parlops_op_create_inverse': (C.c_int, [C.c_void_p, C.c_bool, C.POINTER(C.c_void_p)], ('s', 'accept_max_iter', 'out')),
     'parlops_solver_set_compute_eigenvalues': (C.c_int, [C.c_void_p, C.c_bool], ('s', 'compute')),
     'parlops_solver_eigenvalue_estimates': (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double)], ('s', 'emin', 'emax')),

@@ -153,12 +153,39 @@ class Solver(Handle):
         call("parlops_solver_solve", self.handle, b.handle, x.handle)
         return x
 
+    def solve_many(self, bs, xs=None):
+        """Solve A x_j = b_j for every j (block CG for "cg": the operator applied to all columns at
+        once; other methods one column after another); xs (new zero vectors when None) is returned.
+        Each column's outcome: `column_info(j)`; `info` is the column farthest from its rule. [collective]"""
+        bs = list(bs)
+        if xs is None:
+            if self.operator is None:
+                raise ValueError("Solver.solve_many: set an operator first (Solver(..., operator=A))")
+            xs = [Vector(self.operator.cols, b.dtype, b.memory) for b in bs]
+        xs = list(xs)
+        if len(xs) != len(bs):
+            raise ValueError(f"Solver.solve_many: {len(bs)} right-hand sides and {len(xs)} solutions")
+        barr = (C.c_void_p * max(len(bs), 1))(*[b.handle for b in bs])
+        xarr = (C.c_void_p * max(len(xs), 1))(*[x.handle for x in xs])
+        call("parlops_solver_solve_many", self.handle, len(bs), barr, xarr)
+        return xs
+
+    @staticmethod
+    def _info_of(i):
+        return SolveInfo(i.iterations, _capi.PARLOPS_REASON_NAMES.get(i.reason, str(i.reason)), i.reason,
+                         i.initial_residual_norm, i.final_residual_norm, i.rhs_norm, i.r1norm, i.r2norm)
+
     @property
     def info(self):
         i = _capi.parlops_solve_info()
         call("parlops_solver_info", self.handle, C.byref(i))
-        return SolveInfo(i.iterations, _capi.PARLOPS_REASON_NAMES.get(i.reason, str(i.reason)), i.reason,
-                         i.initial_residual_norm, i.final_residual_norm, i.rhs_norm, i.r1norm, i.r2norm)
+        return self._info_of(i)
+
+    def column_info(self, j):
+        """Column j's outcome of the last solve (solve_many; column 0 of a single solve)."""
+        i = _capi.parlops_solve_info()
+        call("parlops_solver_info_column", self.handle, j, C.byref(i))
+        return self._info_of(i)
 
     def history(self):
         """The residual norm of every iteration of the last solve (with history=True)."""

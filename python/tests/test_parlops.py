@@ -225,6 +225,21 @@ check(s.info.converged and true_rel(Acsr, x2, b2) <= 1e-8, f"GCRO-DR second syst
 check(s.info.iterations < first, f"GCRO-DR: {s.info.iterations} iterations with the kept space, {first} without")
 check("recycling 4 vectors (4 kept now)" in s.view(), "GCRO-DR's view: " + s.view())
 
+# several right-hand sides: block CG on the assembled matrix, each column's true residual; GMRES
+# solves them one by one
+bs = [parlops.Vector(grid).set_random(seed=20 + j) for j in range(4)]
+for method in ("cg", "gmres"):
+    s = parlops.Solver(comm, method, Acsr, rtol=1e-9, max_it=5000)
+    xs = s.solve_many(bs)
+    for j, (bj, xj) in enumerate(zip(bs, xs)):
+        cj = s.column_info(j)
+        check(cj.converged and true_rel(Acsr, xj, bj) <= 1e-8, f"{method} solve_many column {j}: {cj}")
+    try:
+        s.column_info(4)
+        check(False, "column_info(4) of 4 columns raised nothing")
+    except parlops.ParlopsError as e:
+        check("'j'" in str(e), f"column_info(4): {e}")
+
 # BoomerAMG on the assembled matrix; set-up options by keyword
 amg = parlops.Operator.boomeramg(Acsr, strong_threshold=0.25, coarsen_type=10)
 s = parlops.Solver(comm, "cg", Acsr, rtol=1e-10, pc=amg, history=True, timing=True)

@@ -2,10 +2,14 @@
 //! outcome and histories of the last solve, destroy, and power iteration (the solver handle, its
 //! settings and the C types are in `solver.rs`).
 
-use super::handles::{arg, arg_mut, destroy, guard, out_ok, parlops_op, parlops_vec, put_opt};
+use super::handles::{
+    arg, arg_array, arg_array_mut, arg_mut, destroy, guard, out_ok, parlops_op, parlops_vec,
+    put_opt,
+};
 use super::solver::{parlops_solve_info, parlops_solver};
 use super::types::{parlops_scalar, parlops_status};
 use crate::scalar::Scalar;
+use std::ffi::c_int;
 
 /// Solve A x = b (least squares for CGLS, LSQR, ISTA, FISTA): b of A's row layout, x of its column
 /// layout. Returns PARLOPS_OK when the solve ran, converged or not: read the reason with
@@ -58,6 +62,142 @@ pub unsafe extern "C" fn parlops_solver_solve(
         s.inner.solve(&bv.inner, &mut xv.inner)?;
         Ok(())
     })
+}
+
+/// Solve A x[j] = b[j] for j = 0..n-1 with one operator (x[j] the initial guesses with
+/// parlops_solver_set_initial_guess_nonzero). With PARLOPS_METHOD_CG: block conjugate gradients for
+/// Hermitian positive definite A and M, blocks of up to 16 columns (the operator and preconditioner
+/// applied to the whole block at once, a host CSR matrix reading its entries from memory once for
+/// all columns; the iterates move in the space the whole block finds, so columns converge in fewer
+/// iterations than alone; equal, dependent or zero columns are allowed); every column tested on its
+/// own rule ||b_j - A x_j|| <= max(rtol ||b_j||, atol), the solve ending when all hold, confirmed on
+/// the true residuals; every column of a block reports the block's iterations; the monitors see the
+/// column farthest from its rule. Unless a setting block CG does not offer is set (the natural
+/// norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a null space, an iterate monitor,
+/// eigenvalue estimates): those, and every other method (GMRES and BiCGStab have no block form
+/// yet), solve one column after another. The b[j] share one memory, the x[j] too, and no x[j] is a
+/// b[i]. Each column's outcome:
+/// parlops_solver_info_column; parlops_solver_info gives the column farthest from its rule (the
+/// first that did not converge, else the largest ||r_j|| / ||b_j||). n = 0 does nothing. Returns
+/// PARLOPS_OK when the solve ran, converged or not. Argument errors on any rank (n differing
+/// between ranks among them) fail on every rank. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_solve_many(
+    s: *mut parlops_solver,
+    n: c_int,
+    b: *const *const parlops_vec,
+    x: *const *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_solver_solve_many", || {
+        // SAFETY: `arg_mut` checks `s` against the handle registry (live parlops_solver) and holds
+        // it exclusively for this call; the reference stays in this closure.
+        let s = unsafe { arg_mut(s, "s")? };
+        let comm = s.inner.comm().clone();
+        let vecs = (|| {
+            s.inner.require_operator()?;
+            if n > 0 && !b.is_null() && !x.is_null() {
+                let k = n as usize;
+                // SAFETY: `b` is not NULL and holds `n` pointers (header contract); only the
+                // pointer values are read here.
+                let bp: Vec<usize> = unsafe { (0..k).map(|i| *b.add(i) as usize).collect() };
+                // SAFETY: as above for `x`.
+                let xp: Vec<usize> = unsafe { (0..k).map(|i| *x.add(i) as usize).collect() };
+                for (i, p) in bp.iter().enumerate() {
+                    if let Some(j) = xp.iter().position(|q| q == p && *p != 0) {
+                        crate::bail!(
+                            InvalidArgument,
+                            "b[{i}] and x[{j}] are the same vector; the solutions must differ from the right-hand sides"
+                        );
+                    }
+                }
+            }
+            // SAFETY: `x` holds `n` vector handles when `n` > 0 (header contract); `arg_array_mut`
+            // checks the count, NULL, each handle and that they differ, holding them exclusively.
+            let xv = unsafe { arg_array_mut(n, x, "n", "x")? };
+            // SAFETY: as above for `b`, held shared; no b[i] is an x[j] (checked above).
+            let bv = unsafe { arg_array(n, b, "n", "b")? };
+            for (j, (bj, xj)) in bv.iter().zip(xv.iter()).enumerate() {
+                s.inner.check_solve(&bj.inner, &xj.inner).map_err(|e| {
+                    crate::error::Error::new(e.kind, format!("column {j}: {}", e.msg))
+                })?;
+                let (b0, x0) = (&bv[0].inner, &xv[0].inner);
+                if bj.inner.location() != b0.location() || xj.inner.location() != x0.location() {
+                    crate::bail!(
+                        InvalidArgument,
+                        "column {j}: b[{j}] lives in {} and x[{j}] in {}, but b[0] in {} and x[0] in {}: the columns share one memory",
+                        bj.inner.location().name(),
+                        xj.inner.location().name(),
+                        b0.location().name(),
+                        x0.location().name()
+                    );
+                }
+            }
+            Ok((bv, xv))
+        })();
+        let pre = vecs.as_ref().map(|_| ()).map_err(|e| e.clone());
+        let mut settings = s.inner.agreement_values();
+        let codes = match &vecs {
+            Ok((bv, xv)) if !bv.is_empty() => (
+                bv[0].inner.location().code() as i64,
+                xv[0].inner.location().code() as i64,
+            ),
+            _ => (-1, -1),
+        };
+        settings.push(("number of right-hand sides", n as i64));
+        settings.push(("memory of b", codes.0));
+        settings.push(("memory of x", codes.1));
+        let (names, vals): (Vec<&str>, Vec<i64>) = settings.into_iter().unzip();
+        comm.agree_same_named(pre, "solver settings", &names, &vals)?;
+        let (bv, mut xv) = vecs?;
+        if bv.is_empty() {
+            return Ok(());
+        }
+        let br: Vec<&crate::vector::AnyVec> = bv.iter().map(|v| &v.inner).collect();
+        let mut xr: Vec<&mut crate::vector::AnyVec> = xv.iter_mut().map(|v| &mut v.inner).collect();
+        s.inner.solve_many(&br, &mut xr)?;
+        Ok(())
+    })
+}
+
+/// The outcome of column `j` of the last solve (parlops_solver_solve_many; column 0 is the one
+/// system of parlops_solver_solve). Not collective.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_info_column(
+    s: *const parlops_solver,
+    j: i64,
+    info: *mut parlops_solve_info,
+) -> parlops_status {
+    guard("parlops_solver_info_column", || {
+        // SAFETY: as above: `s` is checked and held (shared) by `arg` for this call.
+        let s = unsafe { arg(s, "s")? };
+        out_ok(info, "info")?;
+        let i = usize::try_from(j)
+            .ok()
+            .and_then(|j| s.inner.column_info(j))
+            .ok_or_else(|| {
+                crate::err!(
+                    InvalidArgument,
+                    "argument 'j' is {j}; the last solve had {} column(s)",
+                    s.inner.columns()
+                )
+            })?;
+        // SAFETY: `info` was checked not NULL by `out_ok` above and points to a writable
+        // parlops_solve_info (header contract); the struct is plain data, nothing to drop.
+        unsafe { *info = c_info(&i) };
+        Ok(())
+    })
+}
+
+fn c_info(i: &crate::solver::Info) -> parlops_solve_info {
+    parlops_solve_info {
+        iterations: i.iterations,
+        reason: i.reason.into(),
+        initial_residual_norm: i.initial_residual_norm,
+        final_residual_norm: i.final_residual_norm,
+        rhs_norm: i.rhs_norm,
+        r1norm: i.r1norm,
+        r2norm: i.r2norm,
+    }
 }
 
 /// The inverse of the solver's operator as an operator: applying it to x solves A y = x from a zero
@@ -148,17 +288,7 @@ pub unsafe extern "C" fn parlops_solver_info(
         let i = s.inner.info();
         // SAFETY: `info` was checked not NULL by `out_ok` above and points to a writable
         // parlops_solve_info (header contract); the struct is plain data, nothing to drop.
-        unsafe {
-            *info = parlops_solve_info {
-                iterations: i.iterations,
-                reason: i.reason.into(),
-                initial_residual_norm: i.initial_residual_norm,
-                final_residual_norm: i.final_residual_norm,
-                rhs_norm: i.rhs_norm,
-                r1norm: i.r1norm,
-                r2norm: i.r2norm,
-            }
-        };
+        unsafe { *info = c_info(&i) };
         Ok(())
     })
 }

@@ -35,9 +35,28 @@ pub fn block_dot<T: Scalar>(xs: &[&Part<T>], ys: &[&Part<T>]) -> Result<Vec<f64>
     Ok(out)
 }
 
+/// The pairs of [`block_dot`], each sum in whatever order is fastest (on the host, double precision:
+/// register tiles with fused multiply-adds, [`super::host::gram`]; elsewhere `block_dot`'s): for a
+/// block method's small matrices, not for sums that must have the bits of a dot product.
+pub fn gram<T: Scalar>(xs: &[&Part<T>], ys: &[&Part<T>]) -> Result<Vec<f64>> {
+    if on_host(xs) && on_host(ys) {
+        let f = || Ok(super::host::gram::gram(xs, ys));
+        if let Some(g) = crate::timing::timed(crate::timing::Phase::Vector, 0, f)? {
+            return Ok(g);
+        }
+    }
+    block_dot(xs, ys)
+}
+
 /// outs[q] = sum_a c[q * ins.len() + a] ins[a] for every q (per entry, zero plus each term in the
-/// order of `ins`: the bits of a fill with zero then [`maxpy`]).
-pub fn combine<T: Scalar>(outs: &mut [&mut Part<T>], c: &[T], ins: &[&Part<T>]) -> Result<()> {
+/// order of `ins`: the bits of a fill with zero then [`maxpy`]); with `add`, outs[q] += that sum
+/// (the bits of [`maxpy`] alone).
+pub fn combine<T: Scalar>(
+    outs: &mut [&mut Part<T>],
+    c: &[T],
+    ins: &[&Part<T>],
+    add: bool,
+) -> Result<()> {
     let n = ins.len();
     if c.len() != outs.len() * n {
         crate::bail!(
@@ -48,12 +67,42 @@ pub fn combine<T: Scalar>(outs: &mut [&mut Part<T>], c: &[T], ins: &[&Part<T>]) 
         );
     }
     if outs.iter().all(|o| matches!(o.exec(), Exec::Host)) && on_host(ins) {
-        let f = || super::host::block::combine(outs, c, ins);
+        let f = || super::host::block::combine(outs, c, ins, add);
         return crate::timing::timed(crate::timing::Phase::Vector, 0, f);
     }
     for (q, o) in outs.iter_mut().enumerate() {
-        fill(o, T::zero())?;
+        if !add {
+            fill(o, T::zero())?;
+        }
         maxpy(o, &c[q * n..(q + 1) * n], ins)?;
     }
     Ok(())
+}
+
+/// outs[q] = base[q] + sum_a c[q * ins.len() + a] ins[a] for every q (no `base`: outs[q] +=), each
+/// sum in whatever order is fastest (on the host, double precision: fused multiply-adds in
+/// register tiles, [`super::host::gram`]; elsewhere a copy and [`combine`]'s): for a block method's
+/// updates, not where the bits of axpys matter.
+pub fn update<T: Scalar>(
+    outs: &mut [&mut Part<T>],
+    base: Option<&[&Part<T>]>,
+    c: &[T],
+    ins: &[&Part<T>],
+) -> Result<()> {
+    let host = |p: &Part<T>| matches!(p.exec(), Exec::Host);
+    if outs.iter().all(|o| host(o)) && on_host(ins) && base.is_none_or(on_host) {
+        let f = || Ok(super::host::gram::update(outs, base, c, ins));
+        if crate::timing::timed(crate::timing::Phase::Vector, 0, f)? {
+            return Ok(());
+        }
+    }
+    if let Some(b) = base {
+        if b.len() != outs.len() {
+            crate::bail!(SizeMismatch, "{} bases for {} outputs", b.len(), outs.len());
+        }
+        for (o, b) in outs.iter_mut().zip(b) {
+            super::copy(o, b)?;
+        }
+    }
+    combine(outs, c, ins, true)
 }

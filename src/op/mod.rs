@@ -91,6 +91,13 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     ) -> Result<()> {
         streamed_by_apply(self, x, n, ready, rows)
     }
+    /// ys[j] = A xs[j] for every j, reading the operator's data once for all of them where it can
+    /// (a host CSR matrix: a sparse matrix times a multi-vector, each entry with the bits of
+    /// [`LinearOperator::apply`] on its vector); the default applies it to each vector in turn
+    /// ([`apply_each`]). [collective]
+    fn apply_many(&self, xs: &[&DistVector<T>], ys: &mut [&mut DistVector<T>]) -> Result<()> {
+        apply_each(self, xs, ys)
+    }
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
     /// For downcasting (e.g. to reach a CSR operator's arrays).
@@ -139,6 +146,31 @@ pub type Op<T> = Arc<dyn LinearOperator<T>>;
 /// The receiver of a streamed product's rows ([`LinearOperator::apply_streamed`]): (first row,
 /// the product's values there, the operand's entries there).
 pub type RowSink<'a, T> = &'a mut dyn FnMut(usize, &[T], &mut [T]);
+
+/// ys[j] = A xs[j], one [`LinearOperator::apply`] per vector, every one made on every rank whatever
+/// failed before on this one (the first error is returned at the end). [collective]
+pub fn apply_each<T: Scalar, O: LinearOperator<T> + ?Sized>(
+    op: &O,
+    xs: &[&DistVector<T>],
+    ys: &mut [&mut DistVector<T>],
+) -> Result<()> {
+    if xs.len() != ys.len() {
+        crate::bail!(
+            SizeMismatch,
+            "{} vectors applied into {} outputs",
+            xs.len(),
+            ys.len()
+        );
+    }
+    let mut out = Ok(());
+    for (x, y) in xs.iter().zip(ys.iter_mut()) {
+        let e = op.apply(x, y);
+        if out.is_ok() {
+            out = e;
+        }
+    }
+    out
+}
 
 /// [`LinearOperator::apply_streamed`] made of a whole product: n = A x, then the answer of
 /// `ready(true)`, then (on `Some(true)`) all rows at once.

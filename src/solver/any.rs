@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use super::{Info, IterateMonitor, Method, MonitorFn, Params, Solver};
+#[path = "any_solve.rs"]
+mod solve;
+
+use super::{Info, IterateMonitor, Method, Params, Solver};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::{AnyOp, Op};
@@ -55,6 +58,8 @@ pub struct AnySolver {
     watch: Option<IterateMonitor>,
     typed: Option<Typed>,
     info: Info,
+    /// Each column's outcome of the last solve of several right-hand sides.
+    infos: Vec<Info>,
     /// The null space: (the constant vector, copies of the other vectors), and how many times it
     /// was set (the typed solver copies it when this changes).
     null_space: Option<(bool, Vec<AnyVec>)>,
@@ -82,6 +87,7 @@ impl AnySolver {
             watch: None,
             typed: None,
             info: Info::default(),
+            infos: Vec::new(),
             null_space: None,
             null_space_gen: 0,
             printing: super::settings::Printing {
@@ -456,132 +462,6 @@ impl AnySolver {
         Ok(())
     }
 
-    /// Solve A x = b with the typed solver of A's dtype, after [`AnySolver::check_solve`] and the
-    /// agreement of [`AnySolver::agreement_values`] on every rank. A panic on one rank becomes an
-    /// `Internal` error on every rank. [collective]
-    pub fn solve(&mut self, b: &AnyVec, x: &mut AnyVec) -> Result<Info> {
-        let dtype = self
-            .op
-            .as_ref()
-            .map(|o| o.dtype())
-            .ok_or_else(|| crate::err!(Internal, "operator"))?;
-        let r = crate::error::catch_panic("the solve", || match dtype {
-            DType::F32 => self.run::<f32>(b, x),
-            DType::F64 => self.run::<f64>(b, x),
-            DType::C64 => self.run::<c32>(b, x),
-            DType::C128 => self.run::<c64>(b, x),
-        });
-        let info = self.comm.agree(r)?;
-        self.info = info;
-        if self.comm.rank() == 0 {
-            if self.printing.reason {
-                let how = if info.reason.converged() {
-                    "converged"
-                } else {
-                    "did not converge"
-                };
-                println!(
-                    "Linear solve {how} due to {} iterations {}",
-                    info.reason.c_name().trim_start_matches("PARLOPS_"),
-                    info.iterations
-                );
-            }
-            if self.printing.view {
-                print!("{}", self.view());
-            }
-        }
-        if self.printing.log {
-            // collective: every rank prints or none (the flag is agreed with the settings)
-            let text = super::log_view::log_view(&self.comm, self.log())?;
-            if self.comm.rank() == 0 {
-                print!("{text}");
-            }
-        }
-        Ok(info)
-    }
-
-    fn run<T: Scalar>(&mut self, b: &AnyVec, x: &mut AnyVec) -> Result<Info>
-    where
-        Typed: Pick<T>,
-    {
-        let op = self
-            .op
-            .as_ref()
-            .and_then(|o| o.typed::<T>())
-            .ok_or_else(|| crate::err!(Internal, "operator dtype"))?;
-        let pc = match &self.pc {
-            Some(p) => Some(
-                p.typed::<T>()
-                    .ok_or_else(|| crate::err!(Internal, "preconditioner dtype"))?,
-            ),
-            None => None,
-        };
-        let user = self.monitor.clone();
-        let print = self.printing.monitor && self.comm.rank() == 0;
-        // -ksp_monitor: PETSc's line on rank 0 (every rank runs the monitor: its presence is agreed)
-        let monitor: Option<MonitorFn> = (user.is_some() || self.printing.monitor).then(|| {
-            Box::new(move |it: i64, r: f64| {
-                if print {
-                    println!("{it:3} KSP Residual norm {r:.12e}");
-                }
-                user.as_ref().is_some_and(|m| m(it, r))
-            }) as MonitorFn
-        });
-        if self
-            .typed
-            .as_mut()
-            .and_then(<Typed as Pick<T>>::pick)
-            .is_none()
-        {
-            self.typed = Some(<Typed as Pick<T>>::wrap(Solver::new(self.method)));
-        }
-        // the null space, copied to the typed solver when it was set since the last solve
-        let current = self
-            .typed
-            .as_mut()
-            .and_then(<Typed as Pick<T>>::pick)
-            .map(|s| s.null_space_gen);
-        let ns_update = if current != Some(self.null_space_gen) {
-            Some(self.typed_null_space::<T>()?)
-        } else {
-            None
-        };
-        let solver = self
-            .typed
-            .as_mut()
-            .and_then(<Typed as Pick<T>>::pick)
-            .ok_or_else(|| crate::err!(Internal, "typed solver"))?;
-        solver.method = self.method;
-        solver.params = self.params.clone();
-        solver.timing = self.timing || self.printing.log;
-        solver.set_operator(op)?;
-        let set = std::mem::take(&mut self.pc_set);
-        if self.jacobi && set {
-            // set again: D^-1 taken again at this solve
-            solver.set_jacobi();
-        } else if self.jacobi {
-            solver.set_jacobi_keep();
-        } else {
-            solver.set_preconditioner(pc);
-        }
-        if set {
-            solver.reset_reuse();
-        }
-        solver.set_monitor(monitor);
-        solver.set_iterate_monitor(self.watch.clone());
-        if let Some(ns) = ns_update {
-            solver.set_null_space(ns)?;
-            solver.null_space_gen = self.null_space_gen;
-        }
-        let b = b
-            .typed::<T>()
-            .ok_or_else(|| crate::err!(Internal, "b dtype"))?;
-        let x = x
-            .typed_mut::<T>()
-            .ok_or_else(|| crate::err!(Internal, "x dtype"))?;
-        solver.solve(b, x)
-    }
-
     /// A solver of this one's method and settings, on its operator and preconditioner (or Jacobi),
     /// for the operator's dtype `T`. Not the monitor: its context belongs to the caller, who may
     /// free it with this solver.
@@ -630,6 +510,19 @@ impl AnySolver {
     /// The outcome of the last solve.
     pub fn info(&self) -> Info {
         self.info
+    }
+
+    /// The columns of the last solve (1 for a single solve).
+    pub fn columns(&self) -> usize {
+        self.infos.len().max(1)
+    }
+
+    /// Column `j`'s outcome of the last solve (the one column of a single solve).
+    pub fn column_info(&self, j: usize) -> Option<Info> {
+        if self.infos.is_empty() && j == 0 {
+            return Some(self.info);
+        }
+        self.infos.get(j).copied()
     }
 
     /// The extreme eigenvalue (CG) or singular value (GMRES, FGMRES) estimates of the last solve

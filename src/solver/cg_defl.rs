@@ -14,20 +14,11 @@
 //! projections. Stops on ||r||; a convergence seen on the recurrence residual is confirmed on the
 //! true one, and where it does not hold CG restarts from it (projected again).
 
-use super::harmonic::{self, C};
+use super::harmonic::{self, C, cx, tx};
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots, fused, multi, sum_partials};
-
-fn cx<T: Scalar>(v: T) -> C {
-    let (a, b) = v.to_parts();
-    C::new(a, b)
-}
-
-fn tx<T: Scalar>(v: C) -> T {
-    T::from_parts_lossy(v.re, v.im)
-}
 
 pub(crate) fn solve<T: Scalar>(
     ctx: &mut Ctx<T>,

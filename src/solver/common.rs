@@ -123,6 +123,9 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
     ) -> Result<()> {
         self.run(|| self.0.apply_streamed(x, n, ready, rows))
     }
+    fn apply_many(&self, xs: &[&DistVector<T>], ys: &mut [&mut DistVector<T>]) -> Result<()> {
+        self.run(|| self.0.apply_many(xs, ys))
+    }
     fn describe(&self) -> String {
         self.0.describe()
     }

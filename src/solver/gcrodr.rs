@@ -18,21 +18,12 @@
 //! U kept between solves. The small dense problems (`harmonic`) are solved in complex double
 //! precision on every rank from reduced values, so every rank takes the same decisions.
 
-use super::harmonic::{self, C};
+use super::harmonic::{self, C, cx, tx};
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::comm::ReduceOp;
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, dots, fused, multi, sum_partials};
-
-fn cx<T: Scalar>(v: T) -> C {
-    let (a, b) = v.to_parts();
-    C::new(a, b)
-}
-
-fn tx<T: Scalar>(v: C) -> T {
-    T::from_parts_lossy(v.re, v.im)
-}
 
 /// The number of vectors a recycling solve keeps: k, or (none set) m / 3 for GCRO-DR(m, k) and 8
 /// for deflated CG.

@@ -12,6 +12,17 @@ pub(crate) type C = Complex<f64>;
 
 const EPS: f64 = f64::EPSILON;
 
+/// A solve's scalar as a complex double.
+pub(crate) fn cx<T: crate::scalar::Scalar>(v: T) -> C {
+    let (a, b) = v.to_parts();
+    C::new(a, b)
+}
+
+/// A complex double as the solve's scalar (the imaginary part dropped for real types).
+pub(crate) fn tx<T: crate::scalar::Scalar>(v: C) -> T {
+    T::from_parts_lossy(v.re, v.im)
+}
+
 /// A column-major `rows` x `cols` matrix of zeros, allocated fallibly.
 pub(crate) fn zeros(rows: usize, cols: usize, what: &str) -> Result<Vec<C>> {
     let len = rows

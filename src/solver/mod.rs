@@ -10,6 +10,7 @@
 pub mod any;
 mod bicgstab;
 mod cg;
+mod cg_block;
 mod cg_defl;
 mod cg_pipe;
 mod cg_sr;
@@ -17,6 +18,7 @@ mod cgls;
 pub mod chebyshev;
 mod common;
 mod ctx;
+mod drive;
 pub(crate) mod eig;
 mod gcrodr;
 mod gmres;
@@ -263,6 +265,8 @@ pub struct Solver<T: Scalar> {
     residual_history: Vec<f64>,
     eig: eig::EigRecord,
     info: Info,
+    /// Each column's outcome of the last solve ([`Solver::solve_many`]; one for [`Solver::solve`]).
+    infos: Vec<Info>,
     ws: Workspace<T>,
     /// A null space to remove: (the constant vector, other vectors) ([`Solver::set_null_space`]).
     null_space: Option<(bool, Vec<DistVector<T>>)>,
@@ -291,6 +295,7 @@ impl<T: Scalar> Solver<T> {
             residual_history: Vec::new(),
             eig: eig::EigRecord::default(),
             info: Info::default(),
+            infos: Vec::new(),
             ws: Workspace::new(),
             null_space: None,
             null_space_gen: 0,
@@ -400,6 +405,10 @@ impl<T: Scalar> Solver<T> {
     pub fn info(&self) -> Info {
         self.info
     }
+    /// Each column's outcome of the last solve.
+    pub fn infos(&self) -> &[Info] {
+        &self.infos
+    }
     pub fn history(&self) -> &[f64] {
         &self.history
     }
@@ -472,9 +481,14 @@ impl<T: Scalar> Solver<T> {
     pub fn solve(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
         // the outermost solve on this thread records (a solve inside a preconditioner is a part
         // of the outer one's)
+        self.timed(|s| s.solve_untimed(b, x))
+    }
+
+    /// `f`, recorded as one solve where it is the outermost on this thread.
+    fn timed<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         let started = self.timing && crate::timing::start();
         let t0 = std::time::Instant::now();
-        let r = self.solve_untimed(b, x);
+        let r = f(self);
         if started {
             let mut t = crate::timing::stop();
             t.wall = t0.elapsed().as_secs_f64();
@@ -482,139 +496,6 @@ impl<T: Scalar> Solver<T> {
             self.log = Some(t);
         }
         r
-    }
-
-    fn solve_untimed(&mut self, b: &DistVector<T>, x: &mut DistVector<T>) -> Result<Info> {
-        let _order =
-            crate::vector::ops::SumOrder::set(self.params.sum_order == SumOrder::Sequential);
-        let op = self.op.clone().ok_or_else(|| {
-            crate::err!(
-                InvalidArgument,
-                "no operator: call set_operator before solve"
-            )
-        })?;
-        crate::op::check_apply(op.as_ref(), x, b, false)?;
-        if !x.host_addressable() && self.method.host_only() {
-            // the soft-thresholding step runs on the host: solve on host copies
-            let hb = b.to_location(Location::Host)?;
-            let mut hx = x.to_location(Location::Host)?;
-            let info = self.solve(&hb, &mut hx)?;
-            x.copy_any(&hx)?;
-            x.settle()?;
-            return Ok(info);
-        }
-        self.ws.loc = x.location();
-        self.ws.stream = x.caller_stream();
-        let p = &self.params;
-        if !(p.rtol >= 0.0 && p.atol >= 0.0 && p.dtol > 0.0 && p.max_iter >= 0) || p.rtol.is_nan() {
-            crate::bail!(
-                InvalidArgument,
-                "tolerances must be rtol >= 0, atol >= 0, dtol > 0 and max_iter >= 0; got rtol {}, atol {}, dtol {}, max_iter {}",
-                p.rtol,
-                p.atol,
-                p.dtol,
-                p.max_iter
-            );
-        }
-        let pc = crate::timing::timed_n(crate::timing::Phase::Setup, 0, 0, || {
-            Ok::<_, crate::error::Error>(if self.jacobi {
-                Some(self.jacobi_pc(&op)?)
-            } else {
-                if let Some(m) = self.pc.clone() {
-                    self.follow(&m)?;
-                }
-                self.pc.clone()
-            })
-        })?;
-        // the values of what the solve reads cannot change under it
-        let _pins = crate::op::tree::Pins::new(&[Some(&op), pc.as_ref()]);
-        if let Some(m) = &pc
-            && (!m.rows().compatible(op.cols()) || !m.cols().compatible(op.cols()))
-        {
-            crate::bail!(
-                SizeMismatch,
-                "the preconditioner ({}, {}x{}) does not fit the operator's columns ({})",
-                m.describe(),
-                m.rows().global_len(),
-                m.cols().global_len(),
-                op.cols().global_len()
-            );
-        }
-        self.history.clear();
-        self.residual_history.clear();
-        self.eig.clear();
-        let print = crate::config::env()
-            .get("PARLOPS_MONITOR")
-            .is_some_and(|v| v != "0");
-        let method = self.method;
-        let ns = match &self.null_space {
-            Some((c, vs)) => Some(nullspace::basis(op.cols(), x.location(), *c, vs)?),
-            None => None,
-        };
-        let proj = match (&pc, &ns) {
-            (Some(m), Some(bs)) => Some(nullspace::Projected {
-                inner: m.as_ref(),
-                basis: bs,
-            }),
-            _ => None,
-        };
-        let gop = Guarded(op.as_ref(), crate::timing::Phase::Operator);
-        let pcp = crate::timing::Phase::Preconditioner;
-        let gpc = match &proj {
-            Some(p) => Some(Guarded(p as &dyn LinearOperator<T>, pcp)),
-            None => pc.as_deref().map(|m| Guarded(m, pcp)),
-        };
-        let mut ctx = Ctx {
-            op: &gop,
-            pc: gpc.as_ref().map(|g| g as &dyn LinearOperator<T>),
-            p: &self.params,
-            comm: op.rows().comm().clone(),
-            ws: &mut self.ws,
-            monitor: self.monitor.as_mut(),
-            watch: self.watch.as_ref().map(|w| (w, &mut self.views)),
-            history: &mut self.history,
-            residuals: &mut self.residual_history,
-            eig: if self.params.compute_eigs {
-                Some(&mut self.eig)
-            } else {
-                None
-            },
-            print,
-            name: method.name(),
-            first: None,
-        };
-        if print && ctx.comm.rank() == 0 {
-            println!(
-                "  {} solve of {} ({} unknowns)",
-                method.name(),
-                op.describe(),
-                op.cols().global_len()
-            );
-        }
-        let mut info = match &ns {
-            Some(bs) => nullspace::solve(&mut ctx, bs, b, x, |c, b, x| method.run(c, b, x))?,
-            None => method.run(&mut ctx, b, x)?,
-        };
-        // the last safeguard: a converged reason needs a finite reported residual and a finite x on
-        // every rank (one reduction). The methods decide this themselves; this catches what one misses.
-        if info.reason.converged()
-            && FINAL_CHECK.load(std::sync::atomic::Ordering::Relaxed)
-            && (!info.final_residual_norm.is_finite() || nonfinite_anywhere(&ctx.comm, x)?)
-        {
-            info.reason = Reason::DivergedNan;
-        }
-        if print && ctx.comm.rank() == 0 {
-            println!(
-                "  {} {} in {} iterations",
-                method.name(),
-                info.reason.name(),
-                info.iterations
-            );
-        }
-        self.info = info;
-        self.reuse.solved(info.iterations);
-        x.settle()?;
-        Ok(info)
     }
 }
 

@@ -263,6 +263,24 @@ pub fn maxpy<T: Scalar, V: Borrow<DistVector<T>>>(
 /// rows of `ys.len()`), in one pass over both sets on the host (each sum the bits of
 /// [`super::ops::dot`]).
 pub fn block_dot<T: Scalar>(xs: &[&DistVector<T>], ys: &[&DistVector<T>]) -> Result<Vec<f64>> {
+    pair_shares(xs, ys, exec::multi::block_dot)
+}
+
+/// This rank's shares of the pairs of [`block_dot`], each sum in whatever order is fastest
+/// ([`exec::multi::gram`]: not the bits of a dot product; a block method's small matrices).
+pub fn gram<T: Scalar>(xs: &[&DistVector<T>], ys: &[&DistVector<T>]) -> Result<Vec<f64>> {
+    pair_shares(xs, ys, exec::multi::gram)
+}
+
+/// An executor step giving every pair's local sums (`exec::multi::block_dot`, `gram`).
+type PairStep<T> = fn(&[&exec::Part<T>], &[&exec::Part<T>]) -> Result<Vec<f64>>;
+
+/// The executor's sums of every pair (`step`), checked and with the layout's share.
+fn pair_shares<T: Scalar>(
+    xs: &[&DistVector<T>],
+    ys: &[&DistVector<T>],
+    step: PairStep<T>,
+) -> Result<Vec<f64>> {
     let Some(first) = xs.first().or(ys.first()) else {
         return Ok(Vec::new());
     };
@@ -274,7 +292,7 @@ pub fn block_dot<T: Scalar>(xs: &[&DistVector<T>], ys: &[&DistVector<T>]) -> Res
     check(first, &named)?;
     let xp: Vec<&exec::Part<T>> = xs.iter().map(|v| &v.part).collect();
     let yp: Vec<&exec::Part<T>> = ys.iter().map(|v| &v.part).collect();
-    let g = exec::multi::block_dot(&xp, &yp)?;
+    let g = step(&xp, &yp)?;
     Ok(g.into_iter().map(|v| share(first.layout(), v)).collect())
 }
 
@@ -298,5 +316,40 @@ pub fn combine<T: Scalar>(
     }
     let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
     let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();
-    exec::multi::combine(&mut op, c, &ip)
+    exec::multi::combine(&mut op, c, &ip, false)
+}
+
+/// outs[q] = base[q] + sum_a c[q * ins.len() + a] ins[a] for every q (no `base`: outs[q] +=; a block
+/// of iterates moved along a block of directions), reading each input once on the host, each sum
+/// in whatever order is fastest ([`exec::multi::update`]: not the bits of axpys). Not collective.
+pub fn update<T: Scalar>(
+    outs: &mut [&mut DistVector<T>],
+    base: Option<&[&DistVector<T>]>,
+    c: &[T],
+    ins: &[&DistVector<T>],
+) -> Result<()> {
+    let Some(first) = ins.first() else {
+        return Ok(());
+    };
+    let named: Vec<(&DistVector<T>, &str)> = ins.iter().map(|v| (*v, "v")).collect();
+    check(first, &named)?;
+    for o in outs.iter() {
+        check(first, &[(&**o, "out")])?;
+    }
+    for b in base.unwrap_or(&[]) {
+        check(first, &[(*b, "base")])?;
+    }
+    if c.len() != outs.len() * ins.len() || base.is_some_and(|b| b.len() != outs.len()) {
+        crate::bail!(
+            SizeMismatch,
+            "{} coefficients for {} outputs of {} vectors",
+            c.len(),
+            outs.len(),
+            ins.len()
+        );
+    }
+    let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
+    let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();
+    let bp: Option<Vec<&exec::Part<T>>> = base.map(|b| b.iter().map(|v| &v.part).collect());
+    exec::multi::update(&mut op, bp.as_deref(), c, &ip)
 }

@@ -13,6 +13,19 @@ pub fn block_dot<T: Scalar>(
     ys: &[&DistVector<T>],
     pre: Result<()>,
 ) -> Result<Vec<T>> {
+    pairs(xs, ys, pre, fused::block_dot)
+}
+
+/// This rank's sums of every pair of two sets (`fused::block_dot`, `fused::gram`).
+type LocalPairs<T> = fn(&[&DistVector<T>], &[&DistVector<T>]) -> Result<Vec<f64>>;
+
+/// Every pair's local sums by `local`, reduced in one reduction.
+fn pairs<T: Scalar>(
+    xs: &[&DistVector<T>],
+    ys: &[&DistVector<T>],
+    pre: Result<()>,
+    local: LocalPairs<T>,
+) -> Result<Vec<T>> {
     let (nx, ny) = (xs.len(), ys.len());
     let Some(first) = xs.first().or(ys.first()) else {
         return Ok(Vec::new());
@@ -23,7 +36,7 @@ pub fn block_dot<T: Scalar>(
         parts
             .try_reserve_exact(2 * nx * ny)
             .map_err(|_| crate::err!(OutOfMemory, "{nx} x {ny} dot products"))?;
-        parts.extend(fused::block_dot(xs, ys)?);
+        parts.extend(local(xs, ys)?);
         Ok(parts)
     });
     if nx * ny == 0 {
@@ -31,6 +44,16 @@ pub fn block_dot<T: Scalar>(
         return Ok(Vec::new());
     }
     sum_partials::<T>(&comm, local, nx * ny, first)
+}
+
+/// The pairs of [`block_dot`] in ONE reduction, each local sum in whatever order is fastest
+/// ([`fused::gram`]: not the bits of a dot product; block methods' small matrices). [collective]
+pub fn gram<T: Scalar>(
+    xs: &[&DistVector<T>],
+    ys: &[&DistVector<T>],
+    pre: Result<()>,
+) -> Result<Vec<T>> {
+    pairs(xs, ys, pre, fused::gram)
 }
 
 /// y += sum_k a_k x_k in one pass (entry by entry in the order of `xs`). Not collective.

@@ -234,6 +234,38 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_info(s, &info), PARLOPS_OK, NULL);
   expect("iterations counted", info.iterations > 0 && info.iterations <= 20 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
 
+  {
+    /* several right-hand sides (block CG): each column's true residual; bad input on every rank */
+    parlops_vec *y = NULL, *z = NULL;
+    EXPECT(parlops_vec_duplicate(x, &y), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_duplicate(x, &z), PARLOPS_OK, NULL);
+    const parlops_vec *bb[2] = {b, b}, *bx[2] = {b, y}, *bd[2] = {bf, b}, *bs2[2] = {b, b2};
+    parlops_vec *xx[2] = {y, z}, *xsame[2] = {y, y};
+    EXPECT(parlops_solver_solve_many(s, 2, bb, xx), PARLOPS_OK, NULL);
+    expect_converged("solve_many column 0: true residual", s, A, b, y, 1e-10, 0.0);
+    expect_converged("solve_many column 1: true residual", s, A, b, z, 1e-10, 0.0);
+    parlops_solve_info ci;
+    EXPECT(parlops_solver_info_column(s, 1, &ci), PARLOPS_OK, NULL);
+    expect("solve_many: column 1 converged", ci.reason > 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_info_column(s, 2, &ci), PARLOPS_ERR_INVALID_ARGUMENT, "'j'");
+    EXPECT(parlops_solver_info_column(s, -1, &ci), PARLOPS_ERR_INVALID_ARGUMENT, "'j'");
+    EXPECT(parlops_solver_info_column(s, 0, NULL), PARLOPS_ERR_NULL_ARGUMENT, "info");
+    EXPECT(parlops_solver_solve_many(s, 0, NULL, NULL), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve_many(s, -1, bb, xx), PARLOPS_ERR_INVALID_ARGUMENT, "'n'");
+    EXPECT(parlops_solver_solve_many(s, 2, NULL, xx), PARLOPS_ERR_NULL_ARGUMENT, "'b'");
+    EXPECT(parlops_solver_solve_many(s, 2, bb, xsame), PARLOPS_ERR_INVALID_ARGUMENT, NULL);
+    EXPECT(parlops_solver_solve_many(s, 2, bx, xx), PARLOPS_ERR_INVALID_ARGUMENT, "same vector");
+    EXPECT(parlops_solver_solve_many(s, 2, bd, xx), PARLOPS_ERR_DTYPE_MISMATCH, "column 0");
+    EXPECT(parlops_solver_solve_many(s, 2, bs2, xx), PARLOPS_ERR_SIZE_MISMATCH, "column 1");
+    if (one) {
+      EXPECT(parlops_solver_solve_many(s, rank_ == last ? 1 : 2, bb, xx), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
+             "right-hand sides");
+      EXPECT(parlops_solver_solve_many(s, 2, rank_ == last ? bs2 : bb, xx), PARLOPS_ERR_SIZE_MISMATCH, NULL);
+    }
+    parlops_vec_destroy(&y);
+    parlops_vec_destroy(&z);
+  }
+
   /* settings that differ on one rank: every rank refuses the solve instead of stopping apart */
   if (one) {
     EXPECT(parlops_solver_set_tolerances(s, 1e-10, 0, 1e5, rank_ == last ? 7 : 1000), PARLOPS_OK, NULL);

@@ -563,6 +563,17 @@ RECIPE(parlops_solver_solve, "") {
   a->b = W.v[13];
   a->x = W.v[14];
 }
+RECIPE(parlops_solver_solve_many, "n:count") {
+  for (int i = 0; i < 3; i++) {
+    parlops_vec_fill(W.v[8 + i], PARLOPS_REAL(0.0));
+    cv[i] = W.v[11 + i];
+    mv[i] = W.v[8 + i];
+  }
+  a->s = W.s;
+  a->n = 3;
+  a->b = cv;
+  a->x = mv;
+}
 RECIPE(parlops_op_create_inverse, "") {
   a->s = W.s;
   a->accept_max_iter = false;

@@ -1060,6 +1060,37 @@ static int do_call(int k) {
       }
       break;
     }
+    CASE(parlops_solver_solve_many) {
+      parlops_solver *sv = pool[SOLVER][below(POOL)];
+      int n = chance(90) ? (int)below(3) : -1;
+      const parlops_vec *bs[2] = {NULL, NULL};
+      parlops_vec *xs[2] = {NULL, NULL};
+      if (sv && chance(60) && match()) {
+        parlops_solver_set_operator(sv, ma);
+        /* the first column matched, the second any vectors */
+        /* (handles are drawn only for the entries the call reads: a bad handle must fail it) */
+        bs[0] = my;
+        xs[0] = mx;
+        if (n == 2) {
+          bs[1] = PV();
+          xs[1] = PV();
+        }
+        st = parlops_solver_solve_many(sv, n, bs, xs);
+        unmatch();
+      } else {
+        for (int i = 0; i < n; i++) {
+          bs[i] = PV();
+          xs[i] = PV();
+        }
+        st = parlops_solver_solve_many(PS(), n, chance(5) ? NULL : bs, chance(5) ? NULL : xs);
+      }
+      break;
+    }
+    CASE(parlops_solver_info_column) {
+      parlops_solve_info inf;
+      st = parlops_solver_info_column(PS(), chance(80) ? (int64_t)below(3) : int_v(), chance(10) ? NULL : &inf);
+      break;
+    }
     CASE(parlops_op_create_inverse) {
       /* each apply runs a solve: a few iterations at most (nested inverses multiply them), and the
          highest cost that is kept, so that no composition holds one */

@@ -178,4 +178,72 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
             );
         }
     }
+    if !report && matches!(T::DTYPE, parlops::DType::F64 | parlops::DType::C128) {
+        block_cg::<T>(t, comm, &a, &l, &name);
+    }
+}
+
+/// Block CG (`Solver::solve_many`, 3 columns, Jacobi) with device vectors against the same solve on
+/// the host: the operator applied column by column on the device, the block's Gram matrices and
+/// combinations through the executor's steps; each column's true residual; the host<->device bytes
+/// per iteration (scalars, never a vector).
+fn block_cg<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, a: &Op<T>, l: &Arc<Layout>, name: &str) {
+    let bs: Vec<DistVector<T>> = (0..3).map(|j| rand::<T>(l, 30 + j, HOST)).collect();
+    let run = |loc: Location| {
+        let b: Vec<DistVector<T>> = bs.iter().map(|b| b.to_location(loc).unwrap()).collect();
+        let mut x: Vec<DistVector<T>> = (0..3)
+            .map(|_| DistVector::<T>::new_in(l.clone(), loc).unwrap())
+            .collect();
+        let mut s = Solver::<T>::new(Method::Cg);
+        s.set_operator(a.clone()).unwrap();
+        s.set_jacobi();
+        s.params.rtol = 1e-10;
+        s.params.max_iter = 3000;
+        let br: Vec<&DistVector<T>> = b.iter().collect();
+        let mut xr: Vec<&mut DistVector<T>> = x.iter_mut().collect();
+        let before = standin_transfers();
+        let infos = s.solve_many(&br, &mut xr).unwrap();
+        let moved = standin_transfers().zip(before).map(|(b1, b0)| b1 - b0);
+        (infos, b, x, moved)
+    };
+    let (hi, _, hx, _) = run(HOST);
+    let (di, db, dx, moved) = run(CUDA);
+    let mut ok = hi
+        .iter()
+        .chain(&di)
+        .all(|i| i.reason == Reason::ConvergedRtol);
+    let mut worst = 0.0f64;
+    for j in 0..3 {
+        let mut r = DistVector::<T>::new_in(l.clone(), CUDA).unwrap();
+        a.apply(&dx[j], &mut r).unwrap();
+        r.axpby(T::one(), &db[j], -T::one()).unwrap();
+        let rel = r.norm(NormKind::Two).unwrap() / db[j].norm(NormKind::Two).unwrap();
+        worst = worst.max(rel_diff(&dx[j], &hx[j]));
+        ok &= rel <= 1.01e-10;
+    }
+    ok &= (hi[0].iterations - di[0].iterations).abs() <= 2 + hi[0].iterations / 10 && worst <= 1e-8;
+    t.check(
+        ok,
+        &format!(
+            "{name} block CG of 3 columns + Jacobi: host {} its, device {} its ({:?}), solution diff {worst:.2e}, true residuals checked",
+            hi[0].iterations, di[0].iterations, di[0].reason
+        ),
+    );
+    if let Some(bytes) = moved {
+        let per_it = bytes as f64 / (di[0].iterations + 2) as f64;
+        let staging = comm.size() > 1 && comm.transport().0 == parlops::comm::Transport::Staging;
+        // the block's small matrices (Gram matrices of 3 x 6 and 6 x 6 pairs, coefficients of
+        // 3 x 3 combinations): scalars, independent of the vectors' length
+        let bound = if staging {
+            8192.0 + 3.0 * l.local_len().max(1) as f64 * std::mem::size_of::<T>() as f64
+        } else {
+            8192.0
+        };
+        t.check(
+            per_it <= bound,
+            &format!(
+                "{name} block CG: host<->device bytes per iteration {per_it:.0} <= {bound:.0}"
+            ),
+        );
+    }
 }

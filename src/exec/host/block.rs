@@ -72,40 +72,96 @@ fn dot_host<T: Scalar>(xv: &[&[T]], yv: &[&[T]], lanes: &mut [[(f64, f64); LANES
 }
 
 /// outs[q] = sum_a c[q * ins.len() + a] ins[a] for every q (per entry, zero plus each term in the
-/// order of `ins`).
+/// order of `ins`); with `add`, outs[q] += the same sum (outs[q] plus each term in turn).
 pub(crate) fn combine<T: Scalar>(
     outs: &mut [&mut Part<T>],
     c: &[T],
     ins: &[&Part<T>],
+    add: bool,
 ) -> Result<()> {
     let iv: Vec<&[T]> = ins.iter().map(|v| v.local()).collect();
     let mut ov: Vec<&mut [T]> = outs.iter_mut().map(|v| v.local_mut()).collect();
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
-        unsafe { combine_avx2(&mut ov, c, &iv) };
+        unsafe { combine_avx2(&mut ov, c, &iv, add) };
         return Ok(());
     }
-    combine_host(&mut ov, c, &iv);
+    combine_host(&mut ov, c, &iv, add);
     Ok(())
 }
 
 /// [`combine_host`] compiled for AVX2 (the same operations in the same order: the same bits).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn combine_avx2<T: Scalar>(ov: &mut [&mut [T]], c: &[T], iv: &[&[T]]) {
-    combine_host(ov, c, iv)
+unsafe fn combine_avx2<T: Scalar>(ov: &mut [&mut [T]], c: &[T], iv: &[&[T]], add: bool) {
+    combine_host(ov, c, iv, add)
 }
 
 #[inline(always)]
-fn combine_host<T: Scalar>(ov: &mut [&mut [T]], c: &[T], iv: &[&[T]]) {
+fn combine_host<T: Scalar>(ov: &mut [&mut [T]], c: &[T], iv: &[&[T]], add: bool) {
     let n = iv.len();
     let len = ov.first().map_or(0, |o| o.len());
     for a in (0..len).step_by(BLOCK) {
         let b = (a + BLOCK).min(len);
-        for (q, o) in ov.iter_mut().enumerate() {
-            o[a..b].iter_mut().for_each(|v| *v = T::zero());
+        if !add {
+            for o in ov.iter_mut() {
+                o[a..b].iter_mut().for_each(|v| *v = T::zero());
+            }
+        }
+        // outputs two at a time: each input entry read once for both
+        let mut pairs = ov.chunks_exact_mut(2);
+        let mut q = 0;
+        for pair in &mut pairs {
+            let [o0, o1] = pair else { unreachable!() };
+            add_block2(
+                [o0, o1],
+                [&c[q * n..(q + 1) * n], &c[(q + 1) * n..(q + 2) * n]],
+                iv,
+                a,
+                b,
+            );
+            q += 2;
+        }
+        for o in pairs.into_remainder() {
             add_block(o, &c[q * n..(q + 1) * n], iv, a, b);
+        }
+    }
+}
+
+/// [`add_block`] into two outputs at once: w_t[j] += c_t[i] v_i[j] for every input i in turn (the
+/// same sums, in the same order, as two calls of `add_block`).
+#[inline(always)]
+fn add_block2<T: Scalar>(w: [&mut [T]; 2], c: [&[T]; 2], vs: &[&[T]], a: usize, b: usize) {
+    let [w0, w1] = w;
+    let (w0, w1) = (&mut w0[a..b], &mut w1[a..b]);
+    let len = w0.len();
+    assert!(w1.len() == len && vs.iter().all(|v| v.len() >= b));
+    let mut i = 0;
+    while i + 8 <= vs.len() {
+        let v: [&[T]; 8] = std::array::from_fn(|q| &vs[i + q][a..b]);
+        let p0: [T; 8] = std::array::from_fn(|q| c[0][i + q]);
+        let p1: [T; 8] = std::array::from_fn(|q| c[1][i + q]);
+        for j in 0..len {
+            // SAFETY: j < len, and w0, w1 and every v[q] have len entries (sliced a..b above,
+            // the inputs at least b long: asserted)
+            unsafe {
+                let (mut t0, mut t1) = (*w0.get_unchecked(j), *w1.get_unchecked(j));
+                for q in 0..8 {
+                    let x = *v[q].get_unchecked(j);
+                    t0 += p0[q] * x;
+                    t1 += p1[q] * x;
+                }
+                *w0.get_unchecked_mut(j) = t0;
+                *w1.get_unchecked_mut(j) = t1;
+            }
+        }
+        i += 8;
+    }
+    for ((c0, c1), v) in c[0][i..].iter().zip(&c[1][i..]).zip(&vs[i..]) {
+        for ((x0, x1), vj) in w0.iter_mut().zip(w1.iter_mut()).zip(&v[a..b]) {
+            *x0 += *c0 * *vj;
+            *x1 += *c1 * *vj;
         }
     }
 }
@@ -125,6 +181,44 @@ mod tests {
         let mut p = Part::<f64>::zeroed(crate::exec::Exec::Host, v.len()).unwrap();
         p.local_mut().copy_from_slice(&v);
         p
+    }
+
+    /// Combinations of 7, 8 and 11 inputs into 1 to 4 outputs (the outputs two at a time, the
+    /// inputs eight at a time, and the rest of either), written and added: each output has the bits
+    /// of axpys in the order of the inputs.
+    #[test]
+    fn combinations_in_every_grouping_are_axpys() {
+        for n in [5, 2049, 5000] {
+            for nin in [7, 8, 11] {
+                let xs: Vec<Part<f64>> = (0..nin).map(|s| part(pattern(n, s))).collect();
+                let xr: Vec<&Part<f64>> = xs.iter().collect();
+                for nout in 1..=4 {
+                    let c: Vec<f64> = (0..nin * nout).map(|k| 0.3 - 0.07 * k as f64).collect();
+                    for add in [false, true] {
+                        let mut outs: Vec<Part<f64>> =
+                            (0..nout).map(|s| part(pattern(n, s + 50))).collect();
+                        {
+                            let mut or: Vec<&mut Part<f64>> = outs.iter_mut().collect();
+                            combine(&mut or, &c, &xr, add).unwrap();
+                        }
+                        for (q, o) in outs.iter().enumerate() {
+                            let mut want = if add {
+                                pattern(n, q + 50)
+                            } else {
+                                vec![0.0; n]
+                            };
+                            for (a, x) in xs.iter().enumerate() {
+                                crate::exec::ops::axpy(&mut want, c[q * nin + a], x.local());
+                            }
+                            assert!(
+                                o.local() == want.as_slice(),
+                                "n {n} {nin} inputs output {q} of {nout} add {add}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -148,7 +242,7 @@ mod tests {
             let mut outs: Vec<Part<f64>> = (0..3).map(|s| part(pattern(n, s + 50))).collect();
             {
                 let mut or: Vec<&mut Part<f64>> = outs.iter_mut().collect();
-                combine(&mut or, &c, &xr).unwrap();
+                combine(&mut or, &c, &xr, false).unwrap();
             }
             for (q, o) in outs.iter().enumerate() {
                 let mut want = vec![0.0; n];
@@ -156,6 +250,19 @@ mod tests {
                     crate::exec::ops::axpy(&mut want, c[q * 7 + a], x.local());
                 }
                 assert!(o.local() == want.as_slice(), "n {n} output {q}");
+            }
+            // with add: the output plus each term in turn
+            let mut more: Vec<Part<f64>> = (0..3).map(|s| part(pattern(n, s + 60))).collect();
+            {
+                let mut or: Vec<&mut Part<f64>> = more.iter_mut().collect();
+                combine(&mut or, &c, &xr, true).unwrap();
+            }
+            for (q, o) in more.iter().enumerate() {
+                let mut want = pattern(n, q + 60);
+                for (a, x) in xs.iter().enumerate() {
+                    crate::exec::ops::axpy(&mut want, c[q * 7 + a], x.local());
+                }
+                assert!(o.local() == want.as_slice(), "n {n} added output {q}");
             }
         }
     }

@@ -4,6 +4,7 @@
 
 pub(super) mod block;
 mod cg;
+pub(super) mod gram;
 pub(super) mod multi;
 
 pub use cg::PipeRows;

@@ -6,6 +6,7 @@
 
 mod block;
 mod kernels;
+mod multi;
 mod narrow;
 mod sell;
 #[cfg(test)]
@@ -281,6 +282,51 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         }
         self.forward_host::<true>(x.local(), y.local_mut())
             .map(Some)
+    }
+    /// On host-addressable vectors: each vector's ghosts moved in turn (the diag product of all of
+    /// them while the last ones move), then the offd rows, each block read from memory once
+    /// ([`LocalCsr::mult_many`]). Elsewhere, or where the ghosts' buffer cannot be had, one product
+    /// per vector (the same messages in the same order).
+    fn apply_many(&self, xs: &[&DistVector<T>], ys: &mut [&mut DistVector<T>]) -> Result<()> {
+        let host =
+            xs.iter().all(|x| x.host_addressable()) && ys.iter().all(|y| y.host_addressable());
+        let ng = self.halo.n_ghost();
+        let mut ghosts = Vec::new();
+        if !host
+            || xs.len() != ys.len()
+            || xs.len() < 2
+            || ng
+                .checked_mul(xs.len())
+                .is_none_or(|n| ghosts.try_reserve_exact(n).is_err())
+        {
+            return super::apply_each(self, xs, ys);
+        }
+        for (x, y) in xs.iter().zip(ys.iter()) {
+            super::check_apply(self, x, y, false)?;
+        }
+        ghosts.resize(ng * xs.len(), T::zero());
+        let blk = self.blocks();
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let send = &mut b.send;
+        let xl: Vec<&[T]> = xs.iter().map(|x| x.local()).collect();
+        let mut yl: Vec<&mut [T]> = ys.iter_mut().map(|y| y.local_mut()).collect();
+        let last = xs.len() - 1;
+        for (j, x) in xl.iter().enumerate() {
+            let g = &mut ghosts[j * ng..(j + 1) * ng];
+            self.halo.forward(x, send, g, || {
+                if j == last {
+                    blk.diag.mult_many(&xl, &mut yl, false);
+                }
+                Ok(())
+            })?;
+        }
+        let gl: Vec<&[T]> = if ng == 0 {
+            vec![&[][..]; xs.len()]
+        } else {
+            ghosts.chunks(ng).collect()
+        };
+        blk.offd.mult_many(&gl, &mut yl, true);
+        Ok(())
     }
     /// On host-addressable vectors (others: [`super::streamed_by_apply`]): while the halo and the
     /// caller's reduction move, the diag product of the first rows goes into n, a block at a time, polling the

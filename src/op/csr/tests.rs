@@ -200,6 +200,34 @@ fn same_products(rng: &mut Rng, a: &LocalCsr<f64>, s: &LocalCsr<f64>) {
                 }
             }
         }
+        // the product with several vectors, in either layout, has each vector's bits
+        for k in [1, 3, 8, 11] {
+            let xs: Vec<Vec<f64>> = (0..k)
+                .map(|_| (0..ncols).map(|_| rng.unit()).collect())
+                .collect();
+            let xr: Vec<&[f64]> = xs.iter().map(|v| &v[..]).collect();
+            for sequential in [false, true] {
+                let _order = SumOrder::set(sequential);
+                for add in [false, true] {
+                    for m in [a, s] {
+                        let mut ys: Vec<Vec<f64>> = vec![y0.clone(); k];
+                        let mut yr: Vec<&mut [f64]> = ys.iter_mut().map(|v| &mut v[..]).collect();
+                        m.mult_many(&xr, &mut yr, add);
+                        for (x, y) in xs.iter().zip(&ys) {
+                            let mut one = y0.clone();
+                            a.mult(x, &mut one, add);
+                            let bits =
+                                |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(
+                                bits(y),
+                                bits(&one),
+                                "{k} vectors, add {add}, sequential {sequential}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
         // the entries, the diagonal, the adjoint and the CSR copy
         let (mut ea, mut es) = (Vec::new(), Vec::new());
         a.for_each(|r, c, v| ea.push((r, c, v.to_bits())));
