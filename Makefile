@@ -68,7 +68,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -188,6 +188,7 @@ bench: stage
 	done
 	$(MAKE) --no-print-directory bench-eigen
 	$(MAKE) --no-print-directory bench-recycle
+	$(MAKE) --no-print-directory bench-many
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
@@ -231,6 +232,16 @@ bench-recycle: stage
 	for np in $(BENCH_NP); do \
 	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench convdiff $(RECYCLE_ROUNDS) $(RECYCLE) $(BUILD)/bench.json || exit 1; \
 	  $(MPIEXEC) -n $$np $(BUILD)/recycle_bench spd $(RECYCLE_ROUNDS) $(RECYCLE_SPD) $(BUILD)/bench.json || exit 1; \
+	done
+
+# Several right-hand sides (benches/many.c): block CG of MANY's k columns (parlops_solver_solve_many)
+# next to k CG solves on the 2D Poisson matrix, interleaved rounds, every true residual checked.
+MANY_ROUNDS ?= 3
+MANY ?= 1000 8 1e-8
+bench-many: stage
+	$(MPICC) -O2 -Iinclude benches/many.c -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/many_bench
+	for np in $(BENCH_NP); do \
+	  $(MPIEXEC) -n $$np $(BUILD)/many_bench $(MANY_ROUNDS) $(MANY) $(BUILD)/bench.json || exit 1; \
 	done
 
 bench-precond: stage

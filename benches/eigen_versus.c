@@ -19,36 +19,20 @@
 #include <string.h>
 
 #include <parlops.h>
+
+#include "bench_util.h"
 #include <slepceps.h>
 
-#define CHECKP(x)                                                                      \
-  do {                                                                                 \
-    parlops_status st_ = (x);                                                          \
-    if (st_ != PARLOPS_OK) {                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, parlops_last_error()); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
-    }                                                                                  \
-  } while (0)
 
 static int rank_, size_;
 
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(const double *v, int n) {
-  double s[256];
-  memcpy(s, v, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, cmpd);
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
 
 /* the closed form's eigenvalues, ascending */
 static double *exact(int64_t nx) {
   double *e = malloc((size_t)(nx * nx) * sizeof *e), h = M_PI / (double)(nx + 1);
   for (int64_t i = 0; i < nx; i++)
     for (int64_t j = 0; j < nx; j++) e[i * nx + j] = 3.4 - 2.0 * cos((double)(i + 1) * h) - 1.4 * cos((double)(j + 1) * h);
-  qsort(e, (size_t)(nx * nx), sizeof *e, cmpd);
+  qsort(e, (size_t)(nx * nx), sizeof *e, bench_cmpd);
   return e;
 }
 

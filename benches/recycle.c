@@ -22,27 +22,11 @@
 
 #include <parlops.h>
 
-#define CHECKP(x)                                                                      \
-  do {                                                                                 \
-    parlops_status st_ = (x);                                                          \
-    if (st_ != PARLOPS_OK) {                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, parlops_last_error()); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
-    }                                                                                  \
-  } while (0)
+#include "bench_util.h"
+
 
 static int rank_, size_, spd_;
 
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(const double *v, int n) {
-  double s[256];
-  memcpy(s, v, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, cmpd);
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
 
 /* the values of rows [start, start + len) for convection (anisotropy) c, in the order of the pattern */
 static void values(int64_t n, int64_t start, int64_t len, double c, double *va) {
@@ -155,11 +139,8 @@ int main(int argc, char **argv) {
   if (rounds < 1 || rounds > 256) rounds = 3;
   parlops_comm *comm = NULL;
   CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
-  int64_t N = n * n, len = N / size_ + (rank_ < N % size_), start = 0;
-  MPI_Exscan(&len, &start, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  if (rank_ == 0) start = 0;
-  parlops_layout *l = NULL;
-  CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, N, len, &l));
+  int64_t N = n * n, len = 0, start = 0;
+  parlops_layout *l = bench_rows(comm, N, &start, &len);
   int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(5 * len + 1) * sizeof *ci);
   double *va = malloc((size_t)(5 * len + 1) * sizeof *va);
   int64_t nz = 0;
@@ -223,31 +204,18 @@ int main(int argc, char **argv) {
            rname, pname, (long long)rr.apps, (long long)rg.apps, ra, 100 * (1 - ra), median(t_r, rounds),
            median(t_g, rounds), rt, rounds);
     if (json) {
-      /* the rows of tools/bench_report.py: GMRES first (the peer), "iterations" the operator
-         applications of the sequence, "ms_per_it" the sequence's time */
-      FILE *f = fopen(json, "a");
-      if (f) {
-        char prob[96], names[2][96];
-        snprintf(prob, sizeof prob, "recycling: %d drifting %s systems%s", systems, spd_ ? "anisotropic" : "convdiff",
-                 ilu == 2 ? ", block Jacobi IC(0)" : ilu ? ", block Jacobi ILU(0)" : "");
-        snprintf(names[0], sizeof names[0], "parlops %s", pname);
-        snprintf(names[1], sizeof names[1], "parlops %s", rname);
-        double lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
-        for (int i = 0; i < rounds; i++) {
-          lo[0] = fmin(lo[0], t_g[i]), hi[0] = fmax(hi[0], t_g[i]);
-          lo[1] = fmin(lo[1], t_r[i]), hi[1] = fmax(hi[1], t_r[i]);
-        }
-        double med[2] = {median(t_g, rounds), median(t_r, rounds)}, vs[2] = {1.0, rt};
-        long long apps[2] = {(long long)rg.apps, (long long)rr.apps};
-        for (int i = 0; i < 2; i++)
-          fprintf(f,
-                  "{\"problem\":\"%s\",\"rows\":%lld,\"ranks\":%d,\"solver\":\"%s\",\"iterations\":%lld,"
-                  "\"ms_per_it\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"vs_first\":%.4f,\"floor_bytes_per_row\":0,"
-                  "\"x_floor\":0,\"rounds\":%d,\"timed_iterations\":1,\"counted\":1,\"apps_ratio\":%.4f}\n",
-                  prob, (long long)N, size_, names[i], apps[i], 1e3 * med[i], 1e3 * lo[i], 1e3 * hi[i], vs[i], rounds,
-                  ra);
-        fclose(f);
-      }
+      /* GMRES/CG first (the peer), "iterations" the operator applications of the sequence,
+         "ms_per_it" the sequence's time */
+      char prob[96], n0[96], n1[96], extra[48];
+      snprintf(prob, sizeof prob, "recycling: %d drifting %s systems%s", systems, spd_ ? "anisotropic" : "convdiff",
+               ilu == 2 ? ", block Jacobi IC(0)" : ilu ? ", block Jacobi ILU(0)" : "");
+      snprintf(n0, sizeof n0, "parlops %s", pname);
+      snprintf(n1, sizeof n1, "parlops %s", rname);
+      snprintf(extra, sizeof extra, ",\"apps_ratio\":%.4f", ra);
+      const char *names[2] = {n0, n1};
+      const double *t[2] = {t_g, t_r};
+      long long apps[2] = {(long long)rg.apps, (long long)rr.apps};
+      bench_json_pair(json, prob, (long long)N, size_, names, t, rounds, apps, rt, extra);
     }
   }
   parlops_vec_destroy(&b);
