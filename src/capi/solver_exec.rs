@@ -72,11 +72,11 @@ pub unsafe extern "C" fn parlops_solver_solve(
 /// iterations than alone; equal, dependent or zero columns are allowed); every column tested on its
 /// own rule ||b_j - A x_j|| <= max(rtol ||b_j||, atol), the solve ending when all hold, confirmed on
 /// the true residuals; every column of a block reports the block's iterations; the monitors see the
-/// column farthest from its rule. Unless a setting block CG does not offer is set (the natural
-/// norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a null space, an iterate monitor,
-/// eigenvalue estimates): those, and every other method (GMRES and BiCGStab have no block form
-/// yet), solve one column after another. The b[j] share one memory, the x[j] too, and no x[j] is a
-/// b[i]. Each column's outcome:
+/// column farthest from its rule; no eigenvalue estimates are recorded. Unless a setting block CG
+/// does not offer is set (the natural norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a
+/// null space, an iterate monitor): those, and every other method (GMRES and BiCGStab have no block
+/// form yet), solve one column after another. The b[j] share one memory, the x[j] too (and one
+/// caller's stream), and no x[j] is a b[i]. Each column's outcome:
 /// parlops_solver_info_column; parlops_solver_info gives the column farthest from its rule (the
 /// first that did not converge, else the largest ||r_j|| / ||b_j||). n = 0 does nothing. Returns
 /// PARLOPS_OK when the solve ran, converged or not. Argument errors on any rank (n differing
@@ -129,6 +129,12 @@ pub unsafe extern "C" fn parlops_solver_solve_many(
                         xj.inner.location().name(),
                         b0.location().name(),
                         x0.location().name()
+                    );
+                }
+                if xj.inner.caller_stream() != x0.caller_stream() {
+                    crate::bail!(
+                        InvalidArgument,
+                        "column {j}: x[{j}] has another caller's stream than x[0] (parlops_vec_set_stream): the columns share one stream"
                     );
                 }
             }

@@ -50,6 +50,7 @@ impl AnySolver {
             .map(|o| o.dtype())
             .ok_or_else(|| crate::err!(Internal, "operator"))?;
         let mut infos = Vec::new();
+        self.infos.clear();
         macro_rules! many {
             ($t:ty) => {
                 self.run::<$t, _>(|s| {

@@ -87,7 +87,9 @@ impl<T: Scalar> Solver<T> {
 
     /// Does a solve of `k` right-hand sides run as a block? With CG (and k > 1), unless a setting
     /// block CG does not offer is set: the natural norm, a trust region, rtol relative to the
-    /// initial residual, a null space, an iterate monitor, eigenvalue estimates.
+    /// initial residual, a null space, an iterate monitor (all agreed across ranks; eigenvalue
+    /// estimates, which ranks may ask for alone, are not recorded by a block solve and do not
+    /// decide).
     pub fn blocked(&self, k: usize) -> bool {
         let p = &self.params;
         k > 1
@@ -97,7 +99,6 @@ impl<T: Scalar> Solver<T> {
             && p.reference == super::Reference::Rhs
             && self.null_space.is_none()
             && self.watch.is_none()
-            && !p.compute_eigs
     }
 
     fn solve_many_untimed(
@@ -126,9 +127,11 @@ impl<T: Scalar> Solver<T> {
             if x.location() != loc || x.caller_stream() != stream {
                 crate::bail!(
                     InvalidArgument,
-                    "x[{j}] lives in {} but x[0] in {}: the columns of a solve share one memory",
+                    "x[{j}] lives in {} with {:?} but x[0] in {} with {:?}: the columns of a solve share one memory and stream",
                     x.location().name(),
-                    loc.name()
+                    x.caller_stream(),
+                    loc.name(),
+                    stream
                 );
             }
         }

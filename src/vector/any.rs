@@ -126,6 +126,10 @@ impl AnyVec {
     pub fn location(&self) -> Location {
         any_vec!(self, v => v.location())
     }
+    /// The caller's stream of a device vector ([`DistVector::caller_stream`]).
+    pub fn caller_stream(&self) -> Option<crate::exec::Stream> {
+        any_vec!(self, v => v.caller_stream())
+    }
 
     /// The typed vector, when `T` is this vector's element type.
     pub fn typed<T: Scalar>(&self) -> Option<&DistVector<T>> {

@@ -329,6 +329,10 @@ pub fn update<T: Scalar>(
     ins: &[&DistVector<T>],
 ) -> Result<()> {
     let Some(first) = ins.first() else {
+        // no terms: the bases themselves
+        for (o, b) in outs.iter_mut().zip(base.unwrap_or(&[])) {
+            o.copy_from(b)?;
+        }
         return Ok(());
     };
     let named: Vec<(&DistVector<T>, &str)> = ins.iter().map(|v| (*v, "v")).collect();

@@ -258,6 +258,12 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_solve_many(s, 2, bd, xx), PARLOPS_ERR_DTYPE_MISMATCH, "column 0");
     EXPECT(parlops_solver_solve_many(s, 2, bs2, xx), PARLOPS_ERR_SIZE_MISMATCH, "column 1");
     if (one) {
+      /* eigenvalue estimates asked for on one rank only (a setting ranks may differ in): the same
+         block solve everywhere */
+      EXPECT(parlops_solver_set_compute_eigenvalues(s, rank_ == last), PARLOPS_OK, NULL);
+      EXPECT(parlops_solver_solve_many(s, 2, bb, xx), PARLOPS_OK, NULL);
+      expect_converged("solve_many, estimates on one rank: column 1", s, A, b, z, 1e-10, 0.0);
+      EXPECT(parlops_solver_set_compute_eigenvalues(s, false), PARLOPS_OK, NULL);
       EXPECT(parlops_solver_solve_many(s, rank_ == last ? 1 : 2, bb, xx), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
              "right-hand sides");
       EXPECT(parlops_solver_solve_many(s, 2, rank_ == last ? bs2 : bb, xx), PARLOPS_ERR_SIZE_MISMATCH, NULL);

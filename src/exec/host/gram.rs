@@ -141,7 +141,8 @@ pub(crate) fn update<T: Scalar>(
     {
         let n = ins.len();
         let len = outs.first().map_or(0, |o| o.local().len());
-        if c.len() != outs.len() * n
+        if n == 0
+            || c.len() != outs.len() * n
             || ins.iter().any(|v| v.local().len() != len)
             || outs.iter().any(|v| v.local().len() != len)
             || base
