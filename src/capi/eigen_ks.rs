@@ -60,7 +60,11 @@ pub type parlops_eig_monitor_fn = Option<
 /// `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that
 /// stay above the rule: an inexact inv): PARLOPS_ERR_NOT_CONVERGED, the message giving the
 /// eigenvalues reached and their relative residuals (the estimates; the true ones where their check
-/// failed), the products and restarts made; nothing is written. One start vector sees each eigenspace once per
+/// failed), the products and restarts made; nothing is written. Each new basis vector's projections
+/// are checked against what OP's Hermitian transpose gives from the earlier ones: a difference of
+/// more than 1e-3 of ||OP|| (a not Hermitian, inv far from exact) is PARLOPS_ERR_INVALID_ARGUMENT
+/// on every rank, found within the first products (on such an OP the run could never converge).
+/// One start vector sees each eigenspace once per
 /// cycle: a multiple eigenvalue is found again only through rounding and restarts (the randomized
 /// eigensolver, a block method, is for clusters). [collective]
 #[unsafe(no_mangle)]

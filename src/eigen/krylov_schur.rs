@@ -151,6 +151,60 @@ impl<T: Scalar> Ctx<'_, T> {
         idx
     }
 
+    /// Refuses an OP that is not M-Hermitian: `h` holds column j's projections <v_i, OP v_j>
+    /// (i <= j), `known[i]` what OP's Hermitian transpose gives for them from the earlier columns
+    /// (i < j; the locked ones, below `nlock`, left out), `anorm` the largest column norm so far.
+    fn hermitian(
+        &self,
+        h: &[T],
+        known: &[f64],
+        nlock: usize,
+        anorm: f64,
+        products: usize,
+    ) -> Result<()> {
+        let j = known.len();
+        let (dre, dim) = h[j].to_parts();
+        let col = h.iter().fold(0.0f64, |a, v| {
+            let (re, im) = v.to_parts();
+            a.hypot(re.hypot(im))
+        });
+        let scale = anorm.max(col);
+        let tol = 1e-3f64.max(1e4 * floor::<T>() / 100.0);
+        let mut worst = (dim.abs(), j, dre, dim, dre);
+        for (i, (v, &e)) in h.iter().zip(known).enumerate().skip(nlock) {
+            let (re, im) = v.to_parts();
+            let d = (re - e).hypot(im);
+            if d > worst.0 {
+                worst = (d, i, re, im, e);
+            }
+        }
+        let (d, i, re, im, e) = worst;
+        if d > tol * scale {
+            let (inner, name) = match (self.p.b.is_some(), self.target) {
+                (_, Target::Nearest(_)) => (
+                    " in the B inner product (B = I where b is NULL)",
+                    "(A - sigma B)^-1 B through inv: a and b must be Hermitian and inv exact enough",
+                ),
+                (true, _) => (
+                    " in the B inner product",
+                    "B^-1 A through inv: a must be Hermitian and inv exact enough",
+                ),
+                (false, _) => ("", "a: it must be Hermitian"),
+            };
+            let v = if T::DTYPE.is_complex() {
+                format!("{re:e} {im:+e}i")
+            } else {
+                format!("{re:e}")
+            };
+            crate::bail!(
+                InvalidArgument,
+                "OP is not Hermitian{inner} (OP = {name}): at product {products}, <v_{i}, OP v_{j}> = {v} where OP's Hermitian transpose gives {e:e}, a difference of {:.1e} of ||OP|| ~ {scale:e} (at most {tol:.0e})",
+                d / scale
+            );
+        }
+        Ok(())
+    }
+
     /// Orthogonalise `w` against `basis` in M, returning the projections V^H M w and the M-norm
     /// left (`z` is scratch for M w).
     fn orth(
@@ -426,6 +480,12 @@ pub fn krylov_schur<T: Scalar>(
     // the estimates' test is tightened where a true residual failed it (the estimates measure OP's
     // residual in the M-norm); two checks in a row that do not halve the worst failure end the run
     let (mut factor, mut last_worst, mut stalls) = (1.0f64, f64::INFINITY, 0usize);
+    // OP is M-Hermitian, so each new column's projections <v_i, OP v_j> (i < j) are known from the
+    // earlier ones: the b of the relation that made v_j after v_{j-1}, the restart's arrow for the
+    // first column after it, zero elsewhere; the locked vectors are left out (their residuals may
+    // be up to tol). A difference of more than 1e-3 of ||OP|| is an operator that is not Hermitian:
+    // refused (on every rank: the projections are reduced), as the run could never converge.
+    let mut known = vec![0.0f64; ncv + 1];
     loop {
         let mut m = k;
         let mut beta = 0.0;
@@ -434,6 +494,8 @@ pub fn krylov_schur<T: Scalar>(
             cx.op(&basis[j], &mut w, &mut t)?;
             products += 1;
             let (h, bj) = cx.orth(&basis[..=j], &mut w, &mut z)?;
+            cx.hermitian(&h, &known[..j], nlock, anorm, products)?;
+            known.iter_mut().for_each(|x| *x = 0.0);
             let mut col2 = 0.0;
             for (i, hv) in h.iter().enumerate() {
                 let re = hv.to_parts().0;
@@ -454,6 +516,7 @@ pub fn krylov_schur<T: Scalar>(
             }
             if bj > 1e-12 * anorm {
                 beta = bj;
+                known[j] = bj;
                 std::mem::swap(&mut basis[m], &mut w);
                 basis[m].scale(T::real(1.0 / bj))?;
                 continue;
@@ -578,6 +641,8 @@ pub fn krylov_schur<T: Scalar>(
         }
         for (q, &col) in cols.iter().enumerate() {
             s[(nlock + q) * ncv + nlock + q] = theta[col];
+            // OP u_q = theta_q u_q + beta y_q[last] v (the arrow)
+            known[nlock + q] = beta * y[(act - 1) * act + col];
         }
         // lock the leading pairs whose estimates met the test once their true residuals do too
         // (the kept vectors are the Ritz vectors now)

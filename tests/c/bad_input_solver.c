@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
 
   /* a tridiagonal SPD matrix, an indefinite one, a zero-diagonal one */
   int64_t rp[32], ci[96];
-  double v[96], vi[96], vz[96];
+  double v[96], vi[96], vz[96], vn[96];
   int64_t nnz = 0;
   rp[0] = 0;
   for (int64_t i = start; i < start + len; ++i) {
@@ -100,14 +100,16 @@ int main(int argc, char **argv) {
       v[nnz] = j == i ? 2.5 : -1.0;
       vi[nnz] = j == i ? 0.5 : -1.0;
       vz[nnz] = j == i ? 0.0 : -1.0;
+      vn[nnz] = j == i ? 2.5 : j < i ? -1.0 : -0.2;
       nnz++;
     }
     rp[i - start + 1] = nnz;
   }
-  parlops_op *A = NULL, *Ai = NULL, *Az = NULL, *R = NULL, *Ao = NULL, *S = NULL;
+  parlops_op *A = NULL, *Ai = NULL, *Az = NULL, *R = NULL, *Ao = NULL, *S = NULL, *N = NULL;
   EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
   EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vi, &Ai), PARLOPS_OK, NULL);
   EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vz, &Az), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, vn, &N), PARLOPS_OK, NULL);
   EXPECT(parlops_op_zero(l2, l, PARLOPS_F64, &R), PARLOPS_OK, NULL);
   EXPECT(parlops_op_identity(lo, PARLOPS_F64, &Ao), PARLOPS_OK, NULL);
   EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, diag_fwd, diag_fwd, NULL, &S), PARLOPS_OK, NULL);
@@ -439,6 +441,8 @@ int main(int argc, char **argv) {
     expect("Krylov-Schur: nothing written when not converged", ev[0] == -7.0 && kprods == 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
     EXPECT(KS(A, NULL, NULL, 0, v2, 1, 6, 400, 1e-10, PARLOPS_EIG_LARGEST, ev, res, lv, &kprods), PARLOPS_OK, NULL);
     expect("Krylov-Schur: the largest eigenvalue", fabs(ev[0] - (2.5 + 2.0 * cos(3.14159265358979323846 / 21.0))) < 1e-10 && res[0] <= 1e-10 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    /* an operator that is not symmetric, with no limit on the products: refused (it never converges) */
+    EXPECT(KS(N, NULL, NULL, 0, v2, 2, 4, INT64_MAX, 1e-8, PARLOPS_EIG_SMALLEST, ev, res, NULL, &kprods), PARLOPS_ERR_INVALID_ARGUMENT, "not Hermitian");
 #undef KS
     /* low-rank operator */
     parlops_op *L = NULL;
@@ -675,7 +679,7 @@ int main(int argc, char **argv) {
   parlops_solver_destroy(&s2);
   EXPECT(parlops_solver_destroy(&s), PARLOPS_OK, NULL);
   parlops_vec_destroy(&b); parlops_vec_destroy(&x); parlops_vec_destroy(&bf); parlops_vec_destroy(&b2); parlops_vec_destroy(&bn);
-  parlops_op_destroy(&A); parlops_op_destroy(&Ai); parlops_op_destroy(&Az); parlops_op_destroy(&R); parlops_op_destroy(&Ao); parlops_op_destroy(&S);
+  parlops_op_destroy(&A); parlops_op_destroy(&Ai); parlops_op_destroy(&Az); parlops_op_destroy(&R); parlops_op_destroy(&Ao); parlops_op_destroy(&S); parlops_op_destroy(&N);
   parlops_layout_destroy(&l); parlops_layout_destroy(&l2); parlops_layout_destroy(&lo);
   parlops_comm_destroy(&c); parlops_comm_destroy(&c2);
   alarm(0);

@@ -295,6 +295,96 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         e.contains("b is not positive definite"),
         &format!("B not positive definite: '{e}'"),
     );
+    // an operator that is not Hermitian: refused on every rank, naming a, however many products
+    // were allowed (the fuzzer's hang: symmetric Lanczos on it never converges, so the run went on
+    // to max_products = 2^62); a skew part of 1e-7 of ||A|| is no reason to refuse
+    for (skew, what) in [(0.5, "a bidiagonal"), (1e-7 * 60.0, "a nearly symmetric")] {
+        let mut dm: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| if i == j { 1.0 + i as f64 } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        for i in 0..n - 1 {
+            dm[i][i + 1] += skew;
+            if skew < 1.0e-3 {
+                dm[i + 1][i] -= skew;
+            }
+        }
+        let ns = dense_op(&l, &dm);
+        let pns = Problem {
+            a: ns.as_ref(),
+            b: None,
+            inv: None,
+        };
+        let r = run(
+            &pns,
+            Target::Smallest,
+            &v1,
+            2,
+            4,
+            usize::MAX / 2,
+            1e-8,
+            &mut [],
+        )
+        .0;
+        let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
+        if skew > 1.0e-3 {
+            t.check(
+                e.contains("not Hermitian") && e.contains("a: it must be Hermitian"),
+                &format!("{what} operator refused: '{e}'"),
+            );
+        } else {
+            t.check(
+                !e.contains("not Hermitian"),
+                &format!(
+                    "{what} operator runs: {:?}",
+                    r.as_ref().map(|r| (r.converged, r.products))
+                ),
+            );
+        }
+    }
+    let mut dc: Vec<Vec<parlops::c64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    parlops::c64::from_parts_lossy(if i == j { 1.0 + i as f64 } else { 0.0 }, 0.0)
+                })
+                .collect()
+        })
+        .collect();
+    dc[7][7] = parlops::c64::from_parts_lossy(8.0, 3.0);
+    let cop = dense_op(&l, &dc);
+    let pc = Problem {
+        a: cop.as_ref(),
+        b: None,
+        inv: None,
+    };
+    let vc = start::<parlops::c64>(&l, 5);
+    let mut calls = 0usize;
+    let mut mon = |_: &Progress<'_>| {
+        calls += 1;
+        Ok(false)
+    };
+    let e = krylov_schur(
+        &pc,
+        Target::Largest,
+        &vc,
+        2,
+        6,
+        usize::MAX / 2,
+        1e-8,
+        &mut [],
+        &mut mon,
+    )
+    .err()
+    .map(|e| e.msg)
+    .unwrap_or_default();
+    t.check(
+        e.contains("not Hermitian"),
+        &format!("a complex diagonal with 8+3i on it refused: '{e}'"),
+    );
     // the product limit: not converged, the values reached reported
     let (r, _) = run(&p, Target::Smallest, &v1, 3, 6, 10, 1e-12, &mut []);
     let r = r.unwrap();
