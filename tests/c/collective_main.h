@@ -22,8 +22,9 @@ int main(int argc, char **argv) {
   long all_failed = 0;
   MPI_Allreduce(&failed, &all_failed, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank_ == 0)
-    printf("collective_guard (%d ranks, %d collective functions, %ld cases): %ld passed, %ld failed\n", size_, nfn,
-           cases, passed, all_failed);
+    printf("collective_guard (%d ranks, %d collective functions, %ld cases, of which %ld lifetime cases, %ld reaching a "
+           "callback): %ld passed, %ld failed\n",
+           size_, nfn, cases, lt_cases, lt_reached, passed, all_failed);
   MPI_Finalize();
   return all_failed != 0;
 }

@@ -22,6 +22,12 @@ static int rank_ = 0, size_ = 1;
 static int victim_ = -1;
 /* shell callbacks fail (return 7) on this rank */
 static int fail_rank = -1;
+/* the lifetime cases' state (see lt_arm below) */
+static int lt_kind = -1, lt_fired = 0;
+static void *lt_handle = NULL;
+static parlops_status lt_status = PARLOPS_OK;
+static char lt_msg[256];
+static long lt_cases = 0, lt_reached = 0;
 static long passed = 0, failed = 0, cases = 0;
 static const char *cur_fn = "", *cur_param = "", *cur_variant = "";
 static const char *only_fn = NULL; /* -f: run one function */
@@ -74,9 +80,64 @@ static void expect_same(parlops_status st, int must_be_ok) {
           rank_, cur_fn, cur_param, cur_variant, victim_ == -2 ? "every rank" : "rank", victim_, buf,
           st == PARLOPS_OK ? "(none)" : parlops_last_error());
 }
+/* A lifetime case: where the callback ran, the destroy was refused with PARLOPS_ERR_BUSY (the handle
+ * is passed to the running call) and the call still got the valid call's status, alike on every
+ * rank. */
+static void expect_lifetime(parlops_status st, parlops_status valid) {
+  lt_kind = -1;
+  int mine[2] = {(int)st, lt_fired ? (int)lt_status : -1}, all[128] = {0};
+  MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+  int ok = 1, reached = 0;
+  for (int i = 0; i < size_; i++) {
+    ok = ok && all[2 * i] == (int)valid && all[2 * i + 1] == all[1];
+    reached = reached || all[2 * i + 1] != -1;
+  }
+  ok = ok && (all[1] == -1 || all[1] == PARLOPS_ERR_BUSY);
+  cases++;
+  lt_cases++;
+  lt_reached += reached;
+  if (getenv("LT_SHOW") && rank_ == 0) printf("lifetime %s %s: %s\n", cur_fn, cur_param, reached ? "reached" : "no callback");
+  if (ok) {
+    passed++;
+    return;
+  }
+  failed++;
+  fprintf(stderr,
+          "rank %d: FAILED %s: '%s' destroyed from a shell callback during the call: the destroy returned %d "
+          "(PARLOPS_ERR_BUSY = %d expected), the call %d (the valid call %d); messages: '%s', '%s'\n",
+          rank_, cur_fn, cur_param, lt_fired ? (int)lt_status : -1, (int)PARLOPS_ERR_BUSY, (int)st, (int)valid, lt_msg,
+          st == PARLOPS_OK ? "" : parlops_last_error());
+}
+
 static void finish_case(void) {
   fail_rank = -1;
   victim_ = -1;
+}
+
+/* ---- the lifetime cases: a shell callback destroys a handle passed to the running call, which must
+ * refuse it (PARLOPS_ERR_BUSY) and go on to the valid call's result. lt_kind: the handle's type (the
+ * generator's order: comm, layout, vec, op, solver, hypre_options, options), -1 when disarmed. */
+static void lt_arm(int kind, const void *h) {
+  lt_kind = h ? kind : -1;
+  lt_handle = (void *)h;
+  lt_fired = 0;
+  lt_status = PARLOPS_OK;
+  lt_msg[0] = 0;
+}
+static void lt_fire(void) {
+  if (lt_kind < 0 || lt_fired) return;
+  lt_fired = 1;
+  void *h = lt_handle;
+  switch (lt_kind) {
+  case 0: lt_status = parlops_comm_destroy((parlops_comm **)&h); break;
+  case 1: lt_status = parlops_layout_destroy((parlops_layout **)&h); break;
+  case 2: lt_status = parlops_vec_destroy((parlops_vec **)&h); break;
+  case 3: lt_status = parlops_op_destroy((parlops_op **)&h); break;
+  case 4: lt_status = parlops_solver_destroy((parlops_solver **)&h); break;
+  case 5: lt_status = parlops_hypre_options_destroy((parlops_hypre_options **)&h); break;
+  default: lt_status = parlops_options_destroy((parlops_options **)&h); break;
+  }
+  snprintf(lt_msg, sizeof lt_msg, "%s", lt_status == PARLOPS_OK ? "" : parlops_last_error());
 }
 
 /* ---- callbacks: y = 2 x (real doubles), failing on fail_rank */
@@ -86,6 +147,7 @@ typedef struct {
 static int cb_ok(void *ctx, const void *x, void *y) {
   const shell_ctx *c = ctx;
   for (int64_t i = 0; i < c->n; i++) ((double *)y)[i] = 2.0 * ((const double *)x)[i];
+  lt_fire();
   return rank_ == fail_rank ? 7 : 0;
 }
 static int cb_fail(void *ctx, const void *x, void *y) {
@@ -98,6 +160,7 @@ static int cb_fail(void *ctx, const void *x, void *y) {
 static int cb_diag_ok(void *ctx, void *d) {
   const shell_ctx *c = ctx;
   for (int64_t i = 0; i < c->n; i++) ((double *)d)[i] = 2.0;
+  lt_fire();
   return rank_ == fail_rank ? 7 : 0;
 }
 static int cb_diag_fail(void *ctx, void *d) {
@@ -130,6 +193,9 @@ static parlops_op *dead_op;
 static parlops_solver *dead_solver;
 static parlops_hypre_options *dead_hypre_options;
 static parlops_options *dead_options;
+
+/* the lifetime cases' operator: the shell W.S where a recipe gives the CSR matrix W.A (same shape) */
+static void *lt_sub_op(const parlops_op *h) { return (void *)(h == W.A ? W.S : h); }
 
 #define CHECK(call)                                                                                      \
   do {                                                                                                   \

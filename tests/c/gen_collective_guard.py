@@ -6,7 +6,11 @@ only -- a different value, zero, a negative or huge value, NaN, NULL, another li
 type (on the same communicator), a destroyed handle, a callback that fails -- and, for numbers, on
 every rank at once (extreme values: hypre's options, sizes, tolerances); then the valid call again
 with every shell callback failing on one rank. Every rank must return the same status within the
-watchdog's time, and the process must not crash. The valid arguments come from one hand-written
+watchdog's time, and the process must not crash. Then the lifetime cases: each handle passed to
+the call (element 0 of a handle array) is destroyed from the first shell callback the call runs,
+and the destroy must be refused (PARLOPS_ERR_BUSY) with the call going on to the valid call's
+status, on every rank: a function that runs callbacks cannot be added without entering it (objects
+held by reference, and the other callbacks, are tests/c/lifetime.c's). The valid arguments come from one hand-written
 recipe per function (tests/c/collective_recipes.h); a collective function without a recipe, or a
 recipe for a function that is not collective, stops the generation with an error, so a new
 collective function cannot be added without entering this test.
@@ -256,6 +260,31 @@ def main():
         w(f"  begin(\"{name}\", \"(callbacks)\", \"shell callbacks fail on one rank\", {idx} % size_);")
         w(f"  memset(&a, 0, sizeof a); recipe_{name}(&a); fail_rank = victim_;")
         w(f"  st = {call}; fail_rank = -1; expect_same(st, 0); {cleanup} finish_case();")
+        # the lifetime cases: each handle passed (element 0 of an array, when the count reads it),
+        # destroyed from the first shell callback the call runs: refused, the call unchanged
+        counts = sorted(tags.get("count", ()))
+        passed_handles = [(ct, pn) for ct, pn in ps
+                          if classify(ct, ints, fns, structs)[0] in ("handle", "handle_array")
+                          and classify(ct, ints, fns, structs)[1] != "comm" and pn not in tags.get("skip", ())]
+        # the recipe's CSR matrix W.A becomes the shell W.S of the same shape, so that an apply
+        # reaches a callback (the valid status is taken with the same arguments)
+        subst = " ".join(f"a.{pn} = lt_sub_op(a.{pn});" for ct, pn in ps
+                         if classify(ct, ints, fns, structs) == ("handle", "op"))
+        if passed_handles:
+            w(f"  memset(&a, 0, sizeof a); recipe_{name}(&a); {subst} parlops_status valid = {call}; {cleanup}")
+        for ctype, pname in passed_handles:
+            kind, sub = classify(ctype, ints, fns, structs)
+            k = HANDLES.index(sub)
+            w(f"  begin(\"{name}\", \"{pname}\", \"destroyed from a callback\", -1);")
+            w(f"  memset(&a, 0, sizeof a); recipe_{name}(&a); {subst}")
+            if kind == "handle":
+                w(f"  lt_arm({k}, a.{pname});")
+            else:
+                # the count before the array in the parameter list says how many elements it reads
+                before = [pn for ct, pn in ps[:[pn for _, pn in ps].index(pname)] if pn in counts]
+                cond = f"a.{before[-1]} > 0 && " if before else ""
+                w(f"  lt_arm({k}, {cond}a.{pname} ? (const void *)a.{pname}[0] : NULL);")
+            w(f"  st = {call}; expect_lifetime(st, valid); {cleanup} finish_case();")
         w("}")
         runners.append(name)
     w("static void (*const runners[])(void) = {" + ", ".join(f"run_{n}" for n in runners) + "};")

@@ -1,4 +1,5 @@
-/* The lifetime test: for every running call that takes user callbacks (a solve, an operator apply,
+/* The lifetime test: for every running call that takes user callbacks (a solve, several right-hand
+ * sides, an operator apply, a shell's diagonal,
  * the randomized eigensolver, a Chebyshev set-up, a Jacobi solve), every callback the API offers that
  * reaches it (the operator's and the preconditioner's apply callbacks, the operator's diagonal
  * callback, the monitor, the iterate monitor, a context's destroy callback), and every object the
@@ -209,10 +210,11 @@ static void teardown(void) {
 }
 
 /* the running calls */
-enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, NCALL };
+enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, SOLVE_MANY, DIAG, NCALL };
 static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
                                          "parlops_op_create_chebyshev", "parlops_op_create_chebyshev (of the shell)",
-                                         "parlops_solver_solve with Jacobi", "parlops_eig_krylov_schur"};
+                                         "parlops_solver_solve with Jacobi", "parlops_eig_krylov_schur",
+                                         "parlops_solver_solve_many", "parlops_op_diagonal"};
 
 /* Run `call`; check its result. Returns the call's status. */
 static parlops_status run(int call, char *what, size_t cap) {
@@ -241,6 +243,48 @@ static parlops_status run(int call, char *what, size_t cap) {
     if (info.reason <= 0 || rn > 1e-10 * bn || err > 1e-8) st = PARLOPS_ERR_INTERNAL;
     snprintf(what, cap, "reason %d after %lld iterations, ||b - A x|| / ||b|| %.1e, max |x - 1| %.1e", (int)info.reason,
              (long long)info.iterations, bn > 0 ? rn / bn : rn, err);
+    break;
+  }
+  case SOLVE_MANY: {
+    /* b and 2 b (solutions 1 and 2), from x = 0: block CG (no iterate monitor: it takes one column) */
+    parlops_solver_set_monitor_iterate(S.s, NULL, NULL);
+    parlops_vec_copy(S.b, S.u[0]);
+    parlops_vec_scale(S.u[0], PARLOPS_REAL(2.0));
+    parlops_vec_fill(S.x, PARLOPS_REAL(0.0));
+    parlops_vec_fill(S.u[1], PARLOPS_REAL(0.0));
+    const parlops_vec *bs[2] = {S.b, S.u[0]};
+    parlops_vec *xs[2] = {S.x, S.u[1]};
+    st = parlops_solver_solve_many(S.s, 2, bs, xs);
+    if (st != PARLOPS_OK) break;
+    double worst = 0.0;
+    int reason_ok = 1;
+    for (int j = 0; j < 2; j++) {
+      parlops_solve_info info;
+      parlops_solver_info_column(S.s, j, &info);
+      reason_ok = reason_ok && info.reason > 0;
+      double rn = 0, bn = 0, e = 0;
+      parlops_op_apply(S.A_check, xs[j], S.y);
+      parlops_vec_axpby(S.y, PARLOPS_REAL(1.0), bs[j], PARLOPS_REAL(-1.0));
+      parlops_vec_norm(S.y, PARLOPS_NORM_2, 0, &rn);
+      parlops_vec_norm(bs[j], PARLOPS_NORM_2, 0, &bn);
+      parlops_vec_fill(S.y, PARLOPS_REAL(1.0 + j));
+      parlops_vec_axpy(S.y, PARLOPS_REAL(-1.0), xs[j]);
+      parlops_vec_norm(S.y, PARLOPS_NORM_INF, 0, &e);
+      if (rn > 1e-10 * bn) reason_ok = 0;
+      worst = fmax(worst, fmax(rn / bn, e));
+    }
+    if (!reason_ok || worst > 1e-8) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "2 columns, worst of ||b - A x|| / ||b|| and max |x - x*| %.1e", worst);
+    break;
+  }
+  case DIAG: {
+    st = parlops_op_diagonal(S.A, S.y);
+    if (st != PARLOPS_OK) break;
+    double d[N];
+    parlops_vec_copy_to_host(S.y, d);
+    for (int64_t i = 0; i < S.len; i++)
+      if (d[i] != 1.0 + (double)(S.lo + i) / 8.0) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "the diagonal %s", st == PARLOPS_OK ? "right" : "wrong");
     break;
   }
   case APPLY: {
@@ -353,6 +397,22 @@ int main(int argc, char **argv) {
     scenario(SOLVE, cb, 6, (void **)&S.opts, "a set of run-time options (its settings copied by the solver)", OK);
   }
   scenario(SOLVE, CB_ITERATE, 2, (void **)&S.lent, "the iterate lent to it", BUSY);
+  /* several right-hand sides (block CG): from the operator's, the preconditioner's and the
+   * monitor's callbacks */
+  for (int cb = CB_OP; cb <= CB_MONITOR; cb++) {
+    scenario(SOLVE_MANY, cb, 4, (void **)&S.s, "the solver (passed)", BUSY);
+    scenario(SOLVE_MANY, cb, 2, (void **)&S.b, "b[0] (passed)", BUSY);
+    scenario(SOLVE_MANY, cb, 2, (void **)&S.u[1], "x[1] (passed)", BUSY);
+    scenario(SOLVE_MANY, cb, 3, (void **)&S.A, "the operator (held by the solver)", OK);
+    scenario(SOLVE_MANY, cb, 3, (void **)&S.Minv, "the preconditioner (held by the solver)", OK);
+    scenario(SOLVE_MANY, cb, 4, (void **)&S.s_inner, "the solver behind the inverse preconditioner", OK);
+    scenario(SOLVE_MANY, cb, 1, (void **)&S.l, "the layout (held by the vectors)", OK);
+    scenario(SOLVE_MANY, cb, 0, (void **)&S.c, "the communicator (held by everything)", OK);
+  }
+  /* the diagonal of a shell (not collective: the caller's callback on each rank) */
+  scenario(DIAG, CB_DIAG, 3, (void **)&S.A, "the operator (passed)", BUSY);
+  scenario(DIAG, CB_DIAG, 2, (void **)&S.y, "the output vector (passed)", BUSY);
+  scenario(DIAG, CB_DIAG, 1, (void **)&S.l, "the layout", OK);
   /* an operator apply, the randomized eigensolver, a Chebyshev set-up: from the operator's callback */
   scenario(APPLY, CB_OP, 3, (void **)&S.A, "the operator (passed)", BUSY);
   scenario(APPLY, CB_OP, 2, (void **)&S.x, "x (passed)", BUSY);
