@@ -9,6 +9,7 @@
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
+#   make bench-small            CG at about 1,000 and 10,000 rows per rank next to PETSc and hypre (1 and 2 ranks)
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
@@ -68,7 +69,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many bench-small reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -189,9 +190,31 @@ bench: stage
 	$(MAKE) --no-print-directory bench-eigen
 	$(MAKE) --no-print-directory bench-recycle
 	$(MAKE) --no-print-directory bench-many
+	$(MAKE) --no-print-directory bench-small
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
+
+# CG in the small-problem regime (issue 35, section 3): benches/versus.c's 2D and 3D Poisson problems
+# at about 1,000 and 10,000 rows per rank (n^2 and n^3 rows, n rounded), at each BENCH_NP rank count:
+# parlops' CG next to PETSc's KSPCG and hypre's PCG, SMALL_K iterations a round (fewer than a 1,000-row
+# solve needs: every solver makes all of them; a solver that stops early is timed per iteration
+# made), SMALL_ROUNDS interleaved rounds; tools/bench_small.py prints each CG's time per iteration
+# and its ratio to PETSc's (the median of each round's own ratio). JSON: $(BUILD)/bench-small.json.
+SMALL_ROUNDS ?= 15
+SMALL_K ?= 50
+SMALL_ROWS ?= 1000 10000
+bench-small: stage
+	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
+	$(MPICC) -O2 -Iinclude -I/usr/include/hypre benches/versus.c $$(pkg-config --cflags --libs PETSc) -lHYPRE \
+	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/versus
+	rm -f $(BUILD)/bench-small.json
+	for np in $(BENCH_NP); do for rows in $(SMALL_ROWS); do \
+	  n2=$$(python3 -c "print(round(($$rows * $$np) ** 0.5))"); n3=$$(python3 -c "print(round(($$rows * $$np) ** (1 / 3)))"); \
+	  $(MPIEXEC) -n $$np $(BUILD)/versus $(SMALL_ROUNDS) $(SMALL_K) $$n2 $$n3 0 $(BUILD)/bench-small.json none 0 0 \
+	    > $(BUILD)/bench-small.$$np.$$rows.log 2>&1 || { cat $(BUILD)/bench-small.$$np.$$rows.log; exit 1; }; \
+	done; done
+	python3 tools/bench_small.py $(BUILD)/bench-small.json
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then
