@@ -10,6 +10,7 @@
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
 #   make bench-small            CG at about 1,000 and 10,000 rows per rank next to PETSc and hypre (1 and 2 ranks)
+#   make bench-setup            matrix and BoomerAMG set-up next to PETSc and hypre, peak memory of a CG solve
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
 #   make gpu-check              device checks and bandwidth table on an NVIDIA GPU machine (tools/gpu_check.sh)
 #   make gpu-bundle             build what gpu-check needs into build/gpu, for a GPU machine without registries
@@ -69,7 +70,7 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many bench-small reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -191,6 +192,7 @@ bench: stage
 	$(MAKE) --no-print-directory bench-recycle
 	$(MAKE) --no-print-directory bench-many
 	$(MAKE) --no-print-directory bench-small
+	$(MAKE) --no-print-directory bench-setup
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
@@ -215,6 +217,23 @@ bench-small: stage
 	    > $(BUILD)/bench-small.$$np.$$rows.log 2>&1 || { cat $(BUILD)/bench-small.$$np.$$rows.log; exit 1; }; \
 	done; done
 	python3 tools/bench_small.py $(BUILD)/bench-small.json
+
+# Set-up costs and memory (issue 35, section 3; benches/setup.c) on the 2D Poisson matrix of
+# SETUP_N^2 rows at each BENCH_NP: the matrix from the caller's rows to its first product (parlops,
+# PETSc's MatCreateMPIAIJWithArrays, hypre's IJ) and BoomerAMG's set-up through parlops against
+# hypre's own, SETUP_ROUNDS interleaved rounds; then the peak resident memory of a 100-iteration CG
+# solve, parlops and PETSc each in a process of its own. JSON: $(BUILD)/bench-setup.json.
+SETUP_N ?= 1000
+SETUP_ROUNDS ?= 5
+bench-setup: stage
+	@pkg-config --exists PETSc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends petsc-dev >/dev/null; }
+	$(MPICC) -O2 -Iinclude -I/usr/include/hypre benches/setup.c $$(pkg-config --cflags --libs PETSc) -lHYPRE \
+	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/setup_bench
+	rm -f $(BUILD)/bench-setup.json
+	for np in $(BENCH_NP); do \
+	  $(MPIEXEC) -n $$np $(BUILD)/setup_bench time $(SETUP_ROUNDS) $(SETUP_N) $(BUILD)/bench-setup.json || exit 1; \
+	  for lib in petsc parlops; do $(MPIEXEC) -n $$np $(BUILD)/setup_bench memory $$lib $(SETUP_N) || exit 1; done; \
+	done
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then

@@ -109,47 +109,63 @@ impl IjMatrix {
             ncols.try_reserve_exact(n).map_err(|_| oom(n))?;
             ncols.resize(n, 0);
             let (mut dsz, mut osz) = (vec![0 as HInt; n], vec![0 as HInt; n]);
-            let mut cols_v: Vec<HBig> = Vec::new();
-            let mut vals: Vec<f64> = Vec::new();
-            cols_v.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
-            vals.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
-            // this rank's rows, flat: the diag block's entries then the offd block's, per row
+            // this rank's rows, flat: the diag block's entries then the offd block's, per row,
+            // written in place (no intermediate list of pairs: one copy of the entries)
             let mut start = vec![0usize; n + 1];
             blk.diag.for_each(|i, _, _| start[i + 1] += 1);
             blk.offd.for_each(|i, _, _| start[i + 1] += 1);
             for i in 0..n {
                 start[i + 1] += start[i];
             }
+            let mut cols_g: Vec<i64> = Vec::new();
+            let mut vals: Vec<f64> = Vec::new();
+            cols_g.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
+            vals.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
+            cols_g.resize(nnz, 0);
+            vals.resize(nnz, 0.0);
             let mut fill = start.clone();
-            let mut ent: Vec<(i64, f64)> = Vec::new();
-            ent.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
-            ent.resize(nnz, (0, 0.0));
             blk.diag.for_each(|i, j, v| {
-                ent[fill[i]] = (clo + j as i64, v);
+                cols_g[fill[i]] = clo + j as i64;
+                vals[fill[i]] = v;
                 fill[i] += 1;
             });
             let cmap = a.col_map_offd();
             blk.offd.for_each(|i, j, v| {
-                ent[fill[i]] = (cmap[j], v);
+                cols_g[fill[i]] = cmap[j];
+                vals[fill[i]] = v;
                 fill[i] += 1;
             });
+            let mut cols_v: Vec<HBig> = Vec::new();
+            cols_v.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
             for i in 0..n {
                 // a square matrix's diagonal entry first, then the columns in increasing order: how
-                // hypre keeps its diag block, whatever order parlops holds them in
+                // hypre keeps its diag block, whatever order parlops holds them in (an insertion
+                // sort of the row's pairs: rows are short)
                 let g = lo + i as i64;
-                let r = &mut ent[start[i]..start[i + 1]];
-                r.sort_unstable_by_key(|&(c, _)| (!(square && c == g), c));
-                ncols[i] = hint(r.len(), "a row's entry count")?;
-                for &(c, v) in r.iter() {
+                let (a0, a1) = (start[i], start[i + 1]);
+                let key = |c: i64| (!(square && c == g), c);
+                for k in a0 + 1..a1 {
+                    let (c, v) = (cols_g[k], vals[k]);
+                    let mut m = k;
+                    while m > a0 && key(cols_g[m - 1]) > key(c) {
+                        cols_g[m] = cols_g[m - 1];
+                        vals[m] = vals[m - 1];
+                        m -= 1;
+                    }
+                    cols_g[m] = c;
+                    vals[m] = v;
+                }
+                ncols[i] = hint(a1 - a0, "a row's entry count")?;
+                for &c in &cols_g[a0..a1] {
                     if c >= clo && c < clo + cn {
                         dsz[i] += 1;
                     } else {
                         osz[i] += 1;
                     }
                     cols_v.push(big(c, "column")?);
-                    vals.push(v);
                 }
             }
+            drop(cols_g);
             let idx: Vec<HBig> = (0..n)
                 .map(|i| big(lo + i as i64, "row"))
                 .collect::<Result<_>>()?;

@@ -594,10 +594,18 @@ impl<T: Scalar> LocalCsr<T> {
 
 /// Row r's smallest column and how far its largest lies from it ((0, 0) for an empty row) in the
 /// validated CSR arrays `p`, `i`: whether a 16-bit offset from a base reaches every column.
+#[inline]
 pub(super) fn row_span<I: IndexInt>(p: &[I], i: &[I], r: usize) -> (usize, usize) {
     let cols = &i[p[r].to_usize()..p[r + 1].to_usize()];
-    let lo = cols.iter().map(|c| c.to_usize()).min().unwrap_or(0);
-    let hi = cols.iter().map(|c| c.to_usize()).max().unwrap_or(0);
+    let Some(first) = cols.first() else {
+        return (0, 0);
+    };
+    // one pass for both ends
+    let f = first.to_usize();
+    let (lo, hi) = cols[1..].iter().fold((f, f), |(lo, hi), c| {
+        let c = c.to_usize();
+        (lo.min(c), hi.max(c))
+    });
     (lo, hi - lo)
 }
 
@@ -640,22 +648,41 @@ pub(super) fn split_rows<T: Scalar, I: IndexInt>(
     let nnz = indptr[nrows].to_usize();
     let n_own = indices[..nnz].iter().filter(|j| own(j.to_i64())).count();
     let mut ghosts: Vec<i64> = room(nnz - n_own, "ghost column list")?;
-    ghosts.extend(
-        indices[..nnz]
-            .iter()
-            .map(|j| j.to_i64())
-            .filter(|&j| !own(j)),
-    );
+    // the rows with entries in other ranks' columns (the offd block visits only them)
+    let mut grows: Vec<usize> = Vec::new();
+    if n_own < nnz {
+        for r in 0..nrows {
+            let before = ghosts.len();
+            ghosts.extend(
+                indices[indptr[r].to_usize()..indptr[r + 1].to_usize()]
+                    .iter()
+                    .map(|j| j.to_i64())
+                    .filter(|&j| !own(j)),
+            );
+            if ghosts.len() > before {
+                grows.try_reserve(1).map_err(|_| {
+                    crate::err!(
+                        OutOfMemory,
+                        "cannot allocate the list of rows with ghost columns"
+                    )
+                })?;
+                grows.push(r);
+            }
+        }
+    }
     ghosts.sort_unstable();
     ghosts.dedup();
     // one block: the entries that `pick` keeps, column c mapped by `col`
-    fn block<T: Scalar, I: IndexInt, J: IndexInt>(
+    // (`pick` a type parameter, not `dyn`: it runs once per entry and is inlined); `only`: the
+    // rows that may hold picked entries, in order (None: every row)
+    fn block<T: Scalar, I: IndexInt, J: IndexInt, F: Fn(i64) -> Option<usize>>(
         indptr: &[I],
         indices: &[I],
         values: &[T],
         count: usize,
         ncols: usize,
-        pick: &dyn Fn(i64) -> Option<usize>,
+        pick: F,
+        only: Option<&[usize]>,
     ) -> Result<LocalCsr<T>> {
         let nrows = indptr.len() - 1;
         let (mut p, mut i, mut v) = (
@@ -664,11 +691,22 @@ pub(super) fn split_rows<T: Scalar, I: IndexInt>(
             room::<T>(count, "CSR values")?,
         );
         p.push(J::from_usize(0));
+        let mut next = 0;
         for r in 0..nrows {
-            for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
-                if let Some(c) = pick(indices[k].to_i64()) {
-                    i.push(J::from_usize(c));
-                    v.push(values[k]);
+            let visit = match only {
+                None => true,
+                Some(rows) => {
+                    let hit = rows.get(next) == Some(&r);
+                    next += hit as usize;
+                    hit
+                }
+            };
+            if visit {
+                for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
+                    if let Some(c) = pick(indices[k].to_i64()) {
+                        i.push(J::from_usize(c));
+                        v.push(values[k]);
+                    }
                 }
             }
             p.push(J::from_usize(i.len()));
@@ -684,17 +722,40 @@ pub(super) fn split_rows<T: Scalar, I: IndexInt>(
             compact: None,
         })
     }
-    let make = |count: usize, ncols: usize, pick: &dyn Fn(i64) -> Option<usize>| {
-        let p = &indptr[..nrows + 1];
+    #[allow(clippy::too_many_arguments)]
+    fn make<T: Scalar, I: IndexInt, F: Fn(i64) -> Option<usize>>(
+        indptr: &[I],
+        indices: &[I],
+        values: &[T],
+        count: usize,
+        ncols: usize,
+        pick: F,
+        only: Option<&[usize]>,
+    ) -> Result<LocalCsr<T>> {
         if count < i32::MAX as usize && ncols < i32::MAX as usize {
-            block::<T, I, i32>(p, indices, values, count, ncols, pick)
+            block::<T, I, i32, F>(indptr, indices, values, count, ncols, pick, only)
         } else {
-            block::<T, I, i64>(p, indices, values, count, ncols, pick)
+            block::<T, I, i64, F>(indptr, indices, values, count, ncols, pick, only)
         }
-    };
-    let diag = make(n_own, cl as usize, &|j| own(j).then(|| (j - c0) as usize))?;
-    let offd = make(nnz - n_own, ghosts.len(), &|j| {
-        (!own(j)).then(|| ghosts.binary_search(&j).unwrap_or(0))
-    })?;
+    }
+    let p = &indptr[..nrows + 1];
+    let diag = make(
+        p,
+        indices,
+        values,
+        n_own,
+        cl as usize,
+        |j| own(j).then(|| (j - c0) as usize),
+        None,
+    )?;
+    let offd = make(
+        p,
+        indices,
+        values,
+        nnz - n_own,
+        ghosts.len(),
+        |j| (!own(j)).then(|| ghosts.binary_search(&j).unwrap_or(0)),
+        Some(&grows),
+    )?;
     Ok((diag, offd, ghosts))
 }
