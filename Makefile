@@ -221,8 +221,9 @@ bench-small: stage
 # Set-up costs and memory (issue 35, section 3; benches/setup.c) on the 2D Poisson matrix of
 # SETUP_N^2 rows at each BENCH_NP: the matrix from the caller's rows to its first product (parlops,
 # PETSc's MatCreateMPIAIJWithArrays, hypre's IJ) and BoomerAMG's set-up through parlops against
-# hypre's own, SETUP_ROUNDS interleaved rounds; then the peak resident memory of a 100-iteration CG
-# solve, parlops and PETSc each in a process of its own. JSON: $(BUILD)/bench-setup.json.
+# hypre's own, SETUP_ROUNDS interleaved rounds, with parlops asking for 2 MiB pages and without
+# (PARLOPS_HUGE_PAGES=0); then the peak resident memory of a 100-iteration CG solve, parlops and
+# PETSc each in a process of its own. JSON: $(BUILD)/bench-setup.json.
 SETUP_N ?= 1000
 SETUP_ROUNDS ?= 5
 bench-setup: stage
@@ -231,7 +232,8 @@ bench-setup: stage
 	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/setup_bench
 	rm -f $(BUILD)/bench-setup.json
 	for np in $(BENCH_NP); do \
-	  $(MPIEXEC) -n $$np $(BUILD)/setup_bench time $(SETUP_ROUNDS) $(SETUP_N) $(BUILD)/bench-setup.json || exit 1; \
+	  for hp in 1 0; do PARLOPS_HUGE_PAGES=$$hp $(MPIEXEC) -n $$np $(BUILD)/setup_bench time $(SETUP_ROUNDS) $(SETUP_N) \
+	    $(BUILD)/bench-setup.json || exit 1; done; \
 	  for lib in petsc parlops; do $(MPIEXEC) -n $$np $(BUILD)/setup_bench memory $$lib $(SETUP_N) || exit 1; done; \
 	done
 

@@ -14,6 +14,9 @@
  *   both    matrix + amg, parlops against hypre (from the rows to a preconditioner ready).
  * Reported: each way's median and each ratio as the median of the rounds' own ratios.
  *
+ * parlops asks for 2 MiB pages for its long arrays unless PARLOPS_HUGE_PAGES=0: where the kernel
+ * compacts memory for them at the first touch (defrag=madvise), a creation can wait for that.
+ *
  * `setup memory parlops|petsc n`: one process per library (run them one after the other): the rows,
  * the matrix, the caller's arrays freed, then 100 CG iterations (rtol 0, no preconditioner); prints
  * the largest peak resident set size of the ranks (getrusage's ru_maxrss), which counts the caller's
@@ -309,8 +312,10 @@ int main(int argc, char **argv) {
     rb[r] = (t[2][r] + t[4][r]) / (t[1][r] + t[3][r]);
   }
   if (rank_ == 0) {
-    printf("set-up, 2D Poisson %lld rows at %d ranks, %d interleaved rounds (medians; ratios: the rounds' own)\n",
-           (long long)R.N, size_, rounds);
+    const char *hp = getenv("PARLOPS_HUGE_PAGES");
+    printf("set-up, 2D Poisson %lld rows at %d ranks, %d interleaved rounds (medians; ratios: the rounds' own); "
+           "parlops %s 2 MiB pages\n",
+           (long long)R.N, size_, rounds, hp && strcmp(hp, "0") == 0 ? "without" : "asking for");
     printf("  matrix from rows + one product: PETSc %.1f ms, hypre IJ %.1f ms, parlops %.1f ms: %.2fx PETSc, %.2fx hypre\n",
            1e3 * median(t[0], rounds), 1e3 * median(t[1], rounds), 1e3 * median(t[2], rounds), median(rm, rounds),
            median(rmh, rounds));

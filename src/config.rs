@@ -35,6 +35,11 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
         "PARLOPS_CSR_LAYOUT",
         "rows keeps CSR matrices made after it as given (no SELL-8 or 16-bit column layout)",
     ),
+    (
+        "PARLOPS_HUGE_PAGES",
+        "0 allocates long arrays without asking for 2 MiB pages (first touches then never wait for \
+         the kernel to compact memory; products run somewhat slower)",
+    ),
     ("PARLOPS_LIB", "the library file the Python package loads"),
     (
         "PARLOPS_DIR",

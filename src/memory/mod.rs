@@ -56,6 +56,11 @@ pub fn advise_huge<T>(v: &Vec<T>) {
 /// # Safety
 /// The range must lie in memory the caller owns whose contents nothing needs.
 unsafe fn advise_and_release(a: usize, len: usize) {
+    // PARLOPS_HUGE_PAGES=0: no advice (read once)
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ON.get_or_init(|| crate::config::env().get("PARLOPS_HUGE_PAGES") != Some("0")) {
+        return;
+    }
     let p = a as *mut libc::c_void;
     // SAFETY: the caller's promise.
     unsafe {

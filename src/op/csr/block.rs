@@ -7,7 +7,6 @@ use super::narrow::Narrow;
 use super::sell::Sell;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::Layout;
 
 /// An array owned by parlops or borrowed from the caller (zero copy; the caller keeps it alive).
 pub enum Arr<X> {
@@ -113,7 +112,7 @@ pub struct LocalCsr<T: Scalar> {
     /// The rows that hold entries, kept when they are under 60% of the rows (PETSc's compressed-row
     /// rule: an offd block touches only the rows next to another rank's columns): a product then
     /// visits only them.
-    nz_rows: Option<Vec<usize>>,
+    pub(super) nz_rows: Option<Vec<usize>>,
     /// The same entries in a more compact layout ([`Compact`]), where that product is the faster
     /// one and parlops owns the arrays; the CSR arrays above are then empty.
     pub(super) compact: Option<Compact<T>>,
@@ -294,14 +293,32 @@ impl<T: Scalar> LocalCsr<T> {
         )
     }
 
+    /// A block of `nrows` x `ncols` held in SELL-8 chunks only (made from the caller's rows without
+    /// CSR arrays between; `nz_rows` as [`nonempty_rows`] gives it).
+    pub(super) fn compact_sell(
+        nrows: usize,
+        ncols: usize,
+        sell: Sell<T>,
+        nz_rows: Option<Vec<usize>>,
+    ) -> Self {
+        LocalCsr {
+            nrows,
+            ncols,
+            indptr: Idx::I32(Arr::Owned(Vec::new())),
+            indices: Idx::I32(Arr::Owned(Vec::new())),
+            values: Arr::Owned(Vec::new()),
+            nz_rows,
+            compact: Some(Compact::Sell(sell)),
+        }
+    }
+
     /// This block in a compact layout where that product is the faster one and parlops owns the
     /// arrays (borrowed arrays are read in place, as promised): SELL-8 chunks where they pay on
     /// this CPU (sorted within windows where that pads less), else CSR with 16-bit columns where
     /// that moves fewer bytes. Unchanged when neither applies, memory is short, or the environment
     /// sets PARLOPS_CSR_LAYOUT=rows (the CSR arrays as given, for comparison).
     pub(super) fn compacted(mut self) -> Self {
-        let rows_only = std::env::var_os("PARLOPS_CSR_LAYOUT").is_some_and(|v| v == "rows");
-        if rows_only || self.compact.is_some() || !self.owned() {
+        if rows_only() || self.compact.is_some() || !self.owned() {
             return self;
         }
         fn pick<T: Scalar, I: IndexInt>(p: &[I], i: &[I], v: &[T], n: usize) -> Option<Compact<T>> {
@@ -609,6 +626,11 @@ pub(super) fn row_span<I: IndexInt>(p: &[I], i: &[I], r: usize) -> (usize, usize
     (lo, hi - lo)
 }
 
+/// Does the environment keep CSR blocks as given (PARLOPS_CSR_LAYOUT=rows, for comparison)?
+pub(super) fn rows_only() -> bool {
+    std::env::var_os("PARLOPS_CSR_LAYOUT").is_some_and(|v| v == "rows")
+}
+
 /// A fallible, huge-page advised vector of `n` copies of `v`, or None.
 pub(super) fn filled<X: Clone>(n: usize, v: X) -> Option<Vec<X>> {
     let mut out = Vec::new();
@@ -630,132 +652,4 @@ pub(super) fn room<U>(n: usize, what: &str) -> Result<Vec<U>> {
     })?;
     crate::memory::advise_huge(&v);
     Ok(v)
-}
-
-/// Split rows with global column indices into diag (own columns, local indices), offd (compressed)
-/// and the sorted ghost list. Each block's arrays are allocated once, at their final size, with
-/// 32-bit indices when its entries and columns fit.
-pub(super) fn split_rows<T: Scalar, I: IndexInt>(
-    rows: &Layout,
-    cols: &Layout,
-    indptr: &[I],
-    indices: &[I],
-    values: &[T],
-) -> Result<(LocalCsr<T>, LocalCsr<T>, Vec<i64>)> {
-    let (c0, cl) = (cols.local_start(), cols.local_len());
-    let own = |j: i64| j >= c0 && j < c0 + cl;
-    let nrows = rows.local_len() as usize;
-    let nnz = indptr[nrows].to_usize();
-    let n_own = indices[..nnz].iter().filter(|j| own(j.to_i64())).count();
-    let mut ghosts: Vec<i64> = room(nnz - n_own, "ghost column list")?;
-    // the rows with entries in other ranks' columns (the offd block visits only them)
-    let mut grows: Vec<usize> = Vec::new();
-    if n_own < nnz {
-        for r in 0..nrows {
-            let before = ghosts.len();
-            ghosts.extend(
-                indices[indptr[r].to_usize()..indptr[r + 1].to_usize()]
-                    .iter()
-                    .map(|j| j.to_i64())
-                    .filter(|&j| !own(j)),
-            );
-            if ghosts.len() > before {
-                grows.try_reserve(1).map_err(|_| {
-                    crate::err!(
-                        OutOfMemory,
-                        "cannot allocate the list of rows with ghost columns"
-                    )
-                })?;
-                grows.push(r);
-            }
-        }
-    }
-    ghosts.sort_unstable();
-    ghosts.dedup();
-    // one block: the entries that `pick` keeps, column c mapped by `col`
-    // (`pick` a type parameter, not `dyn`: it runs once per entry and is inlined); `only`: the
-    // rows that may hold picked entries, in order (None: every row)
-    fn block<T: Scalar, I: IndexInt, J: IndexInt, F: Fn(i64) -> Option<usize>>(
-        indptr: &[I],
-        indices: &[I],
-        values: &[T],
-        count: usize,
-        ncols: usize,
-        pick: F,
-        only: Option<&[usize]>,
-    ) -> Result<LocalCsr<T>> {
-        let nrows = indptr.len() - 1;
-        let (mut p, mut i, mut v) = (
-            room::<J>(nrows + 1, "CSR row pointers")?,
-            room::<J>(count, "CSR column indices")?,
-            room::<T>(count, "CSR values")?,
-        );
-        p.push(J::from_usize(0));
-        let mut next = 0;
-        for r in 0..nrows {
-            let visit = match only {
-                None => true,
-                Some(rows) => {
-                    let hit = rows.get(next) == Some(&r);
-                    next += hit as usize;
-                    hit
-                }
-            };
-            if visit {
-                for k in indptr[r].to_usize()..indptr[r + 1].to_usize() {
-                    if let Some(c) = pick(indices[k].to_i64()) {
-                        i.push(J::from_usize(c));
-                        v.push(values[k]);
-                    }
-                }
-            }
-            p.push(J::from_usize(i.len()));
-        }
-        let nz_rows = nonempty_rows(&p);
-        Ok(LocalCsr {
-            nrows,
-            ncols,
-            indptr: J::idx(Arr::Owned(p)),
-            indices: J::idx(Arr::Owned(i)),
-            values: Arr::Owned(v),
-            nz_rows,
-            compact: None,
-        })
-    }
-    #[allow(clippy::too_many_arguments)]
-    fn make<T: Scalar, I: IndexInt, F: Fn(i64) -> Option<usize>>(
-        indptr: &[I],
-        indices: &[I],
-        values: &[T],
-        count: usize,
-        ncols: usize,
-        pick: F,
-        only: Option<&[usize]>,
-    ) -> Result<LocalCsr<T>> {
-        if count < i32::MAX as usize && ncols < i32::MAX as usize {
-            block::<T, I, i32, F>(indptr, indices, values, count, ncols, pick, only)
-        } else {
-            block::<T, I, i64, F>(indptr, indices, values, count, ncols, pick, only)
-        }
-    }
-    let p = &indptr[..nrows + 1];
-    let diag = make(
-        p,
-        indices,
-        values,
-        n_own,
-        cl as usize,
-        |j| own(j).then(|| (j - c0) as usize),
-        None,
-    )?;
-    let offd = make(
-        p,
-        indices,
-        values,
-        nnz - n_own,
-        ghosts.len(),
-        |j| (!own(j)).then(|| ghosts.binary_search(&j).unwrap_or(0)),
-        Some(&grows),
-    )?;
-    Ok((diag, offd, ghosts))
 }

@@ -9,6 +9,7 @@ mod kernels;
 mod multi;
 mod narrow;
 mod sell;
+mod split;
 #[cfg(test)]
 mod tests;
 mod update;
@@ -18,8 +19,9 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 #[cfg(test)]
 use self::block::Compact;
+use self::block::check_block;
 pub use self::block::{Arr, Idx, IndexInt, LocalCsr};
-use self::block::{check_block, split_rows};
+use self::split::split_rows;
 pub use self::update::{NewValues, Origin, Prepared};
 use super::LinearOperator;
 use crate::comm::halo::HaloPlan;

@@ -65,6 +65,60 @@ pub(super) struct Shape {
     pub(super) narrow: Option<bool>,
 }
 
+/// Rows a SELL layout is made from: CSR arrays, or the caller's rows read in place.
+pub(super) trait RowSource<T> {
+    fn nrows(&self) -> usize;
+    fn nnz(&self) -> usize;
+    fn row_len(&self, r: usize) -> usize;
+    /// f(k, column, value) for row r's entries in order (k from 0).
+    fn row_each<F: FnMut(usize, usize, T)>(&self, r: usize, f: F);
+    /// Row r's smallest column and its largest minus it ((0, 0) when empty).
+    fn row_span(&self, r: usize) -> (usize, usize) {
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        self.row_each(r, |_, c, _| {
+            lo = lo.min(c);
+            hi = hi.max(c);
+        });
+        if lo == usize::MAX {
+            (0, 0)
+        } else {
+            (lo, hi - lo)
+        }
+    }
+}
+
+/// Validated CSR arrays as a [`RowSource`].
+struct CsrRows<'a, T, I> {
+    p: &'a [I],
+    i: &'a [I],
+    v: &'a [T],
+}
+
+impl<T: Scalar, I: IndexInt> RowSource<T> for CsrRows<'_, T, I> {
+    fn nrows(&self) -> usize {
+        self.p.len() - 1
+    }
+    fn nnz(&self) -> usize {
+        self.p[self.nrows()].to_usize()
+    }
+    fn row_len(&self, r: usize) -> usize {
+        self.p[r + 1].to_usize() - self.p[r].to_usize()
+    }
+    fn row_each<F: FnMut(usize, usize, T)>(&self, r: usize, mut f: F) {
+        let a = self.p[r].to_usize();
+        for (k, (c, v)) in self.i[a..self.p[r + 1].to_usize()]
+            .iter()
+            .zip(&self.v[a..])
+            .enumerate()
+        {
+            f(k, c.to_usize(), *v);
+        }
+    }
+    fn row_span(&self, r: usize) -> (usize, usize) {
+        row_span(self.p, self.i, r)
+    }
+}
+
 impl<T: Scalar> Sell<T> {
     /// Is the chunked product the faster one here? Double precision on a CPU with AVX-512F.
     pub(super) fn pays() -> bool {
@@ -85,6 +139,11 @@ impl<T: Scalar> Sell<T> {
         Self::build(p, i, v, ncols, 4, Shape::default())
     }
 
+    /// [`Sell::from_csr`] from any [`RowSource`].
+    pub(super) fn from_rows<S: RowSource<T>>(src: &S, ncols: usize) -> Option<Self> {
+        Self::build_src(src, ncols, 4, Shape::default())
+    }
+
     /// [`Sell::from_csr`], refusing when padding would add more than 1 / `pad` of the entries (0:
     /// never refuse), laid out as `shape` says. Unsorted where that pads by at most a sixteenth,
     /// else sorted where that pads less; 16-bit columns where every row spans at most 65,535
@@ -97,20 +156,20 @@ impl<T: Scalar> Sell<T> {
         pad: usize,
         shape: Shape,
     ) -> Option<Self> {
-        let nrows = p.len().checked_sub(1)?;
+        p.len().checked_sub(1)?;
+        Self::build_src(&CsrRows { p, i, v }, ncols, pad, shape)
+    }
+
+    /// [`Sell::build`] from any [`RowSource`].
+    fn build_src<S: RowSource<T>>(src: &S, ncols: usize, pad: usize, shape: Shape) -> Option<Self> {
+        let nrows = src.nrows();
         if ncols > i32::MAX as usize {
             return None;
         }
-        let nnz = p[nrows].to_usize();
+        let nnz = src.nnz();
         let nchunks = nrows.div_ceil(C);
         let nslots = nchunks.checked_mul(C)?;
-        let row_len = |r: usize| {
-            if r < nrows {
-                p[r + 1].to_usize() - p[r].to_usize()
-            } else {
-                0
-            }
-        };
+        let row_len = |r: usize| if r < nrows { src.row_len(r) } else { 0 };
         // the entries each order stores: chunk by chunk, eight times its longest row
         let stored = |row: &dyn Fn(usize) -> usize| -> Option<usize> {
             let mut t = 0usize;
@@ -161,10 +220,8 @@ impl<T: Scalar> Sell<T> {
         let sorted = if want_sort { stored(&row_at)? } else { natural };
         if want_sort && shape.sort.is_none() && sorted >= natural {
             // sorting does not help this block
-            return Self::build(
-                p,
-                i,
-                v,
+            return Self::build_src(
+                src,
                 ncols,
                 pad,
                 Shape {
@@ -177,7 +234,7 @@ impl<T: Scalar> Sell<T> {
         if pad > 0 && total > nnz + nnz / pad + C {
             return None;
         }
-        let span_ok = (0..nrows).all(|r| row_span(p, i, r).1 <= u16::MAX as usize);
+        let span_ok = (0..nrows).all(|r| src.row_span(r).1 <= u16::MAX as usize);
         // 16-bit columns read 4 bytes a slot and 2 an entry, against 4 an entry
         let narrow = match shape.narrow {
             Some(true) if !span_ok => return None,
@@ -209,17 +266,16 @@ impl<T: Scalar> Sell<T> {
             if r >= nrows {
                 continue;
             }
-            let (a, n) = (p[r].to_usize(), row_len(r));
             let e0 = chunk[s / C] + s % C;
-            let lo = row_span(p, i, r).0;
-            for k in 0..n {
-                let (e, col) = (e0 + C * k, i[a + k].to_usize());
-                val[e] = v[a + k];
+            let lo = if narrow { src.row_span(r).0 } else { 0 };
+            src.row_each(r, |k, col, x| {
+                let e = e0 + C * k;
+                val[e] = x;
                 match &mut cols {
                     Cols::Wide(idx) => idx[e] = col as i32,
                     Cols::Narrow { off, .. } => off[e] = (col - lo) as u16,
                 }
-            }
+            });
             if let Cols::Narrow { base, .. } = &mut cols {
                 base[s] = lo as u32;
             }
