@@ -223,7 +223,9 @@ bench-small: stage
 # PETSc's MatCreateMPIAIJWithArrays, hypre's IJ) and BoomerAMG's set-up through parlops against
 # hypre's own, SETUP_ROUNDS interleaved rounds, with parlops asking for 2 MiB pages and without
 # (PARLOPS_HUGE_PAGES=0); then the peak resident memory of a 100-iteration CG solve, parlops and
-# PETSc each in a process of its own. JSON: $(BUILD)/bench-setup.json.
+# PETSc each in a process of its own; then the messages per CG iteration at 8 oversubscribed ranks
+# of about 1,000 rows (benches/mpi_count.c, a PMPI counter, through tools/bench_messages.py).
+# JSON: $(BUILD)/bench-setup.json.
 SETUP_N ?= 1000
 SETUP_ROUNDS ?= 5
 bench-setup: stage
@@ -236,6 +238,8 @@ bench-setup: stage
 	    $(BUILD)/bench-setup.json || exit 1; done; \
 	  for lib in petsc parlops; do $(MPIEXEC) -n $$np $(BUILD)/setup_bench memory $$lib $(SETUP_N) || exit 1; done; \
 	done
+	$(MPICC) -O2 -shared -fPIC benches/mpi_count.c -o $(BUILD)/libmpi_count.so
+	python3 tools/bench_messages.py "$(MPIEXEC)" $(BUILD)/setup_bench $(abspath $(BUILD))/libmpi_count.so 8 1000
 
 # Preconditioners side by side (benches/precond.cpp): parlops' CG with none, Jacobi, Chebyshev, block
 # Jacobi ILU(0)/IC(0) and BoomerAMG next to hypre's own PCG + BoomerAMG, at 1 and 2 ranks; then

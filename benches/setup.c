@@ -17,8 +17,8 @@
  * parlops asks for 2 MiB pages for its long arrays unless PARLOPS_HUGE_PAGES=0: where the kernel
  * compacts memory for them at the first touch (defrag=madvise), a creation can wait for that.
  *
- * `setup memory parlops|petsc n`: one process per library (run them one after the other): the rows,
- * the matrix, the caller's arrays freed, then 100 CG iterations (rtol 0, no preconditioner); prints
+ * `setup memory parlops|petsc n [K]`: one process per library (run them one after the other): the rows,
+ * the matrix, the caller's arrays freed, then K (100) CG iterations (rtol 0, no preconditioner); prints
  * the largest peak resident set size of the ranks (getrusage's ru_maxrss), which counts the caller's
  * arrays alongside the library's copy while the matrix is made, alike for both. */
 #include <stdio.h>
@@ -194,9 +194,8 @@ static double peak_mb(void) {
   return all;
 }
 
-static int memory(const char *lib, int64_t n) {
+static int memory(const char *lib, int64_t n, int K) {
   Rows R = make_rows(n);
-  const int K = 100;
   double t = 0;
   if (strcmp(lib, "parlops") == 0) {
     parlops_comm *comm;
@@ -268,12 +267,12 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (argc >= 4 && strcmp(argv[1], "memory") == 0) {
-    int rc = memory(argv[2], atoll(argv[3]));
+    int rc = memory(argv[2], atoll(argv[3]), argc > 4 ? atoi(argv[4]) : 100);
     PetscCall(PetscFinalize());
     return rc;
   }
   if (argc < 4 || strcmp(argv[1], "time") != 0) {
-    if (rank_ == 0) fprintf(stderr, "usage: setup time ROUNDS n [json] | setup memory parlops|petsc n\n");
+    if (rank_ == 0) fprintf(stderr, "usage: setup time ROUNDS n [json] | setup memory parlops|petsc n [iterations]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[2]);
