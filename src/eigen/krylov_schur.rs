@@ -85,14 +85,18 @@ pub struct Eigs {
 
 /// Second Gram-Schmidt pass when the first left less than this fraction of the norm (DGKS).
 const ETA: f64 = std::f64::consts::FRAC_1_SQRT_2;
-/// The rounding floor of the tests: 100 eps of the scalar type (times the largest |Ritz value|).
-pub(super) fn floor<T: Scalar>() -> f64 {
-    let eps = if matches!(T::DTYPE, crate::DType::F32 | crate::DType::C64) {
+/// The machine epsilon of the scalar type's precision.
+fn eps<T: Scalar>() -> f64 {
+    if matches!(T::DTYPE, crate::DType::F32 | crate::DType::C64) {
         f32::EPSILON as f64
     } else {
         f64::EPSILON
-    };
-    100.0 * eps
+    }
+}
+
+/// The rounding floor of the tests: 100 eps of the scalar type (times the largest |Ritz value|).
+pub(super) fn floor<T: Scalar>() -> f64 {
+    100.0 * eps::<T>()
 }
 
 pub(super) struct Ctx<'a, T: Scalar> {
@@ -169,7 +173,7 @@ impl<T: Scalar> Ctx<'_, T> {
             a.hypot(re.hypot(im))
         });
         let scale = anorm.max(col);
-        let tol = 1e-3f64.max(1e4 * floor::<T>() / 100.0);
+        let tol = 1e-3f64.max(1e4 * eps::<T>());
         let mut worst = (dim.abs(), j, dre, dim, dre);
         for (i, (v, &e)) in h.iter().zip(known).enumerate().skip(nlock) {
             let (re, im) = v.to_parts();

@@ -91,9 +91,9 @@ pub(in crate::op::csr) fn split_rows<T: Scalar, I: IndexInt>(
     }
     ghosts.sort_unstable();
     ghosts.dedup();
-    // one block: the entries that `pick` keeps, column c mapped by `col`
-    // (`pick` a type parameter, not `dyn`: it runs once per entry and is inlined); `only`: the
-    // rows that may hold picked entries, in order (None: every row)
+    // one block: the entries whose global column `pick` maps to a block column (`pick` a type
+    // parameter, not `dyn`: it runs once per entry and is inlined); `only`: the rows that may
+    // hold picked entries, in order (None: every row); `make` below picks 32- or 64-bit indices
     fn block<T: Scalar, I: IndexInt, J: IndexInt, F: Fn(i64) -> Option<usize>>(
         indptr: &[I],
         indices: &[I],
