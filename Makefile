@@ -9,6 +9,7 @@
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
+#   make bench-repro [BENCH_N=1000]  CG in the reproducible sum order against the blocked one, 1 and 2 ranks
 #   make bench-small            CG at about 1,000 and 10,000 rows per rank next to PETSc and hypre (1 and 2 ranks)
 #   make bench-setup            matrix and BoomerAMG set-up next to PETSc and hypre, peak memory of a CG solve
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
@@ -70,7 +71,11 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+# the reproducible sum order's cost per CG iteration (issue 35, section 4), 1M rows, 1 and 2 ranks
+bench-repro: deps
+	$(call rust_bench,repro,$(BENCH_N))
+
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.

@@ -83,6 +83,7 @@ module parlops
   integer(c_int), parameter :: PARLOPS_ORTHOG_MODIFIED = 1
   integer(c_int), parameter :: PARLOPS_SUM_BLOCKED = 0
   integer(c_int), parameter :: PARLOPS_SUM_SEQUENTIAL = 1
+  integer(c_int), parameter :: PARLOPS_SUM_REPRODUCIBLE = 2
   integer(c_int), parameter :: PARLOPS_MONITOR_CONTINUE = 0
   integer(c_int), parameter :: PARLOPS_MONITOR_STOP = 1
   integer(c_int), parameter :: PARLOPS_MONITOR_CONVERGED = 2

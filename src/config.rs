@@ -40,12 +40,22 @@ pub const KNOWN_ENV: &[(&str, &str)] = &[
         "0 allocates long arrays without asking for 2 MiB pages (first touches then never wait for \
          the kernel to compact memory; products run somewhat slower)",
     ),
+    (
+        "PARLOPS_SUM_REPRODUCIBLE",
+        "1 makes every solver made after it start in PARLOPS_SUM_REPRODUCIBLE (dot products, norms \
+         and sparse products whose bits do not depend on the number of ranks or the partition)",
+    ),
     ("PARLOPS_LIB", "the library file the Python package loads"),
     (
         "PARLOPS_DIR",
         "the installation prefix where the Python package looks for the library",
     ),
 ];
+
+/// PARLOPS_SUM_REPRODUCIBLE=1: new solvers start in the reproducible sum order.
+pub fn sum_reproducible() -> bool {
+    env().get("PARLOPS_SUM_REPRODUCIBLE") == Some("1")
+}
 
 /// The process environment as parlops read it (once, at first use).
 #[derive(Clone, Debug)]

@@ -14,6 +14,7 @@
 //! - [`scalar`], [`error`], `codes`: element types, the one error type, and the one-table-per-enum
 //!   macro (`code_table!`) that gives every enumeration its codes, C names and words.
 
+pub mod binned;
 pub mod capi;
 mod codes;
 pub mod comm;

@@ -133,6 +133,23 @@ pub const PARLOPS_SUM_BLOCKED: parlops_sum_order = 0;
 /// One accumulator in index order: the rounding of sequential dot products, such as MFEM's (the
 /// MFEM adapter sets it, so that its solvers match MFEM's bit for bit). Slower on long vectors.
 pub const PARLOPS_SUM_SEQUENTIAL: parlops_sum_order = 1;
+/// Reproducible: iterates whose bits do not depend on the number of ranks, the partition or MPI's
+/// reduction tree (no other solver library offers it). Every dot product and norm is a binned sum
+/// (Demmel and Nguyen's: the terms rounded to fixed bins of 40 bits, the 3 highest bins the
+/// largest term needs summed exactly) merged over the ranks by a user-defined MPI operation, and
+/// every row of a parlops CSR matrix is summed in one chain in global column order. Kept by CG,
+/// pipelined CG (without its overlap), GMRES and FGMRES (either orthogonalization), BiCGStab,
+/// MINRES and Richardson, with operators and preconditioners that compute each entry of their
+/// result from the same values in the same order whatever the split: parlops' CSR matrices,
+/// diagonal and Jacobi preconditioners, and sums, products and scalings of such operators. Not
+/// kept by hypre's BoomerAMG, block Jacobi (its blocks are the ranks' rows), Chebyshev (its bounds
+/// come from blocked sums), shell operators that reduce themselves, the matrix-free stencils, or
+/// the other methods (a solve with them fails with PARLOPS_ERR_NOT_SUPPORTED); host vectors only
+/// (device vectors fail the same way). Terms of magnitude 2^1007 or more count as overflow. Costs:
+/// the dot products' pass computes about 12 more operations an entry, the fused passes are not
+/// used. Every rank sets the same: the solve agrees it. PARLOPS_SUM_REPRODUCIBLE=1 in the
+/// environment makes it every new solver's default.
+pub const PARLOPS_SUM_REPRODUCIBLE: parlops_sum_order = 2;
 
 /// Why a solve stopped: > 0 converged, < 0 diverged (PETSc's KSPConvergedReason where it has one).
 #[repr(C)]
@@ -423,10 +440,12 @@ pub unsafe extern "C" fn parlops_solver_set_orthogonalization(
     })
 }
 
-/// How the solver takes the local sums of its dot products: PARLOPS_SUM_BLOCKED (default) or
-/// PARLOPS_SUM_SEQUENTIAL. Only rounding depends on it: ranks may set different orders (every
-/// reduced value is the same on every rank). The fused passes of CG and GMRES (a dot taken in the
-/// pass that also updates or multiplies) sum in index order in either setting.
+/// How the solver takes the local sums of its dot products: PARLOPS_SUM_BLOCKED (default),
+/// PARLOPS_SUM_SEQUENTIAL or PARLOPS_SUM_REPRODUCIBLE. Between the first two only rounding depends
+/// on it: ranks may set different orders (every reduced value is the same on every rank); the
+/// reproducible order must be set on every rank alike (the solve fails on every rank otherwise).
+/// The fused passes of CG and GMRES (a dot taken in the pass that also updates or multiplies) sum
+/// in index order in the first two settings.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_solver_set_sum_order(
     s: *mut parlops_solver,

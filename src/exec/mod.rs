@@ -274,6 +274,8 @@ pub trait Backend {
     fn pmult<T: Scalar>(w: &mut Part<T>, x: &Part<T>, y: &Part<T>, cx: bool) -> Result<()>;
     /// conj(x).y of each pair, as (re, im) pairs.
     fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>>;
+    /// conj(x).y of each pair as binned sums (re, im): the reproducible mode's (multi::dots_binned).
+    fn dots_binned<T: Scalar>(p: &[(&Part<T>, &Part<T>)]) -> Result<Vec<crate::binned::Binned>>;
     /// This rank's partial of a norm (see [`NormKind::partial`]).
     fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)>;
     /// This rank's part of the scaled 2-norm (see [`crate::exec::ops::two_partial`]).
@@ -662,8 +664,7 @@ pub fn check_pointer(ptr: *const std::ffi::c_void, loc: Location, what: &str) ->
     }
 }
 
-/// Wait for all the work of the process's device (after a caller's device callback, which may
-/// have queued work on any stream).
+/// Wait for all the work of the process's device (after a caller's device callback: any stream).
 pub fn device_sync() -> Result<()> {
     crate::gpu::device_sync()
 }
@@ -674,9 +675,8 @@ pub fn is_device_pointer(p: *const std::ffi::c_void) -> bool {
     crate::gpu::is_device_pointer(p)
 }
 
-/// Is `p` device memory that host code cannot read (not managed memory), whether or not parlops set
-/// the device up (hypre or MFEM may have)? For the C layer's checks of arrays that must be host
-/// memory.
+/// Is `p` device memory host code cannot read (not managed memory), whether or not parlops set the
+/// device up (hypre or MFEM may have)? For the C layer's checks of arrays that must be host memory.
 pub fn is_device_only_pointer(p: *const std::ffi::c_void) -> bool {
     crate::gpu::is_device_only_pointer(p)
 }

@@ -106,3 +106,19 @@ pub fn update<T: Scalar>(
     }
     combine(outs, c, ins, true)
 }
+
+/// conj(x).y of each pair as binned sums (re, im): the reproducible mode's dot products
+/// ([`super::ops::dot_binned`]; on device vectors through host copies). A step of the backend of
+/// the first vector.
+pub fn dots_binned<T: Scalar>(
+    pairs: &[(&Part<T>, &Part<T>)],
+) -> Result<Vec<crate::binned::Binned>> {
+    use super::Backend;
+    crate::timing::timed(crate::timing::Phase::Vector, 0, || {
+        match pairs.first().map(|(x, _)| x.exec()) {
+            None => Ok(Vec::new()),
+            Some(Exec::Host) => <super::host::Host as Backend>::dots_binned(pairs),
+            Some(Exec::Cuda(_)) => <super::cuda::Cuda as Backend>::dots_binned(pairs),
+        }
+    })
+}

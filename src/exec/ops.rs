@@ -1,5 +1,6 @@
 //! Local (per-rank) kernels over slices, written with ndarray views. No communication here.
 
+use crate::binned::Binned;
 use ndarray::{ArrayView1, ArrayViewMut1, Zip};
 
 use crate::comm::ReduceOp;
@@ -191,18 +192,74 @@ pub fn sequential_sums() -> bool {
 }
 
 /// Sets this thread's sum order until dropped (then the previous one comes back).
-pub struct SumOrder(bool);
+pub struct SumOrder(bool, bool);
 
 impl SumOrder {
     pub fn set(sequential: bool) -> SumOrder {
-        SumOrder(SEQUENTIAL.with(|c| c.replace(sequential)))
+        SumOrder(
+            SEQUENTIAL.with(|c| c.replace(sequential)),
+            REPRODUCIBLE.with(|c| c.get()),
+        )
+    }
+
+    /// The reproducible mode (PARLOPS_SUM_REPRODUCIBLE): dot products and norms as binned sums
+    /// ([`crate::binned`]) merged over the ranks exactly, and every local sum that decides an
+    /// iterate (a sparse row) in one chain in index order.
+    pub fn reproducible() -> SumOrder {
+        SumOrder(
+            SEQUENTIAL.with(|c| c.replace(true)),
+            REPRODUCIBLE.with(|c| c.replace(true)),
+        )
     }
 }
 
 impl Drop for SumOrder {
     fn drop(&mut self) {
         SEQUENTIAL.with(|c| c.set(self.0));
+        REPRODUCIBLE.with(|c| c.set(self.1));
     }
+}
+
+thread_local! {
+    static REPRODUCIBLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Is this thread in a solve of the reproducible mode ([`SumOrder::reproducible`])?
+pub fn reproducible_sums() -> bool {
+    REPRODUCIBLE.with(|c| c.get())
+}
+
+/// conj(x).y as binned sums (real part, imaginary part): bits that do not depend on how the
+/// entries are split or ordered. Each entry's term is formed as [`add_dot`] forms it.
+pub fn dot_binned<T: Scalar>(x: &[T], y: &[T]) -> (Binned, Binned) {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    if T::DTYPE == crate::scalar::DType::F64 {
+        // SAFETY: T is f64 (its DTYPE says so), so the slices are f64 slices of their length.
+        let (xf, yf) = unsafe {
+            (
+                std::slice::from_raw_parts(x.as_ptr() as *const f64, n),
+                std::slice::from_raw_parts(y.as_ptr() as *const f64, n),
+            )
+        };
+        return (Binned::sum_products(xf, yf), Binned::new());
+    }
+    if T::PARTS == 1 {
+        let re = Binned::sum(n, |i| {
+            let (a, b) = (x[i].to_parts().0, y[i].to_parts().0);
+            a * b
+        });
+        return (re, Binned::new());
+    }
+    let re = Binned::sum(n, |i| {
+        let ((ar, ai), (br, bi)) = (x[i].to_parts(), y[i].to_parts());
+        ar * br + ai * bi
+    });
+    let im = Binned::sum(n, |i| {
+        let ((ar, ai), (br, bi)) = (x[i].to_parts(), y[i].to_parts());
+        ar * bi - ai * br
+    });
+    (re, im)
 }
 
 /// Accumulators of the blocked sums.

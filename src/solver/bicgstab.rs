@@ -1,5 +1,8 @@
 //! BiCGStab (van der Vorst) with right preconditioning: three reductions per iteration, the last
-//! one carrying both ||r|| and the next rho. The residual tested is the true ||b - A x||.
+//! one carrying both ||r|| and the next rho. The residual tested is the recurrence residual (s or
+//! r, the residual of b - A x in exact arithmetic); a convergence seen on it is confirmed on the
+//! true ||b - A x|| (one product, one reduction), and where the rule does not hold there BiCGStab
+//! starts again from the true residual (the recurrences drift from it in single precision).
 
 use super::{Ctx, Info, Reason, info, initial_residual, re, root};
 use crate::error::Result;
@@ -60,12 +63,22 @@ pub(crate) fn run<T: Scalar>(
         }
         if ctx.holds(snorm, bnorm) {
             // s = r - alpha v is the residual of x + alpha M p: converged on it (the decision is
-            // ctx.check's, which agrees since the same rule holds)
+            // ctx.check's, which agrees since the same rule holds), confirmed on the true one
             x.axpy(alpha, phat)?;
             let reason = ctx
                 .check(it, snorm, bnorm, b, x)?
                 .unwrap_or(Reason::DivergedBreakdown);
-            return Ok(info(it, reason, r0, snorm, bnorm));
+            match confirm(ctx, it, reason, b, x, t, bnorm)? {
+                Some(end) => {
+                    let shown = if end.0 == reason { snorm } else { end.1 };
+                    return Ok(info(it, end.0, r0, shown, bnorm));
+                }
+                None => {
+                    (rho, rnorm) = restart(ctx, r, rhat, p, v, t)?;
+                    (rho_old, alpha, omega) = (T::one(), T::one(), T::one());
+                    continue;
+                }
+            }
         }
         if !re(d[0]).is_finite() || !re(d[1]).is_finite() {
             return Ok(info(it - 1, Reason::DivergedNan, r0, rnorm, bnorm));
@@ -81,7 +94,17 @@ pub(crate) fn run<T: Scalar>(
         let d = dots(&ctx.comm, &[(r, r), (rhat, r)], Ok(()))?;
         rnorm = root(re(d[0]));
         if let Some(reason) = ctx.check(it, rnorm, bnorm, b, x)? {
-            return Ok(info(it, reason, r0, rnorm, bnorm));
+            match confirm(ctx, it, reason, b, x, t, bnorm)? {
+                Some(end) => {
+                    let shown = if end.0 == reason { rnorm } else { end.1 };
+                    return Ok(info(it, end.0, r0, shown, bnorm));
+                }
+                None => {
+                    (rho, rnorm) = restart(ctx, r, rhat, p, v, t)?;
+                    (rho_old, alpha, omega) = (T::one(), T::one(), T::one());
+                    continue;
+                }
+            }
         }
         if omega.is_zero() {
             return Ok(info(it, Reason::DivergedBreakdown, r0, rnorm, bnorm));
@@ -89,4 +112,45 @@ pub(crate) fn run<T: Scalar>(
         rho_old = rho;
         rho = d[1];
     }
+}
+
+/// A convergence seen on the recurrence residual, confirmed on the true one (formed into `t`): the
+/// end and the true norm, or None where the rule does not hold there (the method starts again from
+/// it: [`restart`]). Reasons other than a convergence end at once. [collective]
+fn confirm<T: Scalar>(
+    ctx: &Ctx<T>,
+    it: i64,
+    reason: Reason,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    t: &mut DistVector<T>,
+    bnorm: f64,
+) -> Result<Option<(Reason, f64)>> {
+    if !matches!(reason, Reason::ConvergedRtol | Reason::ConvergedAtol) {
+        return Ok(Some((reason, f64::NAN)));
+    }
+    // (local failures join the reduction's agreement: every rank ends together)
+    let e = ctx.op.apply(x, t);
+    let e = e.and(t.axpby(T::one(), b, -T::one()));
+    let tnorm = root(re(dots(&ctx.comm, &[(&*t, &*t)], e)?[0]));
+    Ok(ctx
+        .confirmed(it, reason, tnorm, bnorm)
+        .map(|end| (end, tnorm)))
+}
+
+/// BiCGStab again from the true residual in `t`: r = rhat = t, p = v = 0; the new rho and ||r||.
+fn restart<T: Scalar>(
+    ctx: &Ctx<T>,
+    r: &mut DistVector<T>,
+    rhat: &mut DistVector<T>,
+    p: &mut DistVector<T>,
+    v: &mut DistVector<T>,
+    t: &DistVector<T>,
+) -> Result<(T, f64)> {
+    r.copy_from(t)?;
+    rhat.copy_from(t)?;
+    p.fill(T::zero())?;
+    v.fill(T::zero())?;
+    let d = dots(&ctx.comm, &[(&*r, &*r)], Ok(()))?[0];
+    Ok((d, root(re(d))))
 }

@@ -67,19 +67,26 @@ pub(crate) fn run<T: Scalar>(
     let mut tr = (ctx.p.trust_radius > 0.0).then(|| TrustRegion::new(ctx.p.trust_radius, re(rz)));
     let mut rnorm = r0;
     let mut it = 0;
-    // the fused passes (the executor's steps; the product's fused dot where the operator has one)
-    let fuse = plain;
+    // the fused passes (the executor's steps; the product's fused dot where the operator has one);
+    // not in the reproducible mode, whose sums are binned (the plain steps' dots)
+    let repro = crate::vector::ops::reproducible_sums();
+    let fuse = plain && !repro;
     // x's update waits for the next direction's pass when no iterate monitor reads x at the test
     // (then x += a p is made at every exit; the same bits)
     let defer = fuse && !ctx.watching();
     loop {
         it += 1;
-        let local = match ctx.op.apply_dot(p, q) {
-            Ok(Some((re, im))) => Ok(vec![re, im]),
-            Ok(None) => dot_partials(&[(&*p, &*q)], Ok(())),
-            Err(e) => Err(e),
+        let pq = if repro {
+            let e = ctx.op.apply(p, q);
+            dots(&ctx.comm, &[(&*p, &*q)], e)?[0]
+        } else {
+            let local = match ctx.op.apply_dot(p, q) {
+                Ok(Some((re, im))) => Ok(vec![re, im]),
+                Ok(None) => dot_partials(&[(&*p, &*q)], Ok(())),
+                Err(e) => Err(e),
+            };
+            sum_partials::<T>(&ctx.comm, local, 1, p)?[0]
         };
-        let pq = sum_partials::<T>(&ctx.comm, local, 1, p)?[0];
         if !re(pq).is_finite() {
             return Ok(info(it, Reason::DivergedNan, r0, rnorm, bnorm));
         }

@@ -58,7 +58,8 @@ pub(crate) fn run<T: Scalar>(
     };
     // fused passes: no preconditioner (the same on every rank); made row by row during the product
     // where the vectors are host-addressable ([`fused::PipeRows`]), else at once after it
-    let fuse = ctx.pc.is_none();
+    // (not in the reproducible mode: its sums are binned, the plain steps' dots)
+    let fuse = ctx.pc.is_none() && !crate::vector::ops::reproducible_sums();
     // the first step scales z, s, p (and q) by zero; a preconditioner writes u and m (and might
     // read them first); the others are written before they are read (a failure joins the first
     // reduction's agreement: every rank ends together)

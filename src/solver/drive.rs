@@ -3,8 +3,8 @@
 //! ([`Solver::solve`]) and of several ([`Solver::solve_many`]).
 
 use super::{
-    FINAL_CHECK, Guarded, Info, LinearOperator, Location, Op, Reason, Scalar, Solver, SumOrder,
-    cg_block, ctx::Ctx, nonfinite_anywhere, nullspace,
+    FINAL_CHECK, Guarded, Info, LinearOperator, Location, Op, Reason, Scalar, Solver, cg_block,
+    ctx::Ctx, nonfinite_anywhere, nullspace,
 };
 use crate::error::Result;
 use crate::vector::DistVector;
@@ -27,8 +27,7 @@ impl<T: Scalar> Solver<T> {
         b: &DistVector<T>,
         x: &mut DistVector<T>,
     ) -> Result<Info> {
-        let _order =
-            crate::vector::ops::SumOrder::set(self.params.sum_order == SumOrder::Sequential);
+        let _order = self.params.sum_order.enter();
         let op = self.operator_for(b, x)?;
         if !x.host_addressable() && self.method.host_only() {
             // the soft-thresholding step runs on the host: solve on host copies
@@ -118,8 +117,7 @@ impl<T: Scalar> Solver<T> {
             self.infos.clear();
             return Ok(Vec::new());
         };
-        let _order =
-            crate::vector::ops::SumOrder::set(self.params.sum_order == SumOrder::Sequential);
+        let _order = self.params.sum_order.enter();
         let op = self.operator_for(b0, x0)?;
         let (loc, stream) = (x0.location(), x0.caller_stream());
         for (j, (b, x)) in bs.iter().zip(xs.iter()).enumerate() {
@@ -220,6 +218,25 @@ impl<T: Scalar> Solver<T> {
                 p.dtol,
                 p.max_iter
             );
+        }
+        if p.sum_order == super::SumOrder::Reproducible {
+            // (the method and the vectors' memory are agreed: every rank alike)
+            if !self.method.reproducible() {
+                crate::bail!(
+                    NotSupported,
+                    "sum order PARLOPS_SUM_REPRODUCIBLE: {} does not keep it (CG, pipelined CG, GMRES, \
+                     FGMRES, BiCGStab, MINRES and Richardson do)",
+                    self.method.name()
+                );
+            }
+            if loc != Location::Host {
+                crate::bail!(
+                    NotSupported,
+                    "sum order PARLOPS_SUM_REPRODUCIBLE: vectors in {} memory (it runs on host vectors \
+                     only so far)",
+                    loc.name()
+                );
+            }
         }
         let pc = crate::timing::timed_n(crate::timing::Phase::Setup, 0, 0, || {
             Ok::<_, crate::error::Error>(if self.jacobi {

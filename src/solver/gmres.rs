@@ -145,7 +145,16 @@ fn run<T: Scalar>(
             let pending_e = std::mem::replace(&mut pending, Ok(())).and(e);
             // ||w|| after the projections, when the fused pass took it
             let mut hn = None;
-            if ctx.p.orthog == Orthog::Modified {
+            // a failure of the update, carried into the norm's reduction
+            let mut upd_e = Ok(());
+            if crate::vector::ops::reproducible_sums() && ctx.p.orthog != Orthog::Modified {
+                // the reproducible mode: the projections as binned sums in one reduction, the
+                // update in one pass, its norm from its own binned sum
+                let pairs: Vec<_> = basis[..=k].iter().map(|v| (v, &*w)).collect();
+                let proj = dots(&ctx.comm, &pairs, pending_e)?;
+                h[k * (m + 1)..k * (m + 1) + k + 1].copy_from_slice(&proj);
+                upd_e = fused::maxpy_norm(w, &proj, &basis[..=k]).map(|_| ());
+            } else if ctx.p.orthog == Orthog::Modified {
                 // one projection at a time, each against the updated w (k + 1 reductions)
                 let mut e = pending_e;
                 for i in 0..=k {
@@ -169,7 +178,7 @@ fn run<T: Scalar>(
             }
             let hn = match hn {
                 Some(v) => v,
-                None => root(re(dots(&ctx.comm, &[(w, w)], Ok(()))?[0])),
+                None => root(re(dots(&ctx.comm, &[(w, w)], upd_e)?[0])),
             };
             h[k + 1 + k * (m + 1)] = T::real(hn);
             if let Some(e) = ctx.eig.as_mut() {

@@ -25,6 +25,9 @@ pub(crate) enum Trait {
     LeftPc,
     /// Builds an Arnoldi basis (PARLOPS_ORTHOG_* choose how it is orthogonalised).
     Arnoldi,
+    /// Keeps PARLOPS_SUM_REPRODUCIBLE: every sum it reduces through the binned dots, every local
+    /// step element by element.
+    Reproducible,
 }
 
 /// `methods! { (ctx, b, x) => Variant = code, C_NAME, "name", call, [traits]; ... }`: the [`Method`]
@@ -63,22 +66,22 @@ macro_rules! methods {
 }
 
 methods! { (ctx, b, x) =>
-    Cg = 0, PARLOPS_METHOD_CG, "CG", super::square(ctx, b, x, super::cg::WORK, super::cg::run), [NaturalNorm];
+    Cg = 0, PARLOPS_METHOD_CG, "CG", super::square(ctx, b, x, super::cg::WORK, super::cg::run), [NaturalNorm, Reproducible];
     CgSingleReduction = 1, PARLOPS_METHOD_CG_SINGLE_REDUCTION, "CG (single reduction)",
         super::square(ctx, b, x, super::cg_sr::WORK, super::cg_sr::run), [NaturalNorm];
     CgPipelined = 2, PARLOPS_METHOD_CG_PIPELINED, "CG (pipelined)",
-        super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm];
+        super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm, Reproducible];
     Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
     Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
-    Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [LeftPc, Arnoldi];
-    Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [Arnoldi];
-    Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::square(ctx, b, x, super::bicgstab::WORK, super::bicgstab::run), [];
-    Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::square(ctx, b, x, super::minres::WORK, super::minres::run), [];
+    Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [LeftPc, Arnoldi, Reproducible];
+    Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [Arnoldi, Reproducible];
+    Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::square(ctx, b, x, super::bicgstab::WORK, super::bicgstab::run), [Reproducible];
+    Minres = 8, PARLOPS_METHOD_MINRES, "MINRES", super::square(ctx, b, x, super::minres::WORK, super::minres::run), [Reproducible];
     Ista = 9, PARLOPS_METHOD_ISTA, "ISTA", super::ista::solve(ctx, b, x, false),
         [LeastSquares, HostOnly];
     Fista = 10, PARLOPS_METHOD_FISTA, "FISTA", super::ista::solve(ctx, b, x, true),
         [LeastSquares, HostOnly];
-    Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::square(ctx, b, x, super::richardson::WORK, super::richardson::run), [];
+    Richardson = 11, PARLOPS_METHOD_RICHARDSON, "Richardson", super::square(ctx, b, x, super::richardson::WORK, super::richardson::run), [Reproducible];
     Gcrodr = 12, PARLOPS_METHOD_GCRODR, "GCRO-DR", super::gcrodr::solve(ctx, b, x), [];
     CgDeflated = 13, PARLOPS_METHOD_CG_DEFLATED, "deflated CG", super::cg_defl::solve(ctx, b, x), [];
 }
@@ -99,6 +102,10 @@ impl Method {
     /// Does this method build an Arnoldi basis (GMRES, FGMRES)?
     pub fn arnoldi(self) -> bool {
         self.traits().contains(&Trait::Arnoldi)
+    }
+    /// Does this method keep PARLOPS_SUM_REPRODUCIBLE?
+    pub fn reproducible(self) -> bool {
+        self.traits().contains(&Trait::Reproducible)
     }
     /// Does this method run on the host only (a device solve goes through host copies)?
     pub fn host_only(self) -> bool {
@@ -182,6 +189,20 @@ code_table! {
         /// One accumulator in index order: the rounding of sequential dot products (MFEM's; what
         /// parlops::mfem sets to match MFEM's solvers bit for bit).
         Sequential = 1, PARLOPS_SUM_SEQUENTIAL;
+        /// Binned sums merged exactly over the ranks, and sparse rows summed in global column
+        /// order: iterates whose bits do not depend on the number of ranks or the partition.
+        Reproducible = 2, PARLOPS_SUM_REPRODUCIBLE;
+    }
+}
+
+impl SumOrder {
+    /// This thread's sums in this order until the guard drops.
+    pub(crate) fn enter(self) -> crate::vector::ops::SumOrder {
+        match self {
+            SumOrder::Blocked => crate::vector::ops::SumOrder::set(false),
+            SumOrder::Sequential => crate::vector::ops::SumOrder::set(true),
+            SumOrder::Reproducible => crate::vector::ops::SumOrder::reproducible(),
+        }
     }
 }
 

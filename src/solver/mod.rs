@@ -116,7 +116,11 @@ impl Default for Params {
             pc_side: PcSide::Default,
             compute_eigs: false,
             orthog: Orthog::Classical,
-            sum_order: SumOrder::Blocked,
+            sum_order: if crate::config::sum_reproducible() {
+                SumOrder::Reproducible
+            } else {
+                SumOrder::Blocked
+            },
             trust_radius: 0.0,
             pc_reuse_every: 1,
             pc_reuse_growth: 0.0,
@@ -149,7 +153,9 @@ impl Params {
             pc_side,
             compute_eigs: _, // only records: ranks may differ
             orthog,
-            sum_order: _, // rounding only: the reductions give every rank the same values
+            // blocked or sequential is rounding only (the reductions give every rank the same
+            // values); the reproducible mode reduces binned sums: every rank alike
+            sum_order,
             trust_radius,
             pc_reuse_every,
             pc_reuse_growth,
@@ -171,6 +177,10 @@ impl Params {
             ("Richardson scale", scale.to_bits() as i64),
             ("preconditioner side", pc_side.code() as i64),
             ("orthogonalization", orthog.code() as i64),
+            (
+                "reproducible sums",
+                (sum_order == SumOrder::Reproducible) as i64,
+            ),
             ("trust-region radius", trust_radius.to_bits() as i64),
             ("preconditioner reuse (every)", pc_reuse_every),
             (
@@ -546,7 +556,7 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 18] = [
+        let changes: [fn(&mut Params); 19] = [
             |p| p.recycle = Some(4),
             |p| p.pc_reuse_every = 10,
             |p| p.pc_reuse_growth = 1.5,
@@ -565,6 +575,7 @@ mod tests {
             |p| p.scale = 0.5,
             |p| p.pc_side = PcSide::Left,
             |p| p.orthog = Orthog::Modified,
+            |p| p.sum_order = SumOrder::Reproducible,
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut p = Params::default();

@@ -69,22 +69,28 @@ pub fn sum_partials<T: Scalar>(
         .collect())
 }
 
+/// The vectors of `pairs` all live in one memory space.
+fn same_memory<T: Scalar>(pairs: &[(&DistVector<T>, &DistVector<T>)]) -> Result<()> {
+    if pairs.iter().any(|(x, y)| x.location() != y.location())
+        || pairs
+            .iter()
+            .any(|(x, _)| x.location() != pairs[0].0.location())
+    {
+        crate::bail!(
+            MemoryLocation,
+            "a reduction mixes host and device vectors; copy them to one memory space first"
+        );
+    }
+    Ok(())
+}
+
 /// This rank's shares of the dots of `pairs` (re, im each), or the first failure. [local]
 pub(crate) fn dot_partials<T: Scalar>(
     pairs: &[(&DistVector<T>, &DistVector<T>)],
     pending: Result<()>,
 ) -> Result<Vec<f64>> {
     pending.and_then(|_| {
-        if pairs.iter().any(|(x, y)| x.location() != y.location())
-            || pairs
-                .iter()
-                .any(|(x, _)| x.location() != pairs[0].0.location())
-        {
-            crate::bail!(
-                MemoryLocation,
-                "a reduction mixes host and device vectors; copy them to one memory space first"
-            );
-        }
+        same_memory(pairs)?;
         let parts: Vec<_> = pairs.iter().map(|(x, y)| (&x.part, &y.part)).collect();
         let mut v = exec::dots(&parts)?;
         for (j, s) in v.iter_mut().enumerate() {
@@ -102,6 +108,9 @@ pub fn dots<T: Scalar>(
     pairs: &[(&DistVector<T>, &DistVector<T>)],
     pending: Result<()>,
 ) -> Result<Vec<T>> {
+    if ops::reproducible_sums() {
+        return dots_binned(comm, pairs, pending);
+    }
     let local = dot_partials(pairs, pending);
     let n = 2 * pairs.len();
     let r = match pairs.first() {
@@ -113,12 +122,50 @@ pub fn dots<T: Scalar>(
         .collect())
 }
 
-/// Start [`dots`] without waiting (MPI_Iallreduce). [collective]
+/// [`dots`] in the reproducible mode: binned sums ([`crate::binned`]), each rank's merged by one
+/// reduction into the same state whatever the ranks, partition or reduction tree; replicated
+/// vectors count rank 0's entries. [collective]
+fn dots_binned<T: Scalar>(
+    comm: &crate::comm::Comm,
+    pairs: &[(&DistVector<T>, &DistVector<T>)],
+    pending: Result<()>,
+) -> Result<Vec<T>> {
+    let local = pending.and_then(|_| {
+        same_memory(pairs)?;
+        let parts: Vec<_> = pairs.iter().map(|(x, y)| (&x.part, &y.part)).collect();
+        let mut v = exec::multi::dots_binned(&parts)?;
+        for (j, s) in v.iter_mut().enumerate() {
+            let l = pairs[j / 2].0.layout();
+            if l.partition() != Partition::Scatter && l.comm().rank() != 0 {
+                *s = crate::binned::Binned::new();
+            }
+        }
+        Ok(v)
+    });
+    let r = comm.allreduce_binned_checked(local, 2 * pairs.len())?;
+    Ok(r.chunks(2)
+        .map(|c| T::from_parts_lossy(c[0].value(), c[1].value()))
+        .collect())
+}
+
+/// Start [`dots`] without waiting (MPI_Iallreduce); in the reproducible mode the binned sums are
+/// merged at once and the sum returned is complete. [collective]
 pub fn dots_start<T: Scalar>(
     comm: &crate::comm::Comm,
     pairs: &[(&DistVector<T>, &DistVector<T>)],
     pending: Result<()>,
 ) -> Result<crate::comm::PendingSum> {
+    if ops::reproducible_sums() {
+        let v = dots_binned(comm, pairs, pending)?;
+        return Ok(crate::comm::PendingSum::ready(
+            v.iter()
+                .flat_map(|t| {
+                    let (re, im) = t.to_parts();
+                    [re, im]
+                })
+                .collect(),
+        ));
+    }
     let local = dot_partials(pairs, pending);
     comm.iallreduce_checked(local, 2 * pairs.len())
 }

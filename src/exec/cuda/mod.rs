@@ -168,6 +168,24 @@ impl Backend for Cuda {
     fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
         vector::dots(pairs)
     }
+    /// On host copies of the entries (no device kernel for binned sums yet: correct, not fast).
+    fn dots_binned<T: Scalar>(
+        pairs: &[(&Part<T>, &Part<T>)],
+    ) -> Result<Vec<crate::binned::Binned>> {
+        let mut v = Vec::new();
+        crate::error::try_reserve(&mut v, 2 * pairs.len(), "the dot products' sums")?;
+        for (x, y) in pairs {
+            let what = "a host copy of a vector's entries";
+            let mut hx = crate::error::try_vec(x.len(), T::zero(), what)?;
+            let mut hy = crate::error::try_vec(y.len(), T::zero(), what)?;
+            Self::download(&mut hx, x)?;
+            Self::download(&mut hy, y)?;
+            let (re, im) = crate::exec::ops::dot_binned(&hx, &hy);
+            v.push(re);
+            v.push(im);
+        }
+        Ok(v)
+    }
     fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
         vector::norm_partial(x, kind)
     }

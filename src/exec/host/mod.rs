@@ -93,6 +93,18 @@ impl Backend for Host {
         }
         Ok(v)
     }
+    fn dots_binned<T: Scalar>(
+        pairs: &[(&Part<T>, &Part<T>)],
+    ) -> Result<Vec<crate::binned::Binned>> {
+        let mut v = Vec::new();
+        crate::error::try_reserve(&mut v, 2 * pairs.len(), "the dot products' sums")?;
+        for (x, y) in pairs {
+            let (re, im) = ops::dot_binned(x.local(), y.local());
+            v.push(re);
+            v.push(im);
+        }
+        Ok(v)
+    }
     fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, ReduceOp)> {
         Ok(kind.partial(x.local()))
     }

@@ -8,6 +8,7 @@ mod block;
 mod kernels;
 mod multi;
 mod narrow;
+mod repro;
 mod sell;
 mod split;
 #[cfg(test)]
@@ -61,6 +62,9 @@ pub struct CsrOp<T: Scalar> {
     resident: crate::exec::Resident<T>,
     /// The diag block's [`LocalCsr::lower_reach`], found at the first streamed product.
     reach: OnceLock<usize>,
+    /// The rows the reproducible mode forms again, made at its first product (again after a
+    /// values update).
+    repro: Mutex<Option<Arc<repro::ReproRows<T>>>>,
 }
 
 fn check_layouts(rows: &Layout, cols: &Layout) -> Result<()> {
@@ -214,6 +218,7 @@ impl<T: Scalar> CsrOp<T> {
             bufs: Mutex::new(bufs),
             resident: Default::default(),
             reach: OnceLock::new(),
+            repro: Mutex::new(None),
         })
     }
 
@@ -243,7 +248,24 @@ impl<T: Scalar> CsrOp<T> {
             Ok(())
         })?;
         let o = blk.offd.mult_dot::<DOT>(ghost, y, true, x);
+        if crate::vector::ops::reproducible_sums() {
+            // the rows with ghosts (or unsorted entries) in global column order
+            self.repro_rows(&blk)?.apply(x, ghost, y);
+        }
         Ok((d.0 + o.0, d.1 + o.1))
+    }
+
+    /// The reproducible mode's rows for the blocks' current values.
+    fn repro_rows(&self, blk: &Blocks<T>) -> Result<Arc<repro::ReproRows<T>>> {
+        let mut r = self.repro.lock().unwrap_or_else(|p| p.into_inner());
+        let version = self.version();
+        if let Some(rr) = r.as_ref().filter(|rr| rr.version == version) {
+            return Ok(rr.clone());
+        }
+        let first = self.cols.offsets()[self.cols.comm().rank() as usize];
+        let rr = Arc::new(repro::ReproRows::new(blk, first, &self.col_map, version)?);
+        *r = Some(rr.clone());
+        Ok(rr)
     }
 
     /// The operator as the executor's backends see it.
@@ -279,7 +301,10 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     }
     /// The product and y^H x in one pass, on host-addressable vectors.
     fn apply_dot(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<Option<(f64, f64)>> {
-        if !(y.host_addressable() && x.host_addressable() && self.rows.compatible(&self.cols)) {
+        if !(y.host_addressable() && x.host_addressable() && self.rows.compatible(&self.cols))
+            || crate::vector::ops::reproducible_sums()
+        {
+            // (the reproducible mode's dots are binned: the caller takes it)
             return self.apply(x, y).map(|_| None);
         }
         self.forward_host::<true>(x.local(), y.local_mut())
@@ -295,6 +320,7 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         let ng = self.halo.n_ghost();
         let mut ghosts = Vec::new();
         if !host
+            || crate::vector::ops::reproducible_sums()
             || xs.len() != ys.len()
             || xs.len() < 2
             || ng

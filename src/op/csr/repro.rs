@@ -1,0 +1,116 @@
+//! A CSR product in the reproducible mode (`PARLOPS_SUM_REPRODUCIBLE`): every row summed in one
+//! chain in the order of its global columns, so that its bits do not depend on how the rows and
+//! columns are split over the ranks. The diag product already sums a row of the diag block in one
+//! chain in entry order (the mode sets the sequential order); the rows that also have entries in
+//! the offd block, and those whose diag entries are not in column order, are formed again after the
+//! ghosts arrive, from their entries sorted by global column: the same chain a rank holding the
+//! whole row forms.
+
+use super::Blocks;
+use crate::error::{Result, try_reserve};
+use crate::scalar::Scalar;
+
+/// The rows formed again, with their entries in global column order; each entry's operand is
+/// x[i] for i < `nloc`, else the ghost i - `nloc`.
+pub(super) struct ReproRows<T> {
+    /// The values version of the blocks these were made from.
+    pub version: u64,
+    rows: Vec<usize>,
+    ptr: Vec<usize>,
+    src: Vec<usize>,
+    val: Vec<T>,
+    nloc: usize,
+}
+
+impl<T: Scalar> ReproRows<T> {
+    /// From the blocks: `first_col` is this rank's first global column, `col_map` the offd block's
+    /// global columns. [local]
+    pub fn new(blk: &Blocks<T>, first_col: i64, col_map: &[i64], version: u64) -> Result<Self> {
+        let nrows = blk.diag.nrows;
+        let nloc = blk.diag.ncols;
+        let what = "the reproducible product's row list";
+        let mut mark = Vec::new();
+        try_reserve(&mut mark, nrows, what)?;
+        mark.resize(nrows, false);
+        blk.offd.for_each(|r, _, _| mark[r] = true);
+        // rows whose diag entries are not in increasing column order
+        let mut last: Vec<i64> = Vec::new();
+        try_reserve(&mut last, nrows, what)?;
+        last.resize(nrows, -1);
+        blk.diag.for_each(|r, c, _| {
+            if (c as i64) < last[r] {
+                mark[r] = true;
+            }
+            last[r] = c as i64;
+        });
+        drop(last);
+        let mut rows = Vec::new();
+        try_reserve(&mut rows, mark.iter().filter(|&&m| m).count(), what)?;
+        rows.extend((0..nrows).filter(|&r| mark[r]));
+        // position of each marked row in `rows`, then its entries (global column, operand, value)
+        let mut pos = Vec::new();
+        try_reserve(&mut pos, nrows, what)?;
+        pos.resize(nrows, usize::MAX);
+        for (k, &r) in rows.iter().enumerate() {
+            pos[r] = k;
+        }
+        let mut ents: Vec<(usize, i64, usize, T)> = Vec::new();
+        let mut count = 0usize;
+        blk.diag
+            .for_each(|r, _, _| count += (pos[r] != usize::MAX) as usize);
+        blk.offd
+            .for_each(|r, _, _| count += (pos[r] != usize::MAX) as usize);
+        try_reserve(&mut ents, count, what)?;
+        blk.diag.for_each(|r, c, v| {
+            if pos[r] != usize::MAX {
+                ents.push((pos[r], first_col + c as i64, c, v));
+            }
+        });
+        blk.offd.for_each(|r, c, v| {
+            ents.push((pos[r], col_map[c], nloc + c, v));
+        });
+        // stable: entries of one column (duplicates) keep the caller's order
+        ents.sort_by_key(|e| (e.0, e.1));
+        let mut ptr = Vec::new();
+        try_reserve(&mut ptr, rows.len() + 1, what)?;
+        ptr.push(0);
+        let (mut src, mut val) = (Vec::new(), Vec::new());
+        try_reserve(&mut src, ents.len(), what)?;
+        try_reserve(&mut val, ents.len(), what)?;
+        let mut k = 0;
+        for i in 0..rows.len() {
+            while k < ents.len() && ents[k].0 == i {
+                src.push(ents[k].2);
+                val.push(ents[k].3);
+                k += 1;
+            }
+            ptr.push(src.len());
+        }
+        Ok(ReproRows {
+            version,
+            rows,
+            ptr,
+            src,
+            val,
+            nloc,
+        })
+    }
+
+    /// The marked rows of y = A x formed again from x and the ghosts (the chain of the CSR loop:
+    /// from zero, each value times its operand added in column order).
+    pub fn apply(&self, x: &[T], ghost: &[T], y: &mut [T]) {
+        for (i, &r) in self.rows.iter().enumerate() {
+            let mut s = T::zero();
+            for k in self.ptr[i]..self.ptr[i + 1] {
+                let j = self.src[k];
+                let xj = if j < self.nloc {
+                    x[j]
+                } else {
+                    ghost[j - self.nloc]
+                };
+                s += self.val[k] * xj;
+            }
+            y[r] = s;
+        }
+    }
+}
