@@ -52,6 +52,9 @@
 #define PARLOPS_REAL(x) ((parlops_scalar){(double)(x), 0.0})
 #endif
 
+// Terms a pass best forms at a time (any number may be pushed).
+#define Sink_BLOCK BLOCK
+
 // Let the partition choose this rank's local length (`parlops_layout_create`).
 #define PARLOPS_DECIDE -1
 
@@ -507,13 +510,15 @@ typedef int32_t parlops_monitor_action;
 // reduction tree (no other solver library offers it). Every dot product and norm is a binned sum
 // (Demmel and Nguyen's: the terms rounded to fixed bins of 40 bits, the 3 highest bins the
 // largest term needs summed exactly) merged over the ranks by a user-defined MPI operation, and
-// every row of a parlops CSR matrix is summed in one chain in global column order. Kept by CG,
-// pipelined CG (without its overlap), GMRES and FGMRES (either orthogonalization), BiCGStab,
-// MINRES and Richardson, with operators and preconditioners that compute each entry of their
+// every row of a parlops CSR matrix is summed in one chain in global column order (its adjoint
+// through a conjugate transpose parlops makes at the first adjoint: a second copy of the matrix).
+// Kept by CG, pipelined CG (without its overlap), GMRES and FGMRES (either orthogonalization),
+// BiCGStab, MINRES, Richardson, CGLS and LSQR, with operators and preconditioners that compute each entry of their
 // result from the same values in the same order whatever the split: parlops' CSR matrices,
-// diagonal and Jacobi preconditioners, and sums, products and scalings of such operators. Not
-// kept by hypre's BoomerAMG, block Jacobi (its blocks are the ranks' rows), Chebyshev (its bounds
-// come from blocked sums), shell operators that reduce themselves, the matrix-free stencils, or
+// diagonal and Jacobi preconditioners, Chebyshev with the bounds given, and sums, products and
+// scalings of such operators. Not kept by hypre's BoomerAMG, block Jacobi (its blocks are the
+// ranks' rows), Chebyshev with estimated bounds (estimated when it is created, with blocked
+// sums), shell operators that reduce themselves, the matrix-free stencils, or
 // the other methods (a solve with them fails with PARLOPS_ERR_NOT_SUPPORTED); host vectors only
 // (device vectors fail the same way). Terms of magnitude 2^1007 or more count as overflow. Costs:
 // the dot products' pass computes about 12 more operations an entry, the fused passes are not

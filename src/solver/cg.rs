@@ -73,7 +73,7 @@ pub(crate) fn run<T: Scalar>(
     let fuse = plain && !repro;
     // x's update waits for the next direction's pass when no iterate monitor reads x at the test
     // (then x += a p is made at every exit; the same bits)
-    let defer = fuse && !ctx.watching();
+    let defer = (fuse || (repro && plain)) && !ctx.watching();
     loop {
         it += 1;
         let pq = if repro {
@@ -119,7 +119,21 @@ pub(crate) fn run<T: Scalar>(
         if let Some(e) = ctx.eig.as_mut() {
             e.cg.push((re(alpha), f64::NAN));
         }
-        let d = if defer {
+        let d = if defer && repro {
+            // the reproducible mode's residual pass: r.r as a binned sum formed in the pass
+            let local = fused::cg_residual_binned(alpha, r, q).map(|v| vec![v]);
+            match ctx.comm.allreduce_binned_checked(local, 1) {
+                Ok(v) => {
+                    let rr = T::from_parts_lossy(v[0].value(), 0.0);
+                    vec![rr, rr]
+                }
+                Err(e) => {
+                    // the step is still x's: the failure is the reduction's (every rank's alike)
+                    x.axpy(alpha, p)?;
+                    return Err(e);
+                }
+            }
+        } else if defer {
             let local = fused::cg_residual(alpha, r, q).map(|v| vec![v]);
             let rr = ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum);
             let rr = match rr {

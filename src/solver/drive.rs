@@ -225,7 +225,7 @@ impl<T: Scalar> Solver<T> {
                 crate::bail!(
                     NotSupported,
                     "sum order PARLOPS_SUM_REPRODUCIBLE: {} does not keep it (CG, pipelined CG, GMRES, \
-                     FGMRES, BiCGStab, MINRES and Richardson do)",
+                     FGMRES, BiCGStab, MINRES, Richardson, CGLS and LSQR do)",
                     self.method.name()
                 );
             }

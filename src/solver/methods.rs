@@ -71,8 +71,8 @@ methods! { (ctx, b, x) =>
         super::square(ctx, b, x, super::cg_sr::WORK, super::cg_sr::run), [NaturalNorm];
     CgPipelined = 2, PARLOPS_METHOD_CG_PIPELINED, "CG (pipelined)",
         super::square(ctx, b, x, super::cg_pipe::WORK, super::cg_pipe::run), [NaturalNorm, Reproducible];
-    Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares];
-    Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares];
+    Cgls = 3, PARLOPS_METHOD_CGLS, "CGLS", super::cgls::solve(ctx, b, x), [LeastSquares, Reproducible];
+    Lsqr = 4, PARLOPS_METHOD_LSQR, "LSQR", super::lsqr::solve(ctx, b, x), [LeastSquares, Reproducible];
     Gmres = 5, PARLOPS_METHOD_GMRES, "GMRES", super::gmres::solve(ctx, b, x, false), [LeftPc, Arnoldi, Reproducible];
     Fgmres = 6, PARLOPS_METHOD_FGMRES, "FGMRES", super::gmres::solve(ctx, b, x, true), [Arnoldi, Reproducible];
     Bicgstab = 7, PARLOPS_METHOD_BICGSTAB, "BiCGStab", super::square(ctx, b, x, super::bicgstab::WORK, super::bicgstab::run), [Reproducible];

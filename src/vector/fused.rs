@@ -29,6 +29,41 @@ fn check<T: Scalar>(base: &DistVector<T>, others: &[(&DistVector<T>, &str)]) -> 
     Ok(())
 }
 
+/// The reproducible mode's CG residual pass on host vectors: r -= a q (the bits of r.axpy(-a, q)),
+/// and this rank's binned sum of |r_i|^2 of the new r, formed block by block in the same pass.
+pub fn cg_residual_binned<T: Scalar>(
+    a: T,
+    r: &mut DistVector<T>,
+    q: &DistVector<T>,
+) -> Result<crate::binned::Binned> {
+    use crate::binned::Sink;
+    check(r, &[(q, "q")])?;
+    if !(r.host_addressable() && q.host_addressable()) {
+        crate::bail!(
+            NotSupported,
+            "the reproducible sum order runs on host vectors only"
+        );
+    }
+    let ql = q.local();
+    let rl = r.local_mut();
+    let na = -a;
+    let mut sink = Sink::new();
+    let mut buf = [0.0f64; Sink::BLOCK];
+    for (rc, qc) in rl.chunks_mut(Sink::BLOCK).zip(ql.chunks(Sink::BLOCK)) {
+        for ((rv, qv), t) in rc.iter_mut().zip(qc).zip(buf.iter_mut()) {
+            *rv += na * *qv;
+            let (re, im) = rv.to_parts();
+            *t = if T::PARTS == 1 {
+                re * re
+            } else {
+                re * re + im * im
+            };
+        }
+        sink.push(&buf[..rc.len()]);
+    }
+    Ok(sink.finish())
+}
+
 /// CG: x += a p, r -= a q; returns the share of ||r||^2 (new r). 48 bytes per double entry instead
 /// of the 56 of two axpys and a dot.
 pub fn cg_update<T: Scalar>(

@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_convergence_reference(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
   EXPECT(parlops_solver_set_convergence_reference(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "reference");
   EXPECT(parlops_solver_set_convergence_reference(NULL, PARLOPS_REFERENCE_RHS), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
-  EXPECT(parlops_solver_set_sum_order(s, 2), PARLOPS_ERR_INVALID_ARGUMENT, "order");
+  EXPECT(parlops_solver_set_sum_order(s, 3), PARLOPS_ERR_INVALID_ARGUMENT, "order");
   EXPECT(parlops_solver_set_sum_order(s, -1), PARLOPS_ERR_INVALID_ARGUMENT, "order");
   EXPECT(parlops_solver_set_sum_order(NULL, PARLOPS_SUM_SEQUENTIAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_null_space(NULL, true, 0, NULL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
@@ -300,6 +300,13 @@ int main(int argc, char **argv) {
     EXPECT(parlops_solver_set_sum_order(s, rank_ == last ? PARLOPS_SUM_SEQUENTIAL : PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
     EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
     expect_converged("sum orders differing between ranks", s, A, b, x, 1e-10, 0);
+    /* but the reproducible order reduces binned sums: set on one rank only, every rank refuses */
+    EXPECT(parlops_solver_set_sum_order(s, rank_ == last ? PARLOPS_SUM_REPRODUCIBLE : PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "reproducible sums");
+    EXPECT(parlops_solver_set_sum_order(s, PARLOPS_SUM_REPRODUCIBLE), PARLOPS_OK, NULL);
+    EXPECT(parlops_solver_solve(s, b, x), PARLOPS_OK, NULL);
+    expect_converged("the reproducible order on every rank", s, A, b, x, 1e-10, 0);
+    EXPECT(parlops_solver_set_sum_order(s, 3), PARLOPS_ERR_INVALID_ARGUMENT, "order");
     EXPECT(parlops_solver_set_sum_order(s, PARLOPS_SUM_BLOCKED), PARLOPS_OK, NULL);
     /* a null space set on one rank only: every rank refuses the solve */
     EXPECT(parlops_solver_set_null_space(s, rank_ == last, 0, NULL), PARLOPS_OK, NULL);

@@ -881,7 +881,7 @@ static int do_call(int k) {
     CASE(parlops_solver_set_convergence_reference) st = parlops_solver_set_convergence_reference(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_pc_side) st = parlops_solver_set_pc_side(PS(), enum_v(2)); break;
     CASE(parlops_solver_set_orthogonalization) st = parlops_solver_set_orthogonalization(PS(), enum_v(2)); break;
-    CASE(parlops_solver_set_sum_order) st = parlops_solver_set_sum_order(PS(), enum_v(2)); break;
+    CASE(parlops_solver_set_sum_order) st = parlops_solver_set_sum_order(PS(), enum_v(3)); break;
     CASE(parlops_solver_set_null_space) {
       /* as many handles as n says (a negative n reads none) */
       int k = chance(90) ? (int)below(4) : -1 - (int)below(5);

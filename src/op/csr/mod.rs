@@ -65,6 +65,9 @@ pub struct CsrOp<T: Scalar> {
     /// The rows the reproducible mode forms again, made at its first product (again after a
     /// values update).
     repro: Mutex<Option<Arc<repro::ReproRows<T>>>>,
+    /// The conjugate transpose the reproducible mode's adjoint applies, with the values version it
+    /// was made from (made at its first adjoint).
+    repro_adj: Mutex<Option<(u64, Arc<CsrOp<T>>)>>,
 }
 
 fn check_layouts(rows: &Layout, cols: &Layout) -> Result<()> {
@@ -219,6 +222,7 @@ impl<T: Scalar> CsrOp<T> {
             resident: Default::default(),
             reach: OnceLock::new(),
             repro: Mutex::new(None),
+            repro_adj: Mutex::new(None),
         })
     }
 
@@ -253,6 +257,26 @@ impl<T: Scalar> CsrOp<T> {
             self.repro_rows(&blk)?.apply(x, ghost, y);
         }
         Ok((d.0 + o.0, d.1 + o.1))
+    }
+
+    /// The reproducible mode's conjugate transpose for the current values (made again after a
+    /// values update; every rank alike, since updates are collective). [collective]
+    fn repro_adjoint(&self) -> Result<Arc<CsrOp<T>>> {
+        let mut a = self.repro_adj.lock().unwrap_or_else(|p| p.into_inner());
+        let version = self.version();
+        if let Some((v, at)) = a.as_ref()
+            && *v == version
+        {
+            return Ok(at.clone());
+        }
+        let at = Arc::new(repro::transpose(
+            &self.blocks(),
+            &self.rows,
+            &self.cols,
+            &self.col_map,
+        )?);
+        *a = Some((version, at.clone()));
+        Ok(at)
     }
 
     /// The reproducible mode's rows for the blocks' current values.
@@ -468,6 +492,11 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
     }
     fn backward(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         x.check_location(y, "y", "x")?;
+        if crate::vector::ops::reproducible_sums() {
+            // x = A^H y as the rows of the conjugate transpose, in global order
+            let at = self.repro_adjoint()?;
+            return at.forward(y, x);
+        }
         crate::exec::csr_backward(&self.sparse(), y.part(), x.part_mut())
     }
     fn as_any(&self) -> &dyn std::any::Any {

@@ -4,11 +4,16 @@
 //! chain in entry order (the mode sets the sequential order); the rows that also have entries in
 //! the offd block, and those whose diag entries are not in column order, are formed again after the
 //! ghosts arrive, from their entries sorted by global column: the same chain a rank holding the
-//! whole row forms.
+//! whole row forms. The adjoint is the product of the conjugate transpose, made as a CSR matrix of
+//! its own at the first adjoint of the mode ([`transpose`]): each x_j = sum_i conj(a_ij) y_i is then a
+//! row in global order too (the ordinary adjoint adds each rank's share of x_j in turn).
 
-use super::Blocks;
-use crate::error::{Result, try_reserve};
+use std::sync::Arc;
+
+use super::{Blocks, CsrOp};
+use crate::error::{Result, try_reserve, try_vec};
 use crate::scalar::Scalar;
+use crate::vector::Layout;
 
 /// The rows formed again, with their entries in global column order; each entry's operand is
 /// x[i] for i < `nloc`, else the ghost i - `nloc`.
@@ -113,4 +118,76 @@ impl<T: Scalar> ReproRows<T> {
             y[r] = s;
         }
     }
+}
+
+/// The conjugate transpose of the matrix whose blocks are `blk` (rows `rows`, columns `cols`,
+/// offd columns `col_map`): every entry sent to the owner of its column, which makes its rows.
+/// [collective]
+pub(super) fn transpose<T: Scalar>(
+    blk: &Blocks<T>,
+    rows: &Arc<Layout>,
+    cols: &Arc<Layout>,
+    col_map: &[i64],
+) -> Result<CsrOp<T>> {
+    let comm = rows.comm();
+    let (p, me) = (comm.size() as usize, comm.rank() as usize);
+    let (row0, col0) = (rows.offsets()[me], cols.offsets()[me]);
+    let coff = cols.offsets();
+    // the owner of global column j: the last rank whose first column is at most j (empty ranks
+    // share their offset with the next one)
+    let owner = |j: i64| coff.partition_point(|&o| o <= j).saturating_sub(1);
+    let what = "the transpose of the reproducible adjoint";
+    let mut counts = try_vec(p, 0i64, what)?;
+    blk.diag
+        .for_each(|_, c, _| counts[owner(col0 + c as i64)] += 1);
+    blk.offd.for_each(|_, c, _| counts[owner(col_map[c])] += 1);
+    let mut displs = try_vec(p, 0i64, what)?;
+    for q in 1..p {
+        displs[q] = displs[q - 1] + counts[q - 1];
+    }
+    let total = (displs[p - 1] + counts[p - 1]) as usize;
+    let mut idx = try_vec(2 * total, 0i64, what)?;
+    let mut val = try_vec(total, T::zero(), what)?;
+    let mut at = displs.clone();
+    let mut put = |i: i64, j: i64, v: T| {
+        let q = owner(j);
+        let k = at[q] as usize;
+        at[q] += 1;
+        idx[2 * k] = j;
+        idx[2 * k + 1] = i;
+        val[k] = v.conj();
+    };
+    blk.diag
+        .for_each(|r, c, v| put(row0 + r as i64, col0 + c as i64, v));
+    blk.offd
+        .for_each(|r, c, v| put(row0 + r as i64, col_map[c], v));
+    let rcounts = comm.alltoall_i64(&counts)?;
+    let two = |v: &[i64]| v.iter().map(|c| 2 * c).collect::<Vec<_>>();
+    let ridx = comm.alltoallv_i64(&idx, &two(&counts), &two(&rcounts))?;
+    let mut rdispls = try_vec(p, 0i64, what)?;
+    for q in 1..p {
+        rdispls[q] = rdispls[q - 1] + rcounts[q - 1];
+    }
+    let rtotal = ridx.len() / 2;
+    let mut rval = try_vec(rtotal, T::zero(), what)?;
+    comm.alltoallv(&val, &counts, &displs, &mut rval, &rcounts, &rdispls)?;
+    // this rank's rows of the transpose: by local row, then by column
+    let mut order: Vec<usize> = Vec::new();
+    try_reserve(&mut order, rtotal, what)?;
+    order.extend(0..rtotal);
+    order.sort_by_key(|&k| (ridx[2 * k], ridx[2 * k + 1]));
+    let nrows = cols.local_len() as usize;
+    let mut ip = try_vec(nrows + 1, 0i64, what)?;
+    let mut ix = try_vec(rtotal, 0i64, what)?;
+    let mut v = try_vec(rtotal, T::zero(), what)?;
+    for (n, &k) in order.iter().enumerate() {
+        let r = (ridx[2 * k] - col0) as usize;
+        ip[r + 1] += 1;
+        ix[n] = ridx[2 * k + 1];
+        v[n] = rval[k];
+    }
+    for r in 0..nrows {
+        ip[r + 1] += ip[r];
+    }
+    CsrOp::from_local_rows(cols.clone(), rows.clone(), &ip, &ix, &v, Ok(()))
 }

@@ -202,10 +202,9 @@ impl Binned {
         let mut buf = [0.0f64; BLOCK];
         for (xc, yc) in x[..n].chunks(BLOCK).zip(y[..n].chunks(BLOCK)) {
             let m = xc.len();
-            for ((b, a), c) in buf[..m].iter_mut().zip(xc).zip(yc) {
-                *b = a * c;
-            }
-            lanes.push(&mut acc, &buf[..m]);
+            // the products and their scan in one pass
+            let (mx, bad) = products(xc, yc, &mut buf[..m]);
+            lanes.push_scanned(&mut acc, &buf[..m], mx, bad);
         }
         lanes.flush(&mut acc);
         acc
@@ -227,6 +226,43 @@ impl Binned {
         }
         lanes.flush(&mut acc);
         acc
+    }
+}
+
+/// A binned sum that takes its terms a block at a time: what a fused pass forms (it makes a block
+/// of terms while it updates a vector, then pushes it).
+pub struct Sink {
+    acc: Binned,
+    lanes: Lanes,
+}
+
+impl Default for Sink {
+    fn default() -> Self {
+        Sink::new()
+    }
+}
+
+impl Sink {
+    /// Terms a pass best forms at a time (any number may be pushed).
+    pub const BLOCK: usize = BLOCK;
+
+    pub fn new() -> Sink {
+        let acc = Binned::new();
+        Sink {
+            lanes: Lanes::new(acc.top),
+            acc,
+        }
+    }
+
+    pub fn push(&mut self, t: &[f64]) {
+        for c in t.chunks(BLOCK) {
+            self.lanes.push(&mut self.acc, c);
+        }
+    }
+
+    pub fn finish(mut self) -> Binned {
+        self.lanes.flush(&mut self.acc);
+        self.acc
     }
 }
 
@@ -263,9 +299,14 @@ impl Lanes {
     /// Sum up to [`BLOCK`] terms into the lanes (raising the top bin first where they need it),
     /// then carry.
     fn push(&mut self, acc: &mut Binned, t: &[f64]) {
+        let (mx, bad) = scan(t);
+        self.push_scanned(acc, t, mx, bad)
+    }
+
+    /// [`Lanes::push`] with the terms' [`scan`] made.
+    fn push_scanned(&mut self, acc: &mut Binned, t: &[f64], mx: f64, bad: f64) {
         debug_assert!(t.len() <= BLOCK);
         let lim = limit();
-        let (mx, bad) = scan(t);
         if bad != 0.0 || bad.is_nan() || mx >= lim {
             // the block with terms summed apart: one at a time
             let mut rest = [0.0f64; BLOCK];
@@ -294,7 +335,10 @@ impl Lanes {
         }
         let body = t.len() / LANES * LANES;
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above)
+            unsafe { extract_avx512(&mut self.s, &t[..body]) };
+        } else if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above)
             unsafe { extract_avx2(&mut self.s, &t[..body]) };
         } else {
@@ -331,6 +375,11 @@ impl Lanes {
 /// [`LANES`] independent lanes (one chain of additions would bound the pass).
 fn scan(t: &[f64]) -> (f64, f64) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked just above)
+        return unsafe { scan_avx512(t) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
         return unsafe { scan_avx2(t) };
@@ -341,6 +390,12 @@ fn scan(t: &[f64]) -> (f64, f64) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn scan_avx2(t: &[f64]) -> (f64, f64) {
+    scan_lanes(t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scan_avx512(t: &[f64]) -> (f64, f64) {
     scan_lanes(t)
 }
 
@@ -365,6 +420,92 @@ fn scan_lanes(t: &[f64]) -> (f64, f64) {
         mx.iter().fold(0.0f64, |m, &a| if a > m { a } else { m }),
         bad.iter().sum(),
     )
+}
+
+/// t = x .* y into `t` and the [`scan`] of t, in one pass.
+fn products(x: &[f64], y: &[f64], t: &mut [f64]) -> (f64, f64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked just above)
+        return unsafe { products_avx512(x, y, t) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above)
+        return unsafe { products_avx2(x, y, t) };
+    }
+    products_lanes(x, y, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn products_avx2(x: &[f64], y: &[f64], t: &mut [f64]) -> (f64, f64) {
+    products_lanes(x, y, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn products_avx512(x: &[f64], y: &[f64], t: &mut [f64]) -> (f64, f64) {
+    products_lanes(x, y, t)
+}
+
+#[inline(always)]
+fn products_lanes(x: &[f64], y: &[f64], t: &mut [f64]) -> (f64, f64) {
+    let mut mx = [0.0f64; LANES];
+    let mut bad = [0.0f64; LANES];
+    let body = t.len() / LANES * LANES;
+    for ((tc, xc), yc) in t[..body]
+        .chunks_exact_mut(LANES)
+        .zip(x.chunks_exact(LANES))
+        .zip(y.chunks_exact(LANES))
+    {
+        for k in 0..LANES {
+            let v = xc[k] * yc[k];
+            tc[k] = v;
+            let a = v.abs();
+            mx[k] = if a > mx[k] { a } else { mx[k] };
+            bad[k] += v * 0.0;
+        }
+    }
+    for k in body..t.len() {
+        let v = x[k] * y[k];
+        t[k] = v;
+        let a = v.abs();
+        let l = k - body;
+        mx[l] = if a > mx[l] { a } else { mx[l] };
+        bad[l] += v * 0.0;
+    }
+    (
+        mx.iter().fold(0.0f64, |m, &a| if a > m { a } else { m }),
+        bad.iter().sum(),
+    )
+}
+
+/// [`extract`] in AVX-512 registers: the eight lanes of a bin in one register, the same operations
+/// (so the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn extract_avx512(s: &mut [[f64; LANES]; K], t: &[f64]) {
+    use std::arch::x86_64::*;
+    // SAFETY: the CPU has AVX-512F (this fn's contract); each load and store is of eight doubles
+    // inside `s[l]` or a chunk of eight of `t`.
+    unsafe {
+        let one = _mm512_set1_epi64(1);
+        let mut sv: [__m512d; K] = std::array::from_fn(|l| _mm512_loadu_pd(s[l].as_ptr()));
+        for c in t.chunks_exact(LANES) {
+            let mut r = _mm512_loadu_pd(c.as_ptr());
+            for v in sv.iter_mut() {
+                let tp = _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(r), one));
+                let s1 = _mm512_add_pd(*v, tp);
+                let q = _mm512_sub_pd(s1, *v);
+                *v = s1;
+                r = _mm512_sub_pd(r, q);
+            }
+        }
+        for (l, v) in sv.iter().enumerate() {
+            _mm512_storeu_pd(s[l].as_mut_ptr(), *v);
+        }
+    }
 }
 
 /// [`extract`] compiled for AVX2 (the same operations on wider registers: the same bits).
@@ -392,153 +533,4 @@ fn extract(s: &mut [[f64; LANES]; K], t: &[f64]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A simple xorshift for test data.
-    fn rng(seed: u64) -> impl FnMut() -> f64 {
-        let mut s = seed | 1;
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
-    fn binned(t: &[f64]) -> Binned {
-        Binned::sum(t.len(), |i| t[i])
-    }
-
-    #[test]
-    fn order_and_split_do_not_change_the_bits() {
-        let mut r = rng(7);
-        // terms over many scales, both signs, with cancellation
-        let t: Vec<f64> = (0..10_007)
-            .map(|i| {
-                let m = r() - 0.5;
-                let e = ((r() * 60.0) as i32) - 30;
-                m * 2f64.powi(e) * if i % 97 == 0 { 1e12 } else { 1.0 }
-            })
-            .collect();
-        let whole = binned(&t);
-        let v = whole.value();
-        // reversed, shuffled, split into uneven pieces merged in several orders
-        let mut rev = t.clone();
-        rev.reverse();
-        assert_eq!(binned(&rev).value().to_bits(), v.to_bits());
-        let mut sh = t.clone();
-        let mut rr = rng(3);
-        for i in (1..sh.len()).rev() {
-            let j = (rr() * (i + 1) as f64) as usize;
-            sh.swap(i, j);
-        }
-        assert_eq!(binned(&sh).value().to_bits(), v.to_bits());
-        for cuts in [[1usize, 2, 3000], [17, 5000, 9000], [0, 0, 10_006]] {
-            let parts = [
-                &t[..cuts[0]],
-                &t[cuts[0]..cuts[1]],
-                &t[cuts[1]..cuts[2]],
-                &t[cuts[2]..],
-            ];
-            let mut a = Binned::new();
-            for p in parts {
-                a.merge(&binned(p));
-            }
-            assert_eq!(a.value().to_bits(), v.to_bits());
-            let mut b = Binned::new();
-            for p in parts.iter().rev() {
-                b.merge(&binned(p));
-            }
-            assert_eq!(a, b, "the merged states are equal, not only their values");
-            // through records, as the reduction sends them
-            let mut rec = vec![0.0; RECORD];
-            binned(parts[3]).to_record(&mut rec);
-            let mut other = vec![0.0; RECORD];
-            binned(parts[0]).to_record(&mut other);
-            Binned::merge_records(&mut rec, &other);
-            let mut c = Binned::from_record(&rec);
-            c.merge(&binned(parts[1]));
-            c.merge(&binned(parts[2]));
-            assert_eq!(c.value().to_bits(), v.to_bits());
-        }
-        // one term at a time
-        let mut one = Binned::new();
-        for &x in &sh {
-            one.add(x);
-        }
-        assert_eq!(one.value().to_bits(), v.to_bits());
-        // accurate: against an exact sum of the same terms (i128 fixed point at 2^-1100 is too
-        // wide; compare with a compensated sum instead)
-        let (mut s, mut c) = (0.0f64, 0.0f64);
-        for &x in &t {
-            let y = x - c;
-            let z = s + y;
-            c = (z - s) - y;
-            s = z;
-        }
-        assert!((v - s).abs() <= 1e-15 * t.iter().map(|x| x.abs()).sum::<f64>());
-    }
-
-    #[test]
-    fn exact_where_doubles_are_exact_and_cancellation() {
-        assert_eq!(binned(&[]).value(), 0.0);
-        assert_eq!(binned(&[1.0, 2.0, 3.0]).value(), 6.0);
-        assert_eq!(binned(&[-0.0]).value().to_bits(), 0.0f64.to_bits());
-        // 1e16 + 1 - 1e16: exact here, 0 or 2 in plain doubles depending on order
-        assert_eq!(binned(&[1e16, 1.0, -1e16]).value(), 1.0);
-        assert_eq!(binned(&[1.0, 1e16, -1e16]).value(), 1.0);
-        // tiny terms under a huge one are dropped the same way in any order
-        let t = [1e300, 1e-300, -1e300, 3.0];
-        assert_eq!(binned(&t).value(), 0.0, "3 is below the kept bins of 1e300");
-        assert_eq!(binned(&[3.0, -1e300, 1e-300, 1e300]).value(), 0.0);
-        // within 120 bits of the largest term: kept
-        assert_eq!(binned(&[1e20, 3.0, -1e20]).value(), 3.0);
-        // subnormals
-        let d = f64::from_bits(1);
-        assert_eq!(binned(&[d * 8.0, d * 4.0]).value(), d * 12.0);
-        // many equal terms: the carries
-        let ones = vec![1.0f64; 1 << 20];
-        assert_eq!(binned(&ones).value(), (1u64 << 20) as f64);
-        let big = vec![1e300f64; 5000];
-        let v = binned(&big).value();
-        assert!(
-            (v - 5000.0 * 1e300).abs() <= 2.0 * f64::EPSILON * v,
-            "{v:e}"
-        );
-    }
-
-    #[test]
-    fn nonfinite_and_huge_terms() {
-        assert!(binned(&[1.0, f64::NAN, 2.0]).value().is_nan());
-        assert_eq!(binned(&[1.0, f64::INFINITY]).value(), f64::INFINITY);
-        assert!(binned(&[f64::INFINITY, f64::NEG_INFINITY]).value().is_nan());
-        assert_eq!(binned(&[f64::MAX, 1.0]).value(), f64::INFINITY);
-        assert_eq!(binned(&[-f64::MAX]).value(), f64::NEG_INFINITY);
-        // just below the limit: summed in the bins
-        let below = limit() / 2.0;
-        assert_eq!(binned(&[below, below / 2.0]).value(), 1.5 * below);
-        let mut a = binned(&[1.0]);
-        a.merge(&binned(&[f64::NAN]));
-        assert!(a.value().is_nan());
-    }
-
-    #[test]
-    fn top_bins() {
-        assert_eq!(top_for(0.0), J_LOW);
-        for e in [-1000, -500, -1, 0, 1, 52, 500, 1000] {
-            let x = 2f64.powi(e);
-            for v in [x, x * 1.999] {
-                let j = top_for(v);
-                let cap = pow2(j * W + G_MIN + W - 1);
-                assert!(v < cap, "{v:e} under bin {j}'s capacity");
-                if j > J_LOW {
-                    assert!(
-                        v >= pow2((j - 1) * W + G_MIN + W - 1),
-                        "{v:e}: bin {j} is the lowest"
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;
