@@ -938,6 +938,13 @@ int main(int argc, char **argv) {
       res.axpy(scalar(-1.0), b);
       expect(seq.reason > 0 && res.norm() <= 1e-9 * b.norm() && (seq.iterations > info.iterations ? seq.iterations - info.iterations : info.iterations - seq.iterations) <= 1,
              "sequential sum order (true residual checked)");
+      // the reproducible order: converges on the true residual (the bits at other rank counts are
+      // tests/mpi_reproducible.rs' and tests/c/repro_beam.c's to check)
+      cg.set_sum_order(PARLOPS_SUM_REPRODUCIBLE);
+      parlops_solve_info rep = cg.solve(b, x);
+      A.apply(x, res);
+      res.axpy(scalar(-1.0), b);
+      expect(rep.reason > 0 && res.norm() <= 1e-9 * b.norm(), "reproducible sum order (true residual checked)");
       cg.set_sum_order(PARLOPS_SUM_BLOCKED);
 
       // ISTA/FISTA with A = I: x = soft(b, eps / 2)

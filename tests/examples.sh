@@ -97,6 +97,14 @@ tail -4 "$B/poisson2.out"
 # the Fortran example's sequence with the recycling methods (it stops with an error where a solve
 # fails its true residual or GCRO-DR's kept space does not cut the iterations)
 grep -E '^(recycling|block cg)' "$B/poisson_f3.out"
+# CG in the reproducible sum order from Fortran: the same iterations and last residual norm (its
+# bits) at 1, 2 and 3 ranks
+rep=$(grep '^ *reproducible cg' "$B/poisson_f1.out") || { echo "Fortran Poisson printed no reproducible solve"; exit 1; }
+for n in 2 3; do
+  [ "$rep" = "$(grep '^ *reproducible cg' "$B/poisson_f$n.out")" ] ||
+    { grep reproducible "$B"/poisson_f?.out; echo "the reproducible order differs between 1 and $n ranks (Fortran)"; exit 1; }
+done
+echo "$rep (1, 2 and 3 ranks alike)"
 
 echo "== Fortran: Lanczos, orthonormalisation, a block operator by CGLS, rank groups (fortran/examples/eigen.f90), 1 and 3 ranks"
 for n in 1 3; do

@@ -398,6 +398,44 @@ fn primitives(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
     );
 }
 
+/// Several right-hand sides with CG in the reproducible order: one column after another (block
+/// CG's Gram matrices are not binned), each column's bits the one rank's.
+fn many(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
+    common::case("solve_many in the reproducible order");
+    let n = 20i64;
+    let nn = n * n;
+    let run = |rows: &Arc<Layout>| {
+        let op = matrix::<f64>(rows, n, 0.0, 0.0);
+        let mut s = Solver::<f64>::new(Method::Cg);
+        s.set_operator(op).unwrap();
+        s.params.sum_order = SumOrder::Reproducible;
+        s.params.rtol = 1e-10;
+        let mut b0 = DistVector::<f64>::new(rows.clone()).unwrap();
+        let mut b1 = DistVector::<f64>::new(rows.clone()).unwrap();
+        fill(&mut b0, 6);
+        fill(&mut b1, 7);
+        let mut x0 = DistVector::<f64>::new(rows.clone()).unwrap();
+        let mut x1 = DistVector::<f64>::new(rows.clone()).unwrap();
+        let infos = s.solve_many(&[&b0, &b1], &mut [&mut x0, &mut x1]).unwrap();
+        let its: Vec<i64> = infos.iter().map(|i| i.iterations).collect();
+        (bits(&gathered(&x0)), bits(&gathered(&x1)), its)
+    };
+    let alone = Layout::new(own.clone(), Partition::Scatter, nn, nn).unwrap();
+    let one = run(&alone);
+    for (split, rows) in [("uneven", uneven(comm, nn)), ("skewed", skewed(comm, nn))] {
+        let got = run(&rows);
+        t.check(
+            got == one,
+            &format!(
+                "solve_many (CG, 2 columns), {split} split: iterations {:?} against {:?}, the bits {}",
+                got.2,
+                one.2,
+                if got.0 == one.0 && got.1 == one.1 { "equal" } else { "differ" }
+            ),
+        );
+    }
+}
+
 /// Methods that do not keep the order, and device-free refusals, fail on every rank.
 fn refusals(comm: &Arc<Comm>, t: &mut Tally) {
     let rows = uneven(comm, 100);
@@ -431,6 +469,7 @@ fn main() {
     methods::<f64>(&comm, &own, &mut t);
     methods::<c64>(&comm, &own, &mut t);
     methods::<f32>(&comm, &own, &mut t);
+    many(&comm, &own, &mut t);
     refusals(&comm, &mut t);
     drop(own);
     common::finish("mpi_reproducible", comm, t);

@@ -86,13 +86,14 @@ impl<T: Scalar> Solver<T> {
 
     /// Does a solve of `k` right-hand sides run as a block? With CG (and k > 1), unless a setting
     /// block CG does not offer is set: the natural norm, a trust region, rtol relative to the
-    /// initial residual, a null space, an iterate monitor (all agreed across ranks; eigenvalue
-    /// estimates, which ranks may ask for alone, are not recorded by a block solve and do not
-    /// decide).
+    /// initial residual, a null space, an iterate monitor, the reproducible sum order (its Gram
+    /// matrices are not binned) (all agreed across ranks; eigenvalue estimates, which ranks may ask
+    /// for alone, are not recorded by a block solve and do not decide).
     pub fn blocked(&self, k: usize) -> bool {
         let p = &self.params;
         k > 1
             && self.method == super::Method::Cg
+            && p.sum_order != super::SumOrder::Reproducible
             && !p.natural_norm
             && p.trust_radius == 0.0
             && p.reference == super::Reference::Rhs
