@@ -1706,7 +1706,7 @@ parlops_status parlops_solver_solve(parlops_solver *s, const parlops_vec *b, par
 // the true residuals; every column of a block reports the block's iterations; the monitors see the
 // column farthest from its rule; no eigenvalue estimates are recorded. Unless a setting block CG
 // does not offer is set (the natural norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a
-// null space, an iterate monitor): those, and every other method (GMRES and BiCGStab have no block
+// null space, an iterate monitor, PARLOPS_SUM_REPRODUCIBLE): those, and every other method (GMRES and BiCGStab have no block
 // form yet), solve one column after another. The b[j] share one memory, the x[j] too (and one
 // caller's stream), and no x[j] is a b[i]. Each column's outcome:
 // parlops_solver_info_column; parlops_solver_info gives the column farthest from its rule (the
