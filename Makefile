@@ -9,7 +9,7 @@
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
-#   make bench-repro [BENCH_N=1000]  CG in the reproducible sum order against the blocked one, 1 and 2 ranks
+#   make bench-repro [REPRO_N=1000]  CG in the reproducible sum order against the blocked one, 1 and 2 ranks
 #   make bench-small            CG at about 1,000 and 10,000 rows per rank next to PETSc and hypre (1 and 2 ranks)
 #   make bench-setup            matrix and BoomerAMG set-up next to PETSc and hypre, peak memory of a CG solve
 #   make test-mpich             build and run the multi-rank tests against MPICH (separate target dir)
@@ -31,6 +31,7 @@ PREFIX ?= /usr/local
 N ?= 400
 NP ?= 2
 BENCH_N ?= 400
+REPRO_N ?= 1000
 PASSES_N ?= 1000
 BENCH_ROUNDS ?= 5
 BENCH_K ?= 100
@@ -71,9 +72,10 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
-# the reproducible sum order's cost per CG iteration (issue 35, section 4), 1M rows, 1 and 2 ranks
+# the reproducible sum order's cost per CG iteration (issue 35, section 4), 1M rows, 1 and 2 ranks,
+# 9 interleaved rounds of 50 iterations (benches/NOTES.md item 36); in make bench
 bench-repro: deps
-	$(call rust_bench,repro,$(BENCH_N))
+	$(call rust_bench,repro,$(REPRO_N) 9 50)
 
 .PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
@@ -198,6 +200,7 @@ bench: stage
 	$(MAKE) --no-print-directory bench-many
 	$(MAKE) --no-print-directory bench-small
 	$(MAKE) --no-print-directory bench-setup
+	$(MAKE) --no-print-directory bench-repro
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
