@@ -72,6 +72,13 @@ parlops_op_transpose           out:handle_out
 parlops_op_conj                out:handle_out
 parlops_op_power               out:handle_out
 parlops_op_create_shell        out:handle_out
+parlops_prox_create_l1         out:handle_out
+parlops_prox_create_l2         out:handle_out
+parlops_prox_create_l21        out:handle_out
+parlops_prox_create_shell      out:handle_out
+parlops_prox_destroy           p:handle_inout
+parlops_prox_value             value:out
+parlops_proximal_gradient      iterations:out
 parlops_op_create_shell_with_diagonal out:handle_out
 parlops_op_create_inverse      out:handle_out
 parlops_op_create_block_jacobi out:handle_out

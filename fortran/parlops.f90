@@ -41,6 +41,9 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_MAJOR = 0
   integer(c_int), parameter :: PARLOPS_VERSION_MINOR = 1
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
+  integer(c_int), parameter :: PARLOPS_ACCELERATION_NONE = 0
+  integer(c_int), parameter :: PARLOPS_ACCELERATION_VANDENBERGHE = 1
+  integer(c_int), parameter :: PARLOPS_ACCELERATION_FISTA = 2
   integer(c_int), parameter :: PARLOPS_DECIDE = -1
   integer(c_int), parameter :: PARLOPS_ALL_RANKS = -1
   integer(c_int), parameter :: PARLOPS_RANDOMIZED_DOUBLE_PASS = 0
@@ -1201,6 +1204,135 @@ module parlops
       type(c_ptr), value :: prefix
       integer(c_int) :: parlops_solver_set_from_options
     end function parlops_solver_set_from_options
+    function parlops_prox_create_l1(layout, dtype, sigma, out) &
+        bind(C, name='parlops_prox_create_l1')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int32_t), value :: dtype
+      real(c_double), value :: sigma
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_prox_create_l1
+    end function parlops_prox_create_l1
+    function parlops_prox_create_l2(layout, dtype, sigma, b, q, alpha, qgrad, out) &
+        bind(C, name='parlops_prox_create_l2')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int32_t), value :: dtype
+      real(c_double), value :: sigma
+      type(c_ptr), value :: b
+      type(c_ptr), value :: q
+      real(c_double), value :: alpha
+      logical(c_bool), value :: qgrad
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_prox_create_l2
+    end function parlops_prox_create_l2
+    function parlops_prox_create_l21(layout, dtype, ndim, sigma, out) &
+        bind(C, name='parlops_prox_create_l21')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int32_t), value :: dtype
+      integer(c_int), value :: ndim
+      real(c_double), value :: sigma
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_prox_create_l21
+    end function parlops_prox_create_l21
+    function parlops_prox_create_shell(layout, dtype, ctx, prox, proxdual, value, grad, &
+        destroy_ctx, out) &
+        bind(C, name='parlops_prox_create_shell')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: prox
+      type(c_funptr), value :: proxdual
+      type(c_funptr), value :: value
+      type(c_funptr), value :: grad
+      type(c_funptr), value :: destroy_ctx
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_prox_create_shell
+    end function parlops_prox_create_shell
+    function parlops_prox_destroy(p) &
+        bind(C, name='parlops_prox_destroy')
+      import
+      implicit none
+      type(c_ptr), intent(inout) :: p
+      integer(c_int) :: parlops_prox_destroy
+    end function parlops_prox_destroy
+    function parlops_prox_value(p, x, value) &
+        bind(C, name='parlops_prox_value')
+      import
+      implicit none
+      type(c_ptr), value :: p
+      type(c_ptr), value :: x
+      real(c_double), intent(out) :: value
+      integer(c_int) :: parlops_prox_value
+    end function parlops_prox_value
+    function parlops_prox_apply(p, tau, x, y) &
+        bind(C, name='parlops_prox_apply')
+      import
+      implicit none
+      type(c_ptr), value :: p
+      real(c_double), value :: tau
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      integer(c_int) :: parlops_prox_apply
+    end function parlops_prox_apply
+    function parlops_prox_apply_dual(p, tau, x, y) &
+        bind(C, name='parlops_prox_apply_dual')
+      import
+      implicit none
+      type(c_ptr), value :: p
+      real(c_double), value :: tau
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      integer(c_int) :: parlops_prox_apply_dual
+    end function parlops_prox_apply_dual
+    function parlops_prox_gradient(p, x, g) &
+        bind(C, name='parlops_prox_gradient')
+      import
+      implicit none
+      type(c_ptr), value :: p
+      type(c_ptr), value :: x
+      type(c_ptr), value :: g
+      integer(c_int) :: parlops_prox_gradient
+    end function parlops_prox_gradient
+    function parlops_primal_dual(f, g, a, z, tau, mu, theta, niter, gfirst, x, y) &
+        bind(C, name='parlops_primal_dual')
+      import
+      implicit none
+      type(c_ptr), value :: f
+      type(c_ptr), value :: g
+      type(c_ptr), value :: a
+      type(c_ptr), value :: z
+      real(c_double), value :: tau
+      real(c_double), value :: mu
+      real(c_double), value :: theta
+      integer(c_int64_t), value :: niter
+      logical(c_bool), value :: gfirst
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      integer(c_int) :: parlops_primal_dual
+    end function parlops_primal_dual
+    function parlops_proximal_gradient(f, g, tau, epsg, eta, niter, acceleration, tol, x, iterations) &
+        bind(C, name='parlops_proximal_gradient')
+      import
+      implicit none
+      type(c_ptr), value :: f
+      type(c_ptr), value :: g
+      real(c_double), value :: tau
+      real(c_double), value :: epsg
+      real(c_double), value :: eta
+      integer(c_int64_t), value :: niter
+      integer(c_int), value :: acceleration
+      real(c_double), value :: tol
+      type(c_ptr), value :: x
+      integer(c_int64_t), intent(out) :: iterations
+      integer(c_int) :: parlops_proximal_gradient
+    end function parlops_proximal_gradient
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import

@@ -55,6 +55,15 @@
 // Terms a pass best forms at a time (any number may be pushed).
 #define Sink_BLOCK BLOCK
 
+// Proximal gradient without acceleration.
+#define PARLOPS_ACCELERATION_NONE 0
+
+// Proximal gradient with omega_k = k / (k + 3) (Vandenberghe's; PyLops-MPI's "vandenberghe").
+#define PARLOPS_ACCELERATION_VANDENBERGHE 1
+
+// Proximal gradient with FISTA's omega_k = (t_{k-1} - 1) / t_k (PyLops-MPI's "fista").
+#define PARLOPS_ACCELERATION_FISTA 2
+
 // Let the partition choose this rank's local length (`parlops_layout_create`).
 #define PARLOPS_DECIDE -1
 
@@ -161,6 +170,10 @@ typedef struct parlops_op parlops_op;
 // solver's options are checked to be the same on every rank when they are applied).
 typedef struct parlops_options parlops_options;
 
+// A proximal operator (opaque): a convex function f on vectors of one layout and dtype, with
+// f(x), prox_{tau f}, the dual prox_{tau f*} and, where f is smooth, its gradient.
+typedef struct parlops_prox parlops_prox;
+
 // A solver (opaque).
 typedef struct parlops_solver parlops_solver;
 
@@ -266,6 +279,19 @@ typedef int32_t parlops_stencil;
 
 // The local solve of a block Jacobi preconditioner.
 typedef int32_t parlops_local_solve;
+
+// A proximal operator's callback: y_local = prox_{tau f}(x_local) on this rank's entries (the
+// prox, or the dual prox prox_{tau f*}), local arrays of the dtype given at creation, host memory.
+// Return 0 on success; any other value fails the call on every rank with PARLOPS_ERR_CALLBACK.
+typedef int (*parlops_prox_fn)(void *ctx, double tau, const void *x_local, void *y_local);
+
+// A proximal operator's callback giving this rank's share of f(x) in `*value` (parlops sums the
+// shares over the ranks). Return 0 on success.
+typedef int (*parlops_prox_value_fn)(void *ctx, const void *x_local, double *value);
+
+// A proximal operator's callback giving this rank's part of grad f(x) in `g_local`. Return 0 on
+// success.
+typedef int (*parlops_prox_grad_fn)(void *ctx, const void *x_local, void *g_local);
 
 // Krylov or sparsity method.
 typedef int32_t parlops_method;
@@ -1575,6 +1601,120 @@ parlops_status parlops_options_left(const parlops_options *o,
 parlops_status parlops_solver_set_from_options(parlops_solver *s,
                                                const parlops_options *o,
                                                const char *prefix);
+
+// The L1 norm f(x) = sigma ||x||_1 (PyProximal's `L1`, as PyLops-MPI wraps it): prox_{tau f} is
+// soft thresholding at tau sigma, prox_{tau f*} the projection onto |x_i| <= sigma (radial for
+// complex entries). sigma > 0. [collective]
+parlops_status parlops_prox_create_l1(const parlops_layout *layout,
+                                      parlops_dtype dtype,
+                                      double sigma,
+                                      parlops_prox **out);
+
+// The squared L2 norm f(x) = sigma/2 ||x - b||^2 + alpha Re(q^H x) (PyLops-MPI's `MPIL2` without
+// an operator): b and q may be NULL (zero); they are copied (later changes to them are not
+// seen). prox_{tau f}(x) = (x + tau sigma b - tau alpha q) / (1 + tau sigma); the gradient
+// sigma (x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the Moreau
+// identity. sigma > 0, alpha finite. [collective]
+parlops_status parlops_prox_create_l2(const parlops_layout *layout,
+                                      parlops_dtype dtype,
+                                      double sigma,
+                                      const parlops_vec *b,
+                                      const parlops_vec *q,
+                                      double alpha,
+                                      bool qgrad,
+                                      parlops_prox **out);
+
+// The mixed L2,1 norm f(x) = sigma sum_i sqrt(sum_k |x_{k,i}|^2) (PyLops-MPI's `MPIL21`): each
+// rank's entries are `ndim` blocks of equal length, x_{k,.} the k-th (the layout of
+// parlops_op_gradient's output, which holds the ndim derivatives of each rank's slab; total
+// variation is f(grad u)). prox_{tau f} scales each group by 1 - tau sigma / max(|x_i|, tau
+// sigma), prox_{tau f*} by sigma / max(|x_i|, sigma). ndim >= 1 dividing every rank's length,
+// sigma > 0. [collective]
+parlops_status parlops_prox_create_l21(const parlops_layout *layout,
+                                       parlops_dtype dtype,
+                                       int ndim,
+                                       double sigma,
+                                       parlops_prox **out);
+
+// The caller's proximal operator, by callbacks on this rank's entries (a separable function, as
+// PyLops-MPI's `MPIProxOperator` wraps PyProximal's): `prox` (not NULL) computes prox_{tau f};
+// `proxdual` (may be NULL: the Moreau identity x - tau prox_{f/tau}(x/tau) is used), `value` (may
+// be NULL: parlops_prox_value and the proximal gradient's `tol` are then refused) and `grad` (may
+// be NULL: not smooth) as their types say. Host arrays of `dtype`. `destroy_ctx` (may be NULL) is
+// called with `ctx` when the object is destroyed; when this call fails the caller keeps `ctx`.
+// Every rank must pass the same set of non-NULL callbacks. [collective]
+parlops_status parlops_prox_create_shell(const parlops_layout *layout,
+                                         parlops_dtype dtype,
+                                         void *ctx,
+                                         parlops_prox_fn prox,
+                                         parlops_prox_fn proxdual,
+                                         parlops_prox_value_fn value,
+                                         parlops_prox_grad_fn grad,
+                                         parlops_destroy_fn destroy_ctx,
+                                         parlops_prox **out);
+
+// Release the proximal operator and set `*p` to NULL (NULL `*p` is a no-op).
+parlops_status parlops_prox_destroy(parlops_prox **p);
+
+// *value = f(x), the same on every rank. [collective]
+parlops_status parlops_prox_value(const parlops_prox *p, const parlops_vec *x, double *value);
+
+// y = prox_{tau f}(x) (tau > 0; x and y of the object's layout and dtype, distinct). Local work,
+// its outcome agreed: a failing callback on one rank fails every rank. [collective]
+parlops_status parlops_prox_apply(const parlops_prox *p,
+                                  double tau,
+                                  const parlops_vec *x,
+                                  parlops_vec *y);
+
+// y = prox_{tau f*}(x), f* the convex conjugate of f (PyProximal's `proxdual`). [collective]
+parlops_status parlops_prox_apply_dual(const parlops_prox *p,
+                                       double tau,
+                                       const parlops_vec *x,
+                                       parlops_vec *y);
+
+// g = grad f(x) (L2, or a shell with `grad`; others: PARLOPS_ERR_NOT_SUPPORTED). [collective]
+parlops_status parlops_prox_gradient(const parlops_prox *p, const parlops_vec *x, parlops_vec *g);
+
+// min_x f(x) + g(A x) + z^H x by the primal-dual method of Chambolle and Pock, as PyLops-MPI's
+// `PrimalDual` runs it (the same updates in the same order), from x (of A's columns) and the dual
+// variable y (of A's rows), both updated in place, for `niter` iterations:
+// y = prox_{mu g*}(y + mu A xbar), x = prox_{tau f}(x - tau (A^H y + z)),
+// xbar = x + theta (x - x_old) (`gfirst` true, PyLops-MPI's default; false updates x first).
+// f and g are proximal operators on A's columns and rows; z may be NULL. The method converges
+// for tau mu ||A||^2 < 1 (theta = 1). tau, mu > 0; theta finite; niter >= 0; x, y and z distinct.
+// A failure on one rank (a callback, an operator) fails every rank at the same iteration; NaN
+// or Inf in x or y at the end is PARLOPS_ERR_NOT_CONVERGED. Host vectors. [collective]
+parlops_status parlops_primal_dual(const parlops_prox *f,
+                                   const parlops_prox *g,
+                                   const parlops_op *a,
+                                   const parlops_vec *z,
+                                   double tau,
+                                   double mu,
+                                   double theta,
+                                   int64_t niter,
+                                   bool gfirst,
+                                   parlops_vec *x,
+                                   parlops_vec *y);
+
+// min_x f(x) + epsg g(x), f smooth (its gradient: L2 or a shell with `grad`), g with a prox, by
+// the proximal gradient method as PyLops-MPI's `ProximalGradient` runs it, from x (updated in
+// place): x_k = prox_{epsg tau g}(y - tau grad f(y)) (with `eta` != 1:
+// x_k = x + eta (prox_{epsg tau g}(x - tau grad f(x)) - x)), y = x_k + omega (x_k - x_{k-1}) with
+// omega from `acceleration` (PARLOPS_ACCELERATION_NONE, _VANDENBERGHE or _FISTA). `tol` > 0 stops
+// when |1 - J_k / J_{k-1}| < tol, J = f(x) + epsg g(x) (two reductions an iteration; both
+// functions need a value); 0 runs `niter` iterations. tau > 0, eta > 0, epsg >= 0. `*iterations`
+// (may be NULL) gets the iterations made. NaN or Inf in x at the end is
+// PARLOPS_ERR_NOT_CONVERGED. Host vectors. [collective]
+parlops_status parlops_proximal_gradient(const parlops_prox *f,
+                                         const parlops_prox *g,
+                                         double tau,
+                                         double epsg,
+                                         double eta,
+                                         int64_t niter,
+                                         int acceleration,
+                                         double tol,
+                                         parlops_vec *x,
+                                         int64_t *iterations);
 
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,

@@ -1357,6 +1357,130 @@ inline void stack_set(Vec &v, int i, const Vec &part) { check(parlops_vec_stack_
   return Op(o);
 }
 
+/// A proximal operator: a convex function f on vectors of one layout, with f(x), prox_{tau f}, the
+/// dual prox and (L2, shells with a gradient) grad f (PyLops-MPI's MPIL2, MPIL21, PyProximal's L1).
+class Prox : public Handle<parlops_prox, parlops_prox_destroy> {
+ public:
+  explicit Prox(parlops_prox *owned) : Handle(owned) {}
+  /// sigma ||x||_1. [collective]
+  [[nodiscard]] static Prox l1(const Layout &l, double sigma, parlops_dtype t = PARLOPS_F64) {
+    parlops_prox *p = nullptr;
+    check(parlops_prox_create_l1(l.get(), t, sigma, &p));
+    return Prox(p);
+  }
+  /// sigma / 2 ||x - b||^2 + alpha Re(q^H x) (b, q may be null; copied). [collective]
+  [[nodiscard]] static Prox l2(const Layout &l, double sigma = 1.0, const Vec *b = nullptr, const Vec *q = nullptr,
+                               double alpha = 1.0, bool qgrad = true, parlops_dtype t = PARLOPS_F64) {
+    parlops_prox *p = nullptr;
+    check(parlops_prox_create_l2(l.get(), t, sigma, b ? b->get() : nullptr, q ? q->get() : nullptr, alpha, qgrad, &p));
+    return Prox(p);
+  }
+  /// sigma sum_i |(x_{0,i}, ..., x_{ndim-1,i})| over ndim blocks of each rank's entries. [collective]
+  [[nodiscard]] static Prox l21(const Layout &l, int ndim, double sigma, parlops_dtype t = PARLOPS_F64) {
+    parlops_prox *p = nullptr;
+    check(parlops_prox_create_l21(l.get(), t, ndim, sigma, &p));
+    return Prox(p);
+  }
+  /// The caller's proximal operator on this rank's entries: prox(tau, x, y) (required), proxdual
+  /// (empty: the Moreau identity), value(x) (this rank's share) and grad(x, g) (empty: not given);
+  /// an exception fails the call on every rank. [collective]
+  template <class T>
+  [[nodiscard]] static Prox shell(const Layout &l, std::function<void(double, span<const T>, span<T>)> prox,
+                                  std::function<void(double, span<const T>, span<T>)> proxdual = {},
+                                  std::function<double(span<const T>)> value = {},
+                                  std::function<void(span<const T>, span<T>)> grad = {}) {
+    int64_t lo = 0, len = 0;
+    check(parlops_layout_local_range(l.get(), &lo, &len));
+    auto *c = new ProxCallables<T>{std::move(prox), std::move(proxdual), std::move(value), std::move(grad),
+                                   static_cast<std::size_t>(len)};
+    parlops_prox *p = nullptr;
+    parlops_status st = parlops_prox_create_shell(l.get(), dtype_of<T>::value, c, &ProxCallables<T>::px,
+                                                  c->proxdual ? &ProxCallables<T>::pd : nullptr,
+                                                  c->value ? &ProxCallables<T>::val : nullptr,
+                                                  c->grad ? &ProxCallables<T>::gr : nullptr, &ProxCallables<T>::destroy, &p);
+    if (st != PARLOPS_OK) {
+      delete c;
+      check(st);
+    }
+    return Prox(p);
+  }
+  /// f(x). [collective]
+  [[nodiscard]] double value(const Vec &x) const {
+    double v = 0;
+    check(parlops_prox_value(h_, x.get(), &v));
+    return v;
+  }
+  /// y = prox_{tau f}(x). [collective]
+  void apply(double tau, const Vec &x, Vec &y) const { check(parlops_prox_apply(h_, tau, x.get(), y.get())); }
+  /// y = prox_{tau f*}(x). [collective]
+  void apply_dual(double tau, const Vec &x, Vec &y) const { check(parlops_prox_apply_dual(h_, tau, x.get(), y.get())); }
+  /// g = grad f(x). [collective]
+  void gradient(const Vec &x, Vec &g) const { check(parlops_prox_gradient(h_, x.get(), g.get())); }
+
+ private:
+  template <class T>
+  struct ProxCallables {
+    std::function<void(double, span<const T>, span<T>)> prox, proxdual;
+    std::function<double(span<const T>)> value;
+    std::function<void(span<const T>, span<T>)> grad;
+    std::size_t n = 0;
+    static int px(void *ctx, double tau, const void *x, void *y) noexcept {
+      auto *c = static_cast<ProxCallables *>(ctx);
+      try {
+        c->prox(tau, span<const T>(static_cast<const T *>(x), c->n), span<T>(static_cast<T *>(y), c->n));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static int pd(void *ctx, double tau, const void *x, void *y) noexcept {
+      auto *c = static_cast<ProxCallables *>(ctx);
+      try {
+        c->proxdual(tau, span<const T>(static_cast<const T *>(x), c->n), span<T>(static_cast<T *>(y), c->n));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static int val(void *ctx, const void *x, double *v) noexcept {
+      auto *c = static_cast<ProxCallables *>(ctx);
+      try {
+        *v = c->value(span<const T>(static_cast<const T *>(x), c->n));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static int gr(void *ctx, const void *x, void *g) noexcept {
+      auto *c = static_cast<ProxCallables *>(ctx);
+      try {
+        c->grad(span<const T>(static_cast<const T *>(x), c->n), span<T>(static_cast<T *>(g), c->n));
+      } catch (...) {
+        return 1;
+      }
+      return 0;
+    }
+    static void destroy(void *ctx) noexcept { delete static_cast<ProxCallables *>(ctx); }
+  };
+};
+
+/// PyLops-MPI's PrimalDual: min_x f(x) + g(A x) + z^H x from x and the dual y (updated in place);
+/// z may be null. [collective]
+inline void primal_dual(const Prox &f, const Prox &g, const Op &a, Vec &x, Vec &y, double tau, double mu,
+                        int64_t niter, double theta = 1.0, bool gfirst = true, const Vec *z = nullptr) {
+  check(parlops_primal_dual(f.get(), g.get(), a.get(), z ? z->get() : nullptr, tau, mu, theta, niter, gfirst, x.get(),
+                            y.get()));
+}
+/// PyLops-MPI's ProximalGradient: min_x f(x) + epsg g(x) from x (updated in place); returns the
+/// iterations made. [collective]
+inline int64_t proximal_gradient(const Prox &f, const Prox &g, Vec &x, double tau, int64_t niter,
+                                 int acceleration = PARLOPS_ACCELERATION_NONE, double epsg = 1.0, double eta = 1.0,
+                                 double tol = 0.0) {
+  int64_t its = 0;
+  check(parlops_proximal_gradient(f.get(), g.get(), tau, epsg, eta, niter, acceleration, tol, x.get(), &its));
+  return its;
+}
+
 }  // namespace parlops
 
 #endif  // PARLOPS_HPP

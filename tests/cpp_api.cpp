@@ -22,6 +22,10 @@ using parlops::HypreOptions;
 using parlops::Layout;
 using parlops::Op;
 using parlops::Options;
+using parlops::Prox;
+using parlops::primal_dual;
+using parlops::proximal_gradient;
+using parlops::span;
 using parlops::Solver;
 using parlops::Vec;
 using parlops::rigid_body_modes;
@@ -965,6 +969,29 @@ int main(int argc, char **argv) {
         info = s.solve(bb, xs);
         expect(info.reason > 0 && local_is<double>(xs, soft, 1e-9),
                std::string(m == PARLOPS_METHOD_ISTA ? "ISTA" : "FISTA") + " with soft threshold: x = soft(b, eps/2)");
+      }
+      // proximal gradient (f = 1/2 ||x - b||^2, g = eps/2 ||x||_1, tau 1): one step is soft(b, eps/2);
+      // the caller's L1 as a lambda gives the same bits; primal-dual with A = I converges to it
+      {
+        Prox f = Prox::l2(l, 1.0, &bb), g = Prox::l1(l, eps / 2);
+        Vec xp(l), xq(l), yd(l);
+        int64_t its = proximal_gradient(f, g, xp, 1.0, 1);
+        expect(its == 1 && local_is<double>(xp, soft, 0.0), "proximal gradient: one step is soft(b, eps/2)");
+        Prox gs = Prox::shell<double>(l, [&](double tau, span<const double> x, span<double> y) {
+          for (std::size_t i = 0; i < x.size(); i++)
+            y[i] = std::max(std::abs(x[i]) - tau * eps / 2, 0.0) * (x[i] > 0 ? 1.0 : x[i] < 0 ? -1.0 : 0.0);
+        });
+        proximal_gradient(f, gs, xq, 1.0, 1);
+        xq.axpy(scalar(-1.0), xp);
+        expect(xq.norm() == 0.0, "proximal gradient with the caller's L1 (a lambda): the same bits");
+        xp.fill(scalar(0.0));
+        primal_dual(f, g, I, xp, yd, 1.0, 0.5, 300);
+        expect(local_is<double>(xp, soft, 1e-8), "primal-dual with A = I: soft(b, eps/2)");
+        expect(std::abs(g.value(xp) - eps / 2 * xp.norm(PARLOPS_NORM_1)) <= 1e-12 * (1 + g.value(xp)), "L1 value");
+        expect(status_of([&] { (void)Prox::l1(l, -1.0); }) == PARLOPS_ERR_INVALID_ARGUMENT, "L1 with sigma < 0: INVALID_ARGUMENT");
+        Prox bad_shell = Prox::shell<double>(l, [&](double, span<const double>, span<double>) { throw std::runtime_error("no"); });
+        expect(status_of([&] { proximal_gradient(f, bad_shell, xq, 1.0, 2); }) == PARLOPS_ERR_CALLBACK,
+               "a throwing proximal callback: PARLOPS_ERR_CALLBACK");
       }
       Solver bad(comm, PARLOPS_METHOD_ISTA);
       expect(status_of([&] { bad.set_sparsity(99, 0.1); }) == PARLOPS_ERR_INVALID_ARGUMENT,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py) at 1, 2, 3 and 4 ranks, in a
-# virtual environment under build/ holding numpy, scipy, mpi4py, pylops and pylops-mpi from PyPI.
+# Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py; the proximal operators and
+# solvers: tests/reference/proximal.py) at 1, 2, 3 and 4 ranks, in a virtual environment under build/
+# holding numpy, scipy, mpi4py, pylops, pylops-mpi and pyproximal from PyPI (tools/pyenv.sh).
 # Usage: tests/reference.sh PREFIX BUILD_DIR
 set -euo pipefail
 PREFIX=$1
@@ -8,7 +9,8 @@ B=$2
 : "${MPIEXEC:=mpiexec.openmpi}"
 venv="$B/pyenv"
 tools/pyenv.sh "$B" >/dev/null
-"$venv/bin/python" -c 'import mpi4py, pylops_mpi, scipy; print("reference versions: mpi4py", mpi4py.__version__, "pylops-mpi", pylops_mpi.__version__, "scipy", scipy.__version__)'
+"$venv/bin/python" -c 'import mpi4py, pylops_mpi, pyproximal, scipy; print("reference versions: mpi4py", mpi4py.__version__, "pylops-mpi", pylops_mpi.__version__, "pyproximal", pyproximal.__version__, "scipy", scipy.__version__)'
 for n in 1 2 3 4; do
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/compare.py
+  PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/proximal.py
 done

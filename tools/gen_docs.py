@@ -124,10 +124,12 @@ PAGES = [
     ("precond", "Preconditioners", "Jacobi, Chebyshev, block Jacobi, BoomerAMG, AMS and ADS; set-ups and refreshes."),
     ("solver", "Solvers", "Krylov solvers: settings, monitors, outcomes, views and timings."),
     ("options", "Run-time options", "PETSc-style options from strings, the environment and argv."),
+    ("proximal", "Proximal operators and solvers", "L1, L2, L2,1 and the caller's own; primal-dual and proximal gradient (PyLops-MPI's proximal module)."),
     ("eigen", "Eigensolvers", "Krylov-Schur, Lanczos, randomized eigensolvers, power iteration, low-rank operators."),
     ("device", "Device", "CUDA memory, streams and NCCL communicators."),
 ]
 RULES = [
+    (r"^parlops_(prox|primal_dual|proximal_gradient)|^PARLOPS_ACCELERATION_", "proximal"),
     (r"nccl|_set_stream$|_to_memory$|^parlops_vec_memory$|_copy_(to|from)_host$|^PARLOPS_MEMORY_|^parlops_memory$", "device"),
     (r"^parlops_(status|last_error|version|check_version|init|finalize|config_report)|^parlops_status$|^PARLOPS_(OK|ERR_|VERSION_|CHECK_VERSION)", "library"),
     (r"^parlops_options|^parlops_solver_set_from_options$", "options"),

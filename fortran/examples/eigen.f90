@@ -1,7 +1,9 @@
 ! Building blocks of inverse-problem codes from Fortran (parlops' hIPPYlib and PyLops-MPI entry
 ! points): the largest eigenvalue of the 2D Laplacian by Lanczos, against its closed form; two random
 ! vectors orthonormalised and their Gram matrix in one reduction; the block operator [A; I] solved by
-! CGLS with its residual history (PyLops-MPI's cost); norms within and across rank groups (a mask).
+! CGLS with its residual history (PyLops-MPI's cost); the proximal gradient and primal-dual methods
+! (PyLops-MPI's proximal module) on 1/2 ||x - b||^2 + ||x||_1 / 4, whose minimiser is soft(b, 1/4);
+! norms within and across rank groups (a mask).
 ! Run: mpiexec -n 3 ./eigen_f [n]
 program eigen
   use mpi
@@ -13,7 +15,10 @@ program eigen
   integer(c_int64_t) :: n, big_n, steps, hlen
   integer(c_int) :: rank, nranks, ngroups
   type(c_ptr) :: comm, layout, a, id, k, v0, x, b, s, gcomm, glayout, gv, hist
-  type(c_ptr) :: ritz(1), vs(2), ops(2)
+  type(c_ptr) :: ritz(1), vs(2), ops(2), pb, px, py, pf, pg, pdata
+  real(c_double), pointer :: bl(:), xl(:)
+  integer(c_int64_t) :: its, plen
+  real(c_double) :: perr
   real(c_double) :: ev(1), res(1), exact, gn, pi
   real(c_double), pointer :: h(:)
   type(parlops_scalar) :: g(4), r(4)
@@ -72,6 +77,33 @@ program eigen
   if (info%reason <= 0 .or. hlen /= info%iterations + 1) error stop 'CGLS on [A; I]: no convergence or history'
   if (rank == 0) write (*, '(a, i0, a, es10.2, a, es10.2)') 'CGLS on [A; I]: ', info%iterations, &
     ' iterations, ||b - A x|| from ', h(1), ' to ', h(hlen)
+
+  ! proximal gradient from x = 0 with tau = 1: one step gives soft(b, 1/4) exactly; primal-dual
+  ! with A = I converges to it
+  call check(parlops_vec_duplicate(v0, pb))
+  call check(parlops_vec_duplicate(v0, px))
+  call check(parlops_vec_duplicate(v0, py))
+  call check(parlops_vec_set_random(pb, PARLOPS_RANDOM_GAUSSIAN, 5_c_int64_t))
+  call check(parlops_prox_create_l2(layout, PARLOPS_F64, 1.0d0, pb, c_null_ptr, 0.0d0, .true._c_bool, pf))
+  call check(parlops_prox_create_l1(layout, PARLOPS_F64, 0.25d0, pg))
+  call check(parlops_proximal_gradient(pf, pg, 1.0d0, 1.0d0, 1.0d0, 1_c_int64_t, PARLOPS_ACCELERATION_NONE, 0.0d0, &
+                                       px, its))
+  call check(parlops_vec_local_array(pb, pdata, plen))
+  call c_f_pointer(pdata, bl, [plen])
+  call check(parlops_vec_local_array(px, pdata, plen))
+  call c_f_pointer(pdata, xl, [plen])
+  if (any(xl /= sign(max(abs(bl) - 0.25d0, 0.0d0), bl))) error stop 'proximal gradient: not soft(b, 1/4)'
+  call check(parlops_vec_fill(px, parlops_scalar(0.0d0, 0.0d0)))
+  call check(parlops_primal_dual(pf, pg, id, c_null_ptr, 1.0d0, 0.5d0, 1.0d0, 300_c_int64_t, .true._c_bool, px, py))
+  perr = maxval(abs(xl - sign(max(abs(bl) - 0.25d0, 0.0d0), bl)), mask = plen > 0)
+  if (plen > 0 .and. perr > 1.0d-8) error stop 'primal-dual: not soft(b, 1/4)'
+  if (rank == 0) write (*, '(a, i0, a, es10.2)') 'proximal gradient: soft(b, 1/4) in ', its, &
+    ' step; primal-dual (300 iterations): max error ', perr
+  call check(parlops_prox_destroy(pf))
+  call check(parlops_prox_destroy(pg))
+  call check(parlops_vec_destroy(pb))
+  call check(parlops_vec_destroy(px))
+  call check(parlops_vec_destroy(py))
 
   ! rank groups by parity, each holding 10 ones: norms within a group and across groups
   ngroups = min(nranks, 2_c_int)

@@ -9,6 +9,9 @@ import ctypes as C
 PARLOPS_VERSION_MAJOR = 0
 PARLOPS_VERSION_MINOR = 1
 PARLOPS_VERSION_PATCH = 0
+PARLOPS_ACCELERATION_NONE = 0
+PARLOPS_ACCELERATION_VANDENBERGHE = 1
+PARLOPS_ACCELERATION_FISTA = 2
 PARLOPS_DECIDE = -1
 PARLOPS_ALL_RANKS = -1
 PARLOPS_RANDOMIZED_DOUBLE_PASS = 0
@@ -199,6 +202,9 @@ parlops_eig_monitor_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int, C.
 parlops_apply_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p)
 parlops_destroy_fn = C.CFUNCTYPE(None, C.c_void_p)
 parlops_diagonal_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p)
+parlops_prox_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_void_p, C.c_void_p)
+parlops_prox_value_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.POINTER(C.c_double))
+parlops_prox_grad_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p)
 parlops_monitor_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_double)
 parlops_monitor_iterate_fn = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_void_p)
 
@@ -306,6 +312,17 @@ PROTOTYPES = {
     'parlops_options_insert_args': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_char_p)], ('o', 'argc', 'argv')),
     'parlops_options_left': (C.c_int, [C.c_void_p, C.c_void_p, C.c_size_t, C.POINTER(C.c_size_t)], ('o', 'buf', 'len', 'needed')),
     'parlops_solver_set_from_options': (C.c_int, [C.c_void_p, C.c_void_p, C.c_char_p], ('s', 'o', 'prefix')),
+    'parlops_prox_create_l1': (C.c_int, [C.c_void_p, C.c_int32, C.c_double, C.POINTER(C.c_void_p)], ('layout', 'dtype', 'sigma', 'out')),
+    'parlops_prox_create_l2': (C.c_int, [C.c_void_p, C.c_int32, C.c_double, C.c_void_p, C.c_void_p, C.c_double, C.c_bool, C.POINTER(C.c_void_p)], ('layout', 'dtype', 'sigma', 'b', 'q', 'alpha', 'qgrad', 'out')),
+    'parlops_prox_create_l21': (C.c_int, [C.c_void_p, C.c_int32, C.c_int, C.c_double, C.POINTER(C.c_void_p)], ('layout', 'dtype', 'ndim', 'sigma', 'out')),
+    'parlops_prox_create_shell': (C.c_int, [C.c_void_p, C.c_int32, C.c_void_p, parlops_prox_fn, parlops_prox_fn, parlops_prox_value_fn, parlops_prox_grad_fn, parlops_destroy_fn, C.POINTER(C.c_void_p)], ('layout', 'dtype', 'ctx', 'prox', 'proxdual', 'value', 'grad', 'destroy_ctx', 'out')),
+    'parlops_prox_destroy': (C.c_int, [C.POINTER(C.c_void_p)], ('p',)),
+    'parlops_prox_value': (C.c_int, [C.c_void_p, C.c_void_p, C.POINTER(C.c_double)], ('p', 'x', 'value')),
+    'parlops_prox_apply': (C.c_int, [C.c_void_p, C.c_double, C.c_void_p, C.c_void_p], ('p', 'tau', 'x', 'y')),
+    'parlops_prox_apply_dual': (C.c_int, [C.c_void_p, C.c_double, C.c_void_p, C.c_void_p], ('p', 'tau', 'x', 'y')),
+    'parlops_prox_gradient': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p], ('p', 'x', 'g')),
+    'parlops_primal_dual': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p, C.c_double, C.c_double, C.c_double, C.c_int64, C.c_bool, C.c_void_p, C.c_void_p], ('f', 'g', 'a', 'z', 'tau', 'mu', 'theta', 'niter', 'gfirst', 'x', 'y')),
+    'parlops_proximal_gradient': (C.c_int, [C.c_void_p, C.c_void_p, C.c_double, C.c_double, C.c_double, C.c_int64, C.c_int, C.c_double, C.c_void_p, C.POINTER(C.c_int64)], ('f', 'g', 'tau', 'epsg', 'eta', 'niter', 'acceleration', 'tol', 'x', 'iterations')),
     'parlops_solver_create': (C.c_int, [C.c_void_p, C.c_int32, C.POINTER(C.c_void_p)], ('comm', 'method', 'out')),
     'parlops_solver_set_operator': (C.c_int, [C.c_void_p, C.c_void_p], ('s', 'a')),
     'parlops_solver_set_preconditioner': (C.c_int, [C.c_void_p, C.c_void_p], ('s', 'm')),

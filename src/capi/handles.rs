@@ -91,10 +91,11 @@ pub(crate) enum Kind {
     Solver,
     HypreOptions,
     Options,
+    Prox,
 }
 
 impl Kind {
-    const ALL: [Kind; 7] = [
+    const ALL: [Kind; 8] = [
         Kind::Comm,
         Kind::Layout,
         Kind::Vec,
@@ -102,6 +103,7 @@ impl Kind {
         Kind::Solver,
         Kind::HypreOptions,
         Kind::Options,
+        Kind::Prox,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -112,6 +114,7 @@ impl Kind {
             Kind::Solver => "parlops_solver",
             Kind::HypreOptions => "parlops_hypre_options",
             Kind::Options => "parlops_options",
+            Kind::Prox => "parlops_prox",
         }
     }
 }

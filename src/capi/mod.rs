@@ -18,6 +18,8 @@ mod op;
 mod options;
 #[cfg(test)]
 mod pins;
+mod prox;
+mod prox_solve;
 mod solver;
 mod solver_exec;
 mod solver_opts;
@@ -36,6 +38,8 @@ pub use hypre_opts::*;
 pub use layout::*;
 pub use misc::*;
 pub use op::*;
+pub use prox::*;
+pub use prox_solve::*;
 pub use solver::*;
 pub use solver_exec::*;
 pub use solver_opts::*;

@@ -33,6 +33,8 @@ mod nullspace;
 pub mod options;
 pub mod options_apply;
 pub mod power;
+pub mod prox;
+pub mod proximal;
 mod richardson;
 pub mod settings;
 mod trust;

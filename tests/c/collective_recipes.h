@@ -2,7 +2,8 @@
  * one-rank-differs guard (tests/c/gen_collective_guard.py generates the cases from the header and
  * fails when a collective function has no recipe here). RECIPE(function, "tags"): tags are
  * `param:kind` words the generator reads: count (an array length: not made huge, the arrays here have
- * room for one more), skip (not varied), extremes (a struct field: only values that must be refused), f64 / idx (a `const void *` array of doubles / 64-bit
+ * room for one more), long (a number of iterations the call runs in full: not made huge, which would
+ * only make the call run that long), skip (not varied), extremes (a struct field: only values that must be refused), f64 / idx (a `const void *` array of doubles / 64-bit
  * indices: its first element is changed), any (the valid call may fail, alike on every rank: no
  * device, a grid the rank count does not make). Arrays are static and refilled at every call,
  * since a case changes them in place. */
@@ -17,6 +18,7 @@ static parlops_comm *o_comm;
 static parlops_layout *o_layout;
 static parlops_vec *o_vec;
 static parlops_op *o_op;
+static parlops_prox *o_prox;
 static const parlops_vec *cv[16];
 static parlops_vec *mv[16];
 static const parlops_op *co[16];
@@ -578,4 +580,90 @@ RECIPE(parlops_op_create_inverse, "") {
   a->s = W.s;
   a->accept_max_iter = false;
   a->out = &o_op;
+}
+
+/* ---- proximal operators and solvers */
+RECIPE(parlops_prox_create_l1, "") {
+  a->layout = W.l;
+  a->dtype = PARLOPS_F64;
+  a->sigma = 0.5;
+  a->out = &o_prox;
+}
+RECIPE(parlops_prox_create_l2, "") {
+  a->layout = W.l;
+  a->dtype = PARLOPS_F64;
+  a->sigma = 1.5;
+  a->b = W.v[3];
+  a->q = W.v[4];
+  a->alpha = 0.2;
+  a->qgrad = true;
+  a->out = &o_prox;
+}
+RECIPE(parlops_prox_create_l21, "") {
+  a->layout = W.l;
+  a->dtype = PARLOPS_F64;
+  a->ndim = 1;
+  a->sigma = 0.5;
+  a->out = &o_prox;
+}
+RECIPE(parlops_prox_create_shell, "ctx:skip") {
+  a->layout = W.l;
+  a->dtype = PARLOPS_F64;
+  a->ctx = &W.sctx;
+  a->prox = cb_prox_ok;
+  a->proxdual = cb_prox_ok;
+  a->value = cb_prox_value;
+  a->grad = cb_prox_grad;
+  a->destroy_ctx = cb_destroy;
+  a->out = &o_prox;
+}
+RECIPE(parlops_prox_value, "") {
+  a->p = W.psh;
+  a->x = W.v[0];
+  a->value = d_out;
+}
+RECIPE(parlops_prox_apply, "") {
+  a->p = W.psh;
+  a->tau = 0.5;
+  a->x = W.v[0];
+  a->y = W.v[1];
+}
+RECIPE(parlops_prox_apply_dual, "") {
+  a->p = W.psh;
+  a->tau = 0.5;
+  a->x = W.v[0];
+  a->y = W.v[1];
+}
+RECIPE(parlops_prox_gradient, "") {
+  a->p = W.psh;
+  a->x = W.v[0];
+  a->g = W.v[1];
+}
+RECIPE(parlops_primal_dual, "niter:long") {
+  parlops_vec_fill(W.v[6], PARLOPS_REAL(0.0));
+  parlops_vec_fill(W.v[7], PARLOPS_REAL(0.0));
+  a->f = W.pl2;
+  a->g = W.psh;
+  a->a = W.A;
+  a->z = W.v[2];
+  a->tau = 0.5;
+  a->mu = 0.25;
+  a->theta = 1.0;
+  a->niter = 4;
+  a->gfirst = true;
+  a->x = W.v[6];
+  a->y = W.v[7];
+}
+RECIPE(parlops_proximal_gradient, "niter:long") {
+  parlops_vec_fill(W.v[6], PARLOPS_REAL(0.0));
+  a->f = W.pl2;
+  a->g = W.psh;
+  a->tau = 0.5;
+  a->epsg = 1.0;
+  a->eta = 1.0;
+  a->niter = 4;
+  a->acceleration = PARLOPS_ACCELERATION_FISTA;
+  a->tol = 1e-12;
+  a->x = W.v[6];
+  a->iterations = i_out;
 }

@@ -116,7 +116,7 @@ static void finish_case(void) {
 
 /* ---- the lifetime cases: a shell callback destroys a handle passed to the running call, which must
  * refuse it (PARLOPS_ERR_BUSY) and go on to the valid call's result. lt_kind: the handle's type (the
- * generator's order: comm, layout, vec, op, solver, hypre_options, options), -1 when disarmed. */
+ * generator's order: comm, layout, vec, op, solver, hypre_options, options, prox), -1 when disarmed. */
 static void lt_arm(int kind, const void *h) {
   lt_kind = h ? kind : -1;
   lt_handle = (void *)h;
@@ -135,7 +135,8 @@ static void lt_fire(void) {
   case 3: lt_status = parlops_op_destroy((parlops_op **)&h); break;
   case 4: lt_status = parlops_solver_destroy((parlops_solver **)&h); break;
   case 5: lt_status = parlops_hypre_options_destroy((parlops_hypre_options **)&h); break;
-  default: lt_status = parlops_options_destroy((parlops_options **)&h); break;
+  case 6: lt_status = parlops_options_destroy((parlops_options **)&h); break;
+  default: lt_status = parlops_prox_destroy((parlops_prox **)&h); break;
   }
   snprintf(lt_msg, sizeof lt_msg, "%s", lt_status == PARLOPS_OK ? "" : parlops_last_error());
 }
@@ -169,6 +170,37 @@ static int cb_diag_fail(void *ctx, void *d) {
   return 7;
 }
 static void cb_destroy(void *ctx) { (void)ctx; }
+/* a proximal operator's callbacks (real doubles): the soft threshold at tau, |x|_1, the identity as
+ * a gradient; failing on fail_rank */
+static int cb_prox_ok(void *ctx, double tau, const void *x, void *y) {
+  const shell_ctx *c = ctx;
+  for (int64_t i = 0; i < c->n; i++) {
+    double v = ((const double *)x)[i], a = fabs(v) - tau;
+    ((double *)y)[i] = a > 0 ? (v > 0 ? a : -a) : 0.0;
+  }
+  lt_fire();
+  return rank_ == fail_rank ? 7 : 0;
+}
+static int cb_prox_fail(void *ctx, double tau, const void *x, void *y) {
+  (void)ctx;
+  (void)tau;
+  (void)x;
+  (void)y;
+  return 7;
+}
+static int cb_prox_value(void *ctx, const void *x, double *v) {
+  const shell_ctx *c = ctx;
+  *v = 0;
+  for (int64_t i = 0; i < c->n; i++) *v += fabs(((const double *)x)[i]);
+  lt_fire();
+  return rank_ == fail_rank ? 7 : 0;
+}
+static int cb_prox_grad(void *ctx, const void *x, void *g) {
+  const shell_ctx *c = ctx;
+  for (int64_t i = 0; i < c->n; i++) ((double *)g)[i] = ((const double *)x)[i];
+  lt_fire();
+  return rank_ == fail_rank ? 7 : 0;
+}
 
 /* ---- the world */
 #define NV 16
@@ -182,6 +214,7 @@ static struct {
   parlops_solver *s, *s_same, *s_other;
   parlops_hypre_options *ho, *ho_same, *ho_other;
   parlops_options *opts, *opts_same, *opts_other;
+  parlops_prox *pr, *pr_same, *pr2, *psh, *pl2;
   double amg_vec[64];
   shell_ctx sctx, sctx2, sctx_self;
   int64_t lo, len, lo2, len2;
@@ -193,6 +226,7 @@ static parlops_op *dead_op;
 static parlops_solver *dead_solver;
 static parlops_hypre_options *dead_hypre_options;
 static parlops_options *dead_options;
+static parlops_prox *dead_prox;
 
 /* the lifetime cases' operator: the shell W.S where a recipe gives the CSR matrix W.A (same shape) */
 static void *lt_sub_op(const parlops_op *h) { return (void *)(h == W.A ? W.S : h); }
@@ -238,6 +272,8 @@ static const parlops_hypre_options *alt_other_hypre_options(const parlops_hypre_
 }
 static const parlops_options *alt_same_options(const parlops_options *h) { return alt_of(h, 0, W.opts_same); }
 static const parlops_options *alt_other_options(const parlops_options *h) { return alt_of(h, 1, W.opts_other); }
+static const parlops_prox *alt_same_prox(const parlops_prox *h) { return alt_of(h, 0, W.pr_same); }
+static const parlops_prox *alt_other_prox(const parlops_prox *h) { return alt_of(h, 1, W.pr2); }
 static inline const parlops_comm *alt_same_comm(const parlops_comm *h) { return h; }
 static inline const parlops_comm *alt_other_comm(const parlops_comm *h) { return h; }
 /* a live handle of another type, passed where this type is expected */
@@ -248,6 +284,7 @@ static const void *wrong_type_op(void) { return W.v[0]; }
 static inline const void *wrong_type_solver(void) { return W.A; }
 static inline const void *wrong_type_hypre_options(void) { return W.s; }
 static inline const void *wrong_type_options(void) { return W.ho; }
+static inline const void *wrong_type_prox(void) { return W.A; }
 
 /* in-place patches of a recipe's arrays (the recipe refills them for every case) */
 static void *arr_patch(void *const *arr, void *val) {
@@ -395,7 +432,19 @@ static void make_world(void) {
   CHECK(parlops_options_create(W.c, &dead_options));
   parlops_options *dopt = dead_options;
   parlops_options_destroy(&dopt);
+  /* proximal operators: L1 on W.l, the same on another object, L1 on W.l2, the callbacks, L2 */
+  CHECK(parlops_prox_create_l1(W.l, PARLOPS_F64, 0.5, &W.pr));
+  CHECK(parlops_prox_create_l1(W.l, PARLOPS_F64, 0.5, &W.pr_same));
+  CHECK(parlops_prox_create_l1(W.l2, PARLOPS_F64, 0.5, &W.pr2));
+  CHECK(parlops_prox_create_shell(W.l, PARLOPS_F64, &W.sctx, cb_prox_ok, cb_prox_ok, cb_prox_value, cb_prox_grad,
+                                  cb_destroy, &W.psh));
+  CHECK(parlops_prox_create_l2(W.l, PARLOPS_F64, 1.0, W.v[5], NULL, 0.0, true, &W.pl2));
+  CHECK(parlops_prox_create_l1(W.l, PARLOPS_F64, 0.5, &dead_prox));
+  parlops_prox *dpr = dead_prox;
+  parlops_prox_destroy(&dpr);
   /* alternatives */
+  reg(W.psh, W.pr, W.pr2);
+  reg(W.pl2, W.pr, W.pr2);
   reg(W.l, W.l_same, W.l2);
   reg(W.l2, W.l, W.l);
   reg(W.lnd, W.l, W.l2);

@@ -37,7 +37,7 @@ static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
 static long calls = 0, passed = 0, failed_n = 0, internal_n = 0;
 static FILE *report; /* the real stderr while stdout/stderr are redirected */
 static const char *fname = "";
-#define MAXF 200
+#define MAXF 256
 static const char *fnames[MAXF];
 static long fcount[MAXF], fok[MAXF];
 static int verbose = 0;
@@ -81,7 +81,7 @@ static int is_sentinel_ptr(const void *p) {
 }
 
 /* ---- handle pools */
-enum { COMM, LAYOUT, VEC, OP, SOLVER, HOPT, OPTS, NT };
+enum { COMM, LAYOUT, VEC, OP, SOLVER, HOPT, OPTS, PROX, NT };
 #define POOL 10
 static void *pool[NT][POOL];
 static int opcost[POOL];
@@ -147,6 +147,7 @@ static void *pick(int t) {
 #define PS() ((parlops_solver *)pick(SOLVER))
 #define PH() ((parlops_hypre_options *)pick(HOPT))
 #define PX() ((parlops_options *)pick(OPTS))
+#define PP() ((parlops_prox *)pick(PROX))
 
 static void destroy_any(int t, void *h) {
   parlops_status st = PARLOPS_OK;
@@ -158,6 +159,7 @@ static void destroy_any(int t, void *h) {
   case SOLVER: st = parlops_solver_destroy((parlops_solver **)&h); break;
   case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)&h); break;
   case OPTS: st = parlops_options_destroy((parlops_options **)&h); break;
+  case PROX: st = parlops_prox_destroy((parlops_prox **)&h); break;
   }
   if (st != PARLOPS_OK) fail("destroying a pool handle", st);
 }
@@ -349,6 +351,23 @@ static int shell_diag(void *ctx, void *d) {
       else ((float *)d)[i] = 1.0f;
     }
   return 0;
+}
+/* a proximal operator's callbacks: y = x (the prox of 0), the value 1, the gradient x; sometimes failing */
+static int prox_cb(void *ctx, double tau, const void *x, void *y) {
+  (void)tau;
+  shell_ctx *c = ctx;
+  return shell_apply(c, x, y, c->rows, c->rows);
+}
+static int prox_value_cb(void *ctx, const void *x, double *v) {
+  shell_ctx *c = ctx;
+  (void)x;
+  if (c->magic != MAGIC || c->destroyed) ctx_errors++;
+  *v = 1.0;
+  return chance(5) ? 2 : 0;
+}
+static int prox_grad_cb(void *ctx, const void *x, void *g) {
+  shell_ctx *c = ctx;
+  return shell_apply(c, x, g, c->rows, c->rows);
 }
 static void shell_free(void *ctx) {
   shell_ctx *c = ctx;
@@ -952,6 +971,59 @@ static int do_call(int k) {
                                     chance(50) ? res : NULL, with_vecs ? vs : NULL, chance(50) ? &prods : NULL);
       break;
     }
+    /* ---- proximal operators and solvers (iteration counts kept small: each runs in full) */
+    CASE(parlops_prox_create_l1) {
+      st = parlops_prox_create_l1(PL(), dtype_v(), chance(80) ? 0.5 : dbl_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(PROX, h1, 1);
+      break;
+    }
+    CASE(parlops_prox_create_l2) {
+      st = parlops_prox_create_l2(PL(), dtype_v(), chance(80) ? 1.0 : dbl_v(), chance(50) ? NULL : PV(),
+                                  chance(50) ? NULL : PV(), chance(80) ? 0.3 : dbl_v(), chance(50), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(PROX, h1, 1);
+      break;
+    }
+    CASE(parlops_prox_create_l21) {
+      st = parlops_prox_create_l21(PL(), dtype_v(), chance(80) ? (int)below(4) : int_v(), chance(80) ? 0.5 : dbl_v(),
+                                   OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(PROX, h1, 1);
+      break;
+    }
+    CASE(parlops_prox_create_shell) {
+      parlops_layout *l = PL();
+      int dt = dtype_v();
+      shell_ctx *ctx = keep_alloc(sizeof *ctx);
+      ctx->magic = MAGIC;
+      ctx->rows = ctx->cols = bad_handle ? 0 : lay_local(l);
+      ctx->es = esize(dt);
+      st = parlops_prox_create_shell(l, dt, ctx, chance(5) ? NULL : prox_cb, chance(50) ? NULL : prox_cb,
+                                     chance(30) ? NULL : prox_value_cb, chance(30) ? NULL : prox_grad_cb,
+                                     chance(20) ? NULL : shell_free, OUT(h1));
+      if (new_handle_ok(st, h1)) {
+        ctx_made++;
+        adopt(PROX, h1, 1);
+      }
+      break;
+    }
+    CASE(parlops_prox_destroy) goto destroy;
+    CASE(parlops_prox_value) st = parlops_prox_value(PP(), PV(), OUT(d1)); break;
+    CASE(parlops_prox_apply) st = parlops_prox_apply(PP(), chance(80) ? 0.5 : dbl_v(), PV(), PV()); break;
+    CASE(parlops_prox_apply_dual) st = parlops_prox_apply_dual(PP(), chance(80) ? 0.5 : dbl_v(), PV(), PV()); break;
+    CASE(parlops_prox_gradient) st = parlops_prox_gradient(PP(), PV(), PV()); break;
+    CASE(parlops_primal_dual) {
+      int64_t its[] = {-1, 0, 1, 3, 10};
+      st = parlops_primal_dual(PP(), PP(), PO(), chance(50) ? NULL : PV(), chance(80) ? 0.5 : dbl_v(),
+                               chance(80) ? 0.25 : dbl_v(), chance(80) ? 1.0 : dbl_v(), its[below(5)], chance(50), PV(),
+                               PV());
+      break;
+    }
+    CASE(parlops_proximal_gradient) {
+      int64_t its[] = {-1, 0, 1, 3, 10};
+      st = parlops_proximal_gradient(PP(), PP(), chance(80) ? 0.5 : dbl_v(), chance(80) ? 1.0 : dbl_v(),
+                                     chance(80) ? 1.0 : dbl_v(), its[below(5)], chance(80) ? (int)below(3) : int_v(),
+                                     chance(50) ? 0.0 : dbl_v(), PV(), chance(50) ? NULL : OUT(i64a));
+      break;
+    }
     CASE(parlops_op_low_rank) {
       int k = chance(90) ? (int)below(3) : -1;
       const parlops_vec *us[2] = {NULL, NULL};
@@ -1256,7 +1328,7 @@ destroy : {
   /* fname is "parlops_<type>_destroy" */
   int t = strstr(fname, "_comm_") ? COMM : strstr(fname, "_layout_") ? LAYOUT : strstr(fname, "_vec_") ? VEC
         : strstr(fname, "_hypre_options_") ? HOPT : strstr(fname, "parlops_options_") ? OPTS
-        : strstr(fname, "_op_") ? OP : SOLVER;
+        : strstr(fname, "_prox_") ? PROX : strstr(fname, "_op_") ? OP : SOLVER;
   int slot = -1;
   void *h;
   void **hp = &h;
@@ -1275,6 +1347,7 @@ destroy : {
   case OP: st = parlops_op_destroy((parlops_op **)hp); break;
   case HOPT: st = parlops_hypre_options_destroy((parlops_hypre_options **)hp); break;
   case OPTS: st = parlops_options_destroy((parlops_options **)hp); break;
+  case PROX: st = parlops_prox_destroy((parlops_prox **)hp); break;
   default: st = parlops_solver_destroy((parlops_solver **)hp); break;
   }
   if (st == PARLOPS_OK && hp != NULL && before != NULL) {
@@ -1384,6 +1457,15 @@ static void seed_pool(void) {
     parlops_solver_set_monitor(S[i], monitor, NULL);
     parlops_solver_set_operator(S[i], O[i % 3]);
   }
+  parlops_prox **X = (parlops_prox **)pool[PROX];
+  parlops_prox_create_l1(L[0], PARLOPS_F64, 0.5, &X[0]);
+  parlops_prox_create_l2(L[0], PARLOPS_F64, 1.0, V[1], NULL, 0.0, true, &X[1]);
+  parlops_prox_create_l21(L[0], PARLOPS_C128, 2, 0.5, &X[2]);
+  shell_ctx *pctx = keep_alloc(sizeof *pctx);
+  *pctx = (shell_ctx){MAGIC, 12, 12, 8, 0};
+  if (parlops_prox_create_shell(L[0], PARLOPS_F64, pctx, prox_cb, NULL, prox_value_cb, prox_grad_cb, shell_free, &X[3]) ==
+      PARLOPS_OK)
+    ctx_made++;
   for (int t = 0; t < NT; t++)
     for (int i = 0; i < POOL; i++)
       if (pool[t][i] && is_sentinel_ptr(pool[t][i])) pool[t][i] = NULL;

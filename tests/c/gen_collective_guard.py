@@ -30,7 +30,7 @@ Usage: gen_collective_guard.py include/parlops.h tests/c/collective_recipes.h > 
 import re
 import sys
 
-HANDLES = ("comm", "layout", "vec", "op", "solver", "hypre_options", "options")
+HANDLES = ("comm", "layout", "vec", "op", "solver", "hypre_options", "options", "prox")
 
 
 def parse_header(text):
@@ -190,7 +190,7 @@ def variants(kind, sub, name, tags, first_handle, structs):
     elif kind == "int":
         big = "INT64_MAX" if sub == "int64_t" else "INT_MAX"
         v += [("+ 1", f"{a} += 1;", True), ("0", f"{a} = 0;", True), ("-1", f"{a} = -1;", True)]
-        if name not in tags.get("count", ()):
+        if name not in tags.get("count", ()) and name not in tags.get("long", ()):
             v += [("huge", f"{a} = {big};", True), ("most negative", f"{a} = {big.replace('MAX', 'MIN')};", True)]
     elif kind == "callback":
         v += [("NULL", f"{a} = NULL;", False)]
@@ -198,6 +198,8 @@ def variants(kind, sub, name, tags, first_handle, structs):
             v += [("a callback that fails", f"{a} = cb_fail;", False)]
         elif sub == "parlops_diagonal_fn":
             v += [("a callback that fails", f"{a} = cb_diag_fail;", False)]
+        elif sub == "parlops_prox_fn":
+            v += [("a callback that fails", f"{a} = cb_prox_fail;", False)]
     return v
 
 

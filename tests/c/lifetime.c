@@ -1,6 +1,6 @@
 /* The lifetime test: for every running call that takes user callbacks (a solve, several right-hand
  * sides, an operator apply, a shell's diagonal,
- * the randomized eigensolver, a Chebyshev set-up, a Jacobi solve), every callback the API offers that
+ * the randomized eigensolver, a Chebyshev set-up, a Jacobi solve, the proximal solvers), every callback the API offers that
  * reaches it (the operator's and the preconditioner's apply callbacks, the operator's diagonal
  * callback, the monitor, the iterate monitor, a context's destroy callback), and every object the
  * call depends on, the callback destroys that
@@ -32,20 +32,23 @@
 
 /* What the header offers, each covered by a scenario below (checked by tests/examples.sh). */
 static const char *const handle_types[] = {"parlops_comm", "parlops_layout", "parlops_vec", "parlops_op",
-                                           "parlops_solver", "parlops_hypre_options", "parlops_options"};
+                                           "parlops_solver", "parlops_hypre_options", "parlops_options",
+                                           "parlops_prox"};
 static const char *const callback_types[] = {"parlops_apply_fn", "parlops_destroy_fn", "parlops_monitor_fn",
                                              "parlops_monitor_iterate_fn", "parlops_diagonal_fn",
-                                             "parlops_eig_monitor_fn"};
+                                             "parlops_eig_monitor_fn", "parlops_prox_fn", "parlops_prox_value_fn",
+                                             "parlops_prox_grad_fn"};
 
 #define N 24
 
 /* where a destroy is made from */
-enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, CB_DIAG, CB_EIGMON, NCB };
+enum cb { CB_OP, CB_PC, CB_MONITOR, CB_ITERATE, CB_DESTROY_CTX, CB_DIAG, CB_EIGMON, CB_PROX, NCB };
 static const char *const cb_names[] = {"operator callback (parlops_apply_fn)", "preconditioner callback (parlops_apply_fn)",
                                        "monitor (parlops_monitor_fn)", "iterate monitor (parlops_monitor_iterate_fn)",
                                        "context destroy callback (parlops_destroy_fn)",
                                        "the operator's diagonal callback (parlops_diagonal_fn)",
-                                       "the eigensolver's monitor (parlops_eig_monitor_fn)"};
+                                       "the eigensolver's monitor (parlops_eig_monitor_fn)",
+                                       "a proximal operator's callback (parlops_prox_fn, _value_fn, _grad_fn)"};
 
 /* the objects of one scenario */
 static struct {
@@ -57,6 +60,8 @@ static struct {
   parlops_solver *s, *s_inner;
   parlops_hypre_options *ho;
   parlops_options *opts;
+  parlops_prox *pf, *pg, *pl1;
+  double ref_pd[N], ref_pg[N];
   int64_t lo, len;
 } S;
 
@@ -75,6 +80,7 @@ static parlops_status destroy_kind(int kind, void **h) {
   case 3: return parlops_op_destroy((parlops_op **)h);
   case 5: return parlops_hypre_options_destroy((parlops_hypre_options **)h);
   case 6: return parlops_options_destroy((parlops_options **)h);
+  case 7: return parlops_prox_destroy((parlops_prox **)h);
   default: return parlops_solver_destroy((parlops_solver **)h);
   }
 }
@@ -137,6 +143,41 @@ static int eig_monitor(void *ctx, int64_t products, int nconv, int n, const doub
   maybe_fire(CB_EIGMON);
   return 0;
 }
+/* the caller's proximal operator of f(x) = 1/2 ||x - 1||^2: prox (x + tau) / (1 + tau), gradient
+ * x - 1, this rank's share of the value */
+static int prox_q(void *ctx, double tau, const void *xv, void *yv) {
+  (void)ctx;
+  const double *x = xv;
+  double *y = yv;
+  for (int64_t i = 0; i < S.len; i++) y[i] = (x[i] + tau) / (1.0 + tau);
+  maybe_fire(CB_PROX);
+  return 0;
+}
+static int prox_q_value(void *ctx, const void *xv, double *v) {
+  (void)ctx;
+  const double *x = xv;
+  *v = 0;
+  for (int64_t i = 0; i < S.len; i++) *v += 0.5 * (x[i] - 1.0) * (x[i] - 1.0);
+  maybe_fire(CB_PROX);
+  return 0;
+}
+static int prox_q_grad(void *ctx, const void *xv, void *gv) {
+  (void)ctx;
+  const double *x = xv;
+  double *g = gv;
+  for (int64_t i = 0; i < S.len; i++) g[i] = x[i] - 1.0;
+  maybe_fire(CB_PROX);
+  return 0;
+}
+static parlops_status run_pd(parlops_vec *x, parlops_vec *y) {
+  parlops_vec_fill(x, PARLOPS_REAL(0.0));
+  parlops_vec_fill(y, PARLOPS_REAL(0.0));
+  return parlops_primal_dual(S.pf, S.pg, S.A, NULL, 0.5, 0.25, 1.0, 6, true, x, y);
+}
+static parlops_status run_pg(parlops_vec *x) {
+  parlops_vec_fill(x, PARLOPS_REAL(0.0));
+  return parlops_proximal_gradient(S.pg, S.pl1, 0.5, 1.0, 1.0, 6, PARLOPS_ACCELERATION_FISTA, 1e-15, x, NULL);
+}
 static void ctx_destroy(void *ctx) {
   (void)ctx;
   maybe_fire(CB_DESTROY_CTX);
@@ -193,14 +234,24 @@ static void build(void) {
   EXPECT(parlops_options_create(S.c, &S.opts), PARLOPS_OK, NULL);
   EXPECT(parlops_options_insert_string(S.opts, "-options_left no -ksp_converged_reason 0"), PARLOPS_OK, NULL);
   EXPECT(parlops_solver_set_from_options(S.s, S.opts, NULL), PARLOPS_OK, NULL);
+  /* proximal operators: L2 with b (copied), the caller's, L1; the solvers' results without destroys */
+  EXPECT(parlops_prox_create_l2(S.l, PARLOPS_F64, 1.0, S.b, NULL, 0.0, true, &S.pf), PARLOPS_OK, NULL);
+  EXPECT(parlops_prox_create_shell(S.l, PARLOPS_F64, NULL, prox_q, NULL, prox_q_value, prox_q_grad, NULL, &S.pg),
+         PARLOPS_OK, NULL);
+  EXPECT(parlops_prox_create_l1(S.l, PARLOPS_F64, 0.1, &S.pl1), PARLOPS_OK, NULL);
+  EXPECT(run_pd(S.u[0], S.u[1]), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_pd), PARLOPS_OK, NULL);
+  EXPECT(run_pg(S.u[0]), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_pg), PARLOPS_OK, NULL);
 }
 
 static void teardown(void) {
   void **all[] = {(void **)&S.s,      (void **)&S.s_inner, (void **)&S.B, (void **)&S.Ad, (void **)&S.A_check, (void **)&S.Minv, (void **)&S.M,
                   (void **)&S.A,      (void **)&S.b,       (void **)&S.x, (void **)&S.y,    (void **)&S.om[0],
                   (void **)&S.om[1],  (void **)&S.om[2],   (void **)&S.om[3], (void **)&S.u[0], (void **)&S.u[1],
-                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho,       (void **)&S.opts};
-  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5, 6};
+                  (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho,       (void **)&S.opts,
+                  (void **)&S.pf,     (void **)&S.pg,      (void **)&S.pl1};
+  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5, 6, 7, 7, 7};
   /* no callback destroys anything now */
   which_cb = -1;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
@@ -210,11 +261,12 @@ static void teardown(void) {
 }
 
 /* the running calls */
-enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, SOLVE_MANY, DIAG, NCALL };
+enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, SOLVE_MANY, DIAG, PD, PG, NCALL };
 static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
                                          "parlops_op_create_chebyshev", "parlops_op_create_chebyshev (of the shell)",
                                          "parlops_solver_solve with Jacobi", "parlops_eig_krylov_schur",
-                                         "parlops_solver_solve_many", "parlops_op_diagonal"};
+                                         "parlops_solver_solve_many", "parlops_op_diagonal", "parlops_primal_dual",
+                                         "parlops_proximal_gradient"};
 
 /* Run `call`; check its result. Returns the call's status. */
 static parlops_status run(int call, char *what, size_t cap) {
@@ -275,6 +327,19 @@ static parlops_status run(int call, char *what, size_t cap) {
     }
     if (!reason_ok || worst > 1e-8) st = PARLOPS_ERR_INTERNAL;
     snprintf(what, cap, "2 columns, worst of ||b - A x|| / ||b|| and max |x - x*| %.1e", worst);
+    break;
+  }
+  case PD:
+  case PG: {
+    /* the same iterates, bit for bit, as the run without destroys in build() */
+    st = call == PD ? run_pd(S.x, S.y) : run_pg(S.x);
+    if (st != PARLOPS_OK) break;
+    double xv[N];
+    parlops_vec_copy_to_host(S.x, xv);
+    const double *ref = call == PD ? S.ref_pd : S.ref_pg;
+    for (int64_t i = 0; i < S.len; i++)
+      if (xv[i] != ref[i]) st = PARLOPS_ERR_INTERNAL;
+    snprintf(what, cap, "x %s the run without destroys", st == PARLOPS_OK ? "equal to" : "differs from");
     break;
   }
   case DIAG: {
@@ -446,6 +511,23 @@ int main(int argc, char **argv) {
   scenario(JACOBI, CB_DIAG, 2, (void **)&S.b, "b (passed)", BUSY);
   scenario(JACOBI, CB_DIAG, 3, (void **)&S.A, "the operator (held by the solver)", OK);
   scenario(JACOBI, CB_DIAG, 1, (void **)&S.l, "the layout (held by the vectors)", OK);
+  /* the proximal solvers: from the proximal operator's callbacks and the operator's */
+  for (int cb = CB_OP; cb <= CB_PROX; cb += CB_PROX - CB_OP) {
+    scenario(PD, cb, 7, (void **)&S.pf, "f (passed)", BUSY);
+    scenario(PD, cb, 7, (void **)&S.pg, "g (passed)", BUSY);
+    scenario(PD, cb, 3, (void **)&S.A, "the operator (passed)", BUSY);
+    scenario(PD, cb, 2, (void **)&S.x, "x (passed)", BUSY);
+    scenario(PD, cb, 2, (void **)&S.y, "y (passed)", BUSY);
+    scenario(PD, cb, 2, (void **)&S.b, "f's b (copied by f)", OK);
+    scenario(PD, cb, 7, (void **)&S.pl1, "a proximal operator it does not use", OK);
+    scenario(PD, cb, 1, (void **)&S.l, "the layout", OK);
+    scenario(PD, cb, 0, (void **)&S.c, "the communicator", OK);
+  }
+  scenario(PG, CB_PROX, 7, (void **)&S.pg, "f (passed)", BUSY);
+  scenario(PG, CB_PROX, 7, (void **)&S.pl1, "g (passed)", BUSY);
+  scenario(PG, CB_PROX, 2, (void **)&S.x, "x (passed)", BUSY);
+  scenario(PG, CB_PROX, 7, (void **)&S.pf, "a proximal operator it does not use", OK);
+  scenario(PG, CB_PROX, 1, (void **)&S.l, "the layout", OK);
   /* from a context's destroy callback, run while the operator goes away after a solve */
   scenario(SOLVE, CB_DESTROY_CTX, 2, (void **)&S.b, "a vector the solve used", OK);
   scenario(SOLVE, CB_DESTROY_CTX, 4, (void **)&S.s_saved, "the solver whose destruction runs it (already unregistered)",

@@ -11,7 +11,7 @@ mod apply;
 
 mod compose;
 
-mod shell;
+pub(crate) mod shell;
 
 mod csr;
 

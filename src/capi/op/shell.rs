@@ -197,11 +197,28 @@ fn make_shell(
 }
 
 /// Calls `destroy_ctx(ctx)` once, when the last closure holding it is dropped.
-struct CtxGuard {
+pub(crate) struct CtxGuard {
     ctx: usize,
     destroy: parlops_destroy_fn,
     /// Set once the operator exists: a failed create does not call `destroy`.
     armed: std::sync::atomic::AtomicBool,
+}
+
+impl CtxGuard {
+    /// A guard not yet armed: `destroy` runs only after [`CtxGuard::arm`] (the object was made).
+    pub(crate) fn new(ctx: *mut c_void, destroy: parlops_destroy_fn) -> Self {
+        CtxGuard {
+            ctx: ctx as usize,
+            destroy,
+            armed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+    pub(crate) fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::Release);
+    }
+    pub(crate) fn ctx(&self) -> *mut c_void {
+        self.ctx as *mut c_void
+    }
 }
 
 impl Drop for CtxGuard {
