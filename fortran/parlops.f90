@@ -149,6 +149,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_CONVERGED_USER = 4
   integer(c_int), parameter :: PARLOPS_CONVERGED_NEG_CURVE = 5
   integer(c_int), parameter :: PARLOPS_CONVERGED_STEP_LENGTH = 6
+  integer(c_int), parameter :: PARLOPS_CONVERGED_COST_INITIAL = 10
+  integer(c_int), parameter :: PARLOPS_CONVERGED_COST_DATA = 11
   integer(c_int), parameter :: PARLOPS_ITERATING = 0
   integer(c_int), parameter :: PARLOPS_DIVERGED_MAX_ITER = -3
   integer(c_int), parameter :: PARLOPS_DIVERGED_DTOL = -4
@@ -1487,6 +1489,15 @@ module parlops
       real(c_double), value :: step
       integer(c_int) :: parlops_solver_set_sparsity
     end function parlops_solver_set_sparsity
+    function parlops_solver_set_cost_tolerances(s, rtol, rtol1) &
+        bind(C, name='parlops_solver_set_cost_tolerances')
+      import
+      implicit none
+      type(c_ptr), value :: s
+      real(c_double), value :: rtol
+      real(c_double), value :: rtol1
+      integer(c_int) :: parlops_solver_set_cost_tolerances
+    end function parlops_solver_set_cost_tolerances
     function parlops_solver_set_monitor(s, f, ctx) &
         bind(C, name='parlops_solver_set_monitor')
       import

@@ -136,6 +136,11 @@ typedef enum {
   PARLOPS_CONVERGED_NEG_CURVE = 5,
   // Trust-region CG stopped on the boundary of the region (the next step would have left it).
   PARLOPS_CONVERGED_STEP_LENGTH = 6,
+  // ISTA/FISTA: the cost 1/2 ||b - A x||^2 + eps ||x||_1 fell below cost_rtol times the first
+  // iterate's (parlops_solver_set_cost_tolerances; PyLops' CostToInitialCallback).
+  PARLOPS_CONVERGED_COST_INITIAL = 10,
+  // ISTA/FISTA: the cost fell below cost_rtol1 ||b|| (PyLops' CostToDataCallback).
+  PARLOPS_CONVERGED_COST_DATA = 11,
   // No solve yet.
   PARLOPS_ITERATING = 0,
   // max_iter reached.
@@ -1823,6 +1828,16 @@ parlops_status parlops_solver_set_sparsity(parlops_solver *s,
                                            parlops_threshold kind,
                                            double eps,
                                            double step);
+
+// ISTA/FISTA: stop on the cost J_k = 1/2 ||b - A x_k||^2 + eps ||x_k||_1 (PyLops' cost, its
+// callbacks' rules): when J_k < rtol J_1 (PARLOPS_CONVERGED_COST_INITIAL; CostToInitialCallback)
+// or J_k < rtol1 ||b|| (PARLOPS_CONVERGED_COST_DATA; CostToDataCallback), besides the update rule
+// of parlops_solver_set_tolerances. A NaN or Inf cost ends the solve with PARLOPS_DIVERGED_NAN
+// (CostNanInfCallback). 0 turns a rule off (the default for both). With either on, each
+// iteration makes one more product with A (the cost of the new iterate) and one more reduction.
+// rtol, rtol1 >= 0 and finite. (PyLops-MPI 0.8's ista and fista take rtol and rtol1 but do not
+// stop on them.)
+parlops_status parlops_solver_set_cost_tolerances(parlops_solver *s, double rtol, double rtol1);
 
 // Monitor called at each iteration on every rank (NULL removes it). With a monitor, each iteration
 // also agrees on the stop request (one small reduction).

@@ -1020,6 +1020,8 @@ class Solver : public Handle<parlops_solver, parlops_solver_destroy> {
   void set_damping(double d) { check(parlops_solver_set_damping(h_, d)); }
   /// Richardson: the scale omega of x <- x + omega M (b - A x) (default 1).
   void set_richardson_scale(double omega) { check(parlops_solver_set_richardson_scale(h_, omega)); }
+  /// ISTA/FISTA: stop on the cost relative to the first iterate's (rtol) or to ||b|| (rtol1).
+  void set_cost_tolerances(double rtol, double rtol1 = 0.0) { check(parlops_solver_set_cost_tolerances(h_, rtol, rtol1)); }
   /// ISTA/FISTA: regulariser and weight eps; step > 0 sets the gradient step, 0 derives it.
   void set_sparsity(parlops_threshold kind, double eps = 0.1, double step = 0.0) {
     check(parlops_solver_set_sparsity(h_, kind, eps, step));

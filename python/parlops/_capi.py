@@ -117,6 +117,8 @@ PARLOPS_CONVERGED_ATOL = 3
 PARLOPS_CONVERGED_USER = 4
 PARLOPS_CONVERGED_NEG_CURVE = 5
 PARLOPS_CONVERGED_STEP_LENGTH = 6
+PARLOPS_CONVERGED_COST_INITIAL = 10
+PARLOPS_CONVERGED_COST_DATA = 11
 PARLOPS_ITERATING = 0
 PARLOPS_DIVERGED_MAX_ITER = -3
 PARLOPS_DIVERGED_DTOL = -4
@@ -132,6 +134,8 @@ PARLOPS_REASON_NAMES = {
     4: 'PARLOPS_CONVERGED_USER',
     5: 'PARLOPS_CONVERGED_NEG_CURVE',
     6: 'PARLOPS_CONVERGED_STEP_LENGTH',
+    10: 'PARLOPS_CONVERGED_COST_INITIAL',
+    11: 'PARLOPS_CONVERGED_COST_DATA',
     0: 'PARLOPS_ITERATING',
     -3: 'PARLOPS_DIVERGED_MAX_ITER',
     -4: 'PARLOPS_DIVERGED_DTOL',
@@ -341,6 +345,7 @@ PROTOTYPES = {
     'parlops_solver_set_damping': (C.c_int, [C.c_void_p, C.c_double], ('s', 'damp')),
     'parlops_solver_set_richardson_scale': (C.c_int, [C.c_void_p, C.c_double], ('s', 'scale')),
     'parlops_solver_set_sparsity': (C.c_int, [C.c_void_p, C.c_int32, C.c_double, C.c_double], ('s', 'kind', 'eps', 'step')),
+    'parlops_solver_set_cost_tolerances': (C.c_int, [C.c_void_p, C.c_double, C.c_double], ('s', 'rtol', 'rtol1')),
     'parlops_solver_set_monitor': (C.c_int, [C.c_void_p, parlops_monitor_fn, C.c_void_p], ('s', 'f', 'ctx')),
     'parlops_solver_keep_history': (C.c_int, [C.c_void_p, C.c_bool], ('s', 'keep')),
     'parlops_solver_solve': (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p], ('s', 'b', 'x')),

@@ -169,6 +169,11 @@ pub enum parlops_reason {
     PARLOPS_CONVERGED_NEG_CURVE = 5,
     /// Trust-region CG stopped on the boundary of the region (the next step would have left it).
     PARLOPS_CONVERGED_STEP_LENGTH = 6,
+    /// ISTA/FISTA: the cost 1/2 ||b - A x||^2 + eps ||x||_1 fell below cost_rtol times the first
+    /// iterate's (parlops_solver_set_cost_tolerances; PyLops' CostToInitialCallback).
+    PARLOPS_CONVERGED_COST_INITIAL = 10,
+    /// ISTA/FISTA: the cost fell below cost_rtol1 ||b|| (PyLops' CostToDataCallback).
+    PARLOPS_CONVERGED_COST_DATA = 11,
     /// No solve yet.
     PARLOPS_ITERATING = 0,
     /// max_iter reached.
@@ -196,6 +201,8 @@ impl From<Reason> for parlops_reason {
             Reason::ConvergedUser => PARLOPS_CONVERGED_USER,
             Reason::ConvergedNegCurve => PARLOPS_CONVERGED_NEG_CURVE,
             Reason::ConvergedStepLength => PARLOPS_CONVERGED_STEP_LENGTH,
+            Reason::ConvergedCostInitial => PARLOPS_CONVERGED_COST_INITIAL,
+            Reason::ConvergedCostData => PARLOPS_CONVERGED_COST_DATA,
             Reason::DivergedMaxIter => PARLOPS_DIVERGED_MAX_ITER,
             Reason::DivergedDtol => PARLOPS_DIVERGED_DTOL,
             Reason::DivergedBreakdown => PARLOPS_DIVERGED_BREAKDOWN,
@@ -585,6 +592,35 @@ pub unsafe extern "C" fn parlops_solver_set_sparsity(
         s.inner.params.threshold = k;
         s.inner.params.eps = eps;
         s.inner.params.step = if step > 0.0 { Some(step) } else { None };
+        Ok(())
+    })
+}
+
+/// ISTA/FISTA: stop on the cost J_k = 1/2 ||b - A x_k||^2 + eps ||x_k||_1 (PyLops' cost, its
+/// callbacks' rules): when J_k < rtol J_1 (PARLOPS_CONVERGED_COST_INITIAL; CostToInitialCallback)
+/// or J_k < rtol1 ||b|| (PARLOPS_CONVERGED_COST_DATA; CostToDataCallback), besides the update rule
+/// of parlops_solver_set_tolerances. A NaN or Inf cost ends the solve with PARLOPS_DIVERGED_NAN
+/// (CostNanInfCallback). 0 turns a rule off (the default for both). With either on, each
+/// iteration makes one more product with A (the cost of the new iterate) and one more reduction.
+/// rtol, rtol1 >= 0 and finite. (PyLops-MPI 0.8's ista and fista take rtol and rtol1 but do not
+/// stop on them.)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_solver_set_cost_tolerances(
+    s: *mut parlops_solver,
+    rtol: f64,
+    rtol1: f64,
+) -> parlops_status {
+    guard("parlops_solver_set_cost_tolerances", || {
+        // SAFETY: as above: `s` is checked and held exclusively by `arg_mut` for this call.
+        let s = unsafe { arg_mut(s, "s")? };
+        if !(rtol >= 0.0 && rtol.is_finite() && rtol1 >= 0.0 && rtol1.is_finite()) {
+            crate::bail!(
+                InvalidArgument,
+                "arguments 'rtol' ({rtol}) and 'rtol1' ({rtol1}) must be finite and >= 0"
+            );
+        }
+        s.inner.params.cost_rtol = rtol;
+        s.inner.params.cost_rtol1 = rtol1;
         Ok(())
     })
 }

@@ -1,14 +1,17 @@
 //! ISTA and FISTA for min 1/2 ||b - A x||^2 + eps R(x), with PyLops' thresholds: soft (R = ||x||_1),
 //! hard (||x||_0) and half (||x||_{1/2}^{1/2}); threshold eps * step / 2, step = 1 / lambda_max(A^H A)
 //! from power iteration unless given. The residual tested is the update ||x_k - x_{k-1}|| against
-//! max(rtol, atol) (PyLops' `tol`); r1norm is ||b - A x|| at the end.
+//! max(rtol, atol) (PyLops' `tol`); r1norm is ||b - A x|| at the end. With cost tolerances, the cost
+//! J = 1/2 ||b - A x||^2 + eps ||x||_1 of each new iterate is formed (one product, two reductions)
+//! and tested as PyLops' CostToInitialCallback and CostToDataCallback do; a NaN or Inf cost is a
+//! divergence (CostNanInfCallback).
 
 use super::cgls::lsq_info;
 use super::power::power_iteration;
 use super::{Ctx, Info, Reason, Threshold, info, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::{DistVector, dots};
+use crate::vector::{DistVector, NormKind, dots};
 
 pub(crate) fn solve<T: Scalar>(
     ctx: &mut Ctx<T>,
@@ -17,7 +20,7 @@ pub(crate) fn solve<T: Scalar>(
     fast: bool,
 ) -> Result<Info> {
     let (rl, cl) = (b.layout().clone(), x.layout().clone());
-    super::with_vecs2(ctx, 1, &rl, 3, &cl, |ctx, r, c| run(ctx, b, x, r, c, fast))
+    super::with_vecs2(ctx, 2, &rl, 3, &cl, |ctx, r, c| run(ctx, b, x, r, c, fast))
 }
 
 /// PyLops' thresholding of one entry.
@@ -57,7 +60,7 @@ fn run<T: Scalar>(
     cols: &mut [DistVector<T>],
     fast: bool,
 ) -> Result<Info> {
-    let [res] = rows else { unreachable!() };
+    let [res, res2] = rows else { unreachable!() };
     let [g, z, xold] = cols else { unreachable!() };
     if let Some(s) = ctx.p.step
         && !(s > 0.0 && s.is_finite())
@@ -102,6 +105,8 @@ fn run<T: Scalar>(
     let mut pending = Ok(());
     let mut it = 0;
     let mut upd0 = 0.0;
+    let (cost_rtol, cost_rtol1) = (ctx.p.cost_rtol, ctx.p.cost_rtol1);
+    let mut cost1 = 0.0;
     loop {
         it += 1;
         // gradient step from z (FISTA) or x (ISTA), then the threshold
@@ -133,7 +138,37 @@ fn run<T: Scalar>(
         if it == 1 {
             upd0 = upd;
         }
-        if let Some(reason) = ctx.check(it, upd, 1.0, b, x)? {
+        let cost_reason = if cost_rtol > 0.0 || cost_rtol1 > 0.0 {
+            // the cost of the new iterate, J = 1/2 ||b - A x||^2 + eps ||x||_1
+            let e = ctx.op.apply(x, res2);
+            res2.axpby(T::one(), b, -T::one())?;
+            let rr = re(dots(&ctx.comm, &[(res2, res2)], e)?[0]);
+            let l1 = x.norm_checked(Ok(NormKind::One))?;
+            let j = 0.5 * rr + ctx.p.eps * l1;
+            if it == 1 {
+                cost1 = j;
+            }
+            if !j.is_finite() {
+                Some(Reason::DivergedNan)
+            } else if cost_rtol > 0.0 && j < cost_rtol * cost1 {
+                Some(Reason::ConvergedCostInitial)
+            } else if cost_rtol1 > 0.0 && j < cost_rtol1 * bnorm {
+                Some(Reason::ConvergedCostData)
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        let checked = ctx.check(it, upd, 1.0, b, x)?;
+        // a cost that is not finite wins over any other reason; a cost rule over running out of
+        // iterations
+        let reason = match (checked, cost_reason) {
+            (_, Some(Reason::DivergedNan)) => Some(Reason::DivergedNan),
+            (Some(Reason::DivergedMaxIter) | None, Some(c)) => Some(c),
+            (r, _) => r,
+        };
+        if let Some(reason) = reason {
             return lsq_info(ctx, b, x, res, it, reason, upd0, upd, bnorm);
         }
     }

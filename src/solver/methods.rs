@@ -123,6 +123,8 @@ code_table! {
         ConvergedUser = 4, PARLOPS_CONVERGED_USER;
         ConvergedNegCurve = 5, PARLOPS_CONVERGED_NEG_CURVE;
         ConvergedStepLength = 6, PARLOPS_CONVERGED_STEP_LENGTH;
+        ConvergedCostInitial = 10, PARLOPS_CONVERGED_COST_INITIAL;
+        ConvergedCostData = 11, PARLOPS_CONVERGED_COST_DATA;
         DivergedMaxIter = -3, PARLOPS_DIVERGED_MAX_ITER;
         DivergedDtol = -4, PARLOPS_DIVERGED_DTOL;
         DivergedBreakdown = -5, PARLOPS_DIVERGED_BREAKDOWN;

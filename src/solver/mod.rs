@@ -70,6 +70,11 @@ pub struct Params {
     pub eps: f64,
     /// ISTA/FISTA step; None: 1 / largest eigenvalue of A^H A by power iteration
     pub step: Option<f64>,
+    /// ISTA/FISTA: stop when the cost J = 1/2 ||b - A x||^2 + eps ||x||_1 falls below this times
+    /// the first iterate's cost (PyLops' CostToInitialCallback); 0: off.
+    pub cost_rtol: f64,
+    /// ISTA/FISTA: stop when J falls below this times ||b|| (PyLops' CostToDataCallback); 0: off.
+    pub cost_rtol1: f64,
     /// CG family: test the natural norm sqrt(r^H M r) against sqrt(b^H M b) (MFEM's CGSolver)
     /// instead of ||r|| against ||b||.
     pub natural_norm: bool,
@@ -112,6 +117,8 @@ impl Default for Params {
             threshold: Threshold::Soft,
             eps: 0.1,
             step: None,
+            cost_rtol: 0.0,
+            cost_rtol1: 0.0,
             natural_norm: false,
             reference: Reference::Rhs,
             scale: 1.0,
@@ -149,6 +156,8 @@ impl Params {
             threshold,
             eps,
             step,
+            cost_rtol,
+            cost_rtol1,
             natural_norm,
             reference,
             scale,
@@ -176,6 +185,8 @@ impl Params {
             ("damping", damp.to_bits() as i64),
             ("eps", eps.to_bits() as i64),
             ("step", step.map_or(-1, |s| s.to_bits() as i64)),
+            ("cost rtol", cost_rtol.to_bits() as i64),
+            ("cost rtol1", cost_rtol1.to_bits() as i64),
             ("Richardson scale", scale.to_bits() as i64),
             ("preconditioner side", pc_side.code() as i64),
             ("orthogonalization", orthog.code() as i64),
@@ -558,7 +569,9 @@ mod tests {
     fn every_steering_setting_is_agreed() {
         // each change of a setting that steers the iteration changes the agreed values
         let base = Params::default().agreement_values();
-        let changes: [fn(&mut Params); 19] = [
+        let changes: [fn(&mut Params); 21] = [
+            |p| p.cost_rtol = 0.1,
+            |p| p.cost_rtol1 = 0.1,
             |p| p.recycle = Some(4),
             |p| p.pc_reuse_every = 10,
             |p| p.pc_reuse_growth = 1.5,

@@ -140,6 +140,9 @@ int main(int argc, char **argv) {
   EXPECT(parlops_solver_set_damping(s, -1.0), PARLOPS_ERR_INVALID_ARGUMENT, "damp");
   EXPECT(parlops_solver_set_sparsity(s, 7, 0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "kind");
   EXPECT(parlops_solver_set_sparsity(s, PARLOPS_THRESHOLD_SOFT, -0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "eps");
+  EXPECT(parlops_solver_set_cost_tolerances(s, -0.1, 0.0), PARLOPS_ERR_INVALID_ARGUMENT, "rtol");
+  EXPECT(parlops_solver_set_cost_tolerances(s, 0.0, NAN), PARLOPS_ERR_INVALID_ARGUMENT, "rtol1");
+  EXPECT(parlops_solver_set_cost_tolerances(NULL, 0.1, 0.0), PARLOPS_ERR_NULL_ARGUMENT, "'s'");
   EXPECT(parlops_solver_set_preconditioner(s, Ao), PARLOPS_ERR_LAYOUT_MISMATCH, NULL);
   EXPECT(parlops_solver_set_norm_type(s, 5), PARLOPS_ERR_INVALID_ARGUMENT, "norm_type");
   EXPECT(parlops_solver_set_norm_type(NULL, PARLOPS_NORM_TYPE_NATURAL), PARLOPS_ERR_NULL_ARGUMENT, "'s'");

@@ -1080,6 +1080,10 @@ static int do_call(int k) {
     CASE(parlops_solver_set_damping) st = parlops_solver_set_damping(PS(), dbl_v()); break;
     CASE(parlops_solver_set_richardson_scale) st = parlops_solver_set_richardson_scale(PS(), dbl_v()); break;
     CASE(parlops_solver_set_sparsity) st = parlops_solver_set_sparsity(PS(), enum_v(3), dbl_v(), dbl_v()); break;
+    CASE(parlops_solver_set_cost_tolerances) {
+      st = parlops_solver_set_cost_tolerances(PS(), chance(50) ? 0.0 : dbl_v(), chance(50) ? 0.0 : dbl_v());
+      break;
+    }
     CASE(parlops_solver_set_monitor) {
       /* a valid solver always keeps the (iteration-capping) monitor: solves stay short */
       parlops_solver *s = PS();

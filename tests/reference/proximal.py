@@ -30,7 +30,7 @@ from pylops_mpi.proximal.proximal.L2 import MPIL2
 from pylops_mpi.proximal.proximal.L21 import MPIL21
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parlops_ctypes import P, call, lib  # noqa: E402
+from parlops_ctypes import P, SolveInfo, call, lib  # noqa: E402
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -276,6 +276,54 @@ st = f(pf2, psh, C.c_double(0.4), C.c_double(1.0), C.c_double(1.0), C.c_int64(40
 sts = comm.allgather(st)
 check(all(s == 12 for s in sts), f"a callback failing on rank {size - 1}: statuses {sts}")
 fail_on[0] = -1
+
+# ---- 6. FISTA's cost rules (PyLops' CostToInitialCallback, CostToDataCallback) against PyLops' own
+# fista on the same problem (A = diag(d), serial, the whole vector on every rank): the iteration it
+# stops at, x, and the reason. (PyLops-MPI 0.8's fista takes rtol and rtol1 but does not stop on them.)
+import pylops  # noqa: E402
+
+nglob = comm.allreduce(nloc)
+lo = comm.scan(nloc) - nloc
+dg = 1.0 + (np.arange(nglob) % 7) / 3.0
+bg = np.random.default_rng(21).standard_normal(nglob)
+d_loc, b_loc2 = dg[lo:lo + nloc].copy(), bg[lo:lo + nloc].copy()  # kept alive: the vectors wrap them
+hd = vec(lay, d_loc, F64)
+hbb = vec(lay, b_loc2, F64)
+D = P()
+call("parlops_op_diagonal_matrix", hd, C.byref(D))
+FISTA, SOFT = 10, 0
+alpha = 1.0 / float(np.max(dg) ** 2)
+# the rules' values from PyLops' own cost history, so that each stops the run about where chosen
+_, _, c0 = pylops.optimization.sparsity.fista(pylops.Diagonal(dg), bg, niter=60, eps=0.5, alpha=alpha, tol=0.0)
+r_init = 1.0001 * c0[24] / c0[0]
+r_data = 1.0001 * c0[9] / np.linalg.norm(bg)
+for rt, rt1, want in ((r_init, 0.0, 10), (0.0, r_data, 11)):
+    s_ = P()
+    call("parlops_solver_create", world, C.c_int32(FISTA), C.byref(s_))
+    call("parlops_solver_set_operator", s_, D)
+    call("parlops_solver_set_sparsity", s_, C.c_int32(SOFT), C.c_double(0.5), C.c_double(alpha))
+    call("parlops_solver_set_tolerances", s_, C.c_double(1e-300), C.c_double(1e-300), C.c_double(1e10),
+         C.c_int64(1000))
+    call("parlops_solver_set_cost_tolerances", s_, C.c_double(rt), C.c_double(rt1))
+    xl[:] = 0
+    call("parlops_solver_solve", s_, hbb, hx)
+    info = SolveInfo()
+    call("parlops_solver_info", s_, C.byref(info))
+    xr, itr, cost = pylops.optimization.sparsity.fista(pylops.Diagonal(dg), bg, niter=1000, eps=0.5, alpha=alpha,
+                                                      tol=0.0, rtol=rt, rtol1=rt1)
+    e = rel(xl, xr[lo:lo + nloc])
+    check(info.reason == want and info.iterations == itr and itr < 60 and e < 1e-12,
+          f"FISTA cost rule rtol {rt} rtol1 {rt1}: reason {info.reason} (want {want}), {info.iterations} iterations "
+          f"(PyLops {itr}), |x - x_pylops| {e:.1e}")
+    # the rule holds for the returned x: its cost recomputed
+    xg = np.array(comm.allgather(xl.copy()), dtype=object)
+    xg = np.concatenate(list(xg))
+    j = 0.5 * np.linalg.norm(bg - dg * xg) ** 2 + 0.5 * np.sum(np.abs(xg))
+    check(j < (rt * cost[0] if rt > 0 else rt1 * np.linalg.norm(bg)), f"FISTA cost rule holds: J = {j}")
+    if rank == 0:
+        print(f"FISTA with cost rtol {rt}, rtol1 {rt1}: reason {info.reason} after {info.iterations} iterations "
+              f"(PyLops' fista: {itr}); |x - x_pylops| = {e:.1e}")
+    call("parlops_solver_destroy", C.byref(s_))
 
 # ---- 5. NaN in the data on one rank: PARLOPS_ERR_NOT_CONVERGED (17) on every rank, never OK
 bn = bb.copy()
