@@ -84,7 +84,8 @@ class Solver(Handle):
     applying M ~ A^-1, or "jacobi"), restart, recycle (GCRO-DR's and deflated CG's k),
     pc_side ("left"/"right"), norm_type ("unpreconditioned"/"natural"), reference ("rhs"/
     "initial_residual"), orthogonalization ("classical"/"modified"), damp, richardson_scale,
-    initial_guess_nonzero, history, timing, compute_eigenvalues, null_space (True for the
+    initial_guess_nonzero, history, timing, compute_eigenvalues, sparsity ((threshold, eps[, step])
+    for ista and fista), cost_tolerances ((rtol, rtol1): ista and fista stop on the cost), null_space (True for the
     constants, or a list of Vectors), monitor (a callable (iteration, residual_norm) returning
     True to stop), monitor_iterate (a callable (iteration, residual_norm, x, r) returning None,
     "stop" or "converged"), options (an Options or a string) with prefix."""
@@ -309,6 +310,8 @@ _SETTERS = {
                                   {"soft": _capi.PARLOPS_THRESHOLD_SOFT, "hard": _capi.PARLOPS_THRESHOLD_HARD,
                                    "half": _capi.PARLOPS_THRESHOLD_HALF}[v[0]], float(v[1]),
                                   float(v[2]) if len(v) > 2 else 0.0),
+    "cost_tolerances": lambda s, v: call("parlops_solver_set_cost_tolerances", s.handle, float(v[0]),
+                                         float(v[1]) if len(v) > 1 else 0.0),
     "monitor": _set_monitor,
     "monitor_iterate": _set_monitor_iterate,
     "null_space": _set_null_space,

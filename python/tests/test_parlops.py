@@ -434,6 +434,36 @@ if pylops_mpi is not None:
         pylops_mpi.MPIBlockDiag([pylops.MatrixMult(np.eye(gm))]), comm, rows=grid, cols=grid))
     check(np.abs((mix @ b).gather() - ((P + sp.eye(nx * nx)) @ b.gather())).max() <= 1e-12, "parlops + PyLops-MPI")
 
+# ---- proximal operators and solvers: one proximal-gradient step from 0 with tau 1 on
+# 1/2 ||x - b||^2 + ||x||_1 / 4 is soft(b, 1/4); primal-dual with A = I converges to it; a NumPy
+# shell L1 gives the built-in's bits; the cost rules' setter (tests/reference/proximal.py checks the rules)
+nl = uneven(37)
+pl = parlops.Layout(comm, local_len=nl)
+pb = parlops.Vector(pl).set_random(seed=12)
+bl = pb.gather()
+soft = np.sign(bl) * np.maximum(np.abs(bl) - 0.25, 0.0)
+f2 = parlops.Prox.l2(pl, 1.0, b=pb)
+g1 = parlops.Prox.l1(pl, 0.25)
+x0 = parlops.Vector(pl)
+xp = parlops.proximal_gradient(f2, g1, x0, tau=1.0, niter=1)
+check(np.array_equal(xp.gather(), soft), "proximal gradient: one step is soft(b, 1/4)")
+gs = parlops.Prox.shell(pl, lambda x, tau: np.sign(x) * np.maximum(np.abs(x) - 0.25 * tau, 0.0),
+                        value=lambda x: 0.25 * float(np.abs(x).sum()))
+check(np.array_equal(parlops.proximal_gradient(f2, gs, x0, tau=1.0, niter=1).gather(), soft),
+      "proximal gradient with a NumPy shell L1: the built-in's bits")
+check(abs(gs(pb) - g1(pb)) <= 1e-13 * abs(g1(pb)), f"shell value {gs(pb)} vs L1's {g1(pb)}")
+xd = parlops.primal_dual(f2, g1, parlops.Operator.identity(pl), x0, parlops.Vector(pl), tau=1.0, mu=0.5, niter=300)
+check(np.abs(xd.gather() - soft).max() <= 1e-8, "primal-dual with A = I: soft(b, 1/4)")
+try:
+    parlops.proximal_gradient(f2, parlops.Prox.shell(pl, lambda x, tau: 1 / 0), x0, tau=1.0, niter=2)
+    check(False, "a failing shell prox raised nothing")
+except parlops.ParlopsError as e:
+    check(e.status == 12, f"a failing shell prox: status {e.status} (PARLOPS_ERR_CALLBACK 12)")
+sf = parlops.Solver(comm, "fista", parlops.Operator.identity(pl), sparsity=("soft", 0.5, 1.0),
+                    cost_tolerances=(0.9,), rtol=1e-300, atol=1e-300, max_it=500)
+xf = sf.solve(pb)
+check(sf.info.converged and np.abs(xf.gather() - soft).max() <= 1e-12, f"FISTA with a cost rule set: {sf.info}")
+
 ok = all_ranks(checks[1] == 0)
 total = W.allreduce(checks[0])
 failed = W.allreduce(checks[1])
