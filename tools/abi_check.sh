@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # make abi-check: the ABI the header declares (tools/abi_stub.py, compiled with the version script and
 # the soname) against the committed baseline of the last release (abi/parlops-<version>.abi, made by
-# libabigail's abidw). Additions pass; any other change (a function or type removed or changed, a
+# libabigail's abidw). Additions pass (functions, types, constants, enumerators added to an enum); any
+# other change (a function or type removed or changed, a
 # struct field added, an enum value changed, a symbol moved to another version node) fails, unless
 # the soname changed and CHANGELOG.md marks the change **ABI** under "Unreleased".
 #   tools/abi_check.sh check               compare the header with the baseline
 #   tools/abi_check.sh baseline            write the baseline of this release (at a release only)
-#   tools/abi_check.sh selftest            show that removing a function and adding a struct field fail
+#   tools/abi_check.sh selftest            show that removing a function, adding a struct field and
+#                                          renumbering an enumerator fail
 #   tools/abi_check.sh stub HEADER SONAME MAP OUT   build the stub library of a header
 set -euo pipefail
 B=${BUILD_DIR:-build}/abi
@@ -41,7 +43,23 @@ compare() { # baseline current -> 0 compatible, 1 not
   abidiff --no-added-syms --harmless "$1" "$2" >"$B/abidiff.txt" 2>&1 || rc=$?
   # bit 2 (4): an ABI change, bit 3 (8): an incompatible one; 1/2: abidiff itself failed
   if [ $((rc & 3)) -ne 0 ]; then cat "$B/abidiff.txt"; echo "abi-check: abidiff failed ($rc)"; exit 2; fi
-  [ $((rc & 12)) -eq 0 ]
+  [ $((rc & 12)) -eq 0 ] && return 0
+  # An enumerator added to an enum (a new status, reason or method value) is an addition: a program
+  # built against the old header never passes or receives it. Accepted only when every line of the
+  # report is one of the shapes such a report has (anything else -- an enumerator removed or
+  # renumbered, a size, a field, a removed function -- still fails).
+  [ $((rc & 8)) -eq 0 ] && python3 - "$B/abidiff.txt" <<'PY'
+import re, sys
+ok = [r"Functions changes summary: 0 Removed, \d+ Changed( \(\d+ filtered out\))?, 0 Added.*",
+      r"Variables changes summary: 0 Removed, 0 Changed, 0 Added variables?", r"\d+ functions? with some indirect sub-type changes?:",
+      r"\[C\] 'function .*' at .* has some indirect sub-type changes:", r"parameter \d+ of type '.*' has sub-type changes:",
+      r"return type changed:", r"in pointed to type '.*'( at .*)?:", r"underlying type '.*'( at .*)? changed:",
+      r"type size hasn't changed", r"\d+ data member changes?:", r"type of '.*' changed:",
+      r"\d+ enumerator insertions?:", r"'\w+::\w+' value '-?\d+'", r""]
+lines = [l.strip() for l in open(sys.argv[1])]
+sys.exit(0 if any("enumerator insertion" in l for l in lines)
+         and all(any(re.fullmatch(p, l) for p in ok) for l in lines) else 1)
+PY
 }
 
 case ${1:-check} in
@@ -109,6 +127,18 @@ PY
   sed 's/^    parlops_vec_waxpy;/    parlops_vec_waxpy;\n    parlops_vec_new_thing;/' abi/parlops.map >"$B/added/parlops.map"
   dump "$B/added/parlops.h" "$B/added/parlops.map" "$B/added.abi"
   compare "$baseline" "$B/added.abi" || { cat "$B/abidiff.txt"; echo "abi-check selftest: adding a function failed the check"; exit 1; }
-  echo "abi-check selftest: adding a function passes" ;;
+  echo "abi-check selftest: adding a function passes"
+  # 4. an enumerator renumbered fails (an enumerator added passes: the header itself adds some)
+  mkdir -p "$B/renumbered"
+  python3 - include/parlops.h "$B/renumbered/parlops.h" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+old = "PARLOPS_CONVERGED_ATOL = 3,"
+assert old in s
+open(sys.argv[2], "w").write(s.replace(old, "PARLOPS_CONVERGED_ATOL = 12,"))
+PY
+  dump "$B/renumbered/parlops.h" abi/parlops.map "$B/renumbered.abi"
+  if compare "$baseline" "$B/renumbered.abi"; then echo "abi-check selftest: a renumbered enumerator passed the check"; exit 1; fi
+  echo "abi-check selftest: an enumerator renumbered fails: $(grep -m1 -E "from value" "$B/abidiff.txt" | sed 's/^ *//')" ;;
 *) echo "usage: $0 check|baseline|selftest|stub"; exit 2 ;;
 esac
