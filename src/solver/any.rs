@@ -256,6 +256,22 @@ impl AnySolver {
         if p.trust_radius > 0.0 {
             v += &format!("  trust-region radius {:e}\n", p.trust_radius);
         }
+        if matches!(m, Method::Ista | Method::Fista) {
+            v += &format!(
+                "  threshold {}, eps {:e}, step {}; cost rules: rtol {:e} (to the first cost), rtol1 {:e} (to ||b||){}\n",
+                p.threshold.c_name(),
+                p.eps,
+                p.step
+                    .map_or("1 / lambda_max(A^H A)".to_string(), |s| format!("{s:e}")),
+                p.cost_rtol,
+                p.cost_rtol1,
+                if p.cost_rtol > 0.0 || p.cost_rtol1 > 0.0 {
+                    ""
+                } else {
+                    " (off)"
+                }
+            );
+        }
         v += &format!(
             "  preconditioner reuse: set up again after new values at the first solve, then every {} solve(s){}\n",
             p.pc_reuse_every,

@@ -179,7 +179,17 @@ lc = layout(world, 1, ncol)  # broadcast
 yvl, xvl = np.array(yv.local_array, dtype=float), np.zeros(ncol)
 info = solve(CGLS, VS, vec_from(lr, yvl), vec_from(lc, xvl), 1e-14, 200, damp)
 err = np.linalg.norm(xvl - xpv) / np.linalg.norm(xpv)
-check(err < 1e-10, f"CGLS vs PyLops-MPI cgls (damp {damp}): {err:.2e}")
+# PyLops-MPI 0.8.0's cgls on a broadcast x (numpy 2.4, mpi4py 4.1) misses the damped normal
+# equations at 3 ranks by 2.7e-3 (1, 2 and 4 ranks: 1e-15): compared only where it solves them
+Bn = np.vstack(comm.allgather(B))
+yn = np.concatenate(comm.allgather(np.array(yv.local_array)))
+xn_ref = np.linalg.solve(Bn.T @ Bn + damp ** 2 * np.eye(ncol), Bn.T @ yn)
+err_pm = np.linalg.norm(xpv - xn_ref) / np.linalg.norm(xn_ref)
+if err_pm < 1e-10:
+    check(err < 1e-10, f"CGLS vs PyLops-MPI cgls (damp {damp}): {err:.2e}")
+elif rank == 0:
+    print(f"note: PyLops-MPI's cgls is {err_pm:.1e} from the damped normal equations at {size} ranks "
+          f"(parlops' x is checked against them below)")
 Bfull = np.vstack(comm.allgather(B))
 yfull = np.concatenate(comm.allgather(np.array(yv.local_array)))
 r1 = np.linalg.norm(yfull - Bfull @ xvl)
