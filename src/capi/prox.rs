@@ -17,6 +17,11 @@ use crate::scalar::{DType, Scalar};
 use crate::solver::prox::{LocalProx, Prox, ProxKind};
 use crate::vector::{DistVector, Layout};
 
+/// A summary of a vector's layout and dtype that ranks compare when they must pass alike vectors.
+pub(crate) fn vec_print(v: &crate::vector::AnyVec) -> i64 {
+    v.layout().fingerprint() ^ (v.dtype() as i64) << 56
+}
+
 /// A proximal operator (opaque): a convex function f on vectors of one layout and dtype, with
 /// f(x), prox_{tau f}, the dual prox_{tau f*} and, where f is smooth, its gradient.
 pub struct parlops_prox {
@@ -155,7 +160,7 @@ pub unsafe extern "C" fn parlops_prox_create_l2(
             _ => Ok(()),
         };
         let print = |v: &Result<Option<&parlops_vec>>| match v {
-            Ok(Some(v)) => v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56,
+            Ok(Some(v)) => vec_print(&v.inner),
             _ => 0,
         };
         let params = [
@@ -396,7 +401,7 @@ fn typed_vec<'a, T: Scalar>(v: &'a parlops_vec, name: &str, d: DType) -> Result<
 /// The layout fingerprint and dtype of a vector argument, for the agreement (0 when not valid).
 fn vprint(v: &Result<&parlops_vec>) -> i64 {
     match v {
-        Ok(v) => v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56,
+        Ok(v) => vec_print(&v.inner),
         Err(_) => 0,
     }
 }
@@ -470,7 +475,7 @@ fn map_call(
     let pre = pre.and(yv.as_ref().map(|_| ()).map_err(|e| e.clone()));
     let comm = p.layout.comm().clone();
     let yprint = match &yv {
-        Ok(v) => v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56,
+        Ok(v) => vec_print(&v.inner),
         Err(_) => 0,
     };
     let tb = if let Map::Grad = map {

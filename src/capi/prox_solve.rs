@@ -5,7 +5,7 @@ use std::ffi::c_int;
 
 use super::args::with_dtype;
 use super::handles::{arg, arg_mut, guard, opt_arg, parlops_op, parlops_vec};
-use super::prox::parlops_prox;
+use super::prox::{parlops_prox, vec_print};
 use super::types::parlops_status;
 use crate::error::Result;
 use crate::scalar::DType;
@@ -79,15 +79,11 @@ pub unsafe extern "C" fn parlops_primal_dual(
             gv.as_ref().map_or(0, |g| id(g.ident)),
             av.as_ref().map_or(0, |a| id(a.ident)),
             match &zv {
-                Ok(Some(z)) => z.inner.layout().fingerprint() ^ (z.inner.dtype() as i64) << 56,
+                Ok(Some(z)) => vec_print(&z.inner),
                 _ => 0,
             },
-            xv.as_ref().map_or(0, |v| {
-                v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56
-            }),
-            yv.as_ref().map_or(0, |v| {
-                v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56
-            }),
+            xv.as_ref().map_or(0, |v| vec_print(&v.inner)),
+            yv.as_ref().map_or(0, |v| vec_print(&v.inner)),
             tau.to_bits() as i64,
             mu.to_bits() as i64,
             theta.to_bits() as i64,
@@ -170,9 +166,7 @@ pub unsafe extern "C" fn parlops_proximal_gradient(
         let same = [
             f.ident as i64,
             gv.as_ref().map_or(0, |g| g.ident as i64),
-            xv.as_ref().map_or(0, |v| {
-                v.inner.layout().fingerprint() ^ (v.inner.dtype() as i64) << 56
-            }),
+            xv.as_ref().map_or(0, |v| vec_print(&v.inner)),
             tau.to_bits() as i64,
             epsg.to_bits() as i64,
             eta.to_bits() as i64,
