@@ -77,7 +77,7 @@ bench-passes: deps
 bench-repro: deps
 	$(call rust_bench,repro,$(REPRO_N) 9 50)
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-fft bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -201,9 +201,24 @@ bench: stage
 	$(MAKE) --no-print-directory bench-small
 	$(MAKE) --no-print-directory bench-setup
 	$(MAKE) --no-print-directory bench-repro
+	$(MAKE) --no-print-directory bench-fft
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
+
+# The distributed FFT against PyLops-MPI 0.8's MPIFFTND (mpi4py-fft on FFTW) on the same arrays
+# (issue 36: at least 3x): benches/fft.py at each BENCH_NP rank count, a 128^3 complex, a 1024^2
+# complex and a 128^3 real (real=True) transform over all axes, forward then adjoint, the results
+# compared first; FFT_ROUNDS interleaved rounds of FFT_K pairs, medians and their ratio printed
+# (JSON lines in $(BUILD)/bench_fft.json). In make bench.
+FFT_ROUNDS ?= 5
+FFT_K ?= 3
+bench-fft: stage
+	rm -f $(BUILD)/bench_fft.json
+	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
+	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/fft.py $(FFT_ROUNDS) $(FFT_K) \
+	    $(BUILD)/bench_fft.json || exit 1; \
+	done
 
 # CG in the small-problem regime (issue 35, section 3): benches/versus.c's 2D and 3D Poisson problems
 # at about 1,000 and 10,000 rows per rank (n^2 and n^3 rows, n rounded), at each BENCH_NP rank count:

@@ -41,6 +41,8 @@ module parlops
   integer(c_int), parameter :: PARLOPS_VERSION_MAJOR = 0
   integer(c_int), parameter :: PARLOPS_VERSION_MINOR = 1
   integer(c_int), parameter :: PARLOPS_VERSION_PATCH = 0
+  integer(c_int), parameter :: PARLOPS_FFT_NORM_NONE = 0
+  integer(c_int), parameter :: PARLOPS_FFT_NORM_1_OVER_N = 1
   integer(c_int), parameter :: PARLOPS_ACCELERATION_NONE = 0
   integer(c_int), parameter :: PARLOPS_ACCELERATION_VANDENBERGHE = 1
   integer(c_int), parameter :: PARLOPS_ACCELERATION_FISTA = 2
@@ -995,6 +997,22 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_poisson
     end function parlops_op_poisson
+    function parlops_op_fft(layout, naxes, axes, norm, real, ifftshift_before, fftshift_after, &
+        dtype, out) &
+        bind(C, name='parlops_op_fft')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int), value :: naxes
+      integer(c_int), intent(in) :: axes(*)
+      integer(c_int), value :: norm
+      logical(c_bool), value :: real
+      logical(c_bool), intent(in) :: ifftshift_before(*)
+      logical(c_bool), intent(in) :: fftshift_after(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_fft
+    end function parlops_op_fft
     function parlops_op_fredholm1(comm, dtype, nsl_local, nx, ny, nz, g_local, out) &
         bind(C, name='parlops_op_fredholm1')
       import

@@ -55,6 +55,13 @@
 // Terms a pass best forms at a time (any number may be pushed).
 #define Sink_BLOCK BLOCK
 
+// The FFT without scaling (PyLops' norm="none"): the adjoint is the unscaled inverse transform.
+#define PARLOPS_FFT_NORM_NONE 0
+
+// Forward and adjoint both scaled by 1/N, N the product of the transformed lengths (PyLops'
+// norm="1/n").
+#define PARLOPS_FFT_NORM_1_OVER_N 1
+
 // Proximal gradient without acceleration.
 #define PARLOPS_ACCELERATION_NONE 0
 
@@ -1402,6 +1409,40 @@ parlops_status parlops_op_poisson(const parlops_layout *layout,
                                   const int64_t *dims,
                                   parlops_dtype dtype,
                                   parlops_op **out);
+
+// N-D FFT of an array (layout from parlops_layout_create_nd, split along axis 0 with any extents
+// by rank, or a 1-D split layout) along the `naxes` axes in `axes` (negative counts from the end,
+// as NumPy's; no axis twice), PyLops-MPI's MPIFFTND (and MPIFFT2D with two axes):
+// y = FFT(x) unscaled (`norm` PARLOPS_FFT_NORM_NONE; the adjoint is the unscaled inverse) or
+// scaled by 1/N both ways (PARLOPS_FFT_NORM_1_OVER_N), N the product of the transformed lengths.
+// `ifftshift_before` and `fftshift_after` (NULL: none) hold one flag per entry of `axes`: NumPy's
+// ifftshift of x and fftshift of y along that axis (the adjoint undoes them).
+//
+// `dtype` is the type of the model as PyLops takes it; the operator's vectors are always complex
+// (c64 for f32 and c64, c128 for f64 and c128), as PyLops' operator dtype is. A real `dtype`
+// transforms the real part of x and its adjoint returns a real vector (zero imaginary parts).
+// `real` (PyLops' real=True, any dtype) also keeps only the n/2 + 1 non-negative frequencies of
+// the last entry of `axes`, those strictly between zero and Nyquist scaled by sqrt(2) (so that the
+// adjoint is PyLops' inverse real FFT with its 1/sqrt(2)); that axis then has n/2 + 1 entries in
+// the output. Such operators are real-linear only: their dot test holds for real parts.
+//
+// The output is split along axis 0 like x (get its layout with parlops_op_layouts or
+// parlops_op_create_vecs); when `real` shortens axis 0 itself, by the default split (the first
+// n0 % P ranks one more), as PyLops-MPI's. The axes other than 0 are transformed where they lie;
+// when axis 0 is transformed, the array moves to a split along the longest other axis by one
+// all-to-all and back by another (a 1-D array is gathered on every rank). Local transforms by
+// rustfft (every length, mixed radix; AVX where the CPU has it). Vectors in device memory are
+// staged through host copies. Every rank must pass the same axes, norm, real and flags; a
+// difference fails on every rank. [collective]
+parlops_status parlops_op_fft(const parlops_layout *layout,
+                              int naxes,
+                              const int *axes,
+                              int norm,
+                              bool real,
+                              const bool *ifftshift_before,
+                              const bool *fftshift_after,
+                              parlops_dtype dtype,
+                              parlops_op **out);
 
 // Fredholm integral of the first kind (PyLops-MPI's MPIFredholm1): y[s] = G[s] x[s] for slices s,
 // G[s] nx x ny, x[s] ny x nz. This rank passes its `nsl_local` slices of G (row-major, nx*ny each; the

@@ -829,6 +829,29 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_poisson(l.get(), static_cast<int>(dims.size()), dims.data(), t, &o));
     return Op(o);
   }
+  /// N-D FFT along `axes` (PyLops-MPI's MPIFFTND; two axes: MPIFFT2D) of an array split along axis 0:
+  /// norm PARLOPS_FFT_NORM_NONE or _1_OVER_N, `real` keeps the non-negative frequencies of the last
+  /// axis, the shift flags (empty: none) one per axis. `t` is the model's type; the operator's
+  /// vectors are complex (c64 for f32/c64, c128 for f64/c128). [collective]
+  [[nodiscard]] static Op fft(const Layout &l, const std::vector<int> &axes, int norm = PARLOPS_FFT_NORM_NONE,
+                              bool real = false, const std::vector<bool> &ifftshift_before = {},
+                              const std::vector<bool> &fftshift_after = {}, parlops_dtype t = PARLOPS_C128) {
+    const std::size_t na = axes.size();
+    const bool ok1 = ifftshift_before.empty() || ifftshift_before.size() == na;
+    const bool ok2 = fftshift_after.empty() || fftshift_after.size() == na;
+    // std::vector<bool> is packed: the flags go to the C call as bool arrays
+    std::unique_ptr<bool[]> f1(new bool[na + 1]()), f2(new bool[na + 1]());
+    for (std::size_t i = 0; ok1 && i < ifftshift_before.size(); i++) f1[i] = ifftshift_before[i];
+    for (std::size_t i = 0; ok2 && i < fftshift_after.size(); i++) f2[i] = fftshift_after[i];
+    parlops_op *o = nullptr;
+    // a wrong-length flag list is passed as naxes 0: parlops then fails on every rank
+    const parlops_status s =
+        parlops_op_fft(l.get(), ok1 && ok2 ? static_cast<int>(na) : 0, axes.data(), norm, real,
+                       ifftshift_before.empty() ? nullptr : f1.get(), fftshift_after.empty() ? nullptr : f2.get(), t, &o);
+    detail::check_sized(s, !ok1 ? "Op::fft's ifftshift_before" : "Op::fft's fftshift_after",
+                        !ok1 ? ifftshift_before.size() : fftshift_after.size(), ok1 && ok2 ? fftshift_after.size() : na);
+    return Op(o);
+  }
   /// First derivatives along every axis (sampling: one entry per axis); rows: per rank, each axis's
   /// derivative of its slab in turn. [collective]
   [[nodiscard]] static Op gradient(const Layout &l, const std::vector<double> &sampling,

@@ -556,6 +556,25 @@ int main(int argc, char **argv) {
       bool ok = gl.size() == static_cast<std::size_t>(2 * glen);
       for (std::size_t k = 0; ok && k < gl.size(); ++k) ok = close(gl[k], k < static_cast<std::size_t>(glen) ? 3.0 : 2.0);
       expect(ok && gs == g2.local_range().first, "gradient");
+      // the FFT over both axes: the transform of a constant is N at frequency 0; F^H F = N I
+      Op F = Op::fft(g2, {0, 1});
+      auto [fx, fy] = F.create_vecs();
+      for (auto &e : fx.local<std::complex<double>>()) e = 1.0;
+      F.apply(fx, fy);
+      const double nn = double(n0 * n1);
+      const int64_t ys = fy.layout().local_range().first;
+      auto fl = fy.local<std::complex<double>>();
+      bool fok = true;
+      for (std::size_t k = 0; k < fl.size(); ++k) fok = fok && std::abs(fl[k] - (ys + int64_t(k) == 0 ? nn : 0.0)) < 1e-9;
+      expect(fok, "fft of a constant");
+      Vec fz = fx.duplicate();
+      F.apply_adjoint(fy, fz);
+      bool aok = true;
+      for (auto &e : fz.local<std::complex<double>>()) aok = aok && std::abs(e - nn) < 1e-9;
+      expect(aok, "fft: F^H F x = N x");
+      expect(status_of([&] { (void)Op::fft(g2, {0, 1}, PARLOPS_FFT_NORM_NONE, false, {true}); }) ==
+                 PARLOPS_ERR_SIZE_MISMATCH,
+             "fft with one shift flag for two axes: SIZE_MISMATCH on every rank");
     });
 
     section("block operators", [&] {

@@ -26,6 +26,8 @@ use parlops::op::{LinearOperator, Op, dottest};
 use parlops::vector::{DistVector, Layout, Partition};
 use parlops::{ErrorKind, Scalar, c32, c64};
 
+#[path = "mpi_operators/fft.rs"]
+mod fft;
 #[path = "mpi_operators/operators.rs"]
 mod operators;
 #[path = "mpi_operators/stencils.rs"]
@@ -482,6 +484,10 @@ fn main() {
     run_fe_rows::<f32>(&mut t, &comm);
     run_fe_rows::<f64>(&mut t, &comm);
     run_fe_rows::<c64>(&mut t, &comm);
+    fft::run_fft::<f32>(&mut t, &comm, false);
+    fft::run_fft::<f64>(&mut t, &comm, false);
+    fft::run_fft::<f32>(&mut t, &comm, true);
+    fft::run_fft::<f64>(&mut t, &comm, true);
     run_errors(&mut t, &comm);
     common::finish("mpi_operators", comm, t)
 }

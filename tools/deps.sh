@@ -28,6 +28,9 @@ have valgrind || pkgs+=(valgrind)
 [ -f /usr/include/hypre/HYPRE.h ] || pkgs+=(libhypre-dev)
 [ -f /usr/include/zlib.h ] || pkgs+=(zlib1g-dev)
 have g++ || pkgs+=(g++)
+# PyLops-MPI's MPIFFTND (the FFT reference and benchmark) runs on mpi4py-fft, which pip builds from
+# source against FFTW's headers (tools/pyenv.sh); parlops itself does not use FFTW
+[ -f /usr/include/fftw3.h ] || pkgs+=(libfftw3-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv python3-pip)
 # rsmpi generates its MPI bindings with bindgen, which loads libclang (libclang.so, libclang-N.so,
 # libclang.so.N: not LLVM's libclang-cpp.so, which images ship with LLVM) and needs clang's own

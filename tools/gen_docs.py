@@ -142,7 +142,7 @@ RULES = [
     (r"^parlops_comm_|^parlops_comm$|^parlops_vec_(dot|norm)_groups$", "comm"),
     (r"^parlops_(layout|halo_block|summa_tile)|^parlops_(layout|partition)$|^PARLOPS_(PARTITION_|DECIDE|ALL_RANKS)", "layout"),
     (r"^parlops_vec|^parlops_(vec|dtype|norm|distribution|scalar)$|^PARLOPS_(F32|F64|C64|C128|RANDOM_|NORM_|REAL)", "vector"),
-    (r"^parlops_op|^parlops_(op|apply_fn|destroy_fn|diagonal_fn|index|ownership|stencil)$|^PARLOPS_(INDEX_|COPY|WRAP|CENTERED|FORWARD|BACKWARD)", "operator"),
+    (r"^parlops_op|^parlops_(op|apply_fn|destroy_fn|diagonal_fn|index|ownership|stencil)$|^PARLOPS_(INDEX_|COPY|WRAP|CENTERED|FORWARD|BACKWARD|FFT_)", "operator"),
 ]
 for it in ITEMS:
     if not re.match(r"^(parlops_|PARLOPS_)", it["name"]):

@@ -2,7 +2,7 @@
 ! points): the largest eigenvalue of the 2D Laplacian by Lanczos, against its closed form; two random
 ! vectors orthonormalised and their Gram matrix in one reduction; the block operator [A; I] solved by
 ! CGLS with its residual history (PyLops-MPI's cost); the proximal gradient and primal-dual methods
-! (PyLops-MPI's proximal module) on 1/2 ||x - b||^2 + ||x||_1 / 4, whose minimiser is soft(b, 1/4);
+! (PyLops-MPI's proximal module) on 1/2 ||x - b||^2 + ||x||_1 / 4, whose minimiser is soft(b, 1/4); the FFT;
 ! norms within and across rank groups (a mask).
 ! Run: mpiexec -n 3 ./eigen_f [n]
 program eigen
@@ -18,7 +18,11 @@ program eigen
   type(c_ptr) :: ritz(1), vs(2), ops(2), pb, px, py, pf, pg, pdata
   real(c_double), pointer :: bl(:), xl(:)
   integer(c_int64_t) :: its, plen
-  real(c_double) :: perr
+  real(c_double) :: perr, fnorm
+  type(c_ptr) :: flay, fop, fx, fy
+  integer(c_int64_t) :: fshape(2) = [6_c_int64_t, 4_c_int64_t]
+  integer(c_int) :: faxes(2) = [0_c_int, 1_c_int]
+  logical(c_bool) :: fflags(2) = [.false._c_bool, .false._c_bool]
   real(c_double) :: ev(1), res(1), exact, gn, pi
   real(c_double), pointer :: h(:)
   type(parlops_scalar) :: g(4), r(4)
@@ -104,6 +108,24 @@ program eigen
   call check(parlops_vec_destroy(pb))
   call check(parlops_vec_destroy(px))
   call check(parlops_vec_destroy(py))
+
+  ! the FFT of a 6 x 4 array of ones (axes in C order, from 0): N = 24 at frequency 0, zero elsewhere
+  call check(parlops_layout_create_nd(comm, PARLOPS_PARTITION_SCATTER, 2_c_int, fshape, 0_c_int, &
+                                      int(PARLOPS_DECIDE, c_int64_t), flay))
+  call check(parlops_op_fft(flay, 2_c_int, faxes, PARLOPS_FFT_NORM_NONE, .false._c_bool, fflags, fflags, &
+                            PARLOPS_C128, fop))
+  call check(parlops_op_create_vecs(fop, fx, fy))
+  call check(parlops_vec_fill(fx, parlops_scalar(1.0d0, 0.0d0)))
+  call check(parlops_op_apply(fop, fx, fy))
+  call check(parlops_vec_norm(fy, PARLOPS_NORM_2, 0.0d0, fnorm))
+  if (abs(fnorm - 24.0d0) > 1.0d-12) error stop 'fft: the transform of ones is not 24 at frequency 0'
+  call check(parlops_vec_norm(fy, PARLOPS_NORM_1, 0.0d0, perr))
+  if (abs(perr - 24.0d0) > 1.0d-12) error stop 'fft: nonzero entries away from frequency 0'
+  if (rank == 0) write (*, '(a)') 'fft: the transform of ones is 24 at frequency 0'
+  call check(parlops_vec_destroy(fx))
+  call check(parlops_vec_destroy(fy))
+  call check(parlops_op_destroy(fop))
+  call check(parlops_layout_destroy(flay))
 
   ! rank groups by parity, each holding 10 ones: norms within a group and across groups
   ngroups = min(nranks, 2_c_int)

@@ -9,6 +9,8 @@ import ctypes as C
 PARLOPS_VERSION_MAJOR = 0
 PARLOPS_VERSION_MINOR = 1
 PARLOPS_VERSION_PATCH = 0
+PARLOPS_FFT_NORM_NONE = 0
+PARLOPS_FFT_NORM_1_OVER_N = 1
 PARLOPS_ACCELERATION_NONE = 0
 PARLOPS_ACCELERATION_VANDENBERGHE = 1
 PARLOPS_ACCELERATION_FISTA = 2
@@ -295,6 +297,7 @@ PROTOTYPES = {
     'parlops_op_laplacian': (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_int32, C.POINTER(C.c_void_p)], ('layout', 'weights', 'sampling', 'dtype', 'out')),
     'parlops_op_gradient': (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int32, C.c_bool, C.c_int32, C.POINTER(C.c_void_p)], ('layout', 'sampling', 'kind', 'edge', 'dtype', 'out')),
     'parlops_op_poisson': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_int64), C.c_int32, C.POINTER(C.c_void_p)], ('layout', 'ndim', 'dims', 'dtype', 'out')),
+    'parlops_op_fft': (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_int), C.c_int, C.c_bool, C.POINTER(C.c_bool), C.POINTER(C.c_bool), C.c_int32, C.POINTER(C.c_void_p)], ('layout', 'naxes', 'axes', 'norm', 'real', 'ifftshift_before', 'fftshift_after', 'dtype', 'out')),
     'parlops_op_fredholm1': (C.c_int, [C.c_void_p, C.c_int32, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_void_p, C.POINTER(C.c_void_p)], ('comm', 'dtype', 'nsl_local', 'nx', 'ny', 'nz', 'g_local', 'out')),
     'parlops_halo_block': (C.c_int, [C.c_int, C.POINTER(C.c_int64), C.POINTER(C.c_int64), C.c_int, C.c_int, C.POINTER(C.c_int64), C.POINTER(C.c_int64)], ('ndim', 'dims', 'proc_grid', 'nranks', 'rank', 'start', 'shape')),
     'parlops_op_halo': (C.c_int, [C.c_void_p, C.c_int32, C.c_int, C.POINTER(C.c_int64), C.POINTER(C.c_int64), C.c_int, C.POINTER(C.c_int64), C.POINTER(C.c_void_p)], ('comm', 'dtype', 'ndim', 'dims', 'proc_grid', 'n_halo', 'halo', 'out')),

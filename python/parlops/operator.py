@@ -241,6 +241,30 @@ class Operator(Handle):
         return cls._adopt(h, layout, layout, [layout])
 
     @classmethod
+    def fft(cls, layout, axes, norm="none", real=False, ifftshift_before=False, fftshift_after=False,
+            dtype=np.complex128):
+        """PyLops-MPI's MPIFFTND (MPIFFT2D with two axes) of an N-D layout split along axis 0: `norm`
+        "none" or "1/n", `real` keeps the non-negative frequencies of the last axis, the shift flags
+        (one bool, or one per axis) NumPy's ifftshift of x and fftshift of y. `dtype` is the model's
+        type; the operator's vectors are complex (complex64 for float32/complex64). [collective]"""
+        ax = [int(a) for a in np.atleast_1d(axes)]
+        n = len(ax)
+
+        def flags(f):
+            f = np.atleast_1d(np.asarray(f, dtype=bool))
+            # a wrong-length list goes to parlops as naxes 0 below: it fails on every rank
+            return (C.c_bool * n)(*(f if f.size == n else np.resize(f, n)).tolist()), f.size in (1, n)
+
+        f1, ok1 = flags(ifftshift_before)
+        f2, ok2 = flags(fftshift_after)
+        # an unknown norm goes to parlops as -1: refused on every rank with the value named
+        code = {"none": 0, "1/n": 1}.get(str(norm).lower(), -1)
+        h = C.c_void_p()
+        call("parlops_op_fft", layout.handle, n if ok1 and ok2 else 0, (C.c_int * max(n, 1))(*ax), code, bool(real),
+             f1, f2, dtype_code(dtype), C.byref(h))
+        return cls._adopt(h, None, layout, [layout])
+
+    @classmethod
     def first_derivative(cls, layout, axis=0, sampling=1.0, kind="centered", edge=False, dtype=np.float64):
         """PyLops' FirstDerivative along `axis` of an N-D layout (matrix-free). [collective]"""
         h = C.c_void_p()

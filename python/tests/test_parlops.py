@@ -434,6 +434,19 @@ if pylops_mpi is not None:
         pylops_mpi.MPIBlockDiag([pylops.MatrixMult(np.eye(gm))]), comm, rows=grid, cols=grid))
     check(np.abs((mix @ b).gather() - ((P + sp.eye(nx * nx)) @ b.gather())).max() <= 1e-12, "parlops + PyLops-MPI")
 
+# ---- the FFT (PyLops-MPI's MPIFFTND) of a 2-D array split unevenly along axis 0: NumPy's fftn,
+# and norm "1/n" with real=True against NumPy's rfftn with PyLops' sqrt(2) scaling
+fl = parlops.Layout(comm, local_len=uneven(9), global_shape=(9, 6))
+F = parlops.Operator.fft(fl, (0, 1))
+fx = parlops.Vector(fl, dtype=np.complex128).set_random(seed=4)
+fxg = fx.gather().reshape(9, 6)
+check(np.abs((F @ fx).gather().ravel() - np.fft.fftn(fxg).ravel()).max() <= 1e-12, "fft: NumPy's fftn")
+Fr = parlops.Operator.fft(fl, (0, 1), norm="1/n", real=True, dtype=np.float64)
+want = np.fft.rfftn(fxg.real) / 54
+want[:, 1:3] *= np.sqrt(2)
+check(np.abs((Fr @ fx).gather().ravel() - want.ravel()).max() <= 1e-12, "fft: real=True, norm 1/n: NumPy's rfftn, PyLops' scaling")
+check(Fr.shape == (36, 54), f"fft: real=True keeps 6 // 2 + 1 frequencies: shape {Fr.shape}")
+
 # ---- proximal operators and solvers: one proximal-gradient step from 0 with tau 1 on
 # 1/2 ||x - b||^2 + ||x||_1 / 4 is soft(b, 1/4); primal-dual with A = I converges to it; a NumPy
 # shell L1 gives the built-in's bits; the cost rules' setter (tests/reference/proximal.py checks the rules)

@@ -15,6 +15,7 @@ pub mod callback;
 pub mod compose;
 pub mod csr;
 pub mod dense;
+pub mod fft;
 pub mod fredholm;
 pub mod halo;
 pub mod lowrank;

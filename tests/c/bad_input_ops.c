@@ -416,6 +416,39 @@ int main(int argc, char **argv) {
     EXPECT(parlops_op_poisson(ndl, 2, rank_ == last ? pswap : pgrid, PARLOPS_F64, &D), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS,
            "Poisson grid extents");
   expect("no stencil on failure", D == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* the FFT (ndl: 6 x 4) */
+  {
+    int ax2[2] = {0, 1}, axdup[2] = {1, -1}, axbad[2] = {0, 2};
+    bool fl[2] = {true, false};
+    EXPECT(parlops_op_fft(ndl, 2, NULL, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_NULL_ARGUMENT, "axes");
+    EXPECT(parlops_op_fft(ndl, 0, ax2, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_INVALID_ARGUMENT, "naxes");
+    EXPECT(parlops_op_fft(ndl, 2, axbad, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_INVALID_ARGUMENT, "holds 2");
+    EXPECT(parlops_op_fft(ndl, 2, axdup, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_INVALID_ARGUMENT, "twice");
+    EXPECT(parlops_op_fft(ndl, 2, ax2, 7, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_INVALID_ARGUMENT, "norm");
+    EXPECT(parlops_op_fft(ndl, 2, ax2, 0, false, NULL, NULL, 9, &D), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+    EXPECT(parlops_op_fft(NULL, 2, ax2, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_NULL_ARGUMENT, "layout");
+    EXPECT(parlops_op_fft(ndl, 2, ax2, 0, false, NULL, NULL, PARLOPS_C128, NULL), PARLOPS_ERR_NULL_ARGUMENT, "out");
+    EXPECT(parlops_op_fft(lb, 1, ax2, 0, false, NULL, NULL, PARLOPS_C128, &D), PARLOPS_ERR_NOT_SUPPORTED, "scatter");
+    if (one) {
+      EXPECT(parlops_op_fft(ndl, 2, ax2, 0, false, rank_ == last ? fl : NULL, NULL, PARLOPS_C128, &D),
+             PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "FFT arguments");
+      EXPECT(parlops_op_fft(ndl, rank_ == last ? 1 : 2, ax2, 0, false, NULL, NULL, PARLOPS_C128, &D),
+             PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "FFT arguments");
+      EXPECT(parlops_op_fft(ndl, 2, rank_ == last ? axbad : ax2, 0, false, NULL, NULL, PARLOPS_C128, &D),
+             PARLOPS_ERR_INVALID_ARGUMENT, "axes");
+    }
+    expect("no FFT on failure", D == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_fft(ndl, 2, ax2, PARLOPS_FFT_NORM_1_OVER_N, false, fl, fl, PARLOPS_C64, &D), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_dottest(D, 5, &err), PARLOPS_OK, NULL);
+    expect("fft dot test (c64)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_size(D, &m, &n), PARLOPS_OK, NULL);
+    expect("fft is 24 x 24", m == 24 && n == 24 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_destroy(&D), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_fft(ndl, 2, ax2, 0, true, NULL, NULL, PARLOPS_F64, &D), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_size(D, &m, &n), PARLOPS_OK, NULL);
+    expect("real fft along axis 1 is 18 x 24", m == 18 && n == 24 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_op_destroy(&D), PARLOPS_OK, NULL);
+  }
   EXPECT(parlops_op_poisson(ndl, 2, pgrid, PARLOPS_C64, &D), PARLOPS_OK, NULL);
   EXPECT(parlops_op_dottest(D, 5, &err), PARLOPS_OK, NULL);
   expect("poisson dot test (c64)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);

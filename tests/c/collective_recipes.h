@@ -25,6 +25,8 @@ static const parlops_op *co[16];
 static const parlops_layout *cl[16];
 static double dbuf[64], dbuf2[64], dbuf_big[256];
 static int64_t ibuf[16], ibuf2[16];
+static int cibuf[16];
+static bool bbuf[16], bbuf2[16];
 static parlops_amg_options amg;
 
 static void fill_cv(int first) {
@@ -428,6 +430,20 @@ RECIPE(parlops_op_poisson, "ndim:count") {
   a->ndim = 2;
   a->dims = ibuf;
   a->dtype = PARLOPS_F64;
+  a->out = &o_op;
+}
+RECIPE(parlops_op_fft, "naxes:count") {
+  cibuf[0] = 1, cibuf[1] = 0;
+  bbuf[0] = true, bbuf[1] = false;
+  bbuf2[0] = false, bbuf2[1] = true;
+  a->layout = W.lnd;
+  a->naxes = 2;
+  a->axes = cibuf;
+  a->norm = PARLOPS_FFT_NORM_1_OVER_N;
+  a->real = false;
+  a->ifftshift_before = bbuf;
+  a->fftshift_after = bbuf2;
+  a->dtype = PARLOPS_C128;
   a->out = &o_op;
 }
 RECIPE(parlops_op_fredholm1, "g_local:f64") {

@@ -306,6 +306,18 @@ static const void *idx_set(const void *p, int64_t v) {
 static const double *dbl_patch(const double *p, double d) { return f64_patch(p, d); }
 static const int64_t *i64_patch(const int64_t *p, int64_t d) { return idx_patch(p, d); }
 static const int64_t *i64_set(const int64_t *p, int64_t v) { return idx_set(p, v); }
+static const int *int_patch(const int *p, int d) {
+  if (p) ((int *)p)[0] += d;
+  return p;
+}
+static const int *int_set(const int *p, int v) {
+  if (p) ((int *)p)[0] = v;
+  return p;
+}
+static const bool *bool_flip(const bool *p) {
+  if (p) ((bool *)p)[0] = !p[0];
+  return p;
+}
 
 /* the tridiagonal matrix tridiag(-1, 2.5, -1) of layout (lo, len) and global size n, 64-bit indices */
 static int64_t csr_ptr[64], csr_idx[256];

@@ -846,6 +846,16 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
       break;
     }
+    CASE(parlops_op_fft) {
+      int ax[8];
+      bool f1[8], f2[8];
+      for (int i = 0; i < 8; i++) ax[i] = chance(85) ? (int)below(3) - 1 : int_v(), f1[i] = chance(30), f2[i] = chance(30);
+      int na = chance(85) ? 1 + (int)below(3) : int_v();
+      st = parlops_op_fft(PL(), na, chance(5) ? NULL : ax, chance(85) ? (int)below(2) : int_v(), chance(30),
+                          chance(10) ? NULL : f1, chance(10) ? NULL : f2, dtype_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
+      break;
+    }
     CASE(parlops_op_fredholm1) {
       int64_t nsl = size_v(), nx = size_v(), ny = size_v(), nz = size_v();
       int small = nsl >= 0 && nx >= 0 && ny >= 0 && nsl <= 16 && nx <= 16 && ny <= 16;

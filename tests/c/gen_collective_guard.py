@@ -90,7 +90,7 @@ def classify(ctype, ints, fns, structs):
         return "struct", t[5:-1]
     if t in ("double*", "int64_t*", "size_t*", "parlops_scalar*", "char*"):
         return "out_ptr", None
-    if t in ("constdouble*", "constint64_t*"):
+    if t in ("constdouble*", "constint64_t*", "constint*", "constbool*"):
         return "in_array", t[5:-1]
     if t == "double":
         return "double", None
@@ -153,6 +153,12 @@ def variants(kind, sub, name, tags, first_handle, structs):
         if sub == "double":
             v += [("element 0 + 1", f"{a} = dbl_patch({a}, 1.0);", True),
                   ("element 0 NaN", f"{a} = dbl_patch({a}, NAN);", True)]
+        elif sub == "int":
+            v += [("element 0 + 1", f"{a} = int_patch({a}, 1);", True),
+                  ("element 0 = -1", f"{a} = int_set({a}, -1);", True),
+                  ("element 0 huge", f"{a} = int_set({a}, INT_MAX);", True)]
+        elif sub == "bool":
+            v += [("element 0 negated", f"{a} = bool_flip({a});", True)]
         else:
             v += [("element 0 + 1", f"{a} = i64_patch({a}, 1);", True),
                   ("element 0 = -1", f"{a} = i64_set({a}, -1);", True),

@@ -77,7 +77,10 @@ fn dense_ref<T: Scalar>(m: usize, n: usize, f: &dyn Fn(&[f64]) -> Vec<f64>) -> D
 
 /// An N-D layout of `shape` split unevenly along axis 0 (rank 1 empty at 2 ranks and more): the
 /// layout, every rank's extent along axis 0, the shape as usize and the number of entries.
-fn uneven_nd(comm: &Arc<Comm>, shape: &[i64]) -> (Arc<Layout>, Vec<i64>, Vec<usize>, usize) {
+pub(super) fn uneven_nd(
+    comm: &Arc<Comm>,
+    shape: &[i64],
+) -> (Arc<Layout>, Vec<i64>, Vec<usize>, usize) {
     let (r, p) = (comm.rank() as usize, comm.size() as usize);
     let mut rows = parlops::vector::scatter_lens(shape[0], p);
     if p > 1 {

@@ -23,6 +23,7 @@ mod block;
 
 mod stencil;
 
+mod fft;
 mod fredholm;
 
 mod halo;
@@ -39,6 +40,7 @@ pub use block::*;
 pub use compose::*;
 pub use csr::*;
 pub use dense::*;
+pub use fft::*;
 pub use fredholm::*;
 pub use halo::*;
 pub use precond::*;
