@@ -31,6 +31,9 @@ have g++ || pkgs+=(g++)
 # PyLops-MPI's MPIFFTND (the FFT reference and benchmark) runs on mpi4py-fft, which pip builds from
 # source against FFTW's headers (tools/pyenv.sh); parlops itself does not use FFTW
 [ -f /usr/include/fftw3.h ] || pkgs+=(libfftw3-dev)
+# ... and against Python's headers (its Cython extension): python3-dev
+python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  2>/dev/null || pkgs+=(python3-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv python3-pip)
 # rsmpi generates its MPI bindings with bindgen, which loads libclang (libclang.so, libclang-N.so,
 # libclang.so.N: not LLVM's libclang-cpp.so, which images ship with LLVM) and needs clang's own
