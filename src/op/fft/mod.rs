@@ -156,23 +156,51 @@ where
             if cols.partition().is_replicated() {
                 crate::bail!(
                     NotSupported,
-                    "the FFT's layout must be split (scatter), not {}",
+                    "argument 'layout' of the FFT must be split (scatter), not {}",
                     cols.partition().name()
                 );
             }
             if !cols.parts().is_empty() {
-                crate::bail!(NotSupported, "the FFT's layout is a stacked layout; pass an N-D layout");
+                crate::bail!(
+                    NotSupported,
+                    "argument 'layout' of the FFT is a stacked layout; pass an N-D layout"
+                );
             }
             if let Some(a) = s.axes.iter().find(|&&a| a >= ndim) {
-                crate::bail!(InvalidArgument, "axis {a} is not an axis of the FFT's array (shape {shape:?})");
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'axes' holds {a}; the layout's array has shape {shape:?}"
+                );
+            }
+            let n = s.axes.len();
+            if (1..n).any(|i| s.axes[..i].contains(&s.axes[i])) {
+                crate::bail!(
+                    InvalidArgument,
+                    "argument 'axes' {:?} names an axis twice; each axis may be transformed once",
+                    s.axes
+                );
+            }
+            if s.axes.is_empty() || s.ifftshift_before.len() != n || s.fftshift_after.len() != n {
+                crate::bail!(
+                    InvalidArgument,
+                    "the FFT has {n} axes, {} ifftshift_before and {} fftshift_after flags; it needs \
+                     at least one axis and one flag of each per axis",
+                    s.ifftshift_before.len(),
+                    s.fftshift_after.len()
+                );
             }
             if shape.iter().any(|&d| d < 1) {
                 crate::bail!(
                     InvalidArgument,
-                    "the FFT's array (shape {shape:?}) has an empty axis; every axis needs at least one sample"
+                    "argument 'layout' has shape {shape:?}, with an empty axis; every axis of the \
+                     FFT's array needs at least one sample"
                 );
             }
-            Ok(s)
+            // real=True transforms the real part whatever the model's type
+            Ok(Spec {
+                clinear: s.clinear && !s.real,
+                ..s
+            })
         });
         let sig: Vec<i64> = match &checked {
             Ok(s) => {
