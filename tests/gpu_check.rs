@@ -12,6 +12,8 @@ mod bench;
 #[path = "gpu_check/catalogue.rs"]
 mod catalogue;
 mod common;
+#[path = "gpu_check/fused.rs"]
+mod fused;
 #[path = "gpu_check/nccl.rs"]
 mod nccl;
 #[path = "gpu_check/nested.rs"]
@@ -192,6 +194,7 @@ fn vectors<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             let diff = (*h - *d).abs_f64() / h.abs_f64().max(1e-300);
             t.check(diff <= tol::<T>(), &what("dots (3 pairs, one reduction)"));
         }
+        fused::fused_basis::<T>(t, comm, l, lname);
         // mixing memories is an error, not a silent copy
         let mut dz = dx.duplicate().unwrap();
         let e = dz.axpy(a, &hx).unwrap_err();

@@ -74,9 +74,9 @@ extern "C" __global__ void k_copy(T *y, const T *x, i64 n) { GRID_STRIDE(i, n) y
 #define PL_INF __longlong_as_double(0x7ff0000000000000LL)
 __device__ __forceinline__ double nanmax(double a, double b) { return (a != a || b != b) ? (a + b) : fmax(a, b); }
 
-// block-wide reduction of `ncomp` (at most 4) doubles in v; the result lands in out[blockIdx.x * ncomp + c]
+// block-wide reduction of `ncomp` (at most 8) doubles in v; the result lands in out[blockIdx.x * ncomp + c]
 __device__ void block_reduce(double *v, int ncomp, int is_max, double *out) {
-  __shared__ double sh[4][BLOCK];
+  __shared__ double sh[8][BLOCK];
   for (int c = 0; c < ncomp; c++) sh[c][threadIdx.x] = v[c];
   __syncthreads();
   for (int s = BLOCK / 2; s > 0; s >>= 1) {
@@ -101,6 +101,38 @@ extern "C" __global__ void k_dot(const T *x, const T *y, i64 n, double *part) {
   block_reduce(v, 2, 0, part);
 }
 
+// conj(v_j) . w for the k <= 4 vectors v_0..v_{k-1} in one pass over w (GMRES' projections, PETSc's
+// VecMDot): partials (re, im) of each per block, 2k components; each dot's terms formed and summed
+// as k_dot forms and sums them, so each result has k_dot's bits. Unused v_j may repeat v_0.
+extern "C" __global__ void k_mdot4(const T *w, const T *v0, const T *v1, const T *v2, const T *v3, int k, i64 n,
+                                   double *part) {
+  double v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const T *vs[4] = {v0, v1, v2, v3};
+  GRID_STRIDE(i, n) {
+    const double br = re_of(w[i]), bi = im_of(w[i]);
+    for (int j = 0; j < k; j++) {
+      const double ar = re_of(vs[j][i]), ai = im_of(vs[j][i]);
+      v[2 * j] += ar * br + ai * bi;
+      v[2 * j + 1] += ar * bi - ai * br;
+    }
+  }
+  block_reduce(v, 2 * k, 0, part);
+}
+
+// w = w + a_0 v_0 + ... + a_{k-1} v_{k-1} (k <= 4), the terms added in that order: the bits of k
+// successive k_axpy. Unused v_j may repeat v_0.
+extern "C" __global__ void k_maxpy4(T *w, T a0, const T *v0, T a1, const T *v1, T a2, const T *v2, T a3,
+                                    const T *v3, int k, i64 n) {
+  GRID_STRIDE(i, n) {
+    T t = w[i];
+    t = add(t, mul(a0, v0[i]));
+    if (k > 1) t = add(t, mul(a1, v1[i]));
+    if (k > 2) t = add(t, mul(a2, v2[i]));
+    if (k > 3) t = add(t, mul(a3, v3[i]));
+    w[i] = t;
+  }
+}
+
 // norm partials: kind 0 nonzeros, 1 sum|x|, 2 sum|x|^2, 3 max|x|, 4 max(-|x|), 5 sum|x|^p
 extern "C" __global__ void k_norm(const T *x, i64 n, int kind, double p, double *part) {
   int is_max = (kind == 3 || kind == 4);
@@ -121,7 +153,7 @@ extern "C" __global__ void k_norm(const T *x, i64 n, int kind, double p, double 
 
 // one block: out[c] = reduce over nb blocks of part[b * ncomp + c]
 extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int is_max, double *out) {
-  double v[4];
+  double v[8];
   for (int c = 0; c < ncomp; c++) {
     double a = is_max ? -PL_INF : 0.0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) a = is_max ? nanmax(a, part[b * ncomp + c]) : a + part[b * ncomp + c];

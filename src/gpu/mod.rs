@@ -327,6 +327,8 @@ kernel_table!(
     k_pmult,
     k_copy,
     k_dot,
+    k_mdot4,
+    k_maxpy4,
     k_norm,
     k_finish,
     k_pack_i32,
@@ -666,6 +668,8 @@ mod tests {
                     for k in [
                         "k_axpy",
                         "k_dot",
+                        "k_mdot4",
+                        "k_maxpy4",
                         "k_spmv_i32",
                         "k_spmv_h_i64",
                         "k_finish",

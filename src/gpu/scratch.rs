@@ -14,7 +14,7 @@ pub struct RedScratch {
 impl RedScratch {
     fn new(m: usize, s: Stream) -> Result<RedScratch> {
         Ok(RedScratch {
-            part: DevArray::zeroed(4 * RED_BLOCKS as usize, s)?,
+            part: DevArray::zeroed(8 * RED_BLOCKS as usize, s)?,
             out: DevArray::zeroed(m, s)?,
             host: Pinned::new(m * 8)?,
         })

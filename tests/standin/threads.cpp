@@ -203,7 +203,9 @@ std::string standin_threads_run(standin_call_fn call, char *shared_lo, char *sha
           fb.tid = (unsigned)t;
           fb.idx = {(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / ((size_t)block.x * block.y))};
           fb.wait = RUN;
-          char *top = stacks + t * (STACK + PAGE) + PAGE + STACK;
+          // each stack's top at its own cache-line offset: stacks that all begin at the same offset in
+          // their pages map their hot frames to one cache set, and every switch misses
+          char *top = stacks + t * (STACK + PAGE) + PAGE + STACK - (t % 64) * 64;
           void **sp = (void **)top;
           // where the first switch returns to; that `ret` leaves rsp at `top` (16-byte aligned), so the
           // entry's call enters standin_fiber_main with rsp = 8 mod 16, as the ABI wants

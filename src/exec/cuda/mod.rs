@@ -256,21 +256,16 @@ impl Backend for Cuda {
         Ok(vec![d[0], 0.0, d[2], d[3]])
     }
     fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
-        let pairs: Vec<_> = basis.iter().map(|v| (*v, w)).collect();
-        vector::dots(&pairs)
+        vector::mdot(basis, w)
     }
     fn maxpy_norm<T: Scalar>(w: &mut Part<T>, h: &[T], basis: &[&Part<T>]) -> Result<f64> {
-        // successive axpys (the bits of the host's pass), then |w|^2
-        for (hi, v) in h.iter().zip(basis) {
-            vector::axpy(w, -*hi, v)?;
-        }
+        // w - sum h_j v_j, the terms in order (the bits of the host's pass), then |w|^2
+        let neg: Vec<T> = h.iter().map(|&v| -v).collect();
+        vector::maxpy(w, &neg, basis)?;
         Ok(vector::dots(&[(w, w)])?[0])
     }
     fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
-        for (ci, v) in c.iter().zip(basis) {
-            vector::axpy(x, *ci, v)?;
-        }
-        Ok(())
+        vector::maxpy(x, c, basis)
     }
     fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()> {
         csr::forward(m, x, y)

@@ -167,9 +167,9 @@ fn finish(
     at: usize,
     s: Stream,
 ) -> Result<()> {
-    // what k_finish reads and writes lies in the scratch (at most 4 components: block_reduce's)
+    // what k_finish reads and writes lies in the scratch (at most 8 components: block_reduce's)
     assert!(
-        (1..=4).contains(&ncomp)
+        (1..=8).contains(&ncomp)
             && nb as usize * ncomp as usize <= sc.part.len
             && at + ncomp as usize <= sc.out.len,
         "reduction scratch too small"
@@ -212,7 +212,7 @@ pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
             // SAFETY: the arguments are k_dot's (const T *x, const T *y, i64 n, double *part);
             // `xp` and `yp` hold the n entries of x and y (CUDA parts: `after` checked them), and
             // `part` takes 2 doubles per block, nb <= RED_BLOCKS blocks of BLOCK threads: within
-            // the scratch's 4 * RED_BLOCKS.
+            // the scratch's 8 * RED_BLOCKS.
             unsafe {
                 launch(
                     k.k_dot,
@@ -232,6 +232,97 @@ pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
         let h = sc.host.as_slice::<f64>();
         Ok(h[..m].to_vec())
     })
+}
+
+/// Local conj(v_j).w for every v_j of `basis`, as (re, im) pairs: one pass over w for each four
+/// vectors (k_mdot4, then one k_finish for the four), each pair with the bits of [`dots`]'.
+pub fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
+    if basis.is_empty() {
+        return Ok(Vec::new());
+    }
+    let k = kern(w)?;
+    let s = stream(w)?;
+    with_scratch(2 * basis.len(), s, |sc| {
+        after(w, s)?;
+        let n = n_of(w);
+        let nb = red_blocks(n);
+        for (c, vs) in basis.chunks(4).enumerate() {
+            for v in vs {
+                after(v, s)?;
+            }
+            let p = |j: usize| vs.get(j).unwrap_or(&vs[0]).dptr();
+            let (wp, p0, p1, p2, p3, pp) = (w.dptr(), p(0), p(1), p(2), p(3), sc.part.ptr);
+            let kk = vs.len() as i32;
+            // SAFETY: the arguments are k_mdot4's (const T *w, const T *v0..v3, int k, i64 n,
+            // double *part), `kk` an i32 of 1..=4; `wp` and the first kk of p0..p3 hold n entries
+            // (CUDA parts of w's layout: `after` checked their executors; the others repeat v_0 and
+            // are not read); `part` takes 2 kk <= 8 doubles per block, nb <= RED_BLOCKS blocks of
+            // BLOCK threads: within the scratch's 8 * RED_BLOCKS.
+            unsafe {
+                launch(
+                    k.k_mdot4,
+                    nb,
+                    BLOCK,
+                    s,
+                    &mut [
+                        karg!(wp),
+                        karg!(p0),
+                        karg!(p1),
+                        karg!(p2),
+                        karg!(p3),
+                        karg!(kk),
+                        karg!(n),
+                        karg!(pp),
+                    ],
+                )?;
+            }
+            finish(&k, sc, nb, 2 * kk, false, 8 * c, s)?;
+        }
+        let m = 2 * basis.len();
+        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m) made them so);
+        // the pinned buffer is read only after the sync below.
+        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
+        gpu::sync(s)?;
+        let h = sc.host.as_slice::<f64>();
+        Ok(h[..m].to_vec())
+    })
+}
+
+/// w = w + c_0 v_0 + c_1 v_1 + ...: one pass over w for each four vectors (k_maxpy4), the terms added
+/// in order, so the bits of successive [`axpy`]s.
+pub fn maxpy<T: Scalar>(w: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()> {
+    let (wp, n) = (w.dptr(), n_of(w));
+    for (cs, vs) in c.chunks(4).zip(basis.chunks(4)) {
+        let kk = cs.len().min(vs.len());
+        if kk == 0 {
+            continue;
+        }
+        let p = |j: usize| vs[if j < kk { j } else { 0 }].dptr();
+        let a = |j: usize| if j < kk { cs[j] } else { T::zero() };
+        let (p0, p1, p2, p3) = (p(0), p(1), p(2), p(3));
+        let (a0, a1, a2, a3) = (a(0), a(1), a(2), a(3));
+        let kk = kk as i32;
+        elementwise(w, vs, |k, s, g| {
+            let args = &mut [
+                karg!(wp),
+                karg!(a0),
+                karg!(p0),
+                karg!(a1),
+                karg!(p1),
+                karg!(a2),
+                karg!(p2),
+                karg!(a3),
+                karg!(p3),
+                karg!(kk),
+                karg!(n),
+            ];
+            // SAFETY: `args` are k_maxpy4's (T *w, T a0, const T *v0, ..., T a3, const T *v3, int
+            // k, i64 n), `kk` an i32 of 1..=4; `wp` and the first kk of p0..p3 hold the n entries
+            // of w and of basis vectors of its layout (the others repeat v_0 and are not read).
+            unsafe { launch(k.k_maxpy4, g, BLOCK, s, args) }
+        })?;
+    }
+    Ok(())
 }
 
 /// This rank's partial of a norm (see [`NormKind::partial`]).
@@ -360,7 +451,7 @@ pub fn cg_update<T: Scalar>(
         ];
         // SAFETY: `args` are k_cg_update's (T *x, T a, const T *p, T *r, const T *q, i64 n,
         // double *part); x, p, r and q hold n entries, and `part` one double per block (nb <=
-        // RED_BLOCKS blocks of BLOCK threads, within the scratch's 4 * RED_BLOCKS).
+        // RED_BLOCKS blocks of BLOCK threads, within the scratch's 8 * RED_BLOCKS).
         unsafe { launch(k.k_cg_update, nb, BLOCK, s, args) }
     })?;
     Ok(v[0])
@@ -510,7 +601,7 @@ pub fn cg_pipe_update<T: Scalar>(
         // SAFETY: `args` are k_cg_pipe_update's (T *x, T *r, T *w, T *p, T *s, T *z, const T *m,
         // T a, T b, int mode, T a0, T b0, i64 n, double *part), `md` an i32; the seven vectors
         // hold n entries, and `part` four doubles per block (nb <= RED_BLOCKS blocks of BLOCK
-        // threads: exactly the scratch's 4 * RED_BLOCKS).
+        // threads: within the scratch's 8 * RED_BLOCKS).
         unsafe { launch(k.k_cg_pipe_update, nb, BLOCK, st, args) }
     })
 }
