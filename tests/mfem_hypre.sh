@@ -19,6 +19,27 @@ B=$2
 : "${MPICC:=mpicc.openmpi}" "${MPIEXEC:=mpiexec.openmpi}"
 mfem="$B/mfem/mfem/external/ser"
 tools/mfem_fetch.sh "$B"
+# The four test programs compile in the background from here (each compile is one thread; the
+# builds and runs below leave a core free most of the time); each run waits for its program.
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+declare -A pids
+compile() { # compile NAME SOURCE [extra flags...]: $B/NAME, its log $B/NAME.build.log
+  local name=$1 src=$2
+  shift 2
+  # shellcheck disable=SC2046
+  mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror "$src" -isystem /usr/include/hypre "$@" \
+    $(pkg-config --cflags --libs parlops) -lHYPRE -Wl,-rpath,"$PREFIX/lib" -o "$B/$name" \
+    >"$B/$name.build.log" 2>&1 &
+  pids[$name]=$!
+}
+built() { # built NAME: wait for NAME's compile; its log and a failure if it failed
+  wait "${pids[$1]}" || { cat "$B/$1.build.log"; echo "mfem_hypre: $1 did not compile"; exit 1; }
+}
+mfemflags=(-isystem "$mfem/include" -L"$mfem/lib" -lmfem -Wl,-rpath,"$mfem/lib")
+compile hypre_parcsr tests/hypre_parcsr.cpp
+compile amg_hypre tests/amg/amg_hypre.cpp "${mfemflags[@]}"
+compile maxwell tests/amg/maxwell.cpp "${mfemflags[@]}"
+compile shell_diagonal tests/amg/shell_diagonal.cpp "${mfemflags[@]}"
 echo "== MFEM example through find_package(Parlops) and find_package(MFEM)"
 rm -rf "$B/mfem-example"
 cmake -S c_examples -B "$B/mfem-example" -DCMAKE_PREFIX_PATH="$PREFIX" -DPARLOPS_EXAMPLES_MFEM=ON \
@@ -36,30 +57,18 @@ cmake --build "$B/mfem-dropin" -j 2 >"$B/mfem-dropin.build.log" 2>&1 || { cat "$
 timeout 300 "$B/mfem-dropin/mfem_dropin" 6 2
 
 echo "== hypre ParCSR wrapped zero-copy, against hypre (2 and 3 ranks)"
-export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-# shellcheck disable=SC2046
-mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/hypre_parcsr.cpp -isystem /usr/include/hypre \
-  $(pkg-config --cflags --libs parlops) -lHYPRE -Wl,-rpath,"$PREFIX/lib" -o "$B/hypre_parcsr"
+built hypre_parcsr
 for n in 2 3; do timeout 120 "$MPIEXEC" -n "$n" "$B/hypre_parcsr" 60; done
 
 echo "== BoomerAMG through parlops against hypre's own PCG + BoomerAMG (1, 2, 3 and 4 ranks)"
 # 2D/3D Poisson refined twice and an MFEM-assembled 3D elasticity beam (scalar and systems AMG)
-# shellcheck disable=SC2046
-mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/amg_hypre.cpp -isystem /usr/include/hypre \
-  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
-  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/amg_hypre"
+built amg_hypre
 for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/amg_hypre"; done
 
 echo "== AMS and ADS through parlops against hypre's own PCG + AMS/ADS on MFEM-assembled systems (1-4 ranks)"
-# shellcheck disable=SC2046
-mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/maxwell.cpp -isystem /usr/include/hypre \
-  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
-  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/maxwell"
+built maxwell
 for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/maxwell"; done
 
 echo "== the diagonal of a matrix-free operator: an MFEM-assembled Poisson operator as CSR and as a shell with its diagonal (1-4 ranks)"
-# shellcheck disable=SC2046
-mpicxx.openmpi -std=c++17 -O2 -Wall -Wextra -Werror tests/amg/shell_diagonal.cpp -isystem /usr/include/hypre \
-  -isystem "$mfem/include" $(pkg-config --cflags --libs parlops) -L"$mfem/lib" -lmfem -lHYPRE \
-  -Wl,-rpath,"$PREFIX/lib" -Wl,-rpath,"$mfem/lib" -o "$B/shell_diagonal"
+built shell_diagonal
 for n in 1 2 3 4; do timeout 300 "$MPIEXEC" -n "$n" "$B/shell_diagonal"; done
