@@ -191,6 +191,16 @@ fn finish(
     }
 }
 
+/// The first `m` reduced values of `sc.out` (queued on `s`), on the host, after the stream's work.
+fn read_out(sc: &RedScratch, m: usize, s: Stream) -> Result<Vec<f64>> {
+    assert!(m <= sc.out.len, "reduction scratch too small");
+    // SAFETY: `sc.out` and `sc.host` hold at least m doubles (asserted; with_scratch(m) made them
+    // so); the pinned buffer is read only after the sync below.
+    unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
+    gpu::sync(s)?;
+    Ok(sc.host.as_slice::<f64>()[..m].to_vec())
+}
+
 fn red_blocks(n: i64) -> u32 {
     (grid(n.max(1) as usize)).min(RED_BLOCKS)
 }
@@ -224,13 +234,7 @@ pub fn dots<T: Scalar>(pairs: &[(&Part<T>, &Part<T>)]) -> Result<Vec<f64>> {
             }
             finish(&k, sc, nb, 2, false, 2 * i, s)?;
         }
-        let m = 2 * pairs.len();
-        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m) made them so);
-        // the pinned buffer is read only after the sync below.
-        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
-        gpu::sync(s)?;
-        let h = sc.host.as_slice::<f64>();
-        Ok(h[..m].to_vec())
+        read_out(sc, 2 * pairs.len(), s)
     })
 }
 
@@ -278,13 +282,7 @@ pub fn mdot<T: Scalar>(basis: &[&Part<T>], w: &Part<T>) -> Result<Vec<f64>> {
             }
             finish(&k, sc, nb, 2 * kk, false, 8 * c, s)?;
         }
-        let m = 2 * basis.len();
-        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m) made them so);
-        // the pinned buffer is read only after the sync below.
-        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
-        gpu::sync(s)?;
-        let h = sc.host.as_slice::<f64>();
-        Ok(h[..m].to_vec())
+        read_out(sc, 2 * basis.len(), s)
     })
 }
 
@@ -297,7 +295,7 @@ pub fn maxpy<T: Scalar>(w: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<
         if kk == 0 {
             continue;
         }
-        let p = |j: usize| vs[if j < kk { j } else { 0 }].dptr();
+        let p = |j: usize| vs[..kk].get(j).unwrap_or(&vs[0]).dptr();
         let a = |j: usize| if j < kk { cs[j] } else { T::zero() };
         let (p0, p1, p2, p3) = (p(0), p(1), p(2), p(3));
         let (a0, a1, a2, a3) = (a(0), a(1), a(2), a(3));
@@ -355,11 +353,7 @@ pub fn norm_partial<T: Scalar>(x: &Part<T>, kind: NormKind) -> Result<(f64, Redu
             )?;
         }
         finish(&k, sc, nb, 1, op == ReduceOp::Max, 0, s)?;
-        // SAFETY: `sc.out` and `sc.host` hold at least one double; the pinned buffer is read only
-        // after the sync below.
-        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, 8, s)? };
-        gpu::sync(s)?;
-        Ok((sc.host.as_slice::<f64>()[0], op))
+        Ok((read_out(sc, 1, s)?[0], op))
     })
 }
 
@@ -422,11 +416,7 @@ fn fused_reduce<T: Scalar>(
         let nb = red_blocks(n_of(out));
         go(&k, s, nb, sc.part.ptr)?;
         finish(&k, sc, nb, ncomp, false, 0, s)?;
-        // SAFETY: `sc.out` and `sc.host` hold at least m doubles (with_scratch(m)); the pinned
-        // buffer is read only after the sync below.
-        unsafe { gpu::dtoh(sc.host.ptr(), sc.out.ptr, m * 8, s)? };
-        gpu::sync(s)?;
-        Ok(sc.host.as_slice::<f64>()[..m].to_vec())
+        read_out(sc, m, s)
     })
 }
 
