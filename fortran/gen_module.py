@@ -130,6 +130,7 @@ parlops_layout_stack           parts:handle_array_in out:handle_out
 parlops_op_block               blocks:handle_array_in out:handle_out
 parlops_op_block_lower_triangular diag:handle_array_in out:handle_out
 parlops_op_fredholm1           out:handle_out
+parlops_op_mdc                 out:handle_out
 parlops_halo_block             dims:in_array proc_grid:in_array start:out_array shape:out_array
 parlops_op_halo                dims:in_array proc_grid:in_array halo:in_array out:handle_out
 parlops_op_stacked_block_diag  ops:handle_array_in out:handle_out

@@ -1027,6 +1027,27 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_fredholm1
     end function parlops_op_fredholm1
+    function parlops_op_mdc(comm, dtype, nfreq_local, ns, nr, nt, nv, dt, dr, twosided, conj, &
+        prescaled, g_local, out) &
+        bind(C, name='parlops_op_mdc')
+      import
+      implicit none
+      type(c_ptr), value :: comm
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: nfreq_local
+      integer(c_int64_t), value :: ns
+      integer(c_int64_t), value :: nr
+      integer(c_int64_t), value :: nt
+      integer(c_int64_t), value :: nv
+      real(c_double), value :: dt
+      real(c_double), value :: dr
+      logical(c_bool), value :: twosided
+      logical(c_bool), value :: conj
+      logical(c_bool), value :: prescaled
+      type(c_ptr), value :: g_local
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_mdc
+    end function parlops_op_mdc
     function parlops_halo_block(ndim, dims, proc_grid, nranks, rank, start, shape) &
         bind(C, name='parlops_halo_block')
       import

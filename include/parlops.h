@@ -1457,6 +1457,39 @@ parlops_status parlops_op_fredholm1(const parlops_comm *comm,
                                     const void *g_local,
                                     parlops_op **out);
 
+// Multi-dimensional convolution (PyLops-MPI's MPIMDC, the operator of multi-dimensional
+// deconvolution): y(t, s, v) = F^-1 ( sum_r G(f, s, r) F(x(t, r, v)) ), F PyLops' real FFT along
+// time (norm "ortho", the bins between zero and Nyquist scaled by sqrt(2)) keeping the first nfmax
+// frequencies, G scaled by dr dt sqrt(nt) unless `prescaled` and conjugated if `conj`. The model x
+// (nt x nr x nv) and the data y (nt x ns x nv), time slowest, are real and replicated: broadcast
+// layouts of nt*nr*nv and nt*ns*nv entries of the real type of `dtype` (f32 for f32 and c64, f64
+// for f64 and c128), so the operator works with real vectors as PyLops-MPI's MDC does.
+//
+// G is split over the ranks by frequency: this rank passes its `nfreq_local` slices (ns x nr each,
+// row-major, entries of `dtype`; a real G is taken as complex with zero imaginary parts), the
+// slices of all ranks in rank order being frequencies 0, 1, ... nfmax - 1 (nfmax, their sum, at
+// most nt / 2 + 1). `twosided` (PyLops' default): x holds negative and positive times, nt is odd
+// (2 nt_positive - 1), and the forward transform starts with NumPy's ifftshift along time (the
+// adjoint ends with the fftshift). Every rank transforms the whole model or data along time, as
+// PyLops-MPI does; each applies its own frequencies and the results are allgathered (nfmax ns nv
+// complex values, nfmax nr nv for the adjoint). Every rank must pass the same ns, nr, nt, nv, dt,
+// dr and flags; a difference fails on every rank. Vectors in device memory are staged through host
+// copies. [collective]
+parlops_status parlops_op_mdc(const parlops_comm *comm,
+                              parlops_dtype dtype,
+                              int64_t nfreq_local,
+                              int64_t ns,
+                              int64_t nr,
+                              int64_t nt,
+                              int64_t nv,
+                              double dt,
+                              double dr,
+                              bool twosided,
+                              bool conj,
+                              bool prescaled,
+                              const void *g_local,
+                              parlops_op **out);
+
 // This rank's block of an N-D array split over a Cartesian process grid as parlops_op_halo splits it
 // (PyLops-MPI's halo_block_split; `proc_grid` NULL puts all ranks on the last axis; ranks map to grid
 // coordinates row-major): `start` and `shape` get `ndim` entries each. Not collective.

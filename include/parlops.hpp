@@ -680,6 +680,17 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_fredholm1(c.get(), dtype_of<T>::value, nsl_local, nx, ny, nz, g_local, &o));
     return Op(o);
   }
+  /// MDC (PyLops-MPI's MPIMDC): this rank's nfreq_local frequency slices of G (ns x nr, row-major, T
+  /// float, double or their complex); real broadcast model (nt x nr x nv) and data (nt x ns x nv). [collective]
+  template <class T>
+  [[nodiscard]] static Op mdc(const Comm &c, int64_t nfreq_local, int64_t ns, int64_t nr, int64_t nt, int64_t nv,
+                              const T *g_local, double dt = 1.0, double dr = 1.0, bool twosided = true,
+                              bool conj = false, bool prescaled = false) {
+    parlops_op *o = nullptr;
+    check(parlops_op_mdc(c.get(), dtype_of<T>::value, nfreq_local, ns, nr, nt, nv, dt, dr, twosided, conj, prescaled,
+                         g_local, &o));
+    return Op(o);
+  }
   /// hypre's ParCSR split (diag: local columns; offd: compressed columns with global col_map_offd;
   /// offd_* may be null when num_offd_cols is 0); PARLOPS_WRAP reads the arrays in place. [collective]
   template <class T, class I>

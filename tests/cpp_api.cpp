@@ -460,6 +460,30 @@ int main(int argc, char **argv) {
       expect(ok, "fredholm1: y[s] = G[s] x[s]");
     });
 
+    section("mdc", [&] {
+      // only the zero frequency, on the last rank (the others pass none), prescaled: y(t) = Re(g) mean(x)
+      const int64_t nt = 7;
+      const std::complex<double> g{2.5, -1.0};
+      Op M = Op::mdc(comm, r == P - 1 ? 1 : 0, 1, 1, nt, 1, &g, 1.0, 1.0, true, false, true);
+      expect(M.size() == std::make_pair(nt, nt), "mdc size");
+      auto [x, y] = M.create_vecs();
+      auto xl = x.local<double>();
+      double sum = 0.0;
+      for (int64_t t = 0; t < nt; ++t) sum += (xl[static_cast<std::size_t>(t)] = 1.0 + double(t * t));
+      M.apply(x, y);
+      auto yl = y.local<double>();
+      bool ok = yl.size() == static_cast<std::size_t>(nt);
+      for (int64_t t = 0; ok && t < nt; ++t) ok = close(yl[static_cast<std::size_t>(t)], 2.5 * sum / double(nt));
+      expect(ok, "mdc: the zero frequency alone gives Re(g) mean(x)");
+      // three frequencies of 2 x 3 slices, split 2 / 1 / 0 ...: the dot test
+      std::vector<std::complex<double>> gl;
+      const int64_t mine = r == 0 ? 2 : (r == 1 ? 1 : 0);
+      for (int64_t k = 0; k < mine * 6; ++k) gl.emplace_back(0.1 * double(k + r), 0.3 - 0.05 * double(k));
+      Op M2 = Op::mdc(comm, mine, 2, 3, 9, 2, gl.data(), 0.004, 10.0);
+      expect(M2.size() == std::make_pair(int64_t{9 * 2 * 2}, int64_t{9 * 3 * 2}), "mdc size (2 x 3 slices)");
+      expect(M2.dottest(3) < 1e-12, "mdc dot test");
+    });
+
     section("halo", [&] {
       // default grid: all ranks on the last axis, block = ceil(5 / P)
       const int64_t b5 = (5 + P - 1) / P;

@@ -265,6 +265,22 @@ class Operator(Handle):
         return cls._adopt(h, None, layout, [layout])
 
     @classmethod
+    def mdc(cls, comm, g_local, nt, nv, dt=1.0, dr=1.0, twosided=True, conj=False, prescaled=False):
+        """PyLops-MPI's MPIMDC (multi-dimensional convolution): `g_local` is this rank's frequency
+        slices of G, shape (nfreq_local, ns, nr) (the slices of all ranks in rank order are
+        frequencies 0, 1, ...); the model (nt x nr x nv) and data (nt x ns x nv) are real broadcast
+        vectors (float32 for a complex64/float32 G, float64 otherwise). [collective]"""
+        g = np.ascontiguousarray(g_local)
+        if g.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+            g = g.astype(np.complex128)
+        # a G of another rank than 3 goes to parlops as ns = 0: refused on every rank, the sizes named
+        nf, ns, nr = g.shape if g.ndim == 3 else (0, 0, 0)
+        h = C.c_void_p()
+        call("parlops_op_mdc", comm.handle, dtype_code(g.dtype), nf, ns, nr, int(nt), int(nv), float(dt), float(dr),
+             bool(twosided), bool(conj), bool(prescaled), g.ctypes.data_as(C.c_void_p), C.byref(h))
+        return cls._adopt(h, None, None, [comm])
+
+    @classmethod
     def first_derivative(cls, layout, axis=0, sampling=1.0, kind="centered", edge=False, dtype=np.float64):
         """PyLops' FirstDerivative along `axis` of an N-D layout (matrix-free). [collective]"""
         h = C.c_void_p()

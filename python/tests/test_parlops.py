@@ -447,6 +447,29 @@ want[:, 1:3] *= np.sqrt(2)
 check(np.abs((Fr @ fx).gather().ravel() - want.ravel()).max() <= 1e-12, "fft: real=True, norm 1/n: NumPy's rfftn, PyLops' scaling")
 check(Fr.shape == (36, 54), f"fft: real=True keeps 6 // 2 + 1 frequencies: shape {Fr.shape}")
 
+# ---- MDC (PyLops-MPI's MPIMDC) against its definition in NumPy: G split unevenly by frequency
+# (rank 1 none from 3 ranks), two-sided; tests/reference/mdc.py compares with PyLops-MPI itself
+mnt, mns, mnr, mnv, mnf = 9, 2, 3, 2, 4
+rng = np.random.default_rng(8)
+Gm = rng.standard_normal((mnf, mns, mnr)) + 1j * rng.standard_normal((mnf, mns, mnr))
+split = [mnf // size + (1 if q < mnf % size else 0) for q in range(size)]
+if size > 2:
+    split[0] += split[1]
+    split[1] = 0
+lo = sum(split[:rank])
+M = parlops.Operator.mdc(comm, Gm[lo:lo + split[rank]], mnt, mnv, dt=0.004, dr=10.0)
+mx = rng.standard_normal(mnt * mnr * mnv)
+X = np.fft.rfft(np.fft.ifftshift(mx.reshape(mnt, mnr, mnv), axes=0), axis=0, norm="ortho")
+X[1:1 + (mnt - 1) // 2] *= np.sqrt(2)
+Y = np.zeros((mnt // 2 + 1, mns, mnv), complex)
+Y[:mnf] = np.einsum("fsr,frv->fsv", 0.004 * 10.0 * np.sqrt(mnt) * Gm, X[:mnf])
+Y[1:1 + (mnt - 1) // 2] /= np.sqrt(2)
+want = np.fft.irfft(Y, n=mnt, axis=0, norm="ortho").ravel()
+mv = parlops.Vector(M.cols)
+mv.set_local(mx)
+check(np.abs((M @ mv).gather() - want).max() <= 1e-12 * np.abs(want).max(), "mdc: NumPy's definition")
+check(M.shape == (mnt * mns * mnv, mnt * mnr * mnv) and M.dottest() <= 1e-12, f"mdc: shape {M.shape}, dot test")
+
 # ---- proximal operators and solvers: one proximal-gradient step from 0 with tau 1 on
 # 1/2 ||x - b||^2 + ||x||_1 / 4 is soft(b, 1/4); primal-dual with A = I converges to it; a NumPy
 # shell L1 gives the built-in's bits; the cost rules' setter (tests/reference/proximal.py checks the rules)

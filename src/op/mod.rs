@@ -19,6 +19,7 @@ pub mod fft;
 pub mod fredholm;
 pub mod halo;
 pub mod lowrank;
+pub mod mdc;
 pub mod poisson;
 pub mod stencil;
 pub mod stencil_op;

@@ -2,6 +2,7 @@
  * status and message on every rank; each case runs under an alarm. Also checks that a ParCSR operator
  * created with PARLOPS_WRAP reads the caller's arrays in place. Run at 1 and 3 ranks.
  * Prints "bad_input_ops: N passed, M failed" on rank 0. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -477,6 +478,31 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 2, 3, 2, 2, gl, &Fh), PARLOPS_OK, NULL);
   EXPECT(parlops_op_dottest(Fh, 9, &err), PARLOPS_OK, NULL);
   expect("Fredholm1 dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* MDC: G split by frequency (rank 0 two, rank 1 none from 3 ranks, the others one); nt 9 has 5 */
+  parlops_op *Md = NULL;
+  double gm[2 * 2 * 3 * 2];
+  float gf[2 * 2 * 3];
+  for (int k = 0; k < 24; ++k) gm[k] = 0.05 * (k + 1) * (rank_ % 2 ? -1 : 1);
+  for (int k = 0; k < 12; ++k) gf[k] = 0.1f * (float)(k + 1 + rank_);
+  int64_t nfl = (size_ > 2 && rank_ == 1) ? 0 : (rank_ == 0 ? 2 : 1);
+  EXPECT(parlops_op_mdc(c, PARLOPS_C128, 1, 2, 3, 9, 2, 0.004, 10.0, true, false, false, NULL, &Md), PARLOPS_ERR_NULL_ARGUMENT, "g_local");
+  EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, 8, 2, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INVALID_ARGUMENT, "odd");
+  EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, 9, 0, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INVALID_ARGUMENT, "nv 0");
+  EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, 9, 2, NAN, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INVALID_ARGUMENT, "dt");
+  EXPECT(parlops_op_mdc(c, 7, nfl, 2, 3, 9, 2, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INVALID_ARGUMENT, "dtype");
+  if (size_ > 1) EXPECT(parlops_op_mdc(c, PARLOPS_C128, 2, 2, 3, 3, 2, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INVALID_ARGUMENT, "non-negative frequencies");
+  if (one) EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, rank_ == last ? 11 : 9, 2, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "nt");
+  if (one) EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, 9, 2, 0.004, 10.0, true, rank_ == last, false, gm, &Md), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "conj");
+  EXPECT(parlops_op_mdc(c, PARLOPS_C128, nfl, 2, 3, 9, 2, 0.004, 10.0, true, false, false, gm, &Md), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_size(Md, &m, &n), PARLOPS_OK, NULL);
+  expect("MDC is (9*2*2) x (9*3*2)", m == 36 && n == 54 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(Md, 9, &err), PARLOPS_OK, NULL);
+  expect("MDC dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_op_destroy(&Md);
+  EXPECT(parlops_op_mdc(c, PARLOPS_F32, nfl, 2, 3, 10, 1, 0.004, 10.0, false, true, true, gf, &Md), PARLOPS_OK, NULL);
+  EXPECT(parlops_op_dottest(Md, 9, &err), PARLOPS_OK, NULL);
+  expect("MDC dot test (real f32 G, one-sided, even nt)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  parlops_op_destroy(&Md);
   int64_t hdims[2] = {7, 5}, hgrid[2] = {1, size_}, badgrid[2] = {2, size_}, hw[2] = {1, 2}, negw[1] = {-1};
   int64_t bst[2], bsh[2];
   EXPECT(parlops_halo_block(2, hdims, hgrid, size_, size_, bst, bsh), PARLOPS_ERR_INVALID_ARGUMENT, "rank");
@@ -592,6 +618,13 @@ int main(int argc, char **argv) {
     /* matrix-free: a derivative along the fast axis allocates nothing sized by the shape */
     EXPECT(parlops_op_first_derivative(ndbig, 1, 1.0, PARLOPS_CENTERED, false, PARLOPS_F64, &Q), PARLOPS_OK, NULL);
     EXPECT(parlops_op_destroy(&Q), PARLOPS_OK, NULL);
+    /* the FFT along a 2^40 axis (rank 0 holds the row, the others nothing): its work arrays fail
+     * before any plan's tables (rustfft allocates those infallibly) */
+    int fax[1] = {1};
+    EXPECT(parlops_op_fft(ndbig, 1, fax, PARLOPS_FFT_NORM_NONE, false, NULL, NULL, PARLOPS_C128, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    /* the MDC of 2^40 + 1 time samples: the same */
+    EXPECT(parlops_op_mdc(c, PARLOPS_C128, 1, 1, 1, big + 1, 1, 0.004, 1.0, true, false, false, gm, &Q), PARLOPS_ERR_OUT_OF_MEMORY, "allocate");
+    EXPECT(parlops_op_mdc(c, PARLOPS_C128, 1, b32, b32, 3, 1, 0.004, 1.0, true, false, false, gm, &Q), PARLOPS_ERR_INVALID_ARGUMENT, "2^63");
     parlops_layout_destroy(&ndbig);
     /* along axis 0 of 3 x 2^40 its halo is a whole slab: more than can be allocated where 2 ranks
      * hold the slabs, on every rank together */

@@ -457,6 +457,23 @@ RECIPE(parlops_op_fredholm1, "g_local:f64") {
   a->g_local = dbuf;
   a->out = &o_op;
 }
+RECIPE(parlops_op_mdc, "g_local:f64") {
+  for (int i = 0; i < 64; i++) dbuf[i] = 0.5 + i;
+  a->comm = W.c;
+  a->dtype = PARLOPS_C128;
+  a->nfreq_local = 1;
+  a->ns = 2;
+  a->nr = 3;
+  a->nt = 9;
+  a->nv = 2;
+  a->dt = 0.004;
+  a->dr = 10.0;
+  a->twosided = true;
+  a->conj = false;
+  a->prescaled = false;
+  a->g_local = dbuf;
+  a->out = &o_op;
+}
 RECIPE(parlops_op_halo, "ndim:count n_halo:count") {
   ibuf[0] = 13, ibuf[1] = 3, ibuf[2] = 3;
   ibuf2[0] = 1, ibuf2[1] = 1, ibuf2[2] = 1, ibuf2[3] = 1;

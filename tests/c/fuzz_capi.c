@@ -863,6 +863,14 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
       break;
     }
+    CASE(parlops_op_mdc) {
+      int64_t nf = size_v(), ns = size_v(), nr = size_v(), nt = size_v(), nv = size_v();
+      int small = nf >= 0 && ns >= 0 && nr >= 0 && nf <= 16 && ns <= 16 && nr <= 16;
+      st = parlops_op_mdc(PC(), dtype_v(), nf, ns, nr, nt, nv, chance(90) ? 0.004 : dbl_v(), chance(90) ? 1.0 : dbl_v(),
+                          chance(50), chance(30), chance(30), small && chance(95) ? inbuf : NULL, OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
+      break;
+    }
     CASE(parlops_halo_block) {
       int nd = chance(85) ? (int)below(5) : int_v();
       int64_t dims[8], grid[8], start[8], shape[8];

@@ -18,7 +18,7 @@ const BLOCK_ENTRIES: usize = 16384;
 /// `w` neighbouring lines gathered into `tmp` (each row of the block read as `w` consecutive
 /// entries), transformed, and put back, so the data crosses memory once each way.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn fft_axis<R: FftNum>(
+pub(crate) fn fft_axis<R: FftNum>(
     buf: &mut [Complex<R>],
     src: Option<&[Complex<R>]>,
     sh: &[usize],

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use num_complex::Complex;
 use rustfft::{Fft as Plan, FftNum, FftPlanner};
 
-mod local;
+pub(crate) mod local;
 mod transpose;
 
 use self::local::{fft_axis, resize_axis, roll, scale_bins};
@@ -268,34 +268,39 @@ where
             };
             need = need.max(tr);
         }
-        let mut planner = FftPlanner::<R>::new();
-        let mut fwd = vec![None; ndim];
-        let mut inv = vec![None; ndim];
-        let mut scratch_len = 0;
-        let mut line = 0;
-        for &a in &spec.axes {
-            let f = planner.plan_fft_forward(dims[a]);
-            let i = planner.plan_fft_inverse(dims[a]);
-            scratch_len = scratch_len
-                .max(f.get_inplace_scratch_len())
-                .max(i.get_inplace_scratch_len());
-            line = line.max(dims[a]);
-            fwd[a] = Some(f);
-            inv[a] = Some(i);
-        }
+        let line = spec.axes.iter().map(|&a| dims[a]).max().unwrap_or(0);
         let mut w = Work {
             a: Vec::new(),
             b: Vec::new(),
             tmp: Vec::new(),
             scratch: Vec::new(),
         };
-        let alloc = try_reserve(&mut w.a, need, "the FFT's work array")
-            .and_then(|_| try_reserve(&mut w.b, need, "the FFT's work array"))
-            .and_then(|_| try_reserve(&mut w.tmp, need.max(line), "the FFT's work array"))
-            .and_then(|_| try_reserve(&mut w.scratch, scratch_len, "the FFT's scratch"));
-        comm.agree(alloc)?;
-        w.scratch
-            .resize(scratch_len, Complex::new(R::zero(), R::zero()));
+        // the work arrays first: the plans' tables (O(n) per axis, allocated infallibly by rustfft)
+        // are made only where the arrays they transform could be
+        type Plans<R> = Vec<Option<Arc<dyn Plan<R>>>>;
+        let made = (|| -> Result<(Plans<R>, Plans<R>)> {
+            try_reserve(&mut w.a, need, "the FFT's work array")?;
+            try_reserve(&mut w.b, need, "the FFT's work array")?;
+            try_reserve(&mut w.tmp, need.max(line), "the FFT's work array")?;
+            let mut planner = FftPlanner::<R>::new();
+            let mut fwd = vec![None; ndim];
+            let mut inv = vec![None; ndim];
+            let mut scratch_len = 0;
+            for &a in &spec.axes {
+                let f = planner.plan_fft_forward(dims[a]);
+                let i = planner.plan_fft_inverse(dims[a]);
+                scratch_len = scratch_len
+                    .max(f.get_inplace_scratch_len())
+                    .max(i.get_inplace_scratch_len());
+                fwd[a] = Some(f);
+                inv[a] = Some(i);
+            }
+            try_reserve(&mut w.scratch, scratch_len, "the FFT's scratch")?;
+            w.scratch
+                .resize(scratch_len, Complex::new(R::zero(), R::zero()));
+            Ok((fwd, inv))
+        })();
+        let (fwd, inv) = comm.agree(made)?;
         let name = format!(
             "FFT over axes {:?} of {:?}{}{}{}",
             spec.axes,
