@@ -264,82 +264,105 @@ where
         })
     }
 
+    /// The factor of frequency bin f in PyLops' real FFT along time (ortho): 1/sqrt(nt), times
+    /// sqrt(2) strictly between zero and Nyquist (`up`), or divided by it for the inverse.
+    fn bin_scale(&self, f: usize, up: bool) -> R {
+        let nt = self.nt;
+        let ortho = 1.0 / (nt as f64).sqrt();
+        let inner = f >= 1 && f <= (nt - 1) / 2;
+        from_f64(match (inner, up) {
+            (false, _) => ortho,
+            (true, true) => ortho * std::f64::consts::SQRT_2,
+            (true, false) => ortho / std::f64::consts::SQRT_2,
+        })
+    }
+
     /// PyLops' real FFT along time (ortho) of the nt x nc real array `x`, rolled by `shift` first
     /// (entry t taken from (t + shift) mod nt: NumPy's ifftshift for shift nt / 2), its first nfmax
     /// frequencies into `w.freq` (nfmax x nc), the bins between zero and Nyquist times sqrt(2).
+    /// Two real columns go through one complex transform (z = x_a + i x_b; X_a(k) = (Z(k) +
+    /// conj Z(-k)) / 2, X_b(k) = (Z(k) - conj Z(-k)) / 2i): half the transforms.
     fn to_frequency(&self, w: &mut Work<R>, x: &[R], nc: usize, shift: usize) {
         let nt = self.nt;
         let zero = R::zero();
+        let half = nc.div_ceil(2);
         w.buf.clear();
         for t in 0..nt {
             let src = (t + shift) % nt;
+            let row = &x[src * nc..(src + 1) * nc];
             w.buf.extend(
-                x[src * nc..(src + 1) * nc]
-                    .iter()
-                    .map(|&v| Complex::new(v, zero)),
+                row.chunks(2)
+                    .map(|p| Complex::new(p[0], p.get(1).copied().unwrap_or(zero))),
             );
         }
         fft_axis(
             &mut w.buf,
             None,
-            &[nt, nc],
+            &[nt, half],
             0,
             &*self.fwd,
             &mut w.tmp,
             &mut w.scratch,
         );
-        let ortho = 1.0 / (nt as f64).sqrt();
-        let inner: R = from_f64(ortho * std::f64::consts::SQRT_2);
-        let edge: R = from_f64(ortho);
+        let h: R = from_f64(0.5);
         w.freq.clear();
         for f in 0..self.nfmax {
-            let k = if f >= 1 && f <= (nt - 1) / 2 {
-                inner
-            } else {
-                edge
-            };
-            w.freq
-                .extend(w.buf[f * nc..(f + 1) * nc].iter().map(|v| v.scale(k)));
+            let k = self.bin_scale(f, true) * h;
+            let m = (nt - f) % nt;
+            for p in 0..half {
+                let z = w.buf[f * half + p];
+                let zc = w.buf[m * half + p].conj();
+                w.freq.push((z + zc).scale(k));
+                if 2 * p + 1 < nc {
+                    let d = z - zc;
+                    w.freq.push(Complex::new(d.im, -d.re).scale(k));
+                }
+            }
         }
     }
 
     /// The adjoint of [`Mdc::to_frequency`] (with shift nt - shift: NumPy's fftshift for nt / 2): the
     /// nfmax x nc frequencies in `w.freq` padded with zeros to nt / 2 + 1, the bins between zero and
-    /// Nyquist divided by sqrt(2), PyLops' inverse real FFT (ortho) into the nt x nc real `out`.
+    /// Nyquist divided by sqrt(2), PyLops' inverse real FFT (ortho) into the nt x nc real `out`: the
+    /// spectrum made Hermitian (the imaginary parts at zero and Nyquist dropped, as irfft drops
+    /// them), two columns through one complex transform (Y_a + i Y_b, whose inverse is y_a + i y_b).
     fn back_to_time(&self, w: &mut Work<R>, out: &mut [R], nc: usize, shift: usize) {
         let nt = self.nt;
         let nfft = nt / 2 + 1;
         let zero = Complex::new(R::zero(), R::zero());
-        let ortho = 1.0 / (nt as f64).sqrt();
-        let inner: R = from_f64(ortho / std::f64::consts::SQRT_2);
-        let edge: R = from_f64(ortho);
-        w.buf.clear();
-        for f in 0..nfft {
-            if f < self.nfmax {
-                let k = if f >= 1 && f <= (nt - 1) / 2 {
-                    inner
-                } else {
-                    edge
-                };
-                w.buf
-                    .extend(w.freq[f * nc..(f + 1) * nc].iter().map(|v| v.scale(k)));
-            } else {
-                w.buf.resize((f + 1) * nc, zero);
+        let half = nc.div_ceil(2);
+        let nfmax = self.nfmax;
+        let freq = &w.freq;
+        // bin f of column c of the one-sided spectrum, scaled, real at zero and Nyquist
+        let spec = |f: usize, c: usize, k: R| -> Complex<R> {
+            if f >= nfmax || c >= nc {
+                return zero;
             }
-        }
-        // the negative frequencies: the conjugates of the positive ones (irfft's Hermitian
-        // spectrum; the imaginary parts at zero and Nyquist fall into the result's imaginary part)
-        for f in nfft..nt {
-            let m = nt - f;
-            for c in 0..nc {
-                let v = w.buf[m * nc + c].conj();
-                w.buf.push(v);
+            let v = freq[f * nc + c].scale(k);
+            if f == 0 || 2 * f == nt {
+                Complex::new(v.re, R::zero())
+            } else {
+                v
+            }
+        };
+        w.buf.clear();
+        for f in 0..nt {
+            let (b, conj) = if f < nfft { (f, false) } else { (nt - f, true) };
+            let k = self.bin_scale(b, false);
+            for p in 0..half {
+                let (mut ya, mut yb) = (spec(b, 2 * p, k), spec(b, 2 * p + 1, k));
+                if conj {
+                    ya = ya.conj();
+                    yb = yb.conj();
+                }
+                // ya + i yb
+                w.buf.push(Complex::new(ya.re - yb.im, ya.im + yb.re));
             }
         }
         fft_axis(
             &mut w.buf,
             None,
-            &[nt, nc],
+            &[nt, half],
             0,
             &*self.inv,
             &mut w.tmp,
@@ -347,17 +370,21 @@ where
         );
         for t in 0..nt {
             let src = (t + shift) % nt;
-            for (o, v) in out[t * nc..(t + 1) * nc]
-                .iter_mut()
-                .zip(&w.buf[src * nc..(src + 1) * nc])
-            {
-                *o = v.re;
+            let row = &mut out[t * nc..(t + 1) * nc];
+            for (p, o) in row.chunks_mut(2).enumerate() {
+                let z = w.buf[src * half + p];
+                o[0] = z.re;
+                if let Some(b) = o.get_mut(1) {
+                    *b = z.im;
+                }
             }
         }
     }
 
     /// The integral over this rank's frequencies (G, or G^H for the adjoint) of `w.freq` (nfmax x
-    /// n_in x nv), allgathered into `w.freq` (nfmax x n_out x nv).
+    /// n_in x nv), allgathered into `w.freq` (nfmax x n_out x nv). Both read G row by row: the
+    /// adjoint adds conj(G[j][i]) x[j] into the rows i of the result for j in order, so each entry
+    /// is still summed over j in order.
     fn integral(&self, w: &mut Work<R>, adjoint: bool) -> Result<()> {
         let (ns, nr, nv) = (self.ns, self.nr, self.nv);
         let (n_in, n_out) = if adjoint { (ns, nr) } else { (nr, ns) };
@@ -369,17 +396,24 @@ where
             let g = &self.g[s * ns * nr..(s + 1) * ns * nr];
             let xin = &w.freq[(self.first + s) * n_in * nv..(self.first + s + 1) * n_in * nv];
             let out = &mut w.mine[s * n_out * nv..(s + 1) * n_out * nv];
-            for i in 0..n_out {
-                let row = &mut out[i * nv..(i + 1) * nv];
-                for j in 0..n_in {
-                    // G[s][i][j], or conj(G[s][j][i]) for G^H
-                    let a = if adjoint {
-                        g[j * nr + i].conj()
-                    } else {
-                        g[i * nr + j]
-                    };
-                    for (o, v) in row.iter_mut().zip(&xin[j * nv..(j + 1) * nv]) {
-                        *o += a * *v;
+            if adjoint {
+                for (j, grow) in g.chunks_exact(nr).enumerate() {
+                    let xj = &xin[j * nv..(j + 1) * nv];
+                    for (a, orow) in grow.iter().zip(out.chunks_exact_mut(nv)) {
+                        let a = a.conj();
+                        for (o, v) in orow.iter_mut().zip(xj) {
+                            *o += a * *v;
+                        }
+                    }
+                }
+            } else {
+                for (grow, orow) in g.chunks_exact(nr).zip(out.chunks_exact_mut(nv)) {
+                    for (k, o) in orow.iter_mut().enumerate() {
+                        let mut acc = zero;
+                        for (j, a) in grow.iter().enumerate() {
+                            acc += *a * xin[j * nv + k];
+                        }
+                        *o = acc;
                     }
                 }
             }

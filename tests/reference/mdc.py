@@ -5,8 +5,9 @@ ranks by frequency as the caller chooses: unevenly, with an empty rank from 3 ra
 
 Forward and adjoint of the same vectors to 1e-12 relative (f64; f32 to 1e-5: PyLops-MPI transforms
 in double), for two-sided and one-sided kernels, odd and even nt, nv 1 and 3, every frequency kept
-or fewer, conj, prescaled, complex and real G, and the dot test; MDD's CGLS solution after a fixed
-number of iterations to 1e-10 relative with its residual recomputed. Prints "mdc: N passed, M
+or fewer, conj, prescaled, complex and real G, and the dot test. PyLops-MPI's MDD tutorial (in
+double precision): CGLS after 20 iterations equal to PyLops-MPI's to 1e-10; after the tutorial's
+50, the same fit, and the same bits on one rank as on all. Prints "mdc: N passed, M
 failed" on rank 0 and exits non-zero on a failure.
 """
 import ctypes as C
@@ -14,8 +15,9 @@ import os
 import sys
 import warnings
 
-import numpy as np
-from mpi4py import MPI
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # PyLops-MPI's matmul: one thread a rank
+import numpy as np  # noqa: E402
+from mpi4py import MPI  # noqa: E402
 
 import pylops_mpi
 from pylops_mpi.waveeqprocessing import MPIMDC
@@ -153,32 +155,64 @@ for gdt in (C128, C64):
 run(19, 3, 4, 2, 10, gdt=F64, real_g=True)  # a real G
 run(19, 3, 4, 2, 10, gdt=F32, real_g=True)
 
-# ---- MDD: CGLS on the MDC operator (the tutorial's inversion) against PyLops-MPI's cgls
-nt, ns, nr, nv, nfmax = 61, 12, 10, 2, 40
-nt2 = 2 * nt - 1
-dt_s, dr = 0.004, 20.0
-g = kernel(nt2, ns, nr, nfmax, dt_s, False)
-ref, op = mdc_pair(g, nt2, nv, dt_s, dr, True, False, False, C128)
-rng = np.random.default_rng(3)
-m_true = np.zeros((nt2, nr, nv))
-for v in range(nv):
-    for r in range(nr):
-        m_true[nt - 1 + rng.integers(-10, 20), r, v] = rng.uniform(0.5, 1.5)
-m_true = m_true.ravel()
-d = (ref @ bcast(m_true, F64)).local_array.astype(np.float64)
+# ---- MDD: PyLops-MPI's MDD tutorial (tutorials/mdd.py: hyperbolic events, a 799 x 61 model, G of
+# 200 frequencies x 101 x 61, prescaled, CGLS) in double precision, inverted by both libraries
+from pylops.utils.seismicevents import hyperbolic2d, makeaxis  # noqa: E402
+from pylops.utils.tapers import taper3d  # noqa: E402
+from pylops.utils.wavelets import ricker  # noqa: E402
+
+par = {"ox": -300, "dx": 10, "nx": 61, "oy": -500, "dy": 10, "ny": 101, "ot": 0, "dt": 0.004, "nt": 400,
+       "f0": 20, "nfmax": 200}
+tap = taper3d(par["nt"], (par["ny"], par["nx"]), (5, 5), tapertype="hanning")
+t, t2, xax, yax = makeaxis(par)
+wav = ricker(t[:41], f0=par["f0"])[0]
+mrefl, _ = hyperbolic2d(xax, t, 0.2, 1100.0, 1.0, wav)
+Gwav = np.zeros((par["ny"], par["nx"], par["nt"]))
+for iy, y0 in enumerate(yax):
+    Gwav[iy] = hyperbolic2d(xax - y0, t, (0.2, 0.5, 0.7), (1200.0, 1500.0, 2000.0), (1.0, 0.6, 0.5), wav)[1]
+Gwav *= tap
+nt2, nx, ny, nf = 2 * par["nt"] - 1, par["nx"], par["ny"], par["nfmax"]
+mrefl = np.concatenate((np.zeros((nx, par["nt"] - 1)), mrefl), axis=-1)
+Gwav2 = np.concatenate((np.zeros((ny, nx, par["nt"] - 1)), Gwav), axis=-1)
+Gf = np.fft.rfft(Gwav2, nt2, axis=-1)[..., :nf].transpose(2, 0, 1) * (par["dt"] * np.sqrt(par["nt"]))
+pm = [nf // size + (1 if i < nf % size else 0) for i in range(size)]
+ref = MPIMDC(np.ascontiguousarray(Gf[sum(pm[:rank]):sum(pm[:rank + 1])]), nt=nt2, nv=1, nfreq=nf, dt=par["dt"],
+             dr=1.0, twosided=True, prescaled=True)
+split = freq_split(nf)
+lo = sum(split[:rank])
 
 
-def mdd(niter):
-    """CGLS on the MDC operator for niter iterations in both libraries: the solutions and the
-    residuals ||d - A m|| (recomputed with PyLops-MPI's operator)."""
-    x0 = bcast(np.zeros(m_true.size), F64)
-    res = pylops_mpi.optimization.basic.cgls(ref, bcast(d, F64), x0, niter=niter, tol=0.0)
-    m_pm = res[0].local_array.astype(np.float64)
-    hd, _ = bvec(d.size, F64, d)
-    hm, ma = bvec(m_true.size, F64)
+def mdc_op(c, g):
+    h = P()
+    call("parlops_op_mdc", c, C.c_int32(C128), C.c_int64(g.shape[0]), C.c_int64(ny), C.c_int64(nx), C.c_int64(nt2),
+         C.c_int64(1), C.c_double(par["dt"]), C.c_double(1.0), C.c_bool(True), C.c_bool(False), C.c_bool(True),
+         np.ascontiguousarray(g).ctypes.data_as(P), C.byref(h))
+    return h
+
+
+op = mdc_op(world, Gf[lo:lo + split[rank]])
+selfc = P()
+call("parlops_comm_create_f", C.c_int(MPI.COMM_SELF.py2f()), C.byref(selfc))
+op_self = mdc_op(selfc, Gf)  # every frequency on this rank alone
+d = (ref @ bcast(mrefl.T.ravel(), F64)).local_array.astype(np.float64)
+nd = np.linalg.norm(d)
+
+
+def cgls(o, c, niter):
+    """parlops' CGLS on operator o (communicator c) for niter iterations: the model and the info."""
+    lay = P()
+    call("parlops_layout_create", c, C.c_int32(1), C.c_int64(d.size), C.c_int64(-1), C.byref(lay))
+    da = np.array(d)
+    ma = np.zeros(nt2 * nx)
+    hd, hm = P(), P()
+    call("parlops_vec_create_with_array", lay, C.c_int32(F64), C.c_int32(0), da.ctypes.data_as(P), C.byref(hd))
+    call("parlops_layout_destroy", C.byref(lay))
+    call("parlops_layout_create", c, C.c_int32(1), C.c_int64(ma.size), C.c_int64(-1), C.byref(lay))
+    call("parlops_vec_create_with_array", lay, C.c_int32(F64), C.c_int32(0), ma.ctypes.data_as(P), C.byref(hm))
+    call("parlops_layout_destroy", C.byref(lay))
     s = P()
-    call("parlops_solver_create", world, C.c_int32(CGLS), C.byref(s))
-    call("parlops_solver_set_operator", s, op)
+    call("parlops_solver_create", c, C.c_int32(CGLS), C.byref(s))
+    call("parlops_solver_set_operator", s, o)
     call("parlops_solver_set_tolerances", s, C.c_double(1e-300), C.c_double(0.0), C.c_double(1e10),
          C.c_int64(niter))
     call("parlops_solver_solve", s, hd, hm)
@@ -188,31 +222,42 @@ def mdd(niter):
     call("parlops_vec_destroy", C.byref(hd))
     call("parlops_vec_destroy", C.byref(hm))
     check(info.iterations == niter, f"MDD: {info.iterations} CGLS iterations, asked {niter}")
+    return ma, info
+
+
+def mdd(niter):
+    """Both libraries' CGLS: the solutions' distance, parlops' and PyLops-MPI's ||d - A m||."""
+    x0 = bcast(np.zeros(nt2 * nx), F64)
+    m_pm = pylops_mpi.optimization.basic.cgls(ref, bcast(d, F64), x0, niter=niter, tol=0.0)[0].local_array
+    ma, info = cgls(op, world, niter)
     r1 = np.linalg.norm(d - (ref @ bcast(ma, F64)).local_array.astype(np.float64))
     r1_pm = np.linalg.norm(d - (ref @ bcast(m_pm, F64)).local_array.astype(np.float64))
-    check(abs(info.r1norm - r1) < 1e-10 * np.linalg.norm(d), f"MDD: r1norm {info.r1norm} vs ||d - A m|| {r1}")
-    return np.linalg.norm(ma - m_pm) / np.linalg.norm(m_pm), r1, r1_pm
+    check(abs(info.r1norm - r1) < 1e-10 * nd, f"MDD: r1norm {info.r1norm} vs ||d - A m|| {r1}")
+    return ma, np.linalg.norm(ma - m_pm) / np.linalg.norm(m_pm), r1, r1_pm
 
 
-# 20 iterations: the same solution as PyLops-MPI's to 1e-10 (measured 6e-14)
-e, r1, _ = mdd(20)
-nd = np.linalg.norm(d)
-check(e < 1e-10, f"MDD: CGLS after 20 iterations vs PyLops-MPI's cgls: {e:.2e}")
-check(r1 < 0.1 * nd, f"MDD: the inversion fits the data (||d - A m|| / ||d|| = {r1 / nd:.2e})")
+# 20 iterations: PyLops-MPI's iterate to 1e-10 (measured 6e-12)
+_, e, r1, _ = mdd(20)
+check(e < 1e-10, f"MDD tutorial: CGLS after 20 iterations vs PyLops-MPI's cgls: {e:.2e}")
 if rank == 0:
-    print(f"MDD ({nt2} x {nr} x {nv} model, {nfmax} frequencies, CGLS 20 iterations): "
-          f"|m - m_pylops_mpi| / |m| = {e:.1e}, ||d - A m|| / ||d|| = {r1 / nd:.2e}")
-# 60 iterations: the problem is ill-posed, so rounding grows in both solutions (2e-4 apart after 60,
-# 3e-9 after 30); the fits they reach agree to what PyLops-MPI's own varies by rank count (its
-# ||d - A m|| / ||d|| measured 7.9947e-3, 8.0029e-3, 7.9968e-3, 7.9912e-3 at 1-4 ranks; parlops'
-# 7.9985e-3 at each)
-e, r1, r1_pm = mdd(60)
-check(abs(r1 - r1_pm) < 5e-3 * r1_pm and r1 < 0.02 * nd,
-      f"MDD: 60 iterations: ||d - A m|| / ||d|| parlops {r1 / nd:.9e}, PyLops-MPI {r1_pm / nd:.9e}")
+    print(f"MDD tutorial ({nt2} x {nx} model, {nf} frequencies of {ny} x {nx}), CGLS 20 iterations: "
+          f"|m - m_pylops_mpi| / |m| = {e:.1e}, ||d - A m|| / ||d|| = {r1 / nd:.3e}")
+# the tutorial's 50 iterations: the problem is ill-posed and rounding grows in any implementation:
+# PyLops-MPI's own solution after 50 iterations moves by 1e-4 between 1 and 2 ranks and 2.4e-4
+# between 1 and 3 (measured), so the iterates are compared through their fit, and parlops' through its
+# own bits on one rank alone (the same on any rank count: the MDC gathers the same frequencies in the
+# same order, and a broadcast vector's reductions are local); PyLops-MPI's ||d - A m|| / ||d|| measured
+# 1.83379e-2, 1.83350e-2, 1.83369e-2, 1.82961e-2 at 1-4 ranks, parlops' 1.83392e-2 at each
+ma, e, r1, r1_pm = mdd(50)
+check(abs(r1 - r1_pm) < 1e-2 * r1_pm and r1 < 0.05 * nd,
+      f"MDD tutorial, 50 iterations: ||d - A m|| / ||d|| parlops {r1 / nd:.9e}, PyLops-MPI {r1_pm / nd:.9e}")
+ms, _ = cgls(op_self, selfc, 50)
+check(np.array_equal(ms, ma), "MDD tutorial, 50 iterations: the same bits on this rank alone as on all ranks")
 if rank == 0:
-    print(f"MDD, CGLS 60 iterations: ||d - A m|| / ||d|| parlops {r1 / nd:.9e}, PyLops-MPI {r1_pm / nd:.9e} "
-          f"(solutions {e:.1e} apart)")
-call("parlops_op_destroy", C.byref(op))
+    print(f"MDD tutorial, CGLS 50 iterations: ||d - A m|| / ||d|| parlops {r1 / nd:.9e}, PyLops-MPI "
+          f"{r1_pm / nd:.9e} (solutions {e:.1e} apart)")
+for h in (op, op_self):
+    call("parlops_op_destroy", C.byref(h))
 
 if rank == 0:
     print(f"mdc: {passed} passed, {failed} failed", flush=True)
