@@ -116,6 +116,7 @@ parlops_op_laplacian           weights:in_array sampling:in_array out:handle_out
 parlops_op_gradient            sampling:in_array out:handle_out
 parlops_op_poisson             dims:in_array out:handle_out
 parlops_op_fft                 axes:in_array ifftshift_before:in_array fftshift_after:in_array out:handle_out
+parlops_op_nonstationary_convolve1d ih:in_array out:handle_out
 parlops_solver_set_null_space  vecs:handle_array_in
 parlops_vec_block_dot          x:handle_array_in y:handle_array_in out:out_array
 parlops_solver_solve_many      b:handle_array_in x:handle_array

@@ -1013,6 +1013,20 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_op_fft
     end function parlops_op_fft
+    function parlops_op_nonstationary_convolve1d(layout, axis, hsize, nfilts, hs, ih, dtype, out) &
+        bind(C, name='parlops_op_nonstationary_convolve1d')
+      import
+      implicit none
+      type(c_ptr), value :: layout
+      integer(c_int), value :: axis
+      integer(c_int64_t), value :: hsize
+      integer(c_int64_t), value :: nfilts
+      type(c_ptr), value :: hs
+      integer(c_int64_t), intent(in) :: ih(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_op_nonstationary_convolve1d
+    end function parlops_op_nonstationary_convolve1d
     function parlops_op_fredholm1(comm, dtype, nsl_local, nx, ny, nz, g_local, out) &
         bind(C, name='parlops_op_fredholm1')
       import

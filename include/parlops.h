@@ -1444,6 +1444,28 @@ parlops_status parlops_op_fft(const parlops_layout *layout,
                               parlops_dtype dtype,
                               parlops_op **out);
 
+// Non-stationary 1-D convolution (PyLops' NonStationaryConvolve1D, PyLops-MPI's
+// MPINonStationaryConvolve1D) along `axis` of the array of `layout` (a 1-D split layout, or an N-D
+// one from parlops_layout_create_nd split along axis 0; negative axes count from the end): `nfilts`
+// filters of `hsize` taps (odd; `hs`, row-major, entries of `dtype`) at the positions `ih` along the
+// axis (at least two, increasing with a constant step, inside the axis), linearly interpolated in
+// between and held beyond the first and last. Each input sample i spreads its filter h_i around
+// it: y[j] = sum_i h_i[j - i + hsize/2] x[i] over |j - i| <= hsize/2, the terms added in order of
+// i (as PyLops adds them). The adjoint gathers with conj(h_i) (PyLops' rmatvec, which does not
+// conjugate: the same for real filters). Square, on `layout`. Along axis 0 each rank exchanges a
+// halo of hsize/2 slabs with whichever ranks hold them (any split, empty ranks included; PyLops-MPI
+// needs an even split with filters on every rank); along another axis nothing moves. Vectors in
+// device memory are staged through host copies. Every rank must pass the same axis and filters; a
+// difference fails on every rank. [collective]
+parlops_status parlops_op_nonstationary_convolve1d(const parlops_layout *layout,
+                                                   int axis,
+                                                   int64_t hsize,
+                                                   int64_t nfilts,
+                                                   const void *hs,
+                                                   const int64_t *ih,
+                                                   parlops_dtype dtype,
+                                                   parlops_op **out);
+
 // Fredholm integral of the first kind (PyLops-MPI's MPIFredholm1): y[s] = G[s] x[s] for slices s,
 // G[s] nx x ny, x[s] ny x nz. This rank passes its `nsl_local` slices of G (row-major, nx*ny each; the
 // slices of all ranks in rank order make the whole G). x and y are replicated (broadcast layouts of

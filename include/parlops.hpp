@@ -680,6 +680,15 @@ class Op : public Handle<parlops_op, parlops_op_destroy> {
     check(parlops_op_fredholm1(c.get(), dtype_of<T>::value, nsl_local, nx, ny, nz, g_local, &o));
     return Op(o);
   }
+  /// Non-stationary 1-D convolution (PyLops' NonStationaryConvolve1D) along `axis` of l's array: nfilts
+  /// filters of hsize taps (hs, row-major) at the positions ih (nfilts of them). [collective]
+  template <class T>
+  [[nodiscard]] static Op nonstationary_convolve1d(const Layout &l, int axis, int64_t hsize, int64_t nfilts,
+                                                   const T *hs, const int64_t *ih) {
+    parlops_op *o = nullptr;
+    check(parlops_op_nonstationary_convolve1d(l.get(), axis, hsize, nfilts, hs, ih, dtype_of<T>::value, &o));
+    return Op(o);
+  }
   /// MDC (PyLops-MPI's MPIMDC): this rank's nfreq_local frequency slices of G (ns x nr, row-major, T
   /// float, double or their complex); real broadcast model (nt x nr x nv) and data (nt x ns x nv). [collective]
   template <class T>

@@ -460,6 +460,28 @@ int main(int argc, char **argv) {
       expect(ok, "fredholm1: y[s] = G[s] x[s]");
     });
 
+    section("nonstationary_convolve1d", [&] {
+      // two unit impulses (at 0 and 11): every interpolated filter is the impulse, so y = x; rank 0
+      // holds one sample when there are others (the halo of 2 reaches past its neighbour)
+      const int64_t n = 12;
+      Layout l(comm, n, P == 1 ? n : r == 0 ? 1 : (n - 1) / (P - 1) + (r - 1 < (n - 1) % (P - 1) ? 1 : 0));
+      const double delta[2 * 5] = {0, 0, 1, 0, 0, 0, 0, 1, 0, 0};
+      const int64_t ih[2] = {0, 11};
+      Op C = Op::nonstationary_convolve1d(l, 0, 5, 2, delta, ih);
+      auto [x, y] = C.create_vecs();
+      auto xl = x.local<double>();
+      for (std::size_t i = 0; i < xl.size(); ++i) xl[i] = 1.5 + double(i) + double(r);
+      C.apply(x, y);
+      auto yl = y.local<double>();
+      bool ok = yl.size() == xl.size();
+      for (std::size_t i = 0; ok && i < yl.size(); ++i) ok = yl[i] == xl[i];
+      expect(ok, "nonstationary_convolve1d: impulse filters give y = x");
+      const double bank[3 * 5] = {0.1, -0.4, 1.0, 0.3, 0.2, 0.5, 0.5, -1.0, 0.25, 0.0, 1.0, 2.0, 3.0, 2.0, 1.0};
+      const int64_t ih3[3] = {1, 6, 11};
+      Op C3 = Op::nonstationary_convolve1d(l, -1, 5, 3, bank, ih3);
+      expect(C3.dottest(2) < 1e-12, "nonstationary_convolve1d dot test");
+    });
+
     section("mdc", [&] {
       // only the zero frequency, on the last rank (the others pass none), prescaled: y(t) = Re(g) mean(x)
       const int64_t nt = 7;

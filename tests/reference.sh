@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py; the proximal operators and
 # solvers: tests/reference/proximal.py; the FFT against MPIFFTND: tests/reference/fft.py; the MDC and
-# MDD against MPIMDC and cgls: tests/reference/mdc.py) at 1, 2, 3 and 4 ranks, in a virtual environment
+# MDD against MPIMDC and cgls: tests/reference/mdc.py; the non-stationary convolution:
+# tests/reference/nsconv.py) at 1, 2, 3 and 4 ranks, in a virtual environment
 # under build/ holding numpy, scipy, mpi4py, pylops, pylops-mpi, pyproximal and mpi4py-fft from PyPI
 # (tools/pyenv.sh).
 # Usage: tests/reference.sh PREFIX BUILD_DIR
@@ -17,4 +18,5 @@ for n in 1 2 3 4; do
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/proximal.py
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/fft.py
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/mdc.py
+  PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/nsconv.py
 done

@@ -265,6 +265,25 @@ class Operator(Handle):
         return cls._adopt(h, None, layout, [layout])
 
     @classmethod
+    def nonstationary_convolve1d(cls, layout, hs, ih, axis=-1, dtype=None):
+        """PyLops' NonStationaryConvolve1D (PyLops-MPI's MPINonStationaryConvolve1D) along `axis` of
+        a layout's array (1-D, or N-D split along axis 0): `hs` the filters, shape (nfilts, hsize),
+        hsize odd, at the regularly spaced positions `ih`; linearly interpolated between them.
+        `dtype` defaults to the filters' type. [collective]"""
+        h = np.asarray(hs)
+        dt = np.dtype(dtype) if dtype is not None else h.dtype
+        h = np.ascontiguousarray(h, dtype=dt)
+        p = np.ascontiguousarray(np.asarray(ih).ravel(), dtype=np.int64)
+        # filters of another rank than 2 go to parlops as hsize 0: refused on every rank, named
+        nf, k = h.shape if h.ndim == 2 else (p.size, 0)
+        if nf != p.size:
+            k = 0
+        out = C.c_void_p()
+        call("parlops_op_nonstationary_convolve1d", layout.handle, int(axis), k, p.size, h.ctypes.data_as(C.c_void_p),
+             p.ctypes.data_as(C.POINTER(C.c_int64)), dtype_code(dt), C.byref(out))
+        return cls._adopt(out, layout, layout, [layout])
+
+    @classmethod
     def mdc(cls, comm, g_local, nt, nv, dt=1.0, dr=1.0, twosided=True, conj=False, prescaled=False):
         """PyLops-MPI's MPIMDC (multi-dimensional convolution): `g_local` is this rank's frequency
         slices of G, shape (nfreq_local, ns, nr) (the slices of all ranks in rank order are

@@ -447,6 +447,19 @@ want[:, 1:3] *= np.sqrt(2)
 check(np.abs((Fr @ fx).gather().ravel() - want.ravel()).max() <= 1e-12, "fft: real=True, norm 1/n: NumPy's rfftn, PyLops' scaling")
 check(Fr.shape == (36, 54), f"fft: real=True keeps 6 // 2 + 1 frequencies: shape {Fr.shape}")
 
+# ---- non-stationary convolution against PyLops' serial operator, along the split axis (a rank
+# thinner than the halo) and along the other; tests/reference/nsconv.py compares with PyLops-MPI
+from pylops.signalprocessing import NonStationaryConvolve1D  # noqa: E402
+nl = parlops.Layout(comm, local_len=uneven(11), global_shape=(11, 4))
+ihs = np.random.default_rng(9).standard_normal((3, 5))
+for ax, ih in ((0, (1, 5, 9)), (1, (0, 1, 2))):
+    Cn = parlops.Operator.nonstationary_convolve1d(nl, ihs, ih, axis=ax)
+    cx = parlops.Vector(nl).set_random(seed=6)
+    ref = NonStationaryConvolve1D(dims=(11, 4), hs=ihs, ih=ih, axis=ax)
+    check(np.abs((Cn @ cx).gather().ravel() - ref.matvec(cx.gather().ravel())).max() <= 1e-12, f"nonstationary_convolve1d axis {ax}: PyLops")
+    check(np.abs((Cn.H @ cx).gather().ravel() - ref.rmatvec(cx.gather().ravel())).max() <= 1e-12, f"nonstationary_convolve1d axis {ax}: adjoint")
+    check(Cn.dottest() <= 1e-12, f"nonstationary_convolve1d axis {ax}: dot test")
+
 # ---- MDC (PyLops-MPI's MPIMDC) against its definition in NumPy: G split unevenly by frequency
 # (rank 1 none from 3 ranks), two-sided; tests/reference/mdc.py compares with PyLops-MPI itself
 mnt, mns, mnr, mnv, mnf = 9, 2, 3, 2, 4

@@ -20,6 +20,7 @@ pub mod fredholm;
 pub mod halo;
 pub mod lowrank;
 pub mod mdc;
+pub mod nsconv;
 pub mod poisson;
 pub mod stencil;
 pub mod stencil_op;

@@ -478,6 +478,49 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_fredholm1(c, PARLOPS_F64, 2, 3, 2, 2, gl, &Fh), PARLOPS_OK, NULL);
   EXPECT(parlops_op_dottest(Fh, 9, &err), PARLOPS_OK, NULL);
   expect("Fredholm1 dot test", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  /* non-stationary convolution on a 1-D layout of 20 (rank 0 holds 2 when there are others: less
+   * than the halo of 3) */
+  {
+    parlops_layout *l20 = NULL, *lb20 = NULL;
+    parlops_op *Ns = NULL;
+    int64_t mine20 = size_ == 1 ? 20 : rank_ == 0 ? 2 : 18 / (size_ - 1) + (rank_ <= 18 % (size_ - 1) ? 1 : 0);
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_SCATTER, 20, mine20, &l20), PARLOPS_OK, NULL);
+    EXPECT(parlops_layout_create(c, PARLOPS_PARTITION_BROADCAST, 20, -1, &lb20), PARLOPS_OK, NULL);
+    double hs7[3 * 7], hs7b[3 * 7];
+    for (int k = 0; k < 21; ++k) hs7[k] = hs7b[k] = 0.1 * k - 1.0;
+    hs7b[20] = 5.0;
+    int64_t ih3[3] = {2, 9, 16}, ihbad[3] = {2, 9, 15}, ihout[3] = {6, 13, 20};
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 3, NULL, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_NULL_ARGUMENT, "hs");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 3, hs7, NULL, PARLOPS_F64, &Ns), PARLOPS_ERR_NULL_ARGUMENT, "ih");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 6, 3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "odd");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 1, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "nfilts");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, -3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "nfilts");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 3, hs7, ihbad, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "constant step");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 3, hs7, ihout, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "0..20");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, 1, 7, 3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INVALID_ARGUMENT, "axis");
+    EXPECT(parlops_op_nonstationary_convolve1d(lb20, 0, 7, 3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_NOT_SUPPORTED, "BROADCAST");
+    if (one) EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, 7, 3, rank_ == last ? hs7b : hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "non-stationary");
+    if (one) EXPECT(parlops_op_nonstationary_convolve1d(l20, 0, rank_ == last ? 5 : 7, 3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "non-stationary");
+    EXPECT(parlops_op_nonstationary_convolve1d(l20, -1, 7, 3, hs7, ih3, PARLOPS_F64, &Ns), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_dottest(Ns, 4, &err), PARLOPS_OK, NULL);
+    expect("non-stationary convolution dot test (a rank thinner than the halo)", err < 1e-13 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    parlops_op_destroy(&Ns);
+    /* an empty array (4 x 0) along axis 0: made and applied, nothing to do (it divided by zero) */
+    int64_t shp40[2] = {4, 0}, ih2[2] = {0, 3};
+    parlops_layout *l40 = NULL;
+    parlops_vec *x40 = NULL, *y40 = NULL;
+    EXPECT(parlops_layout_create_nd(c, PARLOPS_PARTITION_SCATTER, 2, shp40, 0, -1, &l40), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_nonstationary_convolve1d(l40, 0, 7, 2, hs7, ih2, PARLOPS_F64, &Ns), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_create_vecs(Ns, &x40, &y40), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_apply(Ns, x40, y40), PARLOPS_OK, NULL);
+    EXPECT(parlops_op_apply_adjoint(Ns, y40, x40), PARLOPS_OK, NULL);
+    parlops_vec_destroy(&x40);
+    parlops_vec_destroy(&y40);
+    parlops_op_destroy(&Ns);
+    parlops_layout_destroy(&l40);
+    parlops_layout_destroy(&l20);
+    parlops_layout_destroy(&lb20);
+  }
   /* MDC: G split by frequency (rank 0 two, rank 1 none from 3 ranks, the others one); nt 9 has 5 */
   parlops_op *Md = NULL;
   double gm[2 * 2 * 3 * 2];

@@ -457,6 +457,18 @@ RECIPE(parlops_op_fredholm1, "g_local:f64") {
   a->g_local = dbuf;
   a->out = &o_op;
 }
+RECIPE(parlops_op_nonstationary_convolve1d, "hs:f64 nfilts:count") {
+  for (int i = 0; i < 64; i++) dbuf[i] = 0.25 * i - 1.0;
+  ibuf[0] = 0, ibuf[1] = 2, ibuf[2] = 4;
+  a->layout = W.lnd;
+  a->axis = 0;
+  a->hsize = 3;
+  a->nfilts = 3;
+  a->hs = dbuf;
+  a->ih = ibuf;
+  a->dtype = PARLOPS_F64;
+  a->out = &o_op;
+}
 RECIPE(parlops_op_mdc, "g_local:f64") {
   for (int i = 0; i < 64; i++) dbuf[i] = 0.5 + i;
   a->comm = W.c;

@@ -863,6 +863,16 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
       break;
     }
+    CASE(parlops_op_nonstationary_convolve1d) {
+      int64_t ihs[8], hsz = chance(80) ? 1 + 2 * (int64_t)below(4) : size_v(), nf = chance(80) ? 2 + (int64_t)below(6) : size_v();
+      int64_t step = chance(85) ? 1 + (int64_t)below(3) : size_v();
+      for (int i = 0; i < 8; i++) ihs[i] = (chance(95) ? i * step : size_v());
+      int ok = nf >= 0 && nf <= 8 && hsz >= 0 && hsz <= 16;
+      st = parlops_op_nonstationary_convolve1d(PL(), chance(85) ? (int)below(3) - 1 : int_v(), hsz, nf,
+                                               ok && chance(95) ? inbuf : NULL, ok && chance(95) ? ihs : NULL, dtype_v(), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(OP, h1, 1);
+      break;
+    }
     CASE(parlops_op_mdc) {
       int64_t nf = size_v(), ns = size_v(), nr = size_v(), nt = size_v(), nv = size_v();
       int small = nf >= 0 && ns >= 0 && nr >= 0 && nf <= 16 && ns <= 16 && nr <= 16;

@@ -8,6 +8,7 @@ use super::super::types::{parlops_dtype, parlops_status};
 use super::{create_op, op_of};
 use crate::error::Result;
 use crate::op::fft::{Fft, Spec, normalise_axes};
+use crate::op::nsconv::{NsConv, NsSpec};
 use crate::scalar::{DType, c32, c64};
 
 /// The FFT without scaling (PyLops' norm="none"): the adjoint is the unscaled inverse transform.
@@ -112,6 +113,69 @@ pub unsafe extern "C" fn parlops_op_fft(
         create_op(l.comm(), dtype, out, pre, |d| match d {
             DType::F32 | DType::C64 => Fft::<f32>::new(l.clone(), spec).map(op_of::<c32>),
             DType::F64 | DType::C128 => Fft::<f64>::new(l.clone(), spec).map(op_of::<c64>),
+        })
+    })
+}
+
+/// Non-stationary 1-D convolution (PyLops' NonStationaryConvolve1D, PyLops-MPI's
+/// MPINonStationaryConvolve1D) along `axis` of the array of `layout` (a 1-D split layout, or an N-D
+/// one from parlops_layout_create_nd split along axis 0; negative axes count from the end): `nfilts`
+/// filters of `hsize` taps (odd; `hs`, row-major, entries of `dtype`) at the positions `ih` along the
+/// axis (at least two, increasing with a constant step, inside the axis), linearly interpolated in
+/// between and held beyond the first and last. Each input sample i spreads its filter h_i around
+/// it: y[j] = sum_i h_i[j - i + hsize/2] x[i] over |j - i| <= hsize/2, the terms added in order of
+/// i (as PyLops adds them). The adjoint gathers with conj(h_i) (PyLops' rmatvec, which does not
+/// conjugate: the same for real filters). Square, on `layout`. Along axis 0 each rank exchanges a
+/// halo of hsize/2 slabs with whichever ranks hold them (any split, empty ranks included; PyLops-MPI
+/// needs an even split with filters on every rank); along another axis nothing moves. Vectors in
+/// device memory are staged through host copies. Every rank must pass the same axis and filters; a
+/// difference fails on every rank. [collective]
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn parlops_op_nonstationary_convolve1d(
+    layout: *const parlops_layout,
+    axis: c_int,
+    hsize: i64,
+    nfilts: i64,
+    hs: *const std::ffi::c_void,
+    ih: *const i64,
+    dtype: parlops_dtype,
+    out: *mut *mut parlops_op,
+) -> parlops_status {
+    guard("parlops_op_nonstationary_convolve1d", || {
+        // SAFETY: `layout` is the handle argument of this call; `arg` checks it (live
+        // parlops_layout) and holds it for the call.
+        let l = &unsafe { arg(layout, "layout")? }.inner;
+        let sizes = (|| {
+            if nfilts < 0 || hsize < 0 {
+                crate::bail!(
+                    InvalidArgument,
+                    "arguments 'nfilts' and 'hsize' must not be negative; got {nfilts} and {hsize}"
+                );
+            }
+            Ok(crate::error::checked_product(
+                "argument 'hs'",
+                &[("nfilts", nfilts), ("hsize", hsize)],
+            )? as usize)
+        })();
+        create_op(l.comm(), dtype, out, Ok(()), |d| {
+            crate::capi::args::with_dtype!(d, T => {
+                let spec = sizes.and_then(|n| {
+                    // SAFETY: the C caller promises `nfilts` * `hsize` entries of `dtype` at `hs`
+                    // and `nfilts` int64 at `ih` (header contract); `value_slice` and `array_arg`
+                    // check NULL, alignment and device memory, and the values are copied at once.
+                    let h = unsafe { crate::capi::args::value_slice::<T>(hs, n, "hs")? };
+                    // SAFETY: as above, `nfilts` int64 values at `ih`.
+                    let p = unsafe { array_arg::<i64>(ih.cast(), nfilts as usize, "ih")? };
+                    Ok(NsSpec {
+                        axis: axis as i64,
+                        hsize,
+                        hs: crate::op::copied(h, "a copy of 'hs'")?,
+                        ih: crate::op::copied(p, "a copy of 'ih'")?,
+                    })
+                });
+                NsConv::<T>::new(l.clone(), spec).map(op_of::<T>)
+            })
         })
     })
 }
