@@ -146,25 +146,39 @@ impl<T: Scalar> NsConv<T> {
         // the same axis and filters on every rank (their bits hashed)
         let sig: Vec<i64> = match &checked {
             Ok((axis, s)) => {
-                let mut v = vec![*axis as i64, s.hsize];
-                v.extend(s.ih.iter().copied());
-                v.push(crate::comm::list_hash(
-                    &s.hs
-                        .iter()
-                        .flat_map(|t| {
-                            let (re, im) = t.to_parts();
-                            [re.to_bits() as i64, im.to_bits() as i64]
-                        })
-                        .collect::<Vec<_>>(),
-                    7,
-                ) as i64);
-                v
+                // the filters' bits and positions hashed a piece at a time (no copy of the
+                // caller's size, nothing of that size gathered)
+                let mut hash = 0u64;
+                let mut piece = Vec::with_capacity(1 + 2 * 256);
+                for chunk in s.hs.chunks(256) {
+                    piece.clear();
+                    piece.push(hash as i64);
+                    for t in chunk {
+                        let (re, im) = t.to_parts();
+                        piece.extend([re.to_bits() as i64, im.to_bits() as i64]);
+                    }
+                    hash = crate::comm::list_hash(&piece, 7);
+                }
+                let mut hash_ih = 0u64;
+                for chunk in s.ih.chunks(256) {
+                    piece.clear();
+                    piece.push(hash_ih as i64);
+                    piece.extend_from_slice(chunk);
+                    hash_ih = crate::comm::list_hash(&piece, 8);
+                }
+                vec![
+                    *axis as i64,
+                    s.hsize,
+                    s.ih.len() as i64,
+                    hash as i64,
+                    hash_ih as i64,
+                ]
             }
             Err(_) => vec![-1],
         };
         comm.agree_same(
             checked.as_ref().map(|_| ()).map_err(|e| e.clone()),
-            "non-stationary convolution arguments ([axis, hsize, ih..., a hash of hs])",
+            "non-stationary convolution arguments ([axis, hsize, nfilts, a hash of hs, a hash of ih])",
             &sig,
         )?;
         let (axis, s) = checked?;
