@@ -77,7 +77,7 @@ bench-passes: deps
 bench-repro: deps
 	$(call rust_bench,repro,$(REPRO_N) 9 50)
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-fft bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-fft bench-mdc bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -202,6 +202,7 @@ bench: stage
 	$(MAKE) --no-print-directory bench-setup
 	$(MAKE) --no-print-directory bench-repro
 	$(MAKE) --no-print-directory bench-fft
+	$(MAKE) --no-print-directory bench-mdc
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done
@@ -218,6 +219,20 @@ bench-fft: stage
 	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
 	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/fft.py $(FFT_ROUNDS) $(FFT_K) \
 	    $(BUILD)/bench_fft.json || exit 1; \
+	done
+
+# The MDC (parlops_op_mdc) against PyLops-MPI 0.8's MPIMDC on PyLops-MPI's MDD tutorial in double
+# precision: benches/mdc.py at each BENCH_NP rank count, a forward-plus-adjoint pair and the tutorial's
+# CGLS (MDC_NITER iterations), the answers compared first; MDC_ROUNDS interleaved rounds, medians and
+# their ratios printed (JSON lines in $(BUILD)/bench_mdc.json). In make bench.
+MDC_ROUNDS ?= 5
+MDC_K ?= 3
+MDC_NITER ?= 50
+bench-mdc: stage
+	rm -f $(BUILD)/bench_mdc.json
+	py=$$(tools/pyenv.sh $(BUILD)); for np in $(BENCH_NP); do \
+	  PARLOPS_LIB=$(STAGE)/lib/libparlops.so $(MPIEXEC) -n $$np $$py benches/mdc.py $(MDC_ROUNDS) $(MDC_K) $(MDC_NITER) \
+	    $(BUILD)/bench_mdc.json || exit 1; \
 	done
 
 # CG in the small-problem regime (issue 35, section 3): benches/versus.c's 2D and 3D Poisson problems
