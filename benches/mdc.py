@@ -22,9 +22,6 @@ import numpy as np  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
 import pylops_mpi  # noqa: E402
-from pylops.utils.seismicevents import hyperbolic2d, makeaxis  # noqa: E402
-from pylops.utils.tapers import taper3d  # noqa: E402
-from pylops.utils.wavelets import ricker  # noqa: E402
 from pylops_mpi.waveeqprocessing import MPIMDC  # noqa: E402
 
 warnings.filterwarnings("ignore")
@@ -39,28 +36,17 @@ world = P()
 call("parlops_comm_create_f", C.c_int(comm.py2f()), C.byref(world))
 F64, C128, CGLS = 1, 3, 3
 
+from mdd_tutorial import tutorial  # noqa: E402
+
 # the tutorial's kernel and model
-par = {"ox": -300, "dx": 10, "nx": 61, "oy": -500, "dy": 10, "ny": 101, "ot": 0, "dt": 0.004, "nt": 400,
-       "f0": 20, "nfmax": 200}
-tap = taper3d(par["nt"], (par["ny"], par["nx"]), (5, 5), tapertype="hanning")
-t, _, xax, yax = makeaxis(par)
-wav = ricker(t[:41], f0=par["f0"])[0]
-mrefl, _ = hyperbolic2d(xax, t, 0.2, 1100.0, 1.0, wav)
-Gwav = np.zeros((par["ny"], par["nx"], par["nt"]))
-for iy, y0 in enumerate(yax):
-    Gwav[iy] = hyperbolic2d(xax - y0, t, (0.2, 0.5, 0.7), (1200.0, 1500.0, 2000.0), (1.0, 0.6, 0.5), wav)[1]
-Gwav *= tap
-nt2, nx, ny, nf = 2 * par["nt"] - 1, par["nx"], par["ny"], par["nfmax"]
-mrefl = np.concatenate((np.zeros((nx, par["nt"] - 1)), mrefl), axis=-1)
-Gwav2 = np.concatenate((np.zeros((ny, nx, par["nt"] - 1)), Gwav), axis=-1)
-Gf = np.fft.rfft(Gwav2, nt2, axis=-1)[..., :nf].transpose(2, 0, 1) * (par["dt"] * np.sqrt(par["nt"]))
+Gf, mtrue, nt2, nx, ny, nf, dt_tut = tutorial()
 split = [nf // size + (1 if i < nf % size else 0) for i in range(size)]
 lo = sum(split[:rank])
 Gl = np.ascontiguousarray(Gf[lo:lo + split[rank]])
-ref = MPIMDC(Gl, nt=nt2, nv=1, nfreq=nf, dt=par["dt"], dr=1.0, twosided=True, prescaled=True)
+ref = MPIMDC(Gl, nt=nt2, nv=1, nfreq=nf, dt=dt_tut, dr=1.0, twosided=True, prescaled=True)
 op = P()
 call("parlops_op_mdc", world, C.c_int32(C128), C.c_int64(split[rank]), C.c_int64(ny), C.c_int64(nx), C.c_int64(nt2),
-     C.c_int64(1), C.c_double(par["dt"]), C.c_double(1.0), C.c_bool(True), C.c_bool(False), C.c_bool(True),
+     C.c_int64(1), C.c_double(dt_tut), C.c_double(1.0), C.c_bool(True), C.c_bool(False), C.c_bool(True),
      Gl.ctypes.data_as(P), C.byref(op))
 
 
@@ -79,7 +65,7 @@ def bcast(a):
     return d
 
 
-m = bcast(mrefl.T.ravel())
+m = bcast(mtrue.ravel())
 d = ref @ m
 dl = np.ascontiguousarray(np.real(d.local_array), dtype=np.float64)  # (PyLops-MPI's arrays may be complex)
 xm, ym, x2 = np.array(m.local_array), np.zeros(dl.size), np.zeros(nt2 * nx)

@@ -15,6 +15,7 @@ use num_complex::Complex;
 use rustfft::{Fft as Plan, FftNum, FftPlanner};
 
 use super::LinearOperator;
+use super::fft::from_f64;
 use super::fft::local::fft_axis;
 use crate::comm::Comm;
 use crate::error::{Result, checked_product, try_reserve};
@@ -80,10 +81,6 @@ pub struct Mdc<R: FftNum> {
     fwd: Arc<dyn Plan<R>>,
     inv: Arc<dyn Plan<R>>,
     work: Mutex<Work<R>>,
-}
-
-fn from_f64<R: FftNum>(v: f64) -> R {
-    R::from_f64(v).unwrap_or_else(R::zero)
 }
 
 impl<R: FftNum> Mdc<R>

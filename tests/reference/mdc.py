@@ -157,26 +157,11 @@ run(19, 3, 4, 2, 10, gdt=F32, real_g=True)
 
 # ---- MDD: PyLops-MPI's MDD tutorial (tutorials/mdd.py: hyperbolic events, a 799 x 61 model, G of
 # 200 frequencies x 101 x 61, prescaled, CGLS) in double precision, inverted by both libraries
-from pylops.utils.seismicevents import hyperbolic2d, makeaxis  # noqa: E402
-from pylops.utils.tapers import taper3d  # noqa: E402
-from pylops.utils.wavelets import ricker  # noqa: E402
+from mdd_tutorial import tutorial  # noqa: E402
 
-par = {"ox": -300, "dx": 10, "nx": 61, "oy": -500, "dy": 10, "ny": 101, "ot": 0, "dt": 0.004, "nt": 400,
-       "f0": 20, "nfmax": 200}
-tap = taper3d(par["nt"], (par["ny"], par["nx"]), (5, 5), tapertype="hanning")
-t, t2, xax, yax = makeaxis(par)
-wav = ricker(t[:41], f0=par["f0"])[0]
-mrefl, _ = hyperbolic2d(xax, t, 0.2, 1100.0, 1.0, wav)
-Gwav = np.zeros((par["ny"], par["nx"], par["nt"]))
-for iy, y0 in enumerate(yax):
-    Gwav[iy] = hyperbolic2d(xax - y0, t, (0.2, 0.5, 0.7), (1200.0, 1500.0, 2000.0), (1.0, 0.6, 0.5), wav)[1]
-Gwav *= tap
-nt2, nx, ny, nf = 2 * par["nt"] - 1, par["nx"], par["ny"], par["nfmax"]
-mrefl = np.concatenate((np.zeros((nx, par["nt"] - 1)), mrefl), axis=-1)
-Gwav2 = np.concatenate((np.zeros((ny, nx, par["nt"] - 1)), Gwav), axis=-1)
-Gf = np.fft.rfft(Gwav2, nt2, axis=-1)[..., :nf].transpose(2, 0, 1) * (par["dt"] * np.sqrt(par["nt"]))
+Gf, mtrue, nt2, nx, ny, nf, dt_tut = tutorial()
 pm = [nf // size + (1 if i < nf % size else 0) for i in range(size)]
-ref = MPIMDC(np.ascontiguousarray(Gf[sum(pm[:rank]):sum(pm[:rank + 1])]), nt=nt2, nv=1, nfreq=nf, dt=par["dt"],
+ref = MPIMDC(np.ascontiguousarray(Gf[sum(pm[:rank]):sum(pm[:rank + 1])]), nt=nt2, nv=1, nfreq=nf, dt=dt_tut,
              dr=1.0, twosided=True, prescaled=True)
 split = freq_split(nf)
 lo = sum(split[:rank])
@@ -185,7 +170,7 @@ lo = sum(split[:rank])
 def mdc_op(c, g):
     h = P()
     call("parlops_op_mdc", c, C.c_int32(C128), C.c_int64(g.shape[0]), C.c_int64(ny), C.c_int64(nx), C.c_int64(nt2),
-         C.c_int64(1), C.c_double(par["dt"]), C.c_double(1.0), C.c_bool(True), C.c_bool(False), C.c_bool(True),
+         C.c_int64(1), C.c_double(dt_tut), C.c_double(1.0), C.c_bool(True), C.c_bool(False), C.c_bool(True),
          np.ascontiguousarray(g).ctypes.data_as(P), C.byref(h))
     return h
 
@@ -194,7 +179,7 @@ op = mdc_op(world, Gf[lo:lo + split[rank]])
 selfc = P()
 call("parlops_comm_create_f", C.c_int(MPI.COMM_SELF.py2f()), C.byref(selfc))
 op_self = mdc_op(selfc, Gf)  # every frequency on this rank alone
-d = (ref @ bcast(mrefl.T.ravel(), F64)).local_array.astype(np.float64)
+d = (ref @ bcast(mtrue.ravel(), F64)).local_array.astype(np.float64)
 nd = np.linalg.norm(d)
 
 

@@ -139,7 +139,8 @@ fn offsets(c: &[usize]) -> Vec<usize> {
     o
 }
 
-fn from_f64<R: FftNum>(v: f64) -> R {
+/// An f64 constant in the transform's precision (shared with the MDC).
+pub(crate) fn from_f64<R: FftNum>(v: f64) -> R {
     R::from_f64(v).unwrap_or_else(R::zero)
 }
 
