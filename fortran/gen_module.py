@@ -75,6 +75,7 @@ parlops_op_create_shell        out:handle_out
 parlops_prox_create_l1         out:handle_out
 parlops_prox_create_l2         out:handle_out
 parlops_prox_create_l21        out:handle_out
+parlops_prox_create_l2_op      out:handle_out
 parlops_prox_create_shell      out:handle_out
 parlops_prox_destroy           p:handle_inout
 parlops_prox_value             value:out

@@ -1283,6 +1283,25 @@ module parlops
       type(c_ptr), intent(out) :: out
       integer(c_int) :: parlops_prox_create_l2
     end function parlops_prox_create_l2
+    function parlops_prox_create_l2_op(op, sigma, b, q, alpha, qgrad, method, niter, tol, x0, warm, &
+        out) &
+        bind(C, name='parlops_prox_create_l2_op')
+      import
+      implicit none
+      type(c_ptr), value :: op
+      real(c_double), value :: sigma
+      type(c_ptr), value :: b
+      type(c_ptr), value :: q
+      real(c_double), value :: alpha
+      logical(c_bool), value :: qgrad
+      integer(c_int32_t), value :: method
+      integer(c_int64_t), value :: niter
+      real(c_double), value :: tol
+      type(c_ptr), value :: x0
+      logical(c_bool), value :: warm
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: parlops_prox_create_l2_op
+    end function parlops_prox_create_l2_op
     function parlops_prox_create_l21(layout, dtype, ndim, sigma, out) &
         bind(C, name='parlops_prox_create_l21')
       import
@@ -1388,6 +1407,24 @@ module parlops
       integer(c_int64_t), intent(out) :: iterations
       integer(c_int) :: parlops_proximal_gradient
     end function parlops_proximal_gradient
+    function parlops_admm_l2(g, op, b, a, tau, niter, gfirst, z_given, cgls_niter, cgls_tol, x, z) &
+        bind(C, name='parlops_admm_l2')
+      import
+      implicit none
+      type(c_ptr), value :: g
+      type(c_ptr), value :: op
+      type(c_ptr), value :: b
+      type(c_ptr), value :: a
+      real(c_double), value :: tau
+      integer(c_int64_t), value :: niter
+      logical(c_bool), value :: gfirst
+      logical(c_bool), value :: z_given
+      integer(c_int64_t), value :: cgls_niter
+      real(c_double), value :: cgls_tol
+      type(c_ptr), value :: x
+      type(c_ptr), value :: z
+      integer(c_int) :: parlops_admm_l2
+    end function parlops_admm_l2
     function parlops_solver_create(comm, method, out) &
         bind(C, name='parlops_solver_create')
       import

@@ -292,6 +292,9 @@ typedef int32_t parlops_stencil;
 // The local solve of a block Jacobi preconditioner.
 typedef int32_t parlops_local_solve;
 
+// Krylov or sparsity method.
+typedef int32_t parlops_method;
+
 // A proximal operator's callback: y_local = prox_{tau f}(x_local) on this rank's entries (the
 // prox, or the dual prox prox_{tau f*}), local arrays of the dtype given at creation, host memory.
 // Return 0 on success; any other value fails the call on every rank with PARLOPS_ERR_CALLBACK.
@@ -304,9 +307,6 @@ typedef int (*parlops_prox_value_fn)(void *ctx, const void *x_local, double *val
 // A proximal operator's callback giving this rank's part of grad f(x) in `g_local`. Return 0 on
 // success.
 typedef int (*parlops_prox_grad_fn)(void *ctx, const void *x_local, void *g_local);
-
-// Krylov or sparsity method.
-typedef int32_t parlops_method;
 
 // Which residual norm the CG family tests.
 typedef int32_t parlops_norm_type;
@@ -1725,6 +1725,33 @@ parlops_status parlops_prox_create_l2(const parlops_layout *layout,
                                       bool qgrad,
                                       parlops_prox **out);
 
+// The squared L2 misfit through an operator, f(x) = sigma/2 ||Op x - b||^2 + alpha Re(q^H x)
+// (PyLops-MPI's `MPIL2` with `Op`), on Op's columns in Op's dtype. b (Op's rows, not NULL), q
+// (Op's columns, may be NULL) and x0 (Op's columns, may be NULL: zero) are copied; Op is held by
+// reference (it may be destroyed; the proximal operator keeps its own). prox_{tau f}(x) solves,
+// as PyLops-MPI does, min_y sigma/2 ||Op y - b||^2 + alpha Re(q^H y) + 1/(2 tau) ||y - x||^2:
+// `method` PARLOPS_METHOD_CGLS (PyLops-MPI's default) runs its cgls on
+// [sqrt(tau sigma) Op; I] y = [sqrt(tau sigma) b; x - tau alpha q], PARLOPS_METHOD_CG its cg on
+// (I + tau sigma Op^H Op) y = x + tau sigma Op^H b - tau alpha q, each for at most `niter`
+// iterations (PyLops-MPI's default 10), stopping once ||r||^2 <= `tol` (PyLops' rule, absolute;
+// its default 1e-4), from x0 and, when `warm`, from the previous prox's result. An inexact prox
+// by design: the result is what that many iterations give. The gradient is
+// sigma Op^H (Op x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the
+// Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op).
+// sigma > 0, alpha finite, niter >= 0, tol >= 0. [collective]
+parlops_status parlops_prox_create_l2_op(const parlops_op *op,
+                                         double sigma,
+                                         const parlops_vec *b,
+                                         const parlops_vec *q,
+                                         double alpha,
+                                         bool qgrad,
+                                         parlops_method method,
+                                         int64_t niter,
+                                         double tol,
+                                         const parlops_vec *x0,
+                                         bool warm,
+                                         parlops_prox **out);
+
 // The mixed L2,1 norm f(x) = sigma sum_i sqrt(sum_k |x_{k,i}|^2) (PyLops-MPI's `MPIL21`): each
 // rank's entries are `ndim` blocks of equal length, x_{k,.} the k-th (the layout of
 // parlops_op_gradient's output, which holds the ndim derivatives of each rank's slab; total
@@ -1816,6 +1843,32 @@ parlops_status parlops_proximal_gradient(const parlops_prox *f,
                                          double tol,
                                          parlops_vec *x,
                                          int64_t *iterations);
+
+// min_x 1/2 ||Op x - b||^2 + g(A x) by the alternating direction method of multipliers, as
+// PyLops-MPI's `ADMML2` runs it (the same updates in the same order): with u = 0 and z = A x
+// (or the z passed, when `z_given`), each of `niter` iterations makes
+// x = cgls([Op; A / sqrt(tau)], [b; (z - u) / sqrt(tau)]) from x, then
+// z = prox_{tau g}(A x + u) and u = u + A x - z (`gfirst`: z first, from the previous x). The
+// x-update is PyLops-MPI's cgls: at most `cgls_niter` iterations, stopping once
+// ||A^H r||^2 <= `cgls_tol` (PyLops' rule, absolute: its defaults 10 and 1e-4; an x-update
+// whose start already meets the rule makes no iteration, so ask 0 to always make `cgls_niter`).
+// x (Op's and A's columns) and z (A's rows, g's layout) are updated in place; b has Op's rows;
+// g may be any proximal operator, collective ones (parlops_prox_create_l2_op) included. tau > 0
+// (convergence asks tau <= 1 / lambda_max(A^H A)); niter and cgls_niter at least 0; cgls_tol at
+// least 0. A failure on one rank (a callback, an operator) fails every rank at the same
+// iteration; NaN or Inf in a residual, in x or in z is PARLOPS_ERR_NOT_CONVERGED. [collective]
+parlops_status parlops_admm_l2(const parlops_prox *g,
+                               const parlops_op *op,
+                               const parlops_vec *b,
+                               const parlops_op *a,
+                               double tau,
+                               int64_t niter,
+                               bool gfirst,
+                               bool z_given,
+                               int64_t cgls_niter,
+                               double cgls_tol,
+                               parlops_vec *x,
+                               parlops_vec *z);
 
 // Create a solver for `method` on `comm` (the communicator of the operators it will solve with).
 parlops_status parlops_solver_create(const parlops_comm *comm,

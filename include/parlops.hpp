@@ -1420,6 +1420,18 @@ class Prox : public Handle<parlops_prox, parlops_prox_destroy> {
     check(parlops_prox_create_l2(l.get(), t, sigma, b ? b->get() : nullptr, q ? q->get() : nullptr, alpha, qgrad, &p));
     return Prox(p);
   }
+  /// sigma / 2 ||Op x - b||^2 + alpha Re(q^H x) (PyLops-MPI's MPIL2 with Op): the prox by `niter`
+  /// iterations of CGLS (or PARLOPS_METHOD_CG on the normal equations) from x0 (null: zero) and,
+  /// when warm, from the last result; b, q, x0 copied, Op held. [collective]
+  [[nodiscard]] static Prox l2_op(const Op &op, const Vec &b, double sigma = 1.0, const Vec *q = nullptr,
+                                  double alpha = 1.0, bool qgrad = true, int64_t niter = 10, double tol = 1e-4,
+                                  const Vec *x0 = nullptr, bool warm = true,
+                                  parlops_method method = PARLOPS_METHOD_CGLS) {
+    parlops_prox *p = nullptr;
+    check(parlops_prox_create_l2_op(op.get(), sigma, b.get(), q ? q->get() : nullptr, alpha, qgrad, method, niter, tol,
+                                    x0 ? x0->get() : nullptr, warm, &p));
+    return Prox(p);
+  }
   /// sigma sum_i |(x_{0,i}, ..., x_{ndim-1,i})| over ndim blocks of each rank's entries. [collective]
   [[nodiscard]] static Prox l21(const Layout &l, int ndim, double sigma, parlops_dtype t = PARLOPS_F64) {
     parlops_prox *p = nullptr;
@@ -1515,6 +1527,14 @@ inline void primal_dual(const Prox &f, const Prox &g, const Op &a, Vec &x, Vec &
                         int64_t niter, double theta = 1.0, bool gfirst = true, const Vec *z = nullptr) {
   check(parlops_primal_dual(f.get(), g.get(), a.get(), z ? z->get() : nullptr, tau, mu, theta, niter, gfirst, x.get(),
                             y.get()));
+}
+/// PyLops-MPI's ADMML2: min_x 1/2 ||op x - b||^2 + g(a x) from x and z (updated in place; z starts
+/// as a x unless z_given), the x-update by CGLS (cgls_niter iterations, PyLops' tol rule). [collective]
+inline void admm_l2(const Prox &g, const Op &op, const Vec &b, const Op &a, Vec &x, Vec &z, double tau,
+                    int64_t niter, bool gfirst = false, bool z_given = false, int64_t cgls_niter = 10,
+                    double cgls_tol = 1e-4) {
+  check(parlops_admm_l2(g.get(), op.get(), b.get(), a.get(), tau, niter, gfirst, z_given, cgls_niter, cgls_tol, x.get(),
+                        z.get()));
 }
 /// PyLops-MPI's ProximalGradient: min_x f(x) + epsg g(x) from x (updated in place); returns the
 /// iterations made. [collective]

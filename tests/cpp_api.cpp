@@ -23,6 +23,7 @@ using parlops::Layout;
 using parlops::Op;
 using parlops::Options;
 using parlops::Prox;
+using parlops::admm_l2;
 using parlops::primal_dual;
 using parlops::proximal_gradient;
 using parlops::span;
@@ -1054,6 +1055,27 @@ int main(int argc, char **argv) {
         expect(local_is<double>(xp, soft, 1e-8), "primal-dual with A = I: soft(b, eps/2)");
         expect(std::abs(g.value(xp) - eps / 2 * xp.norm(PARLOPS_NORM_1)) <= 1e-12 * (1 + g.value(xp)), "L1 value");
         expect(status_of([&] { (void)Prox::l1(l, -1.0); }) == PARLOPS_ERR_INVALID_ARGUMENT, "L1 with sigma < 0: INVALID_ARGUMENT");
+        // the L2 misfit through A = I: its prox (CGLS, exact in one step here) is L2(b)'s closed form;
+        // ADMM with Op = A = I and g = eps/2 ||.||_1 reaches soft(b, eps/2)
+        // (tol 1e-24 on ||r||^2: CGLS stops once converged; iterating on rounding noise drifts)
+        Prox fo = Prox::l2_op(I, bb, 1.0, nullptr, 1.0, true, 10, 1e-24);
+        Vec pa(l), pb(l);
+        xp.set_random(PARLOPS_RANDOM_GAUSSIAN, 3);
+        fo.apply(0.7, xp, pa);
+        f.apply(0.7, xp, pb);
+        pa.axpy(scalar(-1.0), pb);
+        expect(pa.norm() <= 1e-13 * pb.norm(), "L2 through A = I: the prox of L2(b)");
+        fo.gradient(xp, pa);
+        f.gradient(xp, pb);
+        pa.axpy(scalar(-1.0), pb);
+        expect(pa.norm() <= 1e-13 * pb.norm(), "L2 through A = I: the gradient of L2(b)");
+        xp.fill(scalar(0.0));
+        // (cgls_tol 0: PyLops' default 1e-4 is absolute, and an x-update whose start already meets
+        // it makes no iteration)
+        admm_l2(g, I, bb, I, xp, yd, 1.0, 200, false, false, 10, 0.0);
+        expect(local_is<double>(xp, soft, 1e-8), "ADMM with Op = A = I: soft(b, eps/2)");
+        expect(status_of([&] { admm_l2(g, I, bb, I, xp, yd, -1.0, 2); }) == PARLOPS_ERR_INVALID_ARGUMENT,
+               "ADMM with tau < 0: INVALID_ARGUMENT");
         Prox bad_shell = Prox::shell<double>(l, [&](double, span<const double>, span<double>) { throw std::runtime_error("no"); });
         expect(status_of([&] { proximal_gradient(f, bad_shell, xq, 1.0, 2); }) == PARLOPS_ERR_CALLBACK,
                "a throwing proximal callback: PARLOPS_ERR_CALLBACK");

@@ -106,10 +106,11 @@ for n in 2 3; do
 done
 echo "$rep (1, 2 and 3 ranks alike)"
 
-echo "== Fortran: Lanczos, orthonormalisation, a block operator by CGLS, proximal solvers, the FFT, rank groups (fortran/examples/eigen.f90), 1 and 3 ranks"
+echo "== Fortran: Lanczos, orthonormalisation, a block operator by CGLS, proximal solvers and ADMM, the FFT, rank groups (fortran/examples/eigen.f90), 1 and 3 ranks"
 for n in 1 3; do
   run $n "$B/examples/eigen_f" 20 >"$B/eigen_f$n.out"
   grep -q "^proximal gradient: soft(b, 1/4) in 1 step" "$B/eigen_f$n.out" || { cat "$B/eigen_f$n.out"; echo "eigen_f: no proximal solve at $n ranks"; exit 1; }
+  grep -q "^ADMM with Op = A = I (200 iterations): soft(b, 1/4)" "$B/eigen_f$n.out" || { cat "$B/eigen_f$n.out"; echo "eigen_f: no ADMM at $n ranks"; exit 1; }
   grep -q "^fft: the transform of ones is 24 at frequency 0" "$B/eigen_f$n.out" || { cat "$B/eigen_f$n.out"; echo "eigen_f: no FFT at $n ranks"; exit 1; }
   grep -q "^rank groups: $((n > 1 ? 2 : 1)) groups" "$B/eigen_f$n.out" || { cat "$B/eigen_f$n.out"; echo "eigen_f did not finish at $n ranks"; exit 1; }
 done

@@ -2,7 +2,8 @@
 # Compare parlops with SciPy and PyLops-MPI (tests/reference/compare.py; the proximal operators and
 # solvers: tests/reference/proximal.py; the FFT against MPIFFTND: tests/reference/fft.py; the MDC and
 # MDD against MPIMDC and cgls: tests/reference/mdc.py; the non-stationary convolution:
-# tests/reference/nsconv.py) at 1, 2, 3 and 4 ranks, in a virtual environment
+# tests/reference/nsconv.py; MPIL2 with an operator and ADMML2: tests/reference/prox_op.py) at 1, 2, 3
+# and 4 ranks, in a virtual environment
 # under build/ holding numpy, scipy, mpi4py, pylops, pylops-mpi, pyproximal and mpi4py-fft from PyPI
 # (tools/pyenv.sh).
 # Usage: tests/reference.sh PREFIX BUILD_DIR
@@ -19,4 +20,5 @@ for n in 1 2 3 4; do
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/fft.py
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/mdc.py
   PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/nsconv.py
+  PARLOPS_LIB="$PREFIX/lib/libparlops.so" timeout 300 "$MPIEXEC" -n "$n" "$venv/bin/python" tests/reference/prox_op.py
 done

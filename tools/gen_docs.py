@@ -129,7 +129,7 @@ PAGES = [
     ("device", "Device", "CUDA memory, streams and NCCL communicators."),
 ]
 RULES = [
-    (r"^parlops_(prox|primal_dual|proximal_gradient)|^PARLOPS_ACCELERATION_", "proximal"),
+    (r"^parlops_(prox|primal_dual|proximal_gradient|admm_l2)|^PARLOPS_ACCELERATION_", "proximal"),
     (r"nccl|_set_stream$|_to_memory$|^parlops_vec_memory$|_copy_(to|from)_host$|^PARLOPS_MEMORY_|^parlops_memory$", "device"),
     (r"^parlops_(status|last_error|version|check_version|init|finalize|config_report)|^parlops_status$|^PARLOPS_(OK|ERR_|VERSION_|CHECK_VERSION)", "library"),
     (r"^parlops_options|^parlops_solver_set_from_options$", "options"),

@@ -16,7 +16,7 @@ program eigen
   integer(c_int) :: rank, nranks, ngroups
   type(c_ptr) :: comm, layout, a, id, k, v0, x, b, s, gcomm, glayout, gv, hist
   type(c_ptr) :: ritz(1), vs(2), ops(2), pb, px, py, pf, pg, pdata
-  real(c_double), pointer :: bl(:), xl(:)
+  real(c_double), pointer :: bl(:), xl(:), yl(:)
   integer(c_int64_t) :: its, plen
   real(c_double) :: perr, fnorm
   type(c_ptr) :: flay, fop, fx, fy
@@ -103,6 +103,21 @@ program eigen
   if (plen > 0 .and. perr > 1.0d-8) error stop 'primal-dual: not soft(b, 1/4)'
   if (rank == 0) write (*, '(a, i0, a, es10.2)') 'proximal gradient: soft(b, 1/4) in ', its, &
     ' step; primal-dual (300 iterations): max error ', perr
+  ! ADMM (PyLops-MPI's ADMML2) with Op = A = I reaches it too; the L2 through I is L2(b)
+  call check(parlops_vec_fill(px, parlops_scalar(0.0d0, 0.0d0)))
+  call check(parlops_admm_l2(pg, id, pb, id, 1.0d0, 200_c_int64_t, .false._c_bool, .false._c_bool, 10_c_int64_t, &
+                             0.0d0, px, py))
+  perr = maxval(abs(xl - sign(max(abs(bl) - 0.25d0, 0.0d0), bl)), mask = plen > 0)
+  if (plen > 0 .and. perr > 1.0d-8) error stop 'ADMM: not soft(b, 1/4)'
+  call check(parlops_prox_destroy(pf))
+  call check(parlops_prox_create_l2_op(id, 1.0d0, pb, c_null_ptr, 0.0d0, .true._c_bool, PARLOPS_METHOD_CGLS, &
+                                       10_c_int64_t, 1.0d-24, c_null_ptr, .true._c_bool, pf))
+  call check(parlops_prox_apply(pf, 1.0d0, py, px))
+  call check(parlops_vec_local_array(py, pdata, plen))
+  call c_f_pointer(pdata, yl, [plen])
+  perr = maxval(abs(xl - 0.5d0 * (yl + bl)), mask = plen > 0)
+  if (plen > 0 .and. perr > 1.0d-13) error stop 'L2 through I: not the prox of L2(b)'
+  if (rank == 0) write (*, '(a)') 'ADMM with Op = A = I (200 iterations): soft(b, 1/4); the L2 through I is L2(b)'
   call check(parlops_prox_destroy(pf))
   call check(parlops_prox_destroy(pg))
   call check(parlops_vec_destroy(pb))

@@ -20,7 +20,7 @@ from ._lib import LIB_PATH, ParlopsError, library_version, lib
 from .core import Comm, DeviceArray, Layout, Vector
 from .operator import Operator, aslinearoperator
 from .solver import METHODS, Options, SolveInfo, Solver, eigsh, krylov_schur
-from .proximal import Prox, primal_dual, proximal_gradient
+from .proximal import Prox, admm_l2, primal_dual, proximal_gradient
 from .interop import from_pylops_mpi, to_pylops_mpi
 
 

@@ -1,6 +1,7 @@
 """Proximal operators and solvers (PyLops-MPI's proximal module): L1, L2, L21 and the caller's own
 as NumPy callbacks on this rank's entries; primal_dual (PyLops-MPI's PrimalDual) and
-proximal_gradient (ProximalGradient), run by the library with the same updates in the same order."""
+proximal_gradient (ProximalGradient), admm_l2 (ADMML2), run by the library with the same updates in
+the same order."""
 import ctypes as C
 
 import numpy as np
@@ -17,7 +18,7 @@ ACCELERATIONS = {None: _capi.PARLOPS_ACCELERATION_NONE, "None": _capi.PARLOPS_AC
 class Prox(Handle):
     """A proximal operator of a convex function f on vectors of `layout`: `p(x)` is f(x),
     `p.prox(x, tau)` prox_{tau f}(x), `p.proxdual(x, tau)` prox_{tau f*}(x), `p.grad(x)` grad f(x)
-    (L2 and shells with `grad`). Made by Prox.l1, .l2, .l21 or .shell. [collective]"""
+    (L2 and shells with `grad`). Made by Prox.l1, .l2, .l2_op, .l21 or .shell. [collective]"""
     _destroy = "parlops_prox_destroy"
 
     def __init__(self, layout, dtype, make, keep=None):
@@ -39,6 +40,21 @@ class Prox(Handle):
         return cls(layout, dtype, lambda out: call(
             "parlops_prox_create_l2", layout.handle, dtype_code(dtype), float(sigma),
             b.handle if b is not None else None, q.handle if q is not None else None, float(alpha), bool(qgrad), out))
+
+    @classmethod
+    def l2_op(cls, Op, b, sigma=1.0, q=None, alpha=1.0, qgrad=True, niter=10, x0=None, warm=True, solver="cgls",
+              tol=1e-4):
+        """sigma/2 ||Op x - b||^2 + alpha Re(q^H x) (PyLops-MPI's MPIL2 with Op), on Op's columns:
+        the prox by `niter` iterations of PyLops-MPI's cgls (solver="cgls") or cg on the normal
+        equations ("cg"), stopping once ||r||^2 <= tol, from x0 (None: zero) and, with warm, from
+        the previous result. b, q and x0 are copied; Op is held by the library."""
+        methods = {"cgls": _capi.PARLOPS_METHOD_CGLS, "cg": _capi.PARLOPS_METHOD_CG}
+        if solver not in methods:
+            raise ValueError(f"solver={solver!r}: 'cg' or 'cgls'")
+        return cls(Op.cols, Op.dtype, lambda out: call(
+            "parlops_prox_create_l2_op", Op.handle, float(sigma), b.handle, q.handle if q is not None else None,
+            float(alpha), bool(qgrad), methods[solver], int(niter), float(tol), x0.handle if x0 is not None else None,
+            bool(warm), out))
 
     @classmethod
     def l21(cls, layout, ndim, sigma=1.0, dtype=np.float64):
@@ -120,6 +136,17 @@ def primal_dual(proxf, proxg, A, x0, y0, tau, mu, z=None, theta=1.0, niter=10, g
     call("parlops_primal_dual", proxf.handle, proxg.handle, A.handle, z.handle if z is not None else None,
          float(tau), float(mu), float(theta), int(niter), bool(gfirst), x.handle, y.handle)
     return (x, y) if returny else x
+
+
+def admm_l2(proxg, Op, b, A, x0, tau, niter=10, z0=None, gfirst=False, niter_cgls=10, tol_cgls=1e-4):
+    """PyLops-MPI's ADMML2: min_x 1/2 ||Op x - b||^2 + g(A x) from x0 and z0 (None: A x0), neither
+    changed; the x-update by `niter_cgls` iterations of cgls (its kwargs_solver niter and tol).
+    Returns (x, z). [collective]"""
+    x = x0.copy()
+    z = z0.copy() if z0 is not None else Vector(A.rows, A.dtype, x0.memory)
+    call("parlops_admm_l2", proxg.handle, Op.handle, b.handle, A.handle, float(tau), int(niter), bool(gfirst),
+         z0 is not None, int(niter_cgls), float(tol_cgls), x.handle, z.handle)
+    return x, z
 
 
 def proximal_gradient(proxf, proxg, x0, tau, epsg=1.0, eta=1.0, niter=10, acceleration=None, tol=None):

@@ -503,6 +503,16 @@ check(np.array_equal(parlops.proximal_gradient(f2, gs, x0, tau=1.0, niter=1).gat
 check(abs(gs(pb) - g1(pb)) <= 1e-13 * abs(g1(pb)), f"shell value {gs(pb)} vs L1's {g1(pb)}")
 xd = parlops.primal_dual(f2, g1, parlops.Operator.identity(pl), x0, parlops.Vector(pl), tau=1.0, mu=0.5, niter=300)
 check(np.abs(xd.gather() - soft).max() <= 1e-8, "primal-dual with A = I: soft(b, 1/4)")
+# MPIL2 through A = I is L2(b) (its prox by CGLS, exact in one step here; gradient); ADMM with
+# Op = A = I and g = ||.||_1 / 4 reaches soft(b, 1/4)
+Id = parlops.Operator.identity(pl)
+fo = parlops.Prox.l2_op(Id, pb, niter=5, tol=1e-24)
+xr = parlops.Vector(pl).set_random(seed=13)
+check(np.abs(fo.prox(xr, 0.6).gather() - f2.prox(xr, 0.6).gather()).max() <= 1e-13, "L2 through I: L2(b)'s prox")
+check(np.abs(fo.grad(xr).gather() - f2.grad(xr).gather()).max() <= 1e-13, "L2 through I: L2(b)'s gradient")
+xa, za = parlops.admm_l2(g1, Id, pb, Id, x0, tau=1.0, niter=200, tol_cgls=0.0)
+check(np.abs(xa.gather() - soft).max() <= 1e-8 and np.abs(za.gather() - soft).max() <= 1e-8,
+      "ADMM with Op = A = I: soft(b, 1/4)")
 try:
     parlops.proximal_gradient(f2, parlops.Prox.shell(pl, lambda x, tau: 1 / 0), x0, tau=1.0, niter=2)
     check(False, "a failing shell prox raised nothing")

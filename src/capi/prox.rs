@@ -8,13 +8,15 @@ use std::sync::Arc;
 use super::args::{dtype_arg, with_dtype};
 use super::handles::{
     Handle, Kind, arg, arg_mut, create_agreed, destroy, guard, null, opt_arg, out_ok,
-    parlops_layout, parlops_vec,
+    parlops_layout, parlops_op, parlops_vec,
 };
 use super::op::shell::{CtxGuard, parlops_destroy_fn};
+use super::solver::{PARLOPS_METHOD_CG, PARLOPS_METHOD_CGLS, parlops_method};
 use super::types::{parlops_dtype, parlops_status};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scalar::{DType, Scalar};
 use crate::solver::prox::{LocalProx, Prox, ProxKind};
+use crate::solver::prox_op::{Inner, L2Op};
 use crate::vector::{DistVector, Layout};
 
 /// A summary of a vector's layout and dtype that ranks compare when they must pass alike vectors.
@@ -205,6 +207,109 @@ pub unsafe extern "C" fn parlops_prox_create_l2(
             },
             pre,
         )
+    })
+}
+
+/// The squared L2 misfit through an operator, f(x) = sigma/2 ||Op x - b||^2 + alpha Re(q^H x)
+/// (PyLops-MPI's `MPIL2` with `Op`), on Op's columns in Op's dtype. b (Op's rows, not NULL), q
+/// (Op's columns, may be NULL) and x0 (Op's columns, may be NULL: zero) are copied; Op is held by
+/// reference (it may be destroyed; the proximal operator keeps its own). prox_{tau f}(x) solves,
+/// as PyLops-MPI does, min_y sigma/2 ||Op y - b||^2 + alpha Re(q^H y) + 1/(2 tau) ||y - x||^2:
+/// `method` PARLOPS_METHOD_CGLS (PyLops-MPI's default) runs its cgls on
+/// [sqrt(tau sigma) Op; I] y = [sqrt(tau sigma) b; x - tau alpha q], PARLOPS_METHOD_CG its cg on
+/// (I + tau sigma Op^H Op) y = x + tau sigma Op^H b - tau alpha q, each for at most `niter`
+/// iterations (PyLops-MPI's default 10), stopping once ||r||^2 <= `tol` (PyLops' rule, absolute;
+/// its default 1e-4), from x0 and, when `warm`, from the previous prox's result. An inexact prox
+/// by design: the result is what that many iterations give. The gradient is
+/// sigma Op^H (Op x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the
+/// Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op).
+/// sigma > 0, alpha finite, niter >= 0, tol >= 0. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_prox_create_l2_op(
+    op: *const parlops_op,
+    sigma: f64,
+    b: *const parlops_vec,
+    q: *const parlops_vec,
+    alpha: f64,
+    qgrad: bool,
+    method: parlops_method,
+    niter: i64,
+    tol: f64,
+    x0: *const parlops_vec,
+    warm: bool,
+    out: *mut *mut parlops_prox,
+) -> parlops_status {
+    guard("parlops_prox_create_l2_op", || {
+        // SAFETY: `arg` checks `op` (a live parlops_op) and holds it shared for this call.
+        let a = unsafe { arg(op, "op")? };
+        // SAFETY: `arg`/`opt_arg` check `b`, `q` and `x0` (live parlops_vecs; q and x0 may be
+        // NULL) and hold them shared for this call.
+        let (bv, qv, x0v) = unsafe { (arg(b, "b"), opt_arg(q, "q"), opt_arg(x0, "x0")) };
+        let e = |r: Result<()>| r;
+        let pre = e(bv.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(qv.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(x0v.as_ref().map(|_| ()).map_err(|e| e.clone()));
+        let pre = pre.and(match method {
+            m if m == PARLOPS_METHOD_CG || m == PARLOPS_METHOD_CGLS => Ok(()),
+            m => Err(crate::err!(
+                InvalidArgument,
+                "method is {m}; it must be PARLOPS_METHOD_CGLS ({PARLOPS_METHOD_CGLS}) or \
+                 PARLOPS_METHOD_CG ({PARLOPS_METHOD_CG})"
+            )),
+        });
+        let print = |v: Option<&parlops_vec>| v.map_or(0, |v| vec_print(&v.inner));
+        let same = [
+            5,
+            a.ident as i64,
+            sigma.to_bits() as i64,
+            alpha.to_bits() as i64,
+            qgrad as i64,
+            method as i64,
+            niter,
+            tol.to_bits() as i64,
+            warm as i64,
+            bv.as_ref().map_or(0, |v| print(Some(v))),
+            qv.as_ref().map_or(0, |v| print(*v)),
+            x0v.as_ref().map_or(0, |v| print(*v)),
+        ];
+        let what = "the operator, sigma, alpha, qgrad, method, niter, tol, warm, b, q or x0 ([kind, \
+                    the operator's identity, sigma bits, alpha bits, qgrad, method, niter, tol \
+                    bits, warm, b's, q's and x0's fingerprints])";
+        let d = a.inner.dtype();
+        let layout = a.inner.cols().clone();
+        create_agreed(layout.comm(), out, pre, what, &same, || {
+            let (bv, qv, x0v) = (bv?, qv?, x0v?);
+            let inner = with_dtype!(d, T => {
+                let copy = |v: &parlops_vec, n: &str| -> Result<DistVector<T>> {
+                    let Some(t) = v.inner.typed::<T>() else {
+                        crate::bail!(DTypeMismatch, "{n} is {} and the operator {}", v.inner.dtype().name(), d.name());
+                    };
+                    let mut c = t.duplicate()?;
+                    c.copy_from(t)?;
+                    Ok(c)
+                };
+                let Some(opt) = a.inner.typed::<T>() else {
+                    crate::bail!(Internal, "the operator's dtype");
+                };
+                // the copies' outcome agreed before L2Op::new's collective steps
+                let copies = (|| Ok((
+                    copy(bv, "b")?,
+                    qv.map(|v| copy(v, "q")).transpose()?,
+                    x0v.map(|v| copy(v, "x0")).transpose()?,
+                )))();
+                let (bc, qc, x0c) = layout.comm().agree(copies)?;
+                let inner = Inner { niter, tol };
+                let l = L2Op::new(opt.clone(), sigma, alpha, qgrad, bc, qc, method == PARLOPS_METHOD_CG, inner, x0c, warm)?;
+                let p = Prox::<T>::new(layout.clone(), ProxKind::L2Op(Box::new(l)))?;
+                Box::new(p) as Box<dyn Any + Send + Sync>
+            });
+            Ok(parlops_prox {
+                inner,
+                dtype: d,
+                layout: layout.clone(),
+                ident: 0,
+            })
+        })
     })
 }
 

@@ -9,7 +9,8 @@ use super::prox::{parlops_prox, vec_print};
 use super::types::parlops_status;
 use crate::error::Result;
 use crate::scalar::DType;
-use crate::solver::proximal::{PrimalDualParams, ProxGradParams};
+use crate::solver::prox_op::Inner;
+use crate::solver::proximal::{AdmmParams, PrimalDualParams, ProxGradParams};
 
 /// The handles of a proximal solver, checked: vectors distinct, dtypes equal.
 fn distinct(vs: &[(*const parlops_vec, &str)]) -> Result<()> {
@@ -25,7 +26,12 @@ fn distinct(vs: &[(*const parlops_vec, &str)]) -> Result<()> {
 
 fn same_dtype(d: DType, what: &str, e: DType) -> Result<()> {
     if d != e {
-        crate::bail!(DTypeMismatch, "{what} is {} and f {}", d.name(), e.name());
+        crate::bail!(
+            DTypeMismatch,
+            "{what} is {} and the proximal operator {}",
+            d.name(),
+            e.name()
+        );
     }
     Ok(())
 }
@@ -201,5 +207,104 @@ pub unsafe extern "C" fn parlops_proximal_gradient(
         // SAFETY: `iterations` is NULL or a writable int64 (as `put_opt` requires).
         unsafe { super::handles::put_opt(iterations, made) };
         Ok(())
+    })
+}
+
+/// min_x 1/2 ||Op x - b||^2 + g(A x) by the alternating direction method of multipliers, as
+/// PyLops-MPI's `ADMML2` runs it (the same updates in the same order): with u = 0 and z = A x
+/// (or the z passed, when `z_given`), each of `niter` iterations makes
+/// x = cgls([Op; A / sqrt(tau)], [b; (z - u) / sqrt(tau)]) from x, then
+/// z = prox_{tau g}(A x + u) and u = u + A x - z (`gfirst`: z first, from the previous x). The
+/// x-update is PyLops-MPI's cgls: at most `cgls_niter` iterations, stopping once
+/// ||A^H r||^2 <= `cgls_tol` (PyLops' rule, absolute: its defaults 10 and 1e-4; an x-update
+/// whose start already meets the rule makes no iteration, so ask 0 to always make `cgls_niter`).
+/// x (Op's and A's columns) and z (A's rows, g's layout) are updated in place; b has Op's rows;
+/// g may be any proximal operator, collective ones (parlops_prox_create_l2_op) included. tau > 0
+/// (convergence asks tau <= 1 / lambda_max(A^H A)); niter and cgls_niter at least 0; cgls_tol at
+/// least 0. A failure on one rank (a callback, an operator) fails every rank at the same
+/// iteration; NaN or Inf in a residual, in x or in z is PARLOPS_ERR_NOT_CONVERGED. [collective]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn parlops_admm_l2(
+    g: *const parlops_prox,
+    op: *const parlops_op,
+    b: *const parlops_vec,
+    a: *const parlops_op,
+    tau: f64,
+    niter: i64,
+    gfirst: bool,
+    z_given: bool,
+    cgls_niter: i64,
+    cgls_tol: f64,
+    x: *mut parlops_vec,
+    z: *mut parlops_vec,
+) -> parlops_status {
+    guard("parlops_admm_l2", || {
+        // SAFETY: `arg` checks `g` (a live parlops_prox) and holds it shared for this call.
+        let g = unsafe { arg(g, "g")? };
+        let alias = distinct(&[(x.cast_const(), "x"), (z.cast_const(), "z"), (b, "b")]);
+        // SAFETY: `arg` checks `op`, `a` and `b` and holds them shared; `arg_mut` holds `x` and
+        // `z` exclusively, and is only reached when x, z and b are distinct handles.
+        let (opv, bv, av) = unsafe { (arg(op, "Op"), arg(b, "b"), arg(a, "A")) };
+        let (xv, zv) = match &alias {
+            // SAFETY: as above.
+            Ok(()) => unsafe { (arg_mut(x, "x"), arg_mut(z, "z")) },
+            Err(e) => (Err(e.clone()), Err(e.clone())),
+        };
+        let comm = g.layout.comm().clone();
+        let unit = |r: Result<()>| r;
+        let pre = unit(alias.clone())
+            .and(opv.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(bv.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(av.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(xv.as_ref().map(|_| ()).map_err(|e| e.clone()))
+            .and(zv.as_ref().map(|_| ()).map_err(|e| e.clone()));
+        let same = [
+            g.ident as i64,
+            opv.as_ref().map_or(0, |o| o.ident as i64),
+            bv.as_ref().map_or(0, |v| vec_print(&v.inner)),
+            av.as_ref().map_or(0, |o| o.ident as i64),
+            xv.as_ref().map_or(0, |v| vec_print(&v.inner)),
+            zv.as_ref().map_or(0, |v| vec_print(&v.inner)),
+            tau.to_bits() as i64,
+            niter,
+            gfirst as i64,
+            z_given as i64,
+            cgls_niter,
+            cgls_tol.to_bits() as i64,
+        ];
+        comm.agree_same(
+            pre,
+            "g, Op, b, A, x, z, tau, niter, gfirst, z_given, cgls_niter or cgls_tol (identities, \
+             fingerprints, bits)",
+            &same,
+        )?;
+        let (opv, bv, av, x, z) = (opv?, bv?, av?, xv?, zv?);
+        let d = g.dtype;
+        let p = AdmmParams {
+            tau,
+            niter,
+            gfirst,
+            z_given,
+            inner: Inner {
+                niter: cgls_niter,
+                tol: cgls_tol,
+            },
+        };
+        with_dtype!(d, T => {
+            let prep = same_dtype(opv.inner.dtype(), "Op", d)
+                .and(same_dtype(bv.inner.dtype(), "b", d))
+                .and(same_dtype(av.inner.dtype(), "A", d))
+                .and(same_dtype(x.inner.dtype(), "x", d))
+                .and(same_dtype(z.inner.dtype(), "z", d));
+            comm.agree(prep)?;
+            let gt = g.typed::<T>()?;
+            let (Some(opt), Some(at), Some(bt)) = (opv.inner.typed::<T>(), av.inner.typed::<T>(), bv.inner.typed::<T>()) else {
+                crate::bail!(Internal, "the operators' and b's dtypes were checked");
+            };
+            let (Some(xt), Some(zt)) = (x.inner.typed_mut::<T>(), z.inner.typed_mut::<T>()) else {
+                crate::bail!(Internal, "the vectors' dtypes were checked");
+            };
+            crate::solver::proximal::admm_l2(gt, opt.as_ref(), bt, at.as_ref(), xt, zt, p)
+        })
     })
 }

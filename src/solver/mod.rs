@@ -34,6 +34,7 @@ pub mod options;
 pub mod options_apply;
 pub mod power;
 pub mod prox;
+pub mod prox_op;
 pub mod proximal;
 mod richardson;
 pub mod settings;

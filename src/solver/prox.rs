@@ -1,6 +1,7 @@
 //! Proximal operators of convex functions on distributed vectors (PyLops-MPI 0.8's `MPIL2`,
 //! `MPIL21` and the separable operators it wraps from PyProximal, `L1`), and the caller's own
-//! as local callbacks. Each is a function f with f(x) (reduced over the ranks), prox_{tau f}(x),
+//! as local callbacks, and `MPIL2` with an operator ([`super::prox_op`], whose entry points are
+//! collective). Each is a function f with f(x) (reduced over the ranks), prox_{tau f}(x),
 //! the dual prox_{tau f*}(x) and, where f is smooth, its gradient.
 //!
 //! Entries are processed element by element on this rank's part (host-addressable vectors); the
@@ -43,6 +44,8 @@ pub enum ProxKind<T: Scalar> {
     L21 { ndim: usize, sigma: f64 },
     /// The caller's callbacks.
     Local(Arc<dyn LocalProx<T>>),
+    /// sigma/2 ||Op x - b||^2 + alpha q^H x (PyLops-MPI's MPIL2 with an operator): collective.
+    L2Op(Box<super::prox_op::L2Op<T>>),
 }
 
 /// A proximal operator on vectors of one layout.
@@ -132,6 +135,9 @@ impl<T: Scalar> Prox<T> {
                 }
             }
             ProxKind::Local(_) => {}
+            ProxKind::L2Op(l) => {
+                layout.check_compatible(l.op.cols(), "the layout", "the operator's columns")?
+            }
         }
         Ok(Prox { layout, kind })
     }
@@ -146,7 +152,10 @@ impl<T: Scalar> Prox<T> {
 
     /// Has the function a gradient here?
     pub fn has_grad(&self) -> bool {
-        matches!(&self.kind, ProxKind::L2 { .. } | ProxKind::Local(_))
+        matches!(
+            &self.kind,
+            ProxKind::L2 { .. } | ProxKind::Local(_) | ProxKind::L2Op(_)
+        )
     }
 
     fn check(&self, v: &DistVector<T>, what: &str) -> Result<()> {
@@ -157,6 +166,9 @@ impl<T: Scalar> Prox<T> {
     /// f(x), the same on every rank (one reduction); `pending` carries an earlier failure of this
     /// rank into it. [collective]
     pub fn value(&self, x: &DistVector<T>, pending: Result<()>) -> Result<f64> {
+        if let ProxKind::L2Op(l) = &self.kind {
+            return l.value(x, pending);
+        }
         let local = pending
             .and_then(|_| self.check(x, "x"))
             .and_then(|_| self.local_value(x));
@@ -214,14 +226,18 @@ impl<T: Scalar> Prox<T> {
                     "the proximal operator's callbacks give no value of the function"
                 ),
             },
+            ProxKind::L2Op(_) => crate::bail!(Internal, "the operator's L2 has no local value"),
         })
     }
 
-    /// y = prox_{tau f}(x) (y may not be x; local: no communication). [local]
+    /// y = prox_{tau f}(x) (y may not be x). [local; collective for `L2Op`, which solves with Op]
     pub fn prox(&self, tau: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         positive(tau, "tau")?;
         self.check(x, "x")?;
         self.check(y, "y")?;
+        if let ProxKind::L2Op(l) = &self.kind {
+            return l.prox(tau, x, y);
+        }
         let xs = host(x, "x")?;
         let ys = host_mut(y, "y")?;
         match &self.kind {
@@ -256,13 +272,15 @@ impl<T: Scalar> Prox<T> {
                 l21_scale(xs, ys, *ndim, |n| 1.0 - ts / nan_max(n, ts));
             }
             ProxKind::Local(l) => l.prox(tau, xs, ys)?,
+            ProxKind::L2Op(_) => crate::bail!(Internal, "the operator's L2 is handled above"),
         }
         Ok(())
     }
 
     /// y = prox_{tau f*}(x), f* the convex conjugate: closed forms for L1 (the projection on
     /// [-sigma, sigma], radial for complex entries) and L21 (sigma x / max(|x_i|, sigma)), the
-    /// caller's callback where given, else the Moreau identity x - tau prox_{f/tau}(x / tau). [local]
+    /// caller's callback where given, else the Moreau identity x - tau prox_{f/tau}(x / tau).
+    /// [local; collective for `L2Op`]
     pub fn proxdual(&self, tau: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         positive(tau, "tau")?;
         self.check(x, "x")?;
@@ -295,17 +313,23 @@ impl<T: Scalar> Prox<T> {
                     return r;
                 }
             }
-            ProxKind::L2 { .. } => {}
+            ProxKind::L2 { .. } | ProxKind::L2Op(_) => {}
         }
         // Moreau: prox_{tau f*}(x) = x - tau prox_{f / tau}(x / tau)
-        let mut s = x.duplicate()?;
+        let s = x.duplicate();
+        let mut s = match &self.kind {
+            // the prox below is collective: an allocation failing on one rank fails every rank
+            ProxKind::L2Op(_) => self.layout.comm().agree(s)?,
+            _ => s?,
+        };
         s.copy_from(x)?;
         s.scale(T::real(1.0 / tau))?;
         self.prox(1.0 / tau, &s, y)?;
         y.axpby(T::one(), x, -T::real(tau))
     }
 
-    /// g = grad f(x) (L2: sigma (x - b) + alpha q; the caller's callback). [local]
+    /// g = grad f(x) (L2: sigma (x - b) + alpha q; L2Op: sigma Op^H (Op x - b) + alpha q; the
+    /// caller's callback). [local; collective for `L2Op`]
     pub fn grad(&self, x: &DistVector<T>, g: &mut DistVector<T>) -> Result<()> {
         self.check(x, "x")?;
         self.check(g, "g")?;
@@ -327,6 +351,7 @@ impl<T: Scalar> Prox<T> {
                 }
                 Ok(())
             }
+            ProxKind::L2Op(l) => l.grad(x, g),
             ProxKind::Local(l) => {
                 let xs = host(x, "x")?;
                 let gs = host_mut(g, "g")?;

@@ -295,3 +295,97 @@ fn prox_weighted<T: Scalar>(
     }
     g.prox(w, s, x)
 }
+
+/// Settings of [`admm_l2`] (PyLops-MPI's names).
+#[derive(Clone, Copy, Debug)]
+pub struct AdmmParams {
+    /// The penalty's step: the x-update solves with (1/sqrt(tau)) A below Op.
+    pub tau: f64,
+    pub niter: i64,
+    /// Apply g's prox before the x-update (true) or after it (false, PyLops-MPI's default).
+    pub gfirst: bool,
+    /// z holds the start of the auxiliary variable; else it starts as A x.
+    pub z_given: bool,
+    /// The x-update's CGLS (PyLops-MPI's cgls defaults: 10 iterations, tol 1e-4).
+    pub inner: super::prox_op::Inner,
+}
+
+/// min_x 1/2 ||Op x - b||^2 + g(A x) by ADMM, as PyLops-MPI's `ADMML2` runs it: u = 0 and, each
+/// iteration, x = cgls([Op; A / sqrt(tau)], [b; (z - u) / sqrt(tau)]) from x, then
+/// z = prox_{tau g}(A x + u) and u = u + A x - z (z first when `gfirst`, with A x of the previous
+/// x). x (Op's and A's columns) and z (A's rows) are updated in place. [collective]
+#[allow(clippy::too_many_arguments)]
+pub fn admm_l2<T: Scalar>(
+    g: &Prox<T>,
+    op: &dyn LinearOperator<T>,
+    b: &DistVector<T>,
+    a: &dyn LinearOperator<T>,
+    x: &mut DistVector<T>,
+    z: &mut DistVector<T>,
+    p: AdmmParams,
+) -> Result<()> {
+    use super::prox_op::{CglsWork, Stack, cgls};
+    let comm = x.layout().comm().clone();
+    let c = 1.0 / p.tau.sqrt();
+    let st = Stack {
+        top: op,
+        c_top: 1.0,
+        bot: Some(a),
+        c_bot: c,
+    };
+    let local = (|| {
+        finite_positive(p.tau, "tau")?;
+        if p.niter < 0 {
+            crate::bail!(
+                InvalidArgument,
+                "niter is {}; it must be at least 0",
+                p.niter
+            );
+        }
+        p.inner.check("the x-update's (CGLS)")?;
+        op.cols()
+            .check_compatible(a.cols(), "Op's columns", "A's columns")?;
+        op.cols()
+            .check_compatible(x.layout(), "Op's columns", "x")?;
+        op.rows().check_compatible(b.layout(), "Op's rows", "b")?;
+        a.rows().check_compatible(z.layout(), "A's rows", "z")?;
+        a.rows()
+            .check_compatible(g.layout(), "A's rows", "g's layout")?;
+        let zeros = |v: &DistVector<T>| -> Result<DistVector<T>> {
+            let mut w = v.duplicate()?;
+            w.fill(T::zero())?;
+            Ok(w)
+        };
+        Ok((CglsWork::new(&st, x)?, zeros(z)?, zeros(z)?, zeros(z)?))
+    })();
+    let (mut w, mut u, mut ax, mut t) = comm.agree(local)?;
+    if !p.z_given {
+        let e = a.apply(x, z);
+        comm.agree(e)?;
+    }
+    for _ in 0..p.niter {
+        let mut e = Ok(());
+        if p.gfirst {
+            // z = prox_{tau g}(A x + u)
+            e = e.and(a.apply(x, &mut ax));
+            t.waxpy(T::one(), &ax, &u)?;
+            e = e.and(g.prox(p.tau, &t, z));
+        }
+        // x = cgls([Op; A / sqrt(tau)], [b; (z - u) / sqrt(tau)]) from x
+        t.copy_from(z)?;
+        t.axpy(-T::one(), &u)?;
+        t.scale(T::real(c))?;
+        cgls(&comm, &st, b, &t, x, &mut w, p.inner, e)?;
+        let mut e = Ok(());
+        if !p.gfirst {
+            e = e.and(a.apply(x, &mut ax));
+            t.waxpy(T::one(), &ax, &u)?;
+            e = e.and(g.prox(p.tau, &t, z));
+        }
+        // u = u + A x - z
+        u.axpy(T::one(), &ax)?;
+        u.axpy(-T::one(), z)?;
+        agree_step(&comm, e)?;
+    }
+    finish(&comm, &[x, z], p.niter, "ADMM")
+}

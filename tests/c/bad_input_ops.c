@@ -546,6 +546,57 @@ int main(int argc, char **argv) {
   EXPECT(parlops_op_dottest(Md, 9, &err), PARLOPS_OK, NULL);
   expect("MDC dot test (real f32 G, one-sided, even nt)", err < 1e-5 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
   parlops_op_destroy(&Md);
+  /* MPIL2 through an operator and ADMM: the argument named, one rank differing fails every rank */
+  {
+    parlops_op *Id = NULL;
+    parlops_prox *pl = NULL, *g1 = NULL;
+    parlops_vec *z = NULL;
+    EXPECT(parlops_op_identity(l, PARLOPS_F64, &Id), PARLOPS_OK, NULL);
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, NULL, NULL, 0.0, true, PARLOPS_METHOD_CGLS, 5, 1e-4, NULL, true, &pl),
+           PARLOPS_ERR_NULL_ARGUMENT, "'b'");
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, x2, NULL, 0.0, true, PARLOPS_METHOD_CGLS, 5, 1e-4, NULL, true, &pl),
+           PARLOPS_ERR_SIZE_MISMATCH, "b");
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, xf, 0.0, true, PARLOPS_METHOD_CGLS, 5, 1e-4, NULL, true, &pl),
+           PARLOPS_ERR_DTYPE_MISMATCH, "q");
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, NULL, 0.0, true, 7, 5, 1e-4, NULL, true, &pl), PARLOPS_ERR_INVALID_ARGUMENT,
+           "method is 7");
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, NULL, 0.0, true, PARLOPS_METHOD_CG, -1, 1e-4, NULL, true, &pl),
+           PARLOPS_ERR_INVALID_ARGUMENT, "niter is -1");
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, NULL, 0.0, true, PARLOPS_METHOD_CG, 5, NAN, NULL, true, &pl),
+           PARLOPS_ERR_INVALID_ARGUMENT, "tol is NaN");
+    EXPECT(parlops_prox_create_l2_op(Id, 0.0, y, NULL, 0.0, true, PARLOPS_METHOD_CG, 5, 1e-4, NULL, true, &pl),
+           PARLOPS_ERR_INVALID_ARGUMENT, "sigma is 0");
+    if (one)
+      EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, NULL, 0.0, true, PARLOPS_METHOD_CG, rank_ == last ? 4 : 5, 1e-4, NULL,
+                                       true, &pl),
+             PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "niter");
+    expect("no proximal operator on failure", pl == NULL ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    EXPECT(parlops_prox_create_l2_op(Id, 1.0, y, NULL, 0.0, true, PARLOPS_METHOD_CG, 5, 1e-4, x, true, &pl), PARLOPS_OK,
+           NULL);
+    EXPECT(parlops_prox_create_l1(l, PARLOPS_F64, 0.5, &g1), PARLOPS_OK, NULL);
+    EXPECT(parlops_vec_create(l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &z), PARLOPS_OK, NULL);
+    EXPECT(parlops_admm_l2(NULL, Id, y, Id, 0.25, 3, false, false, 5, 1e-4, x, z), PARLOPS_ERR_NULL_ARGUMENT, "'g'");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.0, 3, false, false, 5, 1e-4, x, z), PARLOPS_ERR_INVALID_ARGUMENT, "tau is 0");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, -1, false, false, 5, 1e-4, x, z), PARLOPS_ERR_INVALID_ARGUMENT,
+           "niter is -1");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, false, -2, 1e-4, x, z), PARLOPS_ERR_INVALID_ARGUMENT,
+           "niter is -2");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, false, 5, -1.0, x, z), PARLOPS_ERR_INVALID_ARGUMENT, "tol is -1");
+    EXPECT(parlops_admm_l2(g1, Id, x2, Id, 0.25, 3, false, false, 5, 1e-4, x, z), PARLOPS_ERR_SIZE_MISMATCH, "b");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, false, 5, 1e-4, x, x), PARLOPS_ERR_INVALID_ARGUMENT,
+           "same vector");
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, false, 5, 1e-4, xf, z), PARLOPS_ERR_DTYPE_MISMATCH, "x");
+    if (one)
+      EXPECT(parlops_admm_l2(g1, Id, y, Id, rank_ == last ? 0.5 : 0.25, 3, false, false, 5, 1e-4, x, z),
+             PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS, "tau");
+    /* g may itself be collective (an L2 through an operator) */
+    EXPECT(parlops_admm_l2(pl, Id, y, Id, 0.25, 3, true, false, 5, 1e-4, x, z), PARLOPS_OK, NULL);
+    EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, true, 5, 1e-4, x, z), PARLOPS_OK, NULL);
+    parlops_prox_destroy(&pl);
+    parlops_prox_destroy(&g1);
+    parlops_vec_destroy(&z);
+    parlops_op_destroy(&Id);
+  }
   int64_t hdims[2] = {7, 5}, hgrid[2] = {1, size_}, badgrid[2] = {2, size_}, hw[2] = {1, 2}, negw[1] = {-1};
   int64_t bst[2], bsh[2];
   EXPECT(parlops_halo_block(2, hdims, hgrid, size_, size_, bst, bsh), PARLOPS_ERR_INVALID_ARGUMENT, "rank");

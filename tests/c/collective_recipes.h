@@ -651,6 +651,20 @@ RECIPE(parlops_prox_create_l21, "") {
   a->sigma = 0.5;
   a->out = &o_prox;
 }
+RECIPE(parlops_prox_create_l2_op, "niter:long") {
+  a->op = W.A;
+  a->sigma = 1.5;
+  a->b = W.v[3];
+  a->q = W.v[4];
+  a->alpha = 0.2;
+  a->qgrad = true;
+  a->method = PARLOPS_METHOD_CGLS;
+  a->niter = 3;
+  a->tol = 1e-4;
+  a->x0 = W.v[5];
+  a->warm = true;
+  a->out = &o_prox;
+}
 RECIPE(parlops_prox_create_shell, "ctx:skip") {
   a->layout = W.l;
   a->dtype = PARLOPS_F64;
@@ -698,6 +712,22 @@ RECIPE(parlops_primal_dual, "niter:long") {
   a->gfirst = true;
   a->x = W.v[6];
   a->y = W.v[7];
+}
+RECIPE(parlops_admm_l2, "niter:long cgls_niter:long") {
+  parlops_vec_fill(W.v[6], PARLOPS_REAL(0.0));
+  parlops_vec_fill(W.v[7], PARLOPS_REAL(0.0));
+  a->g = W.psh;
+  a->op = W.A;
+  a->b = W.v[3];
+  a->a = W.A;
+  a->tau = 0.25;
+  a->niter = 3;
+  a->gfirst = false;
+  a->z_given = false;
+  a->cgls_niter = 4;
+  a->cgls_tol = 1e-4;
+  a->x = W.v[6];
+  a->z = W.v[7];
 }
 RECIPE(parlops_proximal_gradient, "niter:long") {
   parlops_vec_fill(W.v[6], PARLOPS_REAL(0.0));

@@ -1017,6 +1017,15 @@ static int do_call(int k) {
       if (new_handle_ok(st, h1)) adopt(PROX, h1, 1);
       break;
     }
+    CASE(parlops_prox_create_l2_op) {
+      int64_t its[] = {-1, 0, 1, 3};
+      int method = chance(80) ? (chance(50) ? PARLOPS_METHOD_CG : PARLOPS_METHOD_CGLS) : int_v();
+      st = parlops_prox_create_l2_op(PO(), chance(80) ? 1.0 : dbl_v(), chance(5) ? NULL : PV(), chance(50) ? NULL : PV(),
+                                     chance(80) ? 0.3 : dbl_v(), chance(50), method, its[below(4)],
+                                     chance(80) ? 1e-4 : dbl_v(), chance(50) ? NULL : PV(), chance(50), OUT(h1));
+      if (new_handle_ok(st, h1)) adopt(PROX, h1, 1);
+      break;
+    }
     CASE(parlops_prox_create_shell) {
       parlops_layout *l = PL();
       int dt = dtype_v();
@@ -1043,6 +1052,12 @@ static int do_call(int k) {
       st = parlops_primal_dual(PP(), PP(), PO(), chance(50) ? NULL : PV(), chance(80) ? 0.5 : dbl_v(),
                                chance(80) ? 0.25 : dbl_v(), chance(80) ? 1.0 : dbl_v(), its[below(5)], chance(50), PV(),
                                PV());
+      break;
+    }
+    CASE(parlops_admm_l2) {
+      int64_t its[] = {-1, 0, 1, 3};
+      st = parlops_admm_l2(PP(), PO(), PV(), PO(), chance(80) ? 0.25 : dbl_v(), its[below(4)], chance(50), chance(50),
+                           its[below(4)], chance(80) ? 1e-4 : dbl_v(), PV(), PV());
       break;
     }
     CASE(parlops_proximal_gradient) {
@@ -1498,6 +1513,8 @@ static void seed_pool(void) {
   if (parlops_prox_create_shell(L[0], PARLOPS_F64, pctx, prox_cb, NULL, prox_value_cb, prox_grad_cb, shell_free, &X[3]) ==
       PARLOPS_OK)
     ctx_made++;
+  /* the L2 misfit through the CSR identity (collective entry points: products with it) */
+  parlops_prox_create_l2_op(O[2], 1.0, V[1], NULL, 0.0, true, PARLOPS_METHOD_CGLS, 3, 1e-4, NULL, true, &X[4]);
   for (int t = 0; t < NT; t++)
     for (int i = 0; i < POOL; i++)
       if (pool[t][i] && is_sentinel_ptr(pool[t][i])) pool[t][i] = NULL;

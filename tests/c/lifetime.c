@@ -60,8 +60,8 @@ static struct {
   parlops_solver *s, *s_inner;
   parlops_hypre_options *ho;
   parlops_options *opts;
-  parlops_prox *pf, *pg, *pl1;
-  double ref_pd[N], ref_pg[N];
+  parlops_prox *pf, *pg, *pl1, *plop;
+  double ref_pd[N], ref_pg[N], ref_admm[N], ref_pdop[N];
   int64_t lo, len;
 } S;
 
@@ -178,6 +178,18 @@ static parlops_status run_pg(parlops_vec *x) {
   parlops_vec_fill(x, PARLOPS_REAL(0.0));
   return parlops_proximal_gradient(S.pg, S.pl1, 0.5, 1.0, 1.0, 6, PARLOPS_ACCELERATION_FISTA, 1e-15, x, NULL);
 }
+/* ADMM: Op = A = the shell, g the caller's proximal operator (both reach callbacks) */
+static parlops_status run_admm(parlops_vec *x, parlops_vec *z) {
+  parlops_vec_fill(x, PARLOPS_REAL(0.0));
+  parlops_vec_fill(z, PARLOPS_REAL(0.0));
+  return parlops_admm_l2(S.pg, S.A, S.b, S.A, 0.25, 4, false, false, 5, 1e-4, x, z);
+}
+/* primal-dual with f = L2 through the diagonal matrix (held by f), g the caller's, A the shell */
+static parlops_status run_pdop(parlops_vec *x, parlops_vec *y) {
+  parlops_vec_fill(x, PARLOPS_REAL(0.0));
+  parlops_vec_fill(y, PARLOPS_REAL(0.0));
+  return parlops_primal_dual(S.plop, S.pg, S.A, NULL, 0.5, 0.25, 1.0, 4, true, x, y);
+}
 static void ctx_destroy(void *ctx) {
   (void)ctx;
   maybe_fire(CB_DESTROY_CTX);
@@ -243,6 +255,16 @@ static void build(void) {
   EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_pd), PARLOPS_OK, NULL);
   EXPECT(run_pg(S.u[0]), PARLOPS_OK, NULL);
   EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_pg), PARLOPS_OK, NULL);
+  EXPECT(run_admm(S.u[0], S.u[1]), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_admm), PARLOPS_OK, NULL);
+  EXPECT(parlops_prox_create_l2_op(S.Ad, 1.0, S.b, NULL, 0.0, true, PARLOPS_METHOD_CGLS, 3, 0.0, NULL, true, &S.plop),
+         PARLOPS_OK, NULL);
+  EXPECT(run_pdop(S.u[0], S.u[1]), PARLOPS_OK, NULL);
+  EXPECT(parlops_vec_copy_to_host(S.u[0], S.ref_pdop), PARLOPS_OK, NULL);
+  /* f anew (its warm start back to zero): the scenario's run repeats the reference's */
+  EXPECT(parlops_prox_destroy(&S.plop), PARLOPS_OK, NULL);
+  EXPECT(parlops_prox_create_l2_op(S.Ad, 1.0, S.b, NULL, 0.0, true, PARLOPS_METHOD_CGLS, 3, 0.0, NULL, true, &S.plop),
+         PARLOPS_OK, NULL);
 }
 
 static void teardown(void) {
@@ -250,8 +272,8 @@ static void teardown(void) {
                   (void **)&S.A,      (void **)&S.b,       (void **)&S.x, (void **)&S.y,    (void **)&S.om[0],
                   (void **)&S.om[1],  (void **)&S.om[2],   (void **)&S.om[3], (void **)&S.u[0], (void **)&S.u[1],
                   (void **)&S.l_ref,  (void **)&S.l,       (void **)&S.c,     (void **)&S.ho,       (void **)&S.opts,
-                  (void **)&S.pf,     (void **)&S.pg,      (void **)&S.pl1};
-  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5, 6, 7, 7, 7};
+                  (void **)&S.pf,     (void **)&S.pg,      (void **)&S.pl1, (void **)&S.plop};
+  int kinds[] = {4, 4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 5, 6, 7, 7, 7, 7};
   /* no callback destroys anything now */
   which_cb = -1;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
@@ -261,12 +283,13 @@ static void teardown(void) {
 }
 
 /* the running calls */
-enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, SOLVE_MANY, DIAG, PD, PG, NCALL };
+enum call { SOLVE, APPLY, EIG, CHEB, CHEB_A, JACOBI, EIG_KS, SOLVE_MANY, DIAG, PD, PG, ADMM, PDOP, NCALL };
 static const char *const call_names[] = {"parlops_solver_solve", "parlops_op_apply", "parlops_eig_randomized",
                                          "parlops_op_create_chebyshev", "parlops_op_create_chebyshev (of the shell)",
                                          "parlops_solver_solve with Jacobi", "parlops_eig_krylov_schur",
                                          "parlops_solver_solve_many", "parlops_op_diagonal", "parlops_primal_dual",
-                                         "parlops_proximal_gradient"};
+                                         "parlops_proximal_gradient", "parlops_admm_l2",
+                                         "parlops_primal_dual with f = L2 through an operator (parlops_prox_create_l2_op)"};
 
 /* Run `call`; check its result. Returns the call's status. */
 static parlops_status run(int call, char *what, size_t cap) {
@@ -330,13 +353,15 @@ static parlops_status run(int call, char *what, size_t cap) {
     break;
   }
   case PD:
-  case PG: {
+  case PG:
+  case ADMM:
+  case PDOP: {
     /* the same iterates, bit for bit, as the run without destroys in build() */
-    st = call == PD ? run_pd(S.x, S.y) : run_pg(S.x);
+    st = call == PD ? run_pd(S.x, S.y) : call == PG ? run_pg(S.x) : call == ADMM ? run_admm(S.x, S.y) : run_pdop(S.x, S.y);
     if (st != PARLOPS_OK) break;
     double xv[N];
     parlops_vec_copy_to_host(S.x, xv);
-    const double *ref = call == PD ? S.ref_pd : S.ref_pg;
+    const double *ref = call == PD ? S.ref_pd : call == PG ? S.ref_pg : call == ADMM ? S.ref_admm : S.ref_pdop;
     for (int64_t i = 0; i < S.len; i++)
       if (xv[i] != ref[i]) st = PARLOPS_ERR_INTERNAL;
     snprintf(what, cap, "x %s the run without destroys", st == PARLOPS_OK ? "equal to" : "differs from");
@@ -528,6 +553,20 @@ int main(int argc, char **argv) {
   scenario(PG, CB_PROX, 2, (void **)&S.x, "x (passed)", BUSY);
   scenario(PG, CB_PROX, 7, (void **)&S.pf, "a proximal operator it does not use", OK);
   scenario(PG, CB_PROX, 1, (void **)&S.l, "the layout", OK);
+  /* ADMM (its operators' and g's callbacks), and f = L2 through an operator (held by f) */
+  for (int cb = CB_OP; cb <= CB_PROX; cb += CB_PROX - CB_OP) {
+    scenario(ADMM, cb, 7, (void **)&S.pg, "g (passed)", BUSY);
+    scenario(ADMM, cb, 3, (void **)&S.A, "Op and A (passed)", BUSY);
+    scenario(ADMM, cb, 2, (void **)&S.b, "b (passed)", BUSY);
+    scenario(ADMM, cb, 2, (void **)&S.x, "x (passed)", BUSY);
+    scenario(ADMM, cb, 2, (void **)&S.y, "z (passed)", BUSY);
+    scenario(ADMM, cb, 7, (void **)&S.pl1, "a proximal operator it does not use", OK);
+    scenario(ADMM, cb, 1, (void **)&S.l, "the layout", OK);
+    scenario(ADMM, cb, 0, (void **)&S.c, "the communicator", OK);
+    scenario(PDOP, cb, 7, (void **)&S.plop, "f = L2 through an operator (passed)", BUSY);
+    scenario(PDOP, cb, 3, (void **)&S.Ad, "f's operator (held by f)", OK);
+    scenario(PDOP, cb, 2, (void **)&S.b, "f's b (copied by f)", OK);
+  }
   /* from a context's destroy callback, run while the operator goes away after a solve */
   scenario(SOLVE, CB_DESTROY_CTX, 2, (void **)&S.b, "a vector the solve used", OK);
   scenario(SOLVE, CB_DESTROY_CTX, 4, (void **)&S.s_saved, "the solver whose destruction runs it (already unregistered)",
