@@ -8,6 +8,7 @@
 #                               Krylov-Schur, GCRO-DR recycling), 1 and 2 ranks:
 #                               table, build/bench.json and build/bench.svg (installs petsc-dev; not a test)
 #   make bench-spmv [BENCH_N=1000]  CSR SpMV bandwidth vs STREAM triad at 1 and 2 ranks (Rust, no C API)
+#   make bench-stencil [STENCIL_N=3000]  the matrix-free stencils vs their assembled CSR, 1 and 2 ranks
 #   make bench-passes [PASSES_N=1000]  CG's and pipelined CG's passes timed alone and the two solvers, 1 and 2 ranks
 #   make bench-repro [REPRO_N=1000]  CG in the reproducible sum order against the blocked one, 1 and 2 ranks
 #   make bench-small            CG at about 1,000 and 10,000 rows per rank next to PETSc and hypre (1 and 2 ranks)
@@ -32,6 +33,7 @@ N ?= 400
 NP ?= 2
 BENCH_N ?= 400
 REPRO_N ?= 1000
+STENCIL_N ?= 3000
 PASSES_N ?= 1000
 BENCH_ROUNDS ?= 5
 BENCH_K ?= 100
@@ -72,12 +74,18 @@ bench-spmv: deps
 bench-passes: deps
 	$(call rust_bench,passes,$(PASSES_N))
 
+# the matrix-free stencils against their assembled CSR matrices (issue 36: at most 0.6x the time,
+# equal products), PyLops' derivatives, Laplacians (2-D, 3-D) and gradient at about 1M points, 1 and
+# 2 ranks, 7 interleaved rounds (benches/NOTES.md item 38); in make bench
+bench-stencil: deps
+	$(call rust_bench,stencil,$(STENCIL_N))
+
 # the reproducible sum order's cost per CG iteration (issue 35, section 4), 1M rows, 1 and 2 ranks,
 # 9 interleaved rounds of 50 iterations (benches/NOTES.md item 36); in make bench
 bench-repro: deps
 	$(call rust_bench,repro,$(REPRO_N) 9 50)
 
-.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-fft bench-mdc bench-spmv bench-passes bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
+.PHONY: fuzz fresh-check gpu-check gpu-bundle gpu-tests kernels-check bench bench-fft bench-mdc bench-spmv bench-passes bench-stencil bench-repro bench-precond bench-eigen bench-recycle bench-many bench-small bench-setup reference mfem-hypre python-tests abi-check docs spack-check deps build header header-check lint unit mpi-tests examples test demo install stage test-mpich clean
 
 # SKIP_DEPS=1: the dependencies come from elsewhere (a package manager: spack/packages/parlops)
 # and nothing is installed or checked; FORTRAN=0 installs no Fortran module source.
@@ -203,6 +211,7 @@ bench: stage
 	$(MAKE) --no-print-directory bench-repro
 	$(MAKE) --no-print-directory bench-fft
 	$(MAKE) --no-print-directory bench-mdc
+	$(MAKE) --no-print-directory bench-stencil
 	python3 tools/bench_report.py $(BUILD)/bench.json $(BUILD)/bench.svg $(BUILD)/bench.md
 	$(MPICC) -O2 benches/timing.c -Iinclude -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/timing_bench
 	for np in $(BENCH_NP); do $(MPIEXEC) -n $$np $(BUILD)/timing_bench $(BENCH_2D) 200 $(BENCH_ROUNDS) || exit 1; done

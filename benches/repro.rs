@@ -5,24 +5,12 @@
 //! `make bench-repro` (1 and 2 ranks), or `mpiexec -n P target/release/deps/repro-* [grid_n]
 //! [rounds] [iterations]`.
 
-use std::time::Instant;
-
-use parlops::comm::{Comm, ReduceOp};
 use parlops::op::csr::CsrOp;
 use parlops::solver::{Method, Solver, SumOrder};
 use parlops::vector::{DistVector, dots};
 
 mod common;
-use common::median;
-
-/// The slowest rank's time of `f`.
-fn timed(comm: &Comm, mut f: impl FnMut()) -> f64 {
-    comm.barrier().unwrap();
-    let t = Instant::now();
-    f();
-    let dt = t.elapsed().as_secs_f64();
-    comm.allreduce_f64(&[dt], ReduceOp::Max).unwrap()[0]
-}
+use common::{median, timed};
 
 fn main() {
     let (comm, args) = common::start();

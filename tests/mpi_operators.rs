@@ -30,6 +30,8 @@ use parlops::{ErrorKind, Scalar, c32, c64};
 mod fft;
 #[path = "mpi_operators/operators.rs"]
 mod operators;
+#[path = "mpi_operators/stencil_csr.rs"]
+mod stencil_csr;
 #[path = "mpi_operators/stencils.rs"]
 mod stencils;
 use operators::*;
@@ -478,6 +480,10 @@ fn main() {
     run_stencils::<f64>(&mut t, &comm);
     run_stencils::<c32>(&mut t, &comm);
     run_stencils::<c64>(&mut t, &comm);
+    run_stencil_csr::<f32>(&mut t, &comm);
+    run_stencil_csr::<f64>(&mut t, &comm);
+    run_stencil_csr::<c32>(&mut t, &comm);
+    run_stencil_csr::<c64>(&mut t, &comm);
     run_poisson::<f32>(&mut t, &comm);
     run_poisson::<f64>(&mut t, &comm);
     run_poisson::<c64>(&mut t, &comm);

@@ -20,6 +20,17 @@ pub fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> T {
     args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
+/// The slowest rank's time of `f`, in seconds (not every bench uses it).
+#[allow(dead_code)]
+pub fn timed(comm: &Comm, mut f: impl FnMut()) -> f64 {
+    comm.barrier().unwrap();
+    let t = std::time::Instant::now();
+    f();
+    let dt = t.elapsed().as_secs_f64();
+    comm.allreduce_f64(&[dt], parlops::comm::ReduceOp::Max)
+        .unwrap()[0]
+}
+
 /// The middle value (the upper one of an even count).
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
