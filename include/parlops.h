@@ -1737,7 +1737,8 @@ parlops_status parlops_prox_create_l2(const parlops_layout *layout,
 // its default 1e-4), from x0 and, when `warm`, from the previous prox's result. An inexact prox
 // by design: the result is what that many iterations give. The gradient is
 // sigma Op^H (Op x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the
-// Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op).
+// Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op);
+// a prox of this object from its own operator's callback is PARLOPS_ERR_BUSY on every rank.
 // sigma > 0, alpha finite, niter >= 0, tol >= 0. [collective]
 parlops_status parlops_prox_create_l2_op(const parlops_op *op,
                                          double sigma,

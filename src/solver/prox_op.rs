@@ -386,14 +386,23 @@ impl<T: Scalar> L2Op<T> {
     /// warm). [collective]
     pub fn prox(&self, tau: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let comm = self.comm().clone();
-        let mut x0 = self
-            .x0
-            .lock()
-            .map_err(|_| crate::err!(Internal, "the proximal operator's start is poisoned"))?;
+        // a prox of this object called from its own operator's callback would wait for itself:
+        // refused (agreed with the checks below, before any communication)
+        let held = match self.x0.try_lock() {
+            Ok(g) => Ok(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Err(crate::err!(
+                Busy,
+                "the L2 proximal operator is in use by a prox of its own that has not returned \
+                 (a call from its operator's callback?)"
+            )),
+        };
+        let busy = held.as_ref().map(|_| ()).map_err(|e| e.clone());
         let cols = self.op.cols();
         let ts = tau * self.sigma;
         if self.normal {
             let local = (|| {
+                busy.clone()?;
                 cols.check_compatible(x.layout(), "the operator's columns", "x")?;
                 cols.check_compatible(y.layout(), "the operator's columns", "y")?;
                 Ok((
@@ -405,6 +414,7 @@ impl<T: Scalar> L2Op<T> {
                 ))
             })();
             let (mut t, mut rhs, mut r, mut cv, mut opc) = comm.agree(local)?;
+            let mut x0 = held?;
             // rhs = x + tau sigma Op^H b - tau alpha q
             let Some(optb) = &self.optb else {
                 crate::bail!(Internal, "sigma Op^H b was not formed");
@@ -418,6 +428,9 @@ impl<T: Scalar> L2Op<T> {
             cg_normal(
                 &comm, &*self.op, ts, &rhs, y, &mut t, &mut r, &mut cv, &mut opc, self.inner,
             )?;
+            if self.warm {
+                x0.copy_from(y)?;
+            }
         } else {
             let st = Stack {
                 top: &*self.op,
@@ -426,6 +439,7 @@ impl<T: Scalar> L2Op<T> {
                 c_bot: 1.0,
             };
             let local = (|| {
+                busy.clone()?;
                 cols.check_compatible(x.layout(), "the operator's columns", "x")?;
                 cols.check_compatible(y.layout(), "the operator's columns", "y")?;
                 Ok((
@@ -435,6 +449,7 @@ impl<T: Scalar> L2Op<T> {
                 ))
             })();
             let (mut w, mut b1, mut b2) = comm.agree(local)?;
+            let mut x0 = held?;
             // [sqrt(tau sigma) Op; I] y = [sqrt(tau sigma) b; x - tau alpha q]
             b1.copy_from(&self.b)?;
             b1.scale(T::real(ts.sqrt()))?;
@@ -444,9 +459,9 @@ impl<T: Scalar> L2Op<T> {
             }
             y.copy_from(&x0)?;
             cgls(&comm, &st, &b1, &b2, y, &mut w, self.inner, Ok(()))?;
-        }
-        if self.warm {
-            x0.copy_from(y)?;
+            if self.warm {
+                x0.copy_from(y)?;
+            }
         }
         Ok(())
     }

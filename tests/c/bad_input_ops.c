@@ -39,6 +39,20 @@ static void expect_reentrant_refused(const char *name) {
   if (!ok) fprintf(stderr, "rank %d: %s: inner status %d: %s\n", rank_, name, (int)reenter_status, reenter_msg);
 }
 
+/* an operator's callback (y = x) that calls the prox of the L2 proximal operator holding it */
+static parlops_prox *nest_p = NULL;
+static parlops_vec *nest_x = NULL, *nest_y = NULL;
+static parlops_status nest_status = PARLOPS_OK;
+static int nest_cb(void *ctx, const void *x, void *y) {
+  memcpy(y, x, (size_t)*(int64_t *)ctx * sizeof(double));
+  if (nest_p) {
+    parlops_prox *p = nest_p;
+    nest_p = NULL;
+    nest_status = parlops_prox_apply(p, 1.0, nest_x, nest_y);
+  }
+  return 0;
+}
+
 static int destroyed = 0;
 static void destroy_ctx(void *ctx) {
   (void)ctx;
@@ -592,6 +606,24 @@ int main(int argc, char **argv) {
     /* g may itself be collective (an L2 through an operator) */
     EXPECT(parlops_admm_l2(pl, Id, y, Id, 0.25, 3, true, false, 5, 1e-4, x, z), PARLOPS_OK, NULL);
     EXPECT(parlops_admm_l2(g1, Id, y, Id, 0.25, 3, false, true, 5, 1e-4, x, z), PARLOPS_OK, NULL);
+    /* a prox called from its own operator's callback: refused (BUSY) on every rank, no hang */
+    parlops_op *Nest = NULL;
+    parlops_prox *pn = NULL;
+    EXPECT(parlops_op_create_shell(l, l, PARLOPS_F64, PARLOPS_MEMORY_HOST, &len, nest_cb, nest_cb, NULL, &Nest), PARLOPS_OK,
+           NULL);
+    EXPECT(parlops_prox_create_l2_op(Nest, 1.0, y, NULL, 0.0, true, PARLOPS_METHOD_CGLS, 3, 0.0, NULL, true, &pn),
+           PARLOPS_OK, NULL);
+    nest_x = y;
+    nest_p = pn;
+    parlops_vec *w = NULL;
+    EXPECT(parlops_vec_duplicate(x, &w), PARLOPS_OK, NULL);
+    nest_y = w;
+    EXPECT(parlops_prox_apply(pn, 0.5, x, z), PARLOPS_OK, NULL);
+    expect("a prox from its own operator's callback: PARLOPS_ERR_BUSY",
+           nest_status == PARLOPS_ERR_BUSY ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+    parlops_vec_destroy(&w);
+    parlops_prox_destroy(&pn);
+    parlops_op_destroy(&Nest);
     parlops_prox_destroy(&pl);
     parlops_prox_destroy(&g1);
     parlops_vec_destroy(&z);
