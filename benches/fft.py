@@ -15,7 +15,6 @@ import ctypes as C
 import json
 import os
 import sys
-import time
 import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread per rank, both libraries
@@ -32,6 +31,7 @@ comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from parlops_ctypes import P, call  # noqa: E402
+from ref_mpi import interleaved  # noqa: E402
 
 world = P()
 call("parlops_comm_create_f", C.c_int(comm.py2f()), C.byref(world))
@@ -96,15 +96,7 @@ def case(dims, axes, real):
             call("parlops_op_apply", op, hx, hy)
             call("parlops_op_apply_adjoint", op, hy, hx2)
 
-    tp, tl = [], []
-    for _ in range(rounds):
-        for f, acc in ((run_pm, tp), (run_pl, tl)):
-            comm.Barrier()
-            t0 = time.perf_counter()
-            f()
-            comm.Barrier()
-            acc.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX) / K)
-    mp, ml = float(np.median(tp)), float(np.median(tl))
+    mp, ml = (t / K for t in interleaved((run_pm, run_pl), rounds))
     flops = 2 * 5 * n * np.log2(np.prod([dims[a] for a in axes]))
     if rank == 0:
         form = "real" if real else "complex"

@@ -14,7 +14,6 @@ import ctypes as C
 import json
 import os
 import sys
-import time
 import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread per rank, both libraries
@@ -31,6 +30,7 @@ comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from parlops_ctypes import P, call  # noqa: E402
+from ref_mpi import interleaved  # noqa: E402
 
 world = P()
 call("parlops_comm_create_f", C.c_int(comm.py2f()), C.byref(world))
@@ -114,21 +114,9 @@ def pair_pl():
         call("parlops_op_apply_adjoint", op, hy, hx2)
 
 
-def timed(fs):
-    out = [[] for _ in fs]
-    for _ in range(rounds):
-        for f, acc in zip(fs, out):
-            comm.Barrier()
-            t0 = time.perf_counter()
-            f()
-            comm.Barrier()
-            acc.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
-    return [float(np.median(a)) for a in out]
-
-
-pm, pl = timed((pair_pm, pair_pl))
+pm, pl = interleaved((pair_pm, pair_pl), rounds)
 pm, pl = pm / K, pl / K
-cm, cl = timed((lambda: cgls_pm(niter), lambda: cgls_pl(niter)))
+cm, cl = interleaved((lambda: cgls_pm(niter), lambda: cgls_pl(niter)), rounds)
 gbytes = 2 * nf * ny * nx * 16 / 1e9  # G read by the forward and by the adjoint
 if rank == 0:
     print(f"mdc {size} rank(s), MDD tutorial ({nt2} x {nx} model, {nf} x {ny} x {nx} G): forward+adjoint parlops "

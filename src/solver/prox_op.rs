@@ -26,13 +26,7 @@ pub struct Inner {
 
 impl Inner {
     pub fn check(&self, what: &str) -> Result<()> {
-        if self.niter < 0 {
-            crate::bail!(
-                InvalidArgument,
-                "{what} niter is {}; it must be at least 0",
-                self.niter
-            );
-        }
+        super::proximal::iterations(self.niter, &format!("{what} niter"))?;
         if !(self.tol.is_finite() && self.tol >= 0.0) {
             crate::bail!(
                 InvalidArgument,

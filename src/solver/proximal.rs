@@ -53,6 +53,14 @@ fn finite_positive(v: f64, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// An iteration count: at least 0.
+pub(crate) fn iterations(n: i64, what: &str) -> Result<()> {
+    if n < 0 {
+        crate::bail!(InvalidArgument, "{what} is {n}; it must be at least 0");
+    }
+    Ok(())
+}
+
 /// Every rank's status after a step (one reduction).
 fn agree_step(comm: &Comm, pending: Result<()>) -> Result<()> {
     comm.allreduce_checked(pending.map(|_| vec![]), 0, ReduceOp::Sum)
@@ -105,13 +113,7 @@ pub fn primal_dual<T: Scalar>(
         if !p.theta.is_finite() {
             crate::bail!(InvalidArgument, "theta is {}; it must be finite", p.theta);
         }
-        if p.niter < 0 {
-            crate::bail!(
-                InvalidArgument,
-                "niter is {}; it must be at least 0",
-                p.niter
-            );
-        }
+        iterations(p.niter, "niter")?;
         a.cols()
             .check_compatible(f.layout(), "A's columns", "f's layout")?;
         a.rows()
@@ -192,13 +194,7 @@ pub fn proximal_gradient<T: Scalar>(
             );
         }
         finite_positive(p.eta, "eta")?;
-        if p.niter < 0 {
-            crate::bail!(
-                InvalidArgument,
-                "niter is {}; it must be at least 0",
-                p.niter
-            );
-        }
+        iterations(p.niter, "niter")?;
         if !(0..=2).contains(&p.acceleration) {
             crate::bail!(
                 InvalidArgument,
@@ -335,13 +331,7 @@ pub fn admm_l2<T: Scalar>(
     };
     let local = (|| {
         finite_positive(p.tau, "tau")?;
-        if p.niter < 0 {
-            crate::bail!(
-                InvalidArgument,
-                "niter is {}; it must be at least 0",
-                p.niter
-            );
-        }
+        iterations(p.niter, "niter")?;
         p.inner.check("the x-update's (CGLS)")?;
         op.cols()
             .check_compatible(a.cols(), "Op's columns", "A's columns")?;

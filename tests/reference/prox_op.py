@@ -20,11 +20,10 @@ import os
 import sys
 
 import numpy as np
-from mpi4py import MPI
 
 import pylops
 import pyproximal
-from pylops_mpi import DistributedArray, MPIBlockDiag
+from pylops_mpi import MPIBlockDiag
 from pylops_mpi.basicoperators import MPIFirstDerivative, MPIGradient
 from pylops_mpi.proximal import MPIProxOperator
 from pylops_mpi.proximal.optimization.primal import ADMML2, ProximalGradient
@@ -35,64 +34,20 @@ from pylops_mpi.proximal.proximal.L21 import MPIL21
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parlops_ctypes import P, call, lib  # noqa: E402
 
-comm = MPI.COMM_WORLD
-rank, size = comm.Get_rank(), comm.Get_size()
-passed = failed = 0
+from ref_mpi import Tally, comm, dist, layout_2d, layout, ptr, rank, rel, selfc, size, vec, world  # noqa: E402
+
+t = Tally()
+check = t.check
 F64, C128 = 1, 3
 CG, CGLS = 0, 3
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"rank {rank}: FAILED: {what}", flush=True)
-
-
-def rel(a, b):
-    d = comm.allreduce(float(np.sum(np.abs(a - b) ** 2)))
-    n = comm.allreduce(float(np.sum(np.abs(b) ** 2)))
-    return np.sqrt(d / max(n, 1e-300))
-
-
-h = P()
-call("parlops_comm_create_f", C.c_int(comm.py2f()), C.byref(h))
-world = h
-s = P()
-call("parlops_comm_create_f", C.c_int(MPI.COMM_SELF.py2f()), C.byref(s))
-selfc = s
-keep = []  # arrays that parlops vectors wrap
-
-
-def layout(c, n, local=-1):
-    out = P()
-    call("parlops_layout_create", c, C.c_int32(0), C.c_int64(n), C.c_int64(local), C.byref(out))
-    return out
-
-
-def vec(lay, arr, dt):
-    keep.append(arr)
-    out = P()
-    call("parlops_vec_create_with_array", lay, C.c_int32(dt), C.c_int32(0), arr.ctypes.data_as(P), C.byref(out))
-    return out
-
-
-def dist(local):
-    d = DistributedArray(global_shape=comm.allreduce(local.size), local_shapes=comm.allgather((local.size,)),
-                         dtype=local.dtype)
-    d[:] = local
-    return d
 
 
 def block_diag(mat, dt):
     """parlops' block diagonal of this rank's dense block (PyLops-MPI's MPIBlockDiag of MatrixMult)."""
     data = np.ascontiguousarray(mat)
-    keep.append(data)
     d, bd = P(), P()
     call("parlops_op_create_dense", layout(selfc, mat.shape[0]), layout(selfc, mat.shape[1]), C.c_int32(dt),
-         data.ctypes.data_as(P), C.byref(d))
+         ptr(data), C.byref(d))
     call("parlops_op_block_diag", world, C.c_int32(dt), C.c_int(1), (P * 1)(d), C.byref(bd))
     return bd
 
@@ -158,12 +113,7 @@ for dt, npt in ((F64, np.float64), (C128, np.complex128)):
 ny, nx = 21, 13
 yy, xx = np.mgrid[0:ny, 0:nx]
 img = ((yy - 10) ** 2 + (xx - 6) ** 2 < 30).astype(float) + 0.4 * (xx > 9)
-shape = (C.c_int64 * 2)(ny, nx)
-lnd = P()
-call("parlops_layout_create_nd", world, C.c_int32(0), C.c_int(2), shape, C.c_int(0), C.c_int64(-1), C.byref(lnd))
-start, ln = C.c_int64(), C.c_int64()
-call("parlops_layout_local_range", lnd, C.byref(start), C.byref(ln))
-s0, l0 = start.value, ln.value
+lnd, s0, l0 = layout_2d(ny, nx)
 bmat = blur(l0, 60 + rank)
 Bop = block_diag(bmat, F64)
 ref_B = MPIBlockDiag(ops=[pylops.MatrixMult(bmat)])
@@ -298,8 +248,4 @@ st = admm(pl1, Bop, hdn, deriv, C.c_double(0.25), C.c_int64(5), C.c_bool(False),
 sts = comm.allgather(st)
 check(all(v == 17 for v in sts), f"ADMM: NaN in b on rank {size - 1}: statuses {sts}")
 
-passed = comm.allreduce(passed)
-failed = comm.allreduce(failed)
-if rank == 0:
-    print(f"prox_op: {passed} passed, {failed} failed ({size} ranks)")
-sys.exit(1 if failed else 0)
+sys.exit(t.finish("prox_op"))

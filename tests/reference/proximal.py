@@ -17,11 +17,10 @@ import os
 import sys
 
 import numpy as np
-from mpi4py import MPI
 
 import pylops_mpi
 import pyproximal
-from pylops_mpi import DistributedArray, StackedDistributedArray
+from pylops_mpi import StackedDistributedArray
 from pylops_mpi.basicoperators import MPIGradient
 from pylops_mpi.proximal import MPIProxOperator
 from pylops_mpi.proximal.optimization.primal import ProximalGradient
@@ -32,49 +31,11 @@ from pylops_mpi.proximal.proximal.L21 import MPIL21
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parlops_ctypes import P, SolveInfo, call, lib  # noqa: E402
 
-comm = MPI.COMM_WORLD
-rank, size = comm.Get_rank(), comm.Get_size()
-passed = failed = 0
+from ref_mpi import Tally, comm, dist, layout_2d, layout_1d, rank, rel, size, vec, world  # noqa: E402
+
+t = Tally()
+check = t.check
 F32, F64, C64, C128 = 0, 1, 2, 3
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"rank {rank}: FAILED: {what}", flush=True)
-
-
-def rel(a, b):
-    d = comm.allreduce(float(np.sum(np.abs(a - b) ** 2)))
-    n = comm.allreduce(float(np.sum(np.abs(b) ** 2)))
-    return np.sqrt(d / max(n, 1e-300))
-
-
-h = P()
-call("parlops_comm_create_f", C.c_int(comm.py2f()), C.byref(h))
-world = h
-
-
-def layout_1d(nloc):
-    out = P()
-    call("parlops_layout_create", world, C.c_int32(0), C.c_int64(comm.allreduce(nloc)), C.c_int64(nloc), C.byref(out))
-    return out
-
-
-def vec(lay, arr, dt):
-    out = P()
-    call("parlops_vec_create_with_array", lay, C.c_int32(dt), C.c_int32(0), arr.ctypes.data_as(P), C.byref(out))
-    return out
-
-
-def dist(local):
-    d = DistributedArray(global_shape=comm.allreduce(local.size), local_shapes=comm.allgather((local.size,)),
-                         dtype=local.dtype)
-    d[:] = local
-    return d
 
 
 # ---- 1. the proximal operators one by one
@@ -157,12 +118,7 @@ rng = np.random.default_rng(11)
 yy, xx = np.mgrid[0:ny, 0:nx]
 img = ((yy - 11) ** 2 + (xx - 8) ** 2 < 40).astype(float) + 0.3 * (xx > 12)
 noisy = img + 0.2 * rng.standard_normal((ny, nx))
-shape = (C.c_int64 * 2)(ny, nx)
-lnd = P()
-call("parlops_layout_create_nd", world, C.c_int32(0), C.c_int(2), shape, C.c_int(0), C.c_int64(-1), C.byref(lnd))
-start, ln = C.c_int64(), C.c_int64()
-call("parlops_layout_local_range", lnd, C.byref(start), C.byref(ln))
-s0, l0 = start.value, ln.value
+lnd, s0, l0 = layout_2d(ny, nx)
 grad = P()
 samp = (C.c_double * 2)(1.0, 1.0)
 call("parlops_op_gradient", lnd, samp, C.c_int32(0), C.c_bool(False), C.c_int32(F64), C.byref(grad))
@@ -348,8 +304,4 @@ st = g2(pfn, pl1, ident, None, C.c_double(1.0), C.c_double(0.5), C.c_double(1.0)
 sts = comm.allgather(st)
 check(all(s == 17 for s in sts), f"NaN in b on rank {size - 1}, primal-dual: statuses {sts}")
 
-passed = comm.allreduce(passed)
-failed = comm.allreduce(failed)
-if rank == 0:
-    print(f"proximal: {passed} passed, {failed} failed ({size} ranks)")
-sys.exit(1 if failed else 0)
+sys.exit(t.finish("proximal"))
