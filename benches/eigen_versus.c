@@ -10,7 +10,7 @@
  * With three more arguments, the n_ev eigenvalues nearest a shift between the 5th and 6th (inside the
  * spectrum) by shift-and-invert, the inner solve GMRES(30) on A - sigma I preconditioned by BoomerAMG of A
  * to 1e-10 in both (parlops: parlops_op_create_inverse of such a solver; SLEPc: STSINVERT with
- * STSetPreconditionerMat(A), KSPGMRES and PCHYPRE).
+ * STSetPreconditionerMat(A), KSPGMRES and PCHYPRE; EIG_INNER_RTOL in the environment changes 1e-10 for both).
  * Usage: eigen_versus rounds nx_largest nev_largest ncv_largest nx_smallest nev_smallest ncv_smallest tol json
  *        [nx_nearest nev_nearest ncv_nearest] */
 #include <math.h>
@@ -25,6 +25,12 @@
 
 
 static int rank_, size_;
+
+/* the inner solves' relative tolerance, both libraries: EIG_INNER_RTOL, default 1e-10 */
+static double inner_rtol(void) {
+  const char *e = getenv("EIG_INNER_RTOL");
+  return e && atof(e) > 0 ? atof(e) : 1e-10;
+}
 
 
 /* the closed form's eigenvalues, ascending */
@@ -114,7 +120,7 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
     CHECKP(parlops_solver_set_operator(inner, Ash));
     CHECKP(parlops_solver_set_preconditioner(inner, amg));
     CHECKP(parlops_solver_set_restart(inner, 30));
-    CHECKP(parlops_solver_set_tolerances(inner, 1e-10, 0.0, 1e5, 10000));
+    CHECKP(parlops_solver_set_tolerances(inner, inner_rtol(), 0.0, 1e5, 10000));
     CHECKP(parlops_op_create_inverse(inner, false, &inv));
   }
   double tp[256], ts[256], ratio[256];
@@ -152,7 +158,7 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
       PetscCallAbort(MPI_COMM_WORLD, KSPGetPC(ksp, &pc));
       PetscCallAbort(MPI_COMM_WORLD, PCSetType(pc, PCHYPRE));
       PetscCallAbort(MPI_COMM_WORLD, PCHYPRESetType(pc, "boomeramg"));
-      PetscCallAbort(MPI_COMM_WORLD, KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+      PetscCallAbort(MPI_COMM_WORLD, KSPSetTolerances(ksp, inner_rtol(), PETSC_DEFAULT, PETSC_DEFAULT, 10000));
     } else {
       PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, mode == LARGEST ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
     }

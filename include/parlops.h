@@ -837,8 +837,12 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 // level (100 eps (l ||B x|| + ||A x||), eps of the dtype, l the largest |eigenvalue estimate|
 // seen, with shift-and-invert at least ||A r|| / ||B r|| for a random r: one more product with A
 // and B at the start); the run tests the cheap Ritz
-// estimates after each cycle and checks the true residuals (one product with A, and B, per pair)
-// before it locks a pair or returns. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
+// estimates after each cycle (with shift-and-invert scaled to A's residuals by ||(A - sigma B) v||
+// / ||B v|| for the residual vector v: one more product with A, and B, a cycle) and checks the
+// true residuals (one product with A, and B, per pair) before it locks a pair or returns. The
+// pairs returned come from a Rayleigh-Ritz step of A on the last basis (at most ncv products with
+// A, none with inv; with shift-and-invert, OP's own Ritz pairs where A's miss the rule): the
+// eigenvalues are Rayleigh quotients of A. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
 // the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the eigenvectors,
 // x^H B x = 1) and `products` (or NULL). `monitor` (or NULL) is called after each cycle with
 // `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that

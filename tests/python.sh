@@ -51,6 +51,13 @@ for n in 1 2 3 4; do
   [ $n = 1 ] && grep '^eigen (MFEM beam)' "$log" | grep -v ' rank(s): '
   grep '^eigen (MFEM beam) at' "$log"
 done
+# shift-and-invert through GMRES + BoomerAMG inside (a 300^2 Laplacian, 2 ranks, about 6 s)
+log="$B/python_eigen_shift.log"
+if ! (cd "$B" && PARLOPS_DIR="$PREFIX" timeout 600 "$MPIEXEC" -n 2 "$py" "$OLDPWD/python/tests/test_eigen_shift.py") \
+      >"$log" 2>&1; then
+  grep -v FutureWarning "$log" | tail -40; echo "python: the shift-and-invert eigenvalue test failed ($log)"; exit 1
+fi
+grep '^eigen (shift-and-invert)' "$log"
 # the reproducible sum order on the same stiffness matrix (issue 35, section 4), from C: CG and
 # Jacobi-CG at 1 to 8 ranks, two uneven splits each, must give one iteration count and one x (the
 # hash of its bits) everywhere; the default order's counts at 1-4 ranks are shown beside

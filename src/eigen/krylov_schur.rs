@@ -18,8 +18,9 @@
 //! OP is M-Hermitian in every case, so the projected matrix V^H M OP V is Hermitian (it is formed
 //! from every projection the orthogonalisation computes, not assumed tridiagonal). The stopping
 //! test is the Ritz estimate |beta_m y_m| <= tol |theta| (plus a rounding floor, 100 eps times the
-//! largest |Ritz value|); the answer is then checked on the true residuals ||A x - lambda B x||
-//! before success is reported.
+//! largest |Ritz value|; with shift-and-invert scaled to A's residuals); the answer is a
+//! Rayleigh-Ritz step of A on the last basis, checked on the true residuals ||A x - lambda B x||
+//! before success is reported (ks_finish.rs).
 
 use super::dense::matrix;
 use super::ks_finish::{Finish, Outcome, finish};
@@ -565,8 +566,19 @@ pub fn krylov_schur<T: Scalar>(
         let est: Vec<f64> = (0..act)
             .map(|i| (beta * y[(act - 1) * act + i]).abs())
             .collect();
-        let ok = |i: usize| est[i] <= factor * tol * theta[i].abs() + floor::<T>() * tmax;
-        let c = order.iter().take_while(|&&i| ok(i)).count();
+        // each estimate relative to |lambda| and its test (with shift-and-invert scaled to A's
+        // residuals: Ctx::test_estimates)
+        let (rel, ok) = cx.test_estimates(
+            &basis,
+            m,
+            beta,
+            &est,
+            &theta,
+            factor * tol,
+            tmax,
+            (&mut w, &mut z),
+        )?;
+        let c = order.iter().take_while(|&&i| ok[i]).count();
         let conv = (nlock + c).min(nev);
         let done = nlock + c >= nev;
         // the monitor: locked pairs, then the active block, in wanted order
@@ -574,7 +586,7 @@ pub fn krylov_schur<T: Scalar>(
         let mut ests: Vec<f64> = vec![0.0; nlock];
         for &i in &order {
             vals.push(cx.lambda(theta[i]));
-            ests.push(est[i] / theta[i].abs());
+            ests.push(rel[i]);
         }
         let stop = crate::error::catch_panic("the monitor", || {
             monitor(&Progress {
@@ -599,7 +611,7 @@ pub fn krylov_schur<T: Scalar>(
                     theta: &theta,
                     y: &y,
                     order: &order,
-                    est: &est,
+                    rel: &rel,
                     m,
                     nev,
                     tol,

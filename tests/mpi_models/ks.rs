@@ -418,3 +418,73 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         ),
     );
 }
+
+/// Shift-and-invert through an inexact inverse, as an inner solve gives one: inv = (A - sigma I)^-1
+/// (I + R) with R a fixed pseudo-random matrix of norm about 3e-11 (an inner residual), on a
+/// spectrum shaped like a Laplacian's (k^2 / n^2: the wanted eigenvalues, between the 3rd and the
+/// 12th, are 1e-3 of ||A||) with the shift inside it. OP's Krylov relation then holds to the inner
+/// tolerance only; the 8 nearest must still come out to tol 1e-8 on their true residuals, and the
+/// eigenvalues to 1e-8 (at 4 times that R neither this nor the previous version converges: the
+/// true residuals stall at 2e-8-5e-8). An inner solve's errors are not linear in its right-hand
+/// side as R is; python/tests/test_eigen_shift.py has GMRES + AMG inside.
+pub(super) fn run_ks_inexact(t: &mut Tally, comm: &Arc<Comm>) {
+    common::case("run_ks_inexact");
+    let n = 150usize;
+    let l = uneven(comm, n as i64);
+    let lam: Vec<f64> = (1..=n).map(|k| (k * k) as f64 / (n * n) as f64).collect();
+    let sigma = 0.6 * lam[4] + 0.4 * lam[5];
+    let ad = known_spectrum::<f64>(n, &lam, None);
+    let shifted: Vec<f64> = lam.iter().map(|x| 1.0 / (x - sigma)).collect();
+    let si = known_spectrum::<f64>(n, &shifted, None);
+    let noise = |i: usize, j: usize| {
+        let h = ((i * 7919 + j * 104_729 + 17) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 5e-11 / (n as f64).sqrt()
+    };
+    let inv: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| si[i][j] + (0..n).map(|k| si[i][k] * noise(k, j)).sum::<f64>())
+                .collect()
+        })
+        .collect();
+    let (a, inv) = (dense_op(&l, &ad), dense_op(&l, &inv));
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| (lam[i] - sigma).abs().total_cmp(&(lam[j] - sigma).abs()));
+    let want: Vec<f64> = order[..8].iter().map(|&i| lam[i]).collect();
+    let p = Problem {
+        a: a.as_ref(),
+        b: None,
+        inv: Some(inv.as_ref()),
+    };
+    let v0 = start::<f64>(&l, 5);
+    let mut vecs: Vec<DistVector<f64>> = (0..8)
+        .map(|_| DistVector::<f64>::new(l.clone()).unwrap())
+        .collect();
+    let (r, _) = run(&p, Target::Nearest(sigma), &v0, 8, 20, 400, 1e-8, &mut vecs);
+    match r {
+        Ok(r) => {
+            let err = r
+                .values
+                .iter()
+                .zip(&want)
+                .map(|(v, w)| (v - w).abs() / w.abs())
+                .fold(0.0f64, f64::max);
+            let res = vecs
+                .iter()
+                .zip(&r.values)
+                .map(|(v, lam)| true_rel(&ad, None, &gathered(v), *lam))
+                .fold(0.0f64, f64::max);
+            t.check(
+                r.converged && err <= 1e-8 && res <= 1e-8,
+                &format!(
+                    "Krylov-Schur through an inexact inverse, 8 nearest {sigma:.3e}: converged {} ({}), {:?} against {want:?} ({err:.1e}), true residual {res:.1e}, {} products",
+                    r.converged, r.why, r.values, r.products
+                ),
+            );
+        }
+        Err(e) => t.check(
+            false,
+            &format!("Krylov-Schur through an inexact inverse: {e}"),
+        ),
+    }
+}
