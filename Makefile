@@ -298,7 +298,9 @@ bench-setup: stage
 # Grids: the 6 largest of 300^2 rows take about 4,000 products with a basis of 24 in both (at 1000^2
 # the gaps shrink tenfold and a run takes hours), the 4 smallest of 100^2, and the 10 nearest a shift
 # inside the spectrum of 300^2 (shift-and-invert, GMRES + BoomerAMG of A inside). One BLAS thread per
-# rank, as MPI codes run (OpenBLAS would otherwise give SLEPc the idle cores).
+# rank, as MPI codes run (OpenBLAS would otherwise give SLEPc the idle cores). Then
+# benches/eigen_memory.py: the peak memory of runs with ncv 16, 32 and 64 on 1M rows against ncv + 4
+# vectors (exit 1 beyond). EIG_INNER_RTOL changes the inner solves' 1e-10 in both libraries.
 EIG_ROUNDS ?= 3
 EIG_LARGEST ?= 300 6 24
 EIG_SMALLEST ?= 100 4 24
@@ -312,6 +314,8 @@ bench-eigen: stage
 	  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(MPIEXEC) -n $$np $(BUILD)/eigen_versus $(EIG_ROUNDS) $(EIG_LARGEST) \
 	    $(EIG_SMALLEST) $(EIG_TOL) $(BUILD)/bench.json $(EIG_NEAREST) || exit 1; \
 	done
+	py=$$(tools/pyenv.sh $(BUILD)); PYTHONPATH=$(CURDIR)/python PARLOPS_LIB=$(STAGE)/lib/libparlops.so \
+	  $$py benches/eigen_memory.py
 
 # Krylov subspace recycling (benches/recycle.c): GCRO-DR(30, 15) next to GMRES(30) on 20
 # convection-diffusion systems (versus.c's convdiff on 300^2 rows) whose convection drifts by 2% a
