@@ -22,20 +22,11 @@ import scipy.sparse.linalg as spla
 from mpi4py import MPI
 
 import parlops
+from eigen_tally import check, finish
 
 W = MPI.COMM_WORLD
 rank, size = W.rank, W.size
 comm = parlops.Comm(W)
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL [rank {rank}/{size}]: {what}", flush=True)
 
 
 def load(path):
@@ -168,8 +159,4 @@ for kw, word in [(dict(k=4, ncv=4), "ncv"), (dict(k=4, which="smallest", b=Mop),
     except parlops.ParlopsError as e:
         check(word in str(e), f"{kw}: {e}")
 
-total_p = W.allreduce(passed)
-total_f = W.allreduce(failed)
-if rank == 0:
-    print(f"eigen (MFEM beam) at {size} rank(s): {total_p} passed, {total_f} failed", flush=True)
-sys.exit(1 if total_f else 0)
+finish("eigen (MFEM beam)")

@@ -8,7 +8,6 @@ in PARLOPS_ERR_NOT_CONVERGED after 109 and 245, the farthest pair's true residua
 3e-8-5e-8); now 45 (5.8 s). Checks: converged, the
 eigenvalues against the closed form to 1e-8, the returned and the recomputed true residuals within
 tol, at most 60 products. Prints "eigen (shift-and-invert) at N rank(s): P passed, F failed"."""
-import sys
 import time
 
 import numpy as np
@@ -16,20 +15,11 @@ import scipy.sparse as sp
 from mpi4py import MPI
 
 import parlops
+from eigen_tally import check, finish
 
 W = MPI.COMM_WORLD
 rank, size = W.rank, W.size
 comm = parlops.Comm(W)
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL [rank {rank}/{size}]: {what}", flush=True)
 
 
 nx = 300
@@ -72,8 +62,4 @@ else:
         print(f"eigen (shift-and-invert) 10 nearest {sigma:.6g} of a {nx}^2 Laplacian, GMRES(30) + BoomerAMG to 1e-10 "
               f"inside, tol 1e-8: {prods} products, {dt:.2f} s, max relative error {err:.1e}, true residual {true:.1e}",
               flush=True)
-total_p = W.allreduce(passed)
-total_f = W.allreduce(failed)
-if rank == 0:
-    print(f"eigen (shift-and-invert) at {size} rank(s): {total_p} passed, {total_f} failed", flush=True)
-sys.exit(1 if total_f else 0)
+finish("eigen (shift-and-invert)")

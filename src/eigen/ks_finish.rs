@@ -191,20 +191,7 @@ impl<T: Scalar> Ctx<'_, T> {
         ax: &mut DistVector<T>,
         bx: &mut DistVector<T>,
     ) -> Result<(f64, f64)> {
-        self.apply(self.p.a, x, ax, "the operator a")?;
-        let axn = self.mnorm_plain(ax)?;
-        let bxn = match self.p.b {
-            Some(b) => {
-                self.apply(b, x, bx, "the operator b")?;
-                ax.axpy(T::real(-lam), bx)?;
-                self.mnorm_plain(bx)?
-            }
-            None => {
-                ax.axpy(T::real(-lam), x)?;
-                self.mnorm_plain(x)?
-            }
-        };
-        let rn = self.mnorm_plain(ax)?;
+        let (axn, bxn, rn) = self.shifted(x, lam, ax, bx)?;
         let scale = if lam != 0.0 { lam.abs() * bxn } else { bxn };
         let allowed = tol * lam.abs() * bxn + floor::<T>() * (lmax * bxn + axn);
         Ok((
@@ -264,19 +251,32 @@ impl<T: Scalar> Ctx<'_, T> {
         av: &mut DistVector<T>,
         bv: &mut DistVector<T>,
     ) -> Result<f64> {
-        self.apply(self.p.a, v, av, "the operator a")?;
-        let bvn = match self.p.b {
+        let (_, bvn, rn) = self.shifted(v, sigma, av, bv)?;
+        Ok(rn / bvn.max(f64::MIN_POSITIVE))
+    }
+
+    /// (||A x||, ||B x||, ||A x - s B x||), A x - s B x left in `ax` (B = I when absent). [collective]
+    fn shifted(
+        &self,
+        x: &DistVector<T>,
+        s: f64,
+        ax: &mut DistVector<T>,
+        bx: &mut DistVector<T>,
+    ) -> Result<(f64, f64, f64)> {
+        self.apply(self.p.a, x, ax, "the operator a")?;
+        let axn = self.mnorm_plain(ax)?;
+        let bxn = match self.p.b {
             Some(b) => {
-                self.apply(b, v, bv, "the operator b")?;
-                av.axpy(T::real(-sigma), bv)?;
-                self.mnorm_plain(bv)?
+                self.apply(b, x, bx, "the operator b")?;
+                ax.axpy(T::real(-s), bx)?;
+                self.mnorm_plain(bx)?
             }
             None => {
-                av.axpy(T::real(-sigma), v)?;
-                self.mnorm_plain(v)?
+                ax.axpy(T::real(-s), x)?;
+                self.mnorm_plain(x)?
             }
         };
-        Ok(self.mnorm_plain(av)? / bvn.max(f64::MIN_POSITIVE))
+        Ok((axn, bxn, self.mnorm_plain(ax)?))
     }
 
     /// x = sum_i c_i basis_i over the nonzero c_i.

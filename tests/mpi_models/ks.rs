@@ -23,6 +23,29 @@ fn true_rel<T: Scalar>(a: &[Vec<T>], b: Option<&[Vec<T>]>, x: &[T], lam: f64) ->
     norm(&r) / (lam.abs().max(1e-300) * norm(&bx))
 }
 
+/// The largest relative eigenvalue error of `r` against `want`, and the largest true relative
+/// residual of its pairs with the eigenvectors `vecs`, from the dense matrices.
+fn errors<T: Scalar>(
+    r: &Eigs,
+    want: &[f64],
+    vecs: &[DistVector<T>],
+    a: &[Vec<T>],
+    b: Option<&[Vec<T>]>,
+) -> (f64, f64) {
+    let err = r
+        .values
+        .iter()
+        .zip(want)
+        .map(|(v, w)| (v - w).abs() / w.abs())
+        .fold(0.0f64, f64::max);
+    let res = vecs
+        .iter()
+        .zip(&r.values)
+        .map(|(v, lam)| true_rel(a, b, &gathered(v), *lam))
+        .fold(0.0f64, f64::max);
+    (err, res)
+}
+
 fn start<T: Scalar>(l: &Arc<Layout>, seed: u64) -> DistVector<T> {
     let mut v = DistVector::<T>::new(l.clone()).unwrap();
     v.set_random(Distribution::Gaussian, seed).unwrap();
@@ -82,17 +105,7 @@ pub(super) fn run_ks_standard<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             Target::Smallest => exact.iter().take(nev).copied().collect(),
             _ => exact.iter().rev().take(nev).copied().collect(),
         };
-        let err = r
-            .values
-            .iter()
-            .zip(&want)
-            .map(|(v, w)| (v - w).abs() / w.abs())
-            .fold(0.0f64, f64::max);
-        let res = vecs
-            .iter()
-            .zip(&r.values)
-            .map(|(v, lam)| true_rel(&ad, None, &gathered(v), *lam))
-            .fold(0.0f64, f64::max);
+        let (err, res) = errors(&r, &want, &vecs, &ad, None);
         let reported = r.residuals.iter().fold(0.0f64, |a, b| a.max(*b));
         t.check(
             r.converged
@@ -166,18 +179,8 @@ pub(super) fn run_ks_pencil<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 .collect();
             let (r, _) = run(&p, target, &v0, 5, 12, 5000, 1e-10, &mut vecs);
             let r = r.unwrap();
-            let err = r
-                .values
-                .iter()
-                .zip(&want)
-                .map(|(v, w)| (v - w).abs() / w.abs())
-                .fold(0.0f64, f64::max);
             let bo: Option<&[Vec<T>]> = if pencil { Some(&bdense) } else { None };
-            let res = vecs
-                .iter()
-                .zip(&r.values)
-                .map(|(v, lam)| true_rel(&ad, bo, &gathered(v), *lam))
-                .fold(0.0f64, f64::max);
+            let (err, res) = errors(&r, &want, &vecs, &ad, bo);
             // B-orthonormal eigenvectors
             let mut orth: f64 = 0.0;
             for (i, vi) in vecs.iter().enumerate() {
@@ -463,17 +466,7 @@ pub(super) fn run_ks_inexact(t: &mut Tally, comm: &Arc<Comm>) {
     let (r, _) = run(&p, Target::Nearest(sigma), &v0, 8, 20, 400, 1e-8, &mut vecs);
     match r {
         Ok(r) => {
-            let err = r
-                .values
-                .iter()
-                .zip(&want)
-                .map(|(v, w)| (v - w).abs() / w.abs())
-                .fold(0.0f64, f64::max);
-            let res = vecs
-                .iter()
-                .zip(&r.values)
-                .map(|(v, lam)| true_rel(&ad, None, &gathered(v), *lam))
-                .fold(0.0f64, f64::max);
+            let (err, res) = errors(&r, &want, &vecs, &ad, None);
             t.check(
                 r.converged && err <= 1e-8 && res <= 1e-8,
                 &format!(
