@@ -475,6 +475,12 @@ pub fn krylov_schur<T: Scalar>(
             None => cx.mnorm_plain(&w)?,
         };
         cx.ascale = an / bn.max(f64::MIN_POSITIVE);
+        if !cx.ascale.is_finite() {
+            crate::bail!(
+                InvalidArgument,
+                "the operator a produced a value that is not finite (||A r|| = {an} for a random r)"
+            );
+        }
     }
     let cx = cx;
     let mut s = matrix(ncv, ncv, 0.0f64, "the projected matrix")?;

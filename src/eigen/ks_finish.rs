@@ -252,7 +252,15 @@ impl<T: Scalar> Ctx<'_, T> {
         bv: &mut DistVector<T>,
     ) -> Result<f64> {
         let (_, bvn, rn) = self.shifted(v, sigma, av, bv)?;
-        Ok(rn / bvn.max(f64::MIN_POSITIVE))
+        let g = rn / bvn.max(f64::MIN_POSITIVE);
+        if !g.is_finite() {
+            // the norms are reduced: every rank ends here together
+            crate::bail!(
+                InvalidArgument,
+                "the operator a (or b) produced a value that is not finite on a basis vector"
+            );
+        }
+        Ok(g)
     }
 
     /// (||A x||, ||B x||, ||A x - s B x||), A x - s B x left in `ax` (B = I when absent). [collective]
@@ -340,13 +348,15 @@ impl<T: Scalar> Ctx<'_, T> {
         Ok((values, coef))
     }
 
-    /// The 2-norm of `v`. [collective]
+    /// The 2-norm of `v`, NaN when v holds NaN or Inf (f64::max would take a NaN square for 0,
+    /// and a true-residual check would then pass a NaN residual). [collective]
     pub(super) fn mnorm_plain(&self, v: &DistVector<T>) -> Result<f64> {
         let local = fused::mdot(&[v], v);
-        Ok(sum_partials::<T>(&self.comm, local, 1, v)?[0]
-            .to_parts()
-            .0
-            .max(0.0)
-            .sqrt())
+        let n2 = sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0;
+        Ok(if n2.is_finite() {
+            n2.max(0.0).sqrt()
+        } else {
+            f64::NAN
+        })
     }
 }

@@ -284,6 +284,50 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         &mut [],
     ));
     t.check(e.contains("inv"), &format!("inv of another layout: '{e}'"));
+    // shift-and-invert with an A that gives NaN on the last rank only (inv exact elsewhere): refused
+    // on every rank naming a, at the start (||A r|| for the rounding scale); before, the NaN norm
+    // was taken for 0 and the true-residual check passed
+    let mut dd = DistVector::<f64>::new(l.clone()).unwrap();
+    let st = l.local_start() as usize;
+    for (i, x) in dd.local_mut().iter_mut().enumerate() {
+        *x = 1.0 + (st + i) as f64;
+    }
+    let mut di = DistVector::<f64>::new(l.clone()).unwrap();
+    for (i, x) in di.local_mut().iter_mut().enumerate() {
+        *x = 1.0 / (1.0 + (st + i) as f64 - 2.5);
+    }
+    if comm.rank() + 1 == comm.size()
+        && let Some(x) = dd.local_mut().last_mut()
+    {
+        *x = f64::NAN;
+    }
+    let (nan_a, inv_d): (Op<f64>, Op<f64>) = (
+        Arc::new(parlops::op::basic::Diagonal::new(&dd).unwrap()),
+        Arc::new(parlops::op::basic::Diagonal::new(&di).unwrap()),
+    );
+    let pnan = Problem {
+        a: nan_a.as_ref(),
+        b: None,
+        inv: Some(inv_d.as_ref()),
+    };
+    let (r, _) = run(
+        &pnan,
+        Target::Nearest(2.5),
+        &v1,
+        3,
+        8,
+        100000,
+        1e-8,
+        &mut [],
+    );
+    let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
+    t.check(
+        e.contains("operator a produced a value that is not finite (||A r||"),
+        &format!(
+            "shift-and-invert with NaN in A on one rank: '{e}' ({:?})",
+            r.map(|r| r.products)
+        ),
+    );
     // B not positive definite (B = -I, inv = -I): refused on every rank, naming b
     let mut dn = DistVector::<f64>::new(l.clone()).unwrap();
     dn.fill(-1.0).unwrap();
