@@ -314,29 +314,15 @@ fn combine<T: Scalar>(
         for v in &basis[lo..m] {
             v.sync()?;
         }
-        const CH: usize = 512;
-        let mut buf = matrix(act, CH, T::zero(), "the restart's buffer")?;
-        let mut out = matrix(p, CH, T::zero(), "the restart's buffer")?;
         // the kept coordinates, one row per output vector
-        let mut yq = matrix(p, act, T::zero(), "the restart's coordinates")?;
+        let mut yq = matrix(p, act, 0.0, "the restart's coordinates")?;
         for (q, &col) in cols.iter().enumerate() {
             for a in 0..act {
-                yq[q * act + a] = T::real(y[a * act + col]);
+                yq[q * act + a] = y[a * act + col];
             }
         }
-        let len = basis[lo].local().len();
-        let mut r0 = 0;
-        while r0 < len {
-            let c = CH.min(len - r0);
-            for a in 0..act {
-                buf[a * CH..a * CH + c].copy_from_slice(&basis[lo + a].local()[r0..r0 + c]);
-            }
-            super::rotate::rotate_chunk(&buf, act, CH, c, &yq, p, &mut out);
-            for q in 0..p {
-                basis[lo + q].local_mut()[r0..r0 + c].copy_from_slice(&out[q * CH..q * CH + c]);
-            }
-            r0 += c;
-        }
+        let mut vs: Vec<&mut [T]> = basis[lo..m].iter_mut().map(|v| v.local_mut()).collect();
+        super::rotate::rotate_in_place(&mut vs, &yq, p)?;
         return Ok(());
     }
     if pool.len() < p {
