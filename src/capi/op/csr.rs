@@ -69,7 +69,8 @@ where
 /// stored in whichever layout moves fewer bytes or gathers faster on this CPU: for double precision
 /// on a CPU with AVX-512, chunks of eight rows (SELL-8; rows sorted by length within windows of 128
 /// rows where neighbouring rows differ in length), whose product gathers x for eight rows at once;
-/// otherwise rows with 16-bit column offsets where the rows span at most 65,535 columns. Each row's
+/// otherwise, where rows hold 16 entries or more on average, rows with 16-bit column offsets where
+/// the rows span at most 65,535 columns (shorter rows stay CSR: they gain too little). Each row's
 /// sum keeps the row-by-row order, so the results have the same bits as the plain CSR loop. Setting
 /// the environment variable PARLOPS_CSR_LAYOUT=rows before the call keeps the CSR rows.
 /// [collective]

@@ -2,7 +2,7 @@
 //! the caller, checked once, and the compact layouts a block may take instead ([`super::sell`],
 //! [`super::narrow`]).
 
-use super::kernels::{Rows, nonempty_rows, spmv, spmv_h};
+use super::kernels::{Rows, SPLIT_ROW, nonempty_rows, spmv, spmv_h};
 use super::narrow::Narrow;
 use super::sell::Sell;
 use crate::error::Result;
@@ -325,8 +325,15 @@ impl<T: Scalar> LocalCsr<T> {
             let sell = Sell::<T>::pays()
                 .then(|| Sell::from_csr(p, i, v, n))
                 .flatten();
-            sell.map(Compact::Sell)
-                .or_else(|| Narrow::from_csr(p, i, v, n).map(Compact::Narrow))
+            // 16-bit columns for long rows only: a short row (a stencil's 5 or 7 entries) saves
+            // too few bytes to pay for its base and offsets (1.2-1.4x CSR's time for the 5-point
+            // Laplacian from 1k to 1M rows on an AMD EPYC, benches/NOTES.md item 40)
+            let nrows = p.len().saturating_sub(1);
+            let long = p.last().is_some_and(|e| e.to_usize() >= SPLIT_ROW * nrows);
+            sell.map(Compact::Sell).or_else(|| {
+                long.then(|| Narrow::from_csr(p, i, v, n).map(Compact::Narrow))
+                    .flatten()
+            })
         }
         let v = self.values.as_slice();
         let c = match (&self.indptr, &self.indices) {

@@ -106,6 +106,7 @@ pub(super) unsafe fn sum4_f64_avx2(
 /// have [`SPLIT_ROW`] entries or more. SAFETY: as [`row_sum`] (unchecked); the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn row_sum_f64_i32_avx2(p: &[i32], idx: &[i32], v: &[f64], x: &[f64], r: usize) -> f64 {
     use std::arch::x86_64::*;
     // SAFETY: our caller's contract (the doc above): as for `row_sum` (unchecked), `p[r]`, `p[r +
@@ -127,6 +128,30 @@ unsafe fn row_sum_f64_i32_avx2(p: &[i32], idx: &[i32], v: &[f64], x: &[f64], r: 
             |k| *ip.add(k) as usize,
         )
     }
+}
+
+/// [`spmv`]'s row loop for f64 values and 32-bit indices compiled for AVX2 as a whole, so that each
+/// row's sum is inlined into it (called once per row, it cost as much as a five-entry row's sum).
+/// SAFETY: every row `drive` visits is one [`row_sum_f64_i32_avx2`] may read (its contract); the CPU
+/// has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn spmv_f64_i32_avx2<T: Scalar, const DOT: bool>(
+    p: &[i32],
+    idx: &[i32],
+    v: &[f64],
+    x: &[f64],
+    y: &mut [T],
+    r0: usize,
+    add: bool,
+    rows: Option<&[usize]>,
+    w: &[T],
+) -> (f64, f64) {
+    // SAFETY: our caller's contract (the doc above) for every row drive asks for
+    drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
+        T::from_parts_lossy(row_sum_f64_i32_avx2(p, idx, v, x, r), 0.0)
+    })
 }
 
 /// The sum of `term(0) + .. + term(n - 1)` as every stored layout forms a row of the product: in
@@ -190,9 +215,7 @@ pub(super) fn spmv<T: Scalar, I: IndexInt, const DOT: bool, const CHECKED: bool>
         // against the block's shape, and `rows` lists rows of that range), the arrays passed
         // `LocalCsr::new`'s checks and `x` has ncols entries (the caller's check), as
         // `row_sum_f64_i32_avx2` needs; the CPU has AVX2 (detected above).
-        return drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
-            T::from_parts_lossy(row_sum_f64_i32_avx2(pf, inf, vf, xf, r), 0.0)
-        });
+        return unsafe { spmv_f64_i32_avx2::<T, DOT>(pf, inf, vf, xf, y, r0, add, rows, w) };
     }
     // SAFETY: see row_sum; the caller checked x, y and w against the block's shape (r0 + y.len()
     // <= nrows), and `rows` holds row numbers in r0..r0 + y.len() (nonempty_rows, then cut).

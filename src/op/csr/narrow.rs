@@ -178,9 +178,7 @@ impl<T: Scalar> Narrow<T> {
             // SAFETY: every row `drive` asks for is in r0..r0 + y.len() <= nrows and `x` holds the
             // block's columns (checked by `LocalCsr::mult`, this fn's only caller; listed rows come
             // from that range), as `row_sum_f64_avx2` needs; the CPU has AVX2 (detected above).
-            return drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
-                T::from_parts_lossy(me.row_sum_f64_avx2(xf, r), 0.0)
-            });
+            return unsafe { me.mult_f64_avx2::<T, DOT>(xf, y, r0, add, rows, w) };
         }
         // SAFETY: as above: the rows are < nrows and `x` holds the block's columns (checked by
         // `LocalCsr::mult`), as `row_sum` needs.
@@ -191,18 +189,47 @@ impl<T: Scalar> Narrow<T> {
 }
 
 impl Narrow<f64> {
-    /// [`Narrow::row_sum`] with its four chains in one AVX2 register ([`sum4_f64_avx2`]): the same
-    /// bits. SAFETY: as [`Narrow::row_sum`]; the CPU has AVX2.
+    /// [`Narrow::row_sum`] for f64 where the CPU has AVX2: a short narrow row (the five to
+    /// twenty-seven entries of a stencil) summed here in one chain, so that it inlines into the
+    /// row loop; longer and wide rows out of line ([`Narrow::long_row_f64_avx2`]). The same bits.
+    /// SAFETY: as [`Narrow::row_sum`]; the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn row_sum_f64_avx2(&self, x: &[f64], r: usize) -> f64 {
+        // SAFETY: our caller's contract (the doc above): as in `row_sum`, `ptr[r]`, `ptr[r + 1]`,
+        // `base[r]` exist and the row's `n` entries lie in `val` and `off`, and a narrow row's
+        // `base + off[k]` is below the block's columns <= `x.len()`
+        unsafe {
+            let a = *self.ptr.get_unchecked(r) as usize;
+            let n = *self.ptr.get_unchecked(r + 1) as usize - a;
+            let base = *self.base.get_unchecked(r);
+            if n >= SPLIT_ROW || base == WIDE {
+                return self.long_row_f64_avx2(x, r);
+            }
+            let (v, o) = (self.val.as_ptr().add(a), self.off.as_ptr().add(a));
+            let xb = x.as_ptr().add(base as usize);
+            // `sum_row`'s one chain: 0 + t0 + t1 + ...
+            let mut s = 0.0f64;
+            for k in 0..n {
+                s += *v.add(k) * *xb.add(*o.add(k) as usize);
+            }
+            s
+        }
+    }
+
+    /// A long or wide row of [`Narrow::row_sum_f64_avx2`]: a long narrow row's four chains in one
+    /// AVX2 register ([`sum4_f64_avx2`]). SAFETY: as [`Narrow::row_sum`]; the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn row_sum_f64_avx2(&self, x: &[f64], r: usize) -> f64 {
+    #[inline(never)]
+    unsafe fn long_row_f64_avx2(&self, x: &[f64], r: usize) -> f64 {
         use std::arch::x86_64::*;
         // SAFETY: our caller's contract (the doc above): as in `row_sum`, `ptr[r]`, `ptr[r + 1]`,
         // `base[r]` exist and the row's `n` entries lie in `val` and `off`; for a narrow row of `n`
         // >= SPLIT_ROW entries the loads `sum4_f64_avx2` asks for (4 u16 offsets, 8 bytes, at `k +
         // 4 <= n`; one at `q < n`) stay inside them, and `base + off` is below the block's columns
-        // <= `x.len()`; the CPU has AVX2 (this fn enables it), and `row_sum` of a short or wide row
-        // is covered by the same contract.
+        // <= `x.len()`; the CPU has AVX2 (this fn enables it), and `row_sum` of a wide row is
+        // covered by the same contract.
         unsafe {
             let a = *self.ptr.get_unchecked(r) as usize;
             let n = *self.ptr.get_unchecked(r + 1) as usize - a;
@@ -219,6 +246,28 @@ impl Narrow<f64> {
                 |k| *o.add(k) as usize,
             )
         }
+    }
+
+    /// The row loop of [`Narrow::mult`] compiled for AVX2 as a whole, with each short row's sum
+    /// inlined into it (called once per row, a five-entry row cost twice its sum). SAFETY:
+    /// every row `drive` visits is < nrows and `x` holds the block's columns, as
+    /// [`Narrow::row_sum_f64_avx2`] needs; the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn mult_f64_avx2<T: Scalar, const DOT: bool>(
+        &self,
+        x: &[f64],
+        y: &mut [T],
+        r0: usize,
+        add: bool,
+        rows: Option<&[usize]>,
+        w: &[T],
+    ) -> (f64, f64) {
+        // SAFETY: our caller's contract (the doc above) for every row drive asks for
+        drive::<T, DOT>(y, r0, add, rows, w, (0.0, 0.0), |r| unsafe {
+            T::from_parts_lossy(self.row_sum_f64_avx2(x, r), 0.0)
+        })
     }
 }
 

@@ -290,7 +290,8 @@ fn uneven_rows_sort_or_stay_csr() {
 
 /// 16-bit columns only where they move fewer bytes: not for rows of one entry, not when rows that
 /// need 32-bit columns hold over an eighth of the entries; and a matrix parlops copies takes them
-/// where SELL-8 does not apply, with 32-bit and 64-bit input alike.
+/// where SELL-8 does not apply and its rows are long (16 entries or more on average), with 32-bit
+/// and 64-bit input alike.
 #[test]
 fn narrow_where_it_pays() {
     let diag: Vec<i32> = (0..=100).collect();
@@ -313,12 +314,16 @@ fn narrow_where_it_pays() {
     }
     let n = Narrow::from_csr(&p, &i, &v, 100_000).expect("all rows narrow");
     assert!(n.wide.is_empty());
-    // rows of 9 entries with one of 4, 9 rows of 8, far apart: 16-bit columns when SELL-8 does
-    // not take them (on this CPU, or as double precision without AVX-512)
-    for wide in [false, true] {
+    // rows of 20 entries with one of 4 in ten, near or far apart: 16-bit columns when SELL-8
+    // does not take them (on this CPU, or as double precision without AVX-512); rows of 9 stay CSR
+    for (wide, long) in [(false, true), (true, true), (false, false)] {
         let (mut p, mut i) = (vec![0i32], Vec::new());
         for r in 0..1000i32 {
-            let n = if r % 10 == 0 { 4 } else { 9 };
+            let n = match (r % 10 == 0, long) {
+                (true, _) => 4,
+                (false, true) => 20,
+                (false, false) => 9,
+            };
             i.extend((0..n).map(|k| (r * 70 + k * if wide { 9_000 } else { 3 }) % 70_000));
             let row = &mut i[p[r as usize] as usize..];
             row.sort_unstable();
@@ -337,8 +342,11 @@ fn narrow_where_it_pays() {
         .compacted();
         match (&b.compact, Sell::<f64>::pays()) {
             (Some(Compact::Sell(_)), true) => {}
-            (Some(Compact::Narrow(n)), false) => assert_eq!(n.wide.is_empty(), !wide),
-            (None, false) => assert!(wide),
+            (Some(Compact::Narrow(n)), false) => {
+                assert!(long);
+                assert_eq!(n.wide.is_empty(), !wide)
+            }
+            (None, false) => assert!(wide || !long),
             _ => panic!("layout on this CPU (pays {})", Sell::<f64>::pays()),
         }
     }
