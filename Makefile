@@ -299,13 +299,17 @@ bench-setup: stage
 # the gaps shrink tenfold and a run takes hours), the 4 smallest of 100^2, and the 10 nearest a shift
 # inside the spectrum of 300^2 (shift-and-invert, GMRES + BoomerAMG of A inside). One BLAS thread per
 # rank, as MPI codes run (OpenBLAS would otherwise give SLEPc the idle cores). Then
-# benches/eigen_memory.py: the peak memory of runs with ncv 16, 32 and 64 on 1M rows against ncv + 4
-# vectors (exit 1 beyond). EIG_INNER_RTOL changes the inner solves' 1e-10 in both libraries.
+# benches/eigen_beam.c: the 4 smallest and 6 largest of MFEM example 2's beam stiffness (beam-tri.mesh
+# refined 3 times, tests/eigen/beam_matrices.cpp) at 1-4 ranks, split unevenly (exit 1 where the
+# answers differ by more than 1e-8); then benches/eigen_memory.py: the peak memory of runs with ncv
+# 16, 32 and 64 on 1M rows against ncv + 4 vectors (exit 1 beyond). EIG_INNER_RTOL changes the inner
+# solves' 1e-10 in both libraries.
 EIG_ROUNDS ?= 3
 EIG_LARGEST ?= 300 6 24
 EIG_SMALLEST ?= 100 4 24
 EIG_NEAREST ?= 300 10 24
 EIG_TOL ?= 1e-8
+EIG_BEAM_ROUNDS ?= 5
 bench-eigen: stage
 	@pkg-config --exists slepc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slepc-dev >/dev/null; }
 	$(MPICC) -O2 -Iinclude benches/eigen_versus.c $$(pkg-config --cflags --libs slepc) \
@@ -313,6 +317,16 @@ bench-eigen: stage
 	for np in $(BENCH_NP); do \
 	  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(MPIEXEC) -n $$np $(BUILD)/eigen_versus $(EIG_ROUNDS) $(EIG_LARGEST) \
 	    $(EIG_SMALLEST) $(EIG_TOL) $(BUILD)/bench.json $(EIG_NEAREST) || exit 1; \
+	done
+	tools/mfem_fetch.sh $(BUILD)
+	g++ -std=c++17 -O2 tests/eigen/beam_matrices.cpp -isystem $(MFEM_SER)/include -L$(MFEM_SER)/lib -lmfem \
+	  -Wl,-rpath,$(abspath $(MFEM_SER))/lib -o $(BUILD)/beam_matrices
+	$(BUILD)/beam_matrices $(MFEM_SER)/data/beam-tri.mesh 3 $(BUILD)/beam_K.bin $(BUILD)/beam_M.bin
+	$(MPICC) -O2 -Iinclude benches/eigen_beam.c $$(pkg-config --cflags --libs slepc) \
+	  -L$(STAGE)/lib -lparlops -Wl,-rpath,$(STAGE)/lib -lm -o $(BUILD)/eigen_beam
+	for np in 1 2 3 4; do \
+	  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(MPIEXEC) -n $$np $(BUILD)/eigen_beam $(EIG_BEAM_ROUNDS) $(BUILD)/beam_K.bin \
+	    4 6 24 $(EIG_TOL) $(BUILD)/bench.json || exit 1; \
 	done
 	py=$$(tools/pyenv.sh $(BUILD)); PYTHONPATH=$(CURDIR)/python PARLOPS_LIB=$(STAGE)/lib/libparlops.so \
 	  $$py benches/eigen_memory.py
