@@ -24,7 +24,7 @@
 
 use super::dense::matrix;
 use super::ks_finish::{Finish, Outcome, finish};
-use super::tridiag::symmetric_eig;
+use super::tridiag::{pythag, symmetric_eig};
 use super::{alloc, check_square};
 use crate::comm::ReduceOp;
 use crate::error::Result;
@@ -171,14 +171,14 @@ impl<T: Scalar> Ctx<'_, T> {
         let (dre, dim) = h[j].to_parts();
         let col = h.iter().fold(0.0f64, |a, v| {
             let (re, im) = v.to_parts();
-            a.hypot(re.hypot(im))
+            pythag(a, pythag(re, im))
         });
         let scale = anorm.max(col);
         let tol = 1e-3f64.max(1e4 * eps::<T>());
         let mut worst = (dim.abs(), j, dre, dim, dre);
         for (i, (v, &e)) in h.iter().zip(known).enumerate().skip(nlock) {
             let (re, im) = v.to_parts();
-            let d = (re - e).hypot(im);
+            let d = pythag(re - e, im);
             if d > worst.0 {
                 worst = (d, i, re, im, e);
             }
@@ -543,13 +543,16 @@ pub fn krylov_schur<T: Scalar>(
         }
         // the projected problem of the active (unlocked) block
         let act = m - nlock;
-        let mut sub = matrix(act, act, 0.0f64, "the projected matrix")?;
-        for i in 0..act {
-            for j in 0..act {
-                sub[i * act + j] = s[(nlock + i) * ncv + nlock + j];
+        // (its allocation agreed with the eigenproblem's outcome: a failure on one rank ends all)
+        let (theta, y) = comm.agree((|| {
+            let mut sub = matrix(act, act, 0.0f64, "the projected matrix")?;
+            for i in 0..act {
+                for j in 0..act {
+                    sub[i * act + j] = s[(nlock + i) * ncv + nlock + j];
+                }
             }
-        }
-        let (theta, y) = comm.agree(symmetric_eig(&sub, act))?;
+            symmetric_eig(&sub, act)
+        })())?;
         let order = cx.order(&theta);
         let tmax = theta
             .iter()
@@ -637,7 +640,8 @@ pub fn krylov_schur<T: Scalar>(
         // restart: lock the leading converged pairs, keep the most wanted half of the rest
         let keep = (act / 2).max(nev - nlock).max(c + 1).min(act - 1);
         let cols: Vec<usize> = order[..keep].to_vec();
-        combine(&comm, &mut basis, nlock, m, &y, &cols, &mut pool)?;
+        // agreed: the rotation's scratch (or a device vector's pass) failing on one rank ends all
+        comm.agree(combine(&comm, &mut basis, nlock, m, &y, &cols, &mut pool))?;
         // the residual vector (basis[m]: beta > 0 here, as beta = 0 converges every active pair)
         // follows the kept ones
         basis.swap(nlock + keep, m);

@@ -2,6 +2,7 @@
 //! and the last projected problem, the eigenvectors, and the true-residual check that decides
 //! whether the run converged (or asks for more cycles).
 
+use super::dense::matrix;
 use super::krylov_schur::{Ctx, Eigs, Target, floor};
 use super::tridiag::symmetric_eig;
 use crate::error::Result;
@@ -309,7 +310,9 @@ impl<T: Scalar> Ctx<'_, T> {
         av: &mut DistVector<T>,
     ) -> Result<(Vec<f64>, Vec<Vec<f64>>)> {
         let m = basis.len();
-        let mut g = vec![0.0f64; m * m];
+        let mut g = self
+            .comm
+            .agree(matrix(m, m, 0.0f64, "the Rayleigh-Ritz matrix"))?;
         for (i, v) in basis.iter().enumerate() {
             self.apply(self.p.a, v, av, "the operator a")?;
             let p = sum_partials::<T>(&self.comm, fused::mdot(basis, av), m, av)?;

@@ -48,7 +48,7 @@ pub fn tridiag_eig(diag: &[f64], off: &[f64], rows: &[usize]) -> Result<(Vec<f64
 /// directly where they are safe, scaled by the larger otherwise (glibc's `hypot`, correctly
 /// rounded, was a third of the rotations' time).
 #[inline]
-fn pythag(a: f64, b: f64) -> f64 {
+pub(super) fn pythag(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         return f64::NAN;
     }
