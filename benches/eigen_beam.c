@@ -21,6 +21,8 @@
 #include "bench_util.h"
 #include <slepceps.h>
 
+#include "eigen_common.h"
+
 static int rank_, size_;
 
 typedef struct {
@@ -61,73 +63,23 @@ static void run(int rounds, const csr *K, const char *name, int nev, int ncv, do
   }
   if (rank_ == size_ - 1) len = K->n - lo; /* an odd n: the last row */
   int64_t *rp = malloc((size_t)(len + 1) * 8), *ci = malloc((size_t)(K->ptr[lo + len] - K->ptr[lo] + 1) * 8);
-  double *va = K->val + K->ptr[lo];
+  const double *va = K->val + K->ptr[lo];
   for (int64_t r = 0; r <= len; r++) rp[r] = K->ptr[lo + r] - K->ptr[lo];
   for (int64_t q = 0; q < rp[len]; q++) ci[q] = K->col[K->ptr[lo] + q];
-  Mat A;
-  PetscCallAbort(MPI_COMM_WORLD, MatCreate(MPI_COMM_WORLD, &A));
-  PetscCallAbort(MPI_COMM_WORLD, MatSetSizes(A, (PetscInt)len, (PetscInt)len, (PetscInt)K->n, (PetscInt)K->n));
-  PetscCallAbort(MPI_COMM_WORLD, MatSetType(A, MATAIJ));
-  PetscCallAbort(MPI_COMM_WORLD, MatSetUp(A));
-  PetscInt *cols = malloc((size_t)(K->n + 1) * sizeof *cols);
-  for (int64_t r = 0; r < len; r++) {
-    PetscInt row = (PetscInt)(lo + r), m = (PetscInt)(rp[r + 1] - rp[r]);
-    for (PetscInt q = 0; q < m; q++) cols[q] = (PetscInt)ci[rp[r] + q];
-    PetscCallAbort(MPI_COMM_WORLD, MatSetValues(A, 1, &row, m, cols, va + rp[r], INSERT_VALUES));
-  }
-  free(cols);
-  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  parlops_comm *comm;
-  parlops_layout *lay;
-  parlops_op *P;
-  parlops_vec *v0;
-  CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
-  CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, PARLOPS_DECIDE, len, &lay));
-  CHECKP(parlops_op_create_csr(lay, lay, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, va, &P));
-  CHECKP(parlops_op_create_vecs(P, &v0, NULL));
-  CHECKP(parlops_vec_set_random(v0, PARLOPS_RANDOM_GAUSSIAN, 7));
-  double *v0h = malloc((size_t)(len + 1) * sizeof *v0h);
-  CHECKP(parlops_vec_copy_to_host(v0, v0h));
-  Vec pv0;
-  PetscCallAbort(MPI_COMM_WORLD, MatCreateVecs(A, &pv0, NULL));
-  PetscScalar *pa;
-  PetscCallAbort(MPI_COMM_WORLD, VecGetArray(pv0, &pa));
-  for (int64_t r = 0; r < len; r++) pa[r] = v0h[r];
-  PetscCallAbort(MPI_COMM_WORLD, VecRestoreArray(pv0, &pa));
+  eig_pair e = eig_pair_create(K->n, lo, len, rp, ci, va);
   double tp[256], ts[256], ratio[256], got_p[64], got_s[64], res[64];
   int64_t products = 0;
   PetscInt its = 0, nconv = 0;
   for (int r = 0; r < rounds; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    CHECKP(parlops_eig_krylov_schur(P, NULL, NULL, 0.0, v0, nev, ncv, 100000000, tol,
+    CHECKP(parlops_eig_krylov_schur(e.P, NULL, NULL, 0.0, e.v0, nev, ncv, 100000000, tol,
                                     mode == LARGEST ? PARLOPS_EIG_LARGEST : PARLOPS_EIG_SMALLEST, NULL, NULL, got_p,
                                     res, NULL, &products));
     tp[r] = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &tp[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    EPS eps;
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = MPI_Wtime();
-    PetscCallAbort(MPI_COMM_WORLD, EPSCreate(MPI_COMM_WORLD, &eps));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetOperators(eps, A, NULL));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetProblemType(eps, EPS_HEP));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetType(eps, EPSKRYLOVSCHUR));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, mode == LARGEST ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetTolerances(eps, tol, 100000000));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetInitialSpace(eps, 1, &pv0));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSolve(eps));
-    ts[r] = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &ts[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    PetscCallAbort(MPI_COMM_WORLD, EPSGetConverged(eps, &nconv));
-    PetscCallAbort(MPI_COMM_WORLD, EPSGetIterationNumber(eps, &its));
-    for (int i = 0; i < nev && i < nconv; i++) {
-      PetscScalar kr;
-      PetscCallAbort(MPI_COMM_WORLD, EPSGetEigenpair(eps, i, &kr, NULL, NULL, NULL));
-      got_s[i] = PetscRealPart(kr);
-    }
-    PetscCallAbort(MPI_COMM_WORLD, EPSDestroy(&eps));
+    ts[r] = eig_slepc(&e, nev, ncv, tol, mode == LARGEST ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL, NULL, NULL, &its,
+                      &nconv, got_s);
     ratio[r] = tp[r] / ts[r];
   }
   double diff = nconv >= nev ? 0 : INFINITY, resmax = 0;
@@ -157,15 +109,9 @@ static void run(int rounds, const csr *K, const char *name, int nev, int ncv, do
     if (rank_ == 0) fprintf(stderr, "eigen_beam: the answers differ by %.1e relative (SLEPc converged %d)\n", diff, (int)nconv);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  free(v0h);
   free(rp);
   free(ci);
-  VecDestroy(&pv0);
-  MatDestroy(&A);
-  parlops_vec_destroy(&v0);
-  parlops_op_destroy(&P);
-  parlops_layout_destroy(&lay);
-  parlops_comm_destroy(&comm);
+  eig_pair_destroy(&e);
 }
 
 int main(int argc, char **argv) {

@@ -23,6 +23,8 @@
 #include "bench_util.h"
 #include <slepceps.h>
 
+#include "eigen_common.h"
+
 
 static int rank_, size_;
 
@@ -42,17 +44,38 @@ static double *exact(int64_t nx) {
   return e;
 }
 
+/* SLEPc's shift-and-invert for NEAREST: STSINVERT at sigma, GMRES(30) on A - sigma I preconditioned by
+ * BoomerAMG of A to the inner tolerance */
+struct sinvert {
+  Mat A;
+  double sigma;
+};
+static void sinvert_setup(EPS eps, void *ctx) {
+  const struct sinvert *c = ctx;
+  ST st;
+  KSP ksp;
+  PC pc;
+  PetscCallAbort(MPI_COMM_WORLD, EPSGetST(eps, &st));
+  PetscCallAbort(MPI_COMM_WORLD, STSetType(st, STSINVERT));
+  PetscCallAbort(MPI_COMM_WORLD, STSetPreconditionerMat(st, c->A));
+  PetscCallAbort(MPI_COMM_WORLD, EPSSetTarget(eps, c->sigma));
+  PetscCallAbort(MPI_COMM_WORLD, STGetKSP(st, &ksp));
+  PetscCallAbort(MPI_COMM_WORLD, KSPSetType(ksp, KSPGMRES));
+  PetscCallAbort(MPI_COMM_WORLD, KSPGMRESSetRestart(ksp, 30));
+  PetscCallAbort(MPI_COMM_WORLD, KSPGetPC(ksp, &pc));
+  PetscCallAbort(MPI_COMM_WORLD, PCSetType(pc, PCHYPRE));
+  PetscCallAbort(MPI_COMM_WORLD, PCHYPRESetType(pc, "boomeramg"));
+  PetscCallAbort(MPI_COMM_WORLD, KSPSetTolerances(ksp, inner_rtol(), PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+}
+
 enum mode { LARGEST, SMALLEST, NEAREST };
 static const char *const mode_names[] = {"largest", "smallest", "nearest"};
 
 static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, FILE *json) {
   int64_t N = nx * nx;
-  PetscInt lo, hi;
-  Mat A;
-  PetscCallAbort(MPI_COMM_WORLD, MatCreateAIJ(MPI_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, (PetscInt)N, (PetscInt)N, 5, NULL, 4,
-                                              NULL, &A));
-  PetscCallAbort(MPI_COMM_WORLD, MatGetOwnershipRange(A, &lo, &hi));
-  int64_t len = hi - lo;
+  /* an even split, as PETSC_DECIDE makes it */
+  int64_t lo = N / size_ * rank_ + (rank_ < N % size_ ? rank_ : N % size_);
+  int64_t len = N / size_ + (rank_ < N % size_);
   int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(5 * len + 1) * sizeof *ci);
   double *va = malloc((size_t)(5 * len + 1) * sizeof *va);
   rp[0] = 0;
@@ -64,29 +87,13 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
     if (ix < nx - 1) ci[k] = g + 1, va[k++] = -1.0;
     if (iy < nx - 1) ci[k] = g + nx, va[k++] = -0.7;
     rp[r + 1] = k;
-    PetscInt row = (PetscInt)g, cols[5];
-    for (int64_t q = rp[r]; q < k; q++) cols[q - rp[r]] = (PetscInt)ci[q];
-    PetscCallAbort(MPI_COMM_WORLD, MatSetValues(A, 1, &row, (PetscInt)(k - rp[r]), cols, va + rp[r], INSERT_VALUES));
   }
-  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCallAbort(MPI_COMM_WORLD, MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  parlops_comm *comm;
-  parlops_layout *lay;
-  parlops_op *P;
-  parlops_vec *v0;
-  CHECKP(parlops_comm_create(MPI_COMM_WORLD, &comm));
-  CHECKP(parlops_layout_create(comm, PARLOPS_PARTITION_SCATTER, PARLOPS_DECIDE, len, &lay));
-  CHECKP(parlops_op_create_csr(lay, lay, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, va, &P));
-  CHECKP(parlops_op_create_vecs(P, &v0, NULL));
-  CHECKP(parlops_vec_set_random(v0, PARLOPS_RANDOM_GAUSSIAN, 7));
-  double *v0h = malloc((size_t)(len + 1) * sizeof *v0h);
-  CHECKP(parlops_vec_copy_to_host(v0, v0h));
-  Vec pv0;
-  PetscCallAbort(MPI_COMM_WORLD, MatCreateVecs(A, &pv0, NULL));
-  PetscScalar *pa;
-  PetscCallAbort(MPI_COMM_WORLD, VecGetArray(pv0, &pa));
-  for (int64_t r = 0; r < len; r++) pa[r] = v0h[r];
-  PetscCallAbort(MPI_COMM_WORLD, VecRestoreArray(pv0, &pa));
+  eig_pair e = eig_pair_create(N, lo, len, rp, ci, va);
+  parlops_comm *comm = e.comm;
+  parlops_layout *lay = e.lay;
+  parlops_op *P = e.P;
+  parlops_vec *v0 = e.v0;
+  Mat A = e.A;
   double *ex = exact(nx), want[64], got_p[64], got_s[64], res[64];
   /* NEAREST: a shift between the 5th and 6th eigenvalues (inside the spectrum: A - sigma I is
    * indefinite), the inner solve GMRES(30) on A - sigma I preconditioned by BoomerAMG of A (AMG of the
@@ -136,46 +143,12 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
                                     NULL, NULL, got_p, res, NULL, &products));
     tp[r] = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &tp[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    EPS eps;
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = MPI_Wtime();
-    PetscCallAbort(MPI_COMM_WORLD, EPSCreate(MPI_COMM_WORLD, &eps));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetOperators(eps, A, NULL));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetProblemType(eps, EPS_HEP));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetType(eps, EPSKRYLOVSCHUR));
-    if (mode == NEAREST) {
-      ST st;
-      KSP ksp;
-      PC pc;
-      PetscCallAbort(MPI_COMM_WORLD, EPSGetST(eps, &st));
-      PetscCallAbort(MPI_COMM_WORLD, STSetType(st, STSINVERT));
-      PetscCallAbort(MPI_COMM_WORLD, STSetPreconditionerMat(st, A));
-      PetscCallAbort(MPI_COMM_WORLD, EPSSetTarget(eps, sigma));
-      PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, EPS_TARGET_MAGNITUDE));
-      PetscCallAbort(MPI_COMM_WORLD, STGetKSP(st, &ksp));
-      PetscCallAbort(MPI_COMM_WORLD, KSPSetType(ksp, KSPGMRES));
-      PetscCallAbort(MPI_COMM_WORLD, KSPGMRESSetRestart(ksp, 30));
-      PetscCallAbort(MPI_COMM_WORLD, KSPGetPC(ksp, &pc));
-      PetscCallAbort(MPI_COMM_WORLD, PCSetType(pc, PCHYPRE));
-      PetscCallAbort(MPI_COMM_WORLD, PCHYPRESetType(pc, "boomeramg"));
-      PetscCallAbort(MPI_COMM_WORLD, KSPSetTolerances(ksp, inner_rtol(), PETSC_DEFAULT, PETSC_DEFAULT, 10000));
-    } else {
-      PetscCallAbort(MPI_COMM_WORLD, EPSSetWhichEigenpairs(eps, mode == LARGEST ? EPS_LARGEST_REAL : EPS_SMALLEST_REAL));
-    }
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetTolerances(eps, tol, 1000000));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSetInitialSpace(eps, 1, &pv0));
-    PetscCallAbort(MPI_COMM_WORLD, EPSSolve(eps));
-    ts[r] = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &ts[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    PetscCallAbort(MPI_COMM_WORLD, EPSGetConverged(eps, &nconv));
-    PetscCallAbort(MPI_COMM_WORLD, EPSGetIterationNumber(eps, &its));
-    for (int i = 0; i < nev && i < nconv; i++) {
-      PetscScalar kr;
-      PetscCallAbort(MPI_COMM_WORLD, EPSGetEigenpair(eps, i, &kr, NULL, NULL, NULL));
-      got_s[i] = PetscRealPart(kr);
-    }
-    PetscCallAbort(MPI_COMM_WORLD, EPSDestroy(&eps));
+    struct sinvert si = {A, sigma};
+    ts[r] = eig_slepc(&e, nev, ncv, tol,
+                      mode == LARGEST    ? EPS_LARGEST_REAL
+                      : mode == SMALLEST ? EPS_SMALLEST_REAL
+                                         : EPS_TARGET_MAGNITUDE,
+                      mode == NEAREST ? sinvert_setup : NULL, &si, &its, &nconv, got_s);
     ratio[r] = tp[r] / ts[r];
   }
   double ep = 0, es = nconv >= nev ? 0 : INFINITY, resmax = 0;
@@ -223,7 +196,6 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   free(ex);
-  free(v0h);
   parlops_op_destroy(&inv);
   parlops_solver_destroy(&inner);
   parlops_op_destroy(&amg);
@@ -231,12 +203,7 @@ static void run(int rounds, int64_t nx, int nev, int ncv, double tol, int mode, 
   free(rp);
   free(ci);
   free(va);
-  VecDestroy(&pv0);
-  MatDestroy(&A);
-  parlops_vec_destroy(&v0);
-  parlops_op_destroy(&P);
-  parlops_layout_destroy(&lay);
-  parlops_comm_destroy(&comm);
+  eig_pair_destroy(&e);
 }
 
 int main(int argc, char **argv) {

@@ -28,15 +28,7 @@ pub fn tridiag_eig(diag: &[f64], off: &[f64], rows: &[usize]) -> Result<(Vec<f64
     for (k, &r) in rows.iter().enumerate() {
         zt[r * nz + k] = 1.0;
     }
-    ql(&mut d, &mut e, &mut zt, nz)?;
-    if d.iter().any(|v| !v.is_finite()) {
-        crate::bail!(
-            InvalidArgument,
-            "the tridiagonal matrix has eigenvalues that are not finite"
-        );
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| d[b].total_cmp(&d[a]));
+    let order = ql(&mut d, &mut e, &mut zt, nz, "the tridiagonal matrix")?;
     let vals = order.iter().map(|&i| d[i]).collect();
     let out = (0..nz)
         .map(|k| order.iter().map(|&i| zt[i * nz + k]).collect())
@@ -67,8 +59,16 @@ pub(super) fn pythag(a: f64, b: f64) -> f64 {
 /// The implicit QL iteration with Wilkinson-type shifts on the tridiagonal matrix (`d`, `e`; `e`
 /// has n - 1 entries) in place: `d` becomes its eigenvalues (unordered), and every rotation is
 /// applied to the columns of `zt`, an n-column matrix stored by column (`nz` entries each): from
-/// the identity's rows, those rows of the eigenvector matrix; from a matrix Q, Q times it.
-fn ql(d: &mut [f64], e: &mut Vec<f64>, zt: &mut [f64], nz: usize) -> Result<()> {
+/// the identity's rows, those rows of the eigenvector matrix; from a matrix Q, Q times it. Returns
+/// the eigenvalues' indices in descending order; an eigenvalue that is not finite is an error naming
+/// `what`.
+fn ql(
+    d: &mut [f64],
+    e: &mut Vec<f64>,
+    zt: &mut [f64],
+    nz: usize,
+    what: &str,
+) -> Result<Vec<usize>> {
     let n = d.len();
     e.push(0.0);
     for l in 0..n {
@@ -134,7 +134,15 @@ fn ql(d: &mut [f64], e: &mut Vec<f64>, zt: &mut [f64], nz: usize) -> Result<()> 
         }
     }
     e.pop();
-    Ok(())
+    if d.iter().any(|v| !v.is_finite()) {
+        crate::bail!(
+            InvalidArgument,
+            "{what} has eigenvalues that are not finite"
+        );
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| d[b].total_cmp(&d[a]));
+    Ok(order)
 }
 
 /// Eigenvalues (descending) and eigenvectors (columns of the row-major n x n result, in the same
@@ -227,15 +235,7 @@ pub fn symmetric_eig(a: &[f64], n: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     }
     let mut d: Vec<f64> = (0..n).map(|i| m[i * n + i]).collect();
     // the QL rotations applied to Q's columns: Q Z, the eigenvectors
-    ql(&mut d, &mut off, &mut qt, n)?;
-    if d.iter().any(|v| !v.is_finite()) {
-        crate::bail!(
-            InvalidArgument,
-            "the projected matrix has eigenvalues that are not finite"
-        );
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| d[b].total_cmp(&d[a]));
+    let order = ql(&mut d, &mut off, &mut qt, n, "the projected matrix")?;
     let vals = order.iter().map(|&i| d[i]).collect();
     let mut out = super::dense::matrix(n, n, 0.0f64, "the eigenvectors")?;
     for (c, &j) in order.iter().enumerate() {
