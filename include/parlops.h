@@ -854,7 +854,8 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 // on every rank, found within the first products (on such an OP the run could never converge).
 // One start vector sees each eigenspace once per
 // cycle: a multiple eigenvalue is found again only through rounding and restarts (the randomized
-// eigensolver, a block method, is for clusters). [collective]
+// eigensolver, a block method, is for clusters). Non-Hermitian problems are not offered (no
+// Arnoldi variant); that check refuses an a whose asymmetry exceeds its bound. [collective]
 parlops_status parlops_eig_krylov_schur(const parlops_op *a,
                                         const parlops_op *b,
                                         const parlops_op *inv,

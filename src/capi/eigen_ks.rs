@@ -70,7 +70,8 @@ pub type parlops_eig_monitor_fn = Option<
 /// on every rank, found within the first products (on such an OP the run could never converge).
 /// One start vector sees each eigenspace once per
 /// cycle: a multiple eigenvalue is found again only through rounding and restarts (the randomized
-/// eigensolver, a block method, is for clusters). [collective]
+/// eigensolver, a block method, is for clusters). Non-Hermitian problems are not offered (no
+/// Arnoldi variant); that check refuses an a whose asymmetry exceeds its bound. [collective]
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn parlops_eig_krylov_schur(

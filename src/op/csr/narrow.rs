@@ -189,10 +189,11 @@ impl<T: Scalar> Narrow<T> {
 }
 
 impl Narrow<f64> {
-    /// [`Narrow::row_sum`] for f64 where the CPU has AVX2: a short narrow row (the five to
-    /// twenty-seven entries of a stencil) summed here in one chain, so that it inlines into the
-    /// row loop; longer and wide rows out of line ([`Narrow::long_row_f64_avx2`]). The same bits.
-    /// SAFETY: as [`Narrow::row_sum`]; the CPU has AVX2.
+    /// [`Narrow::row_sum`] for f64 where the CPU has AVX2: a short narrow row (under
+    /// [`SPLIT_ROW`] entries: the boundary rows of a long-row matrix) summed here in one chain, so
+    /// that it inlines into the row loop ([`Narrow::mult_f64_avx2`], its only caller); longer and
+    /// wide rows out of line ([`Narrow::long_row_f64_avx2`]). The same bits. SAFETY: as
+    /// [`Narrow::row_sum`]; the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn row_sum_f64_avx2(&self, x: &[f64], r: usize) -> f64 {
