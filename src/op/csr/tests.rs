@@ -353,27 +353,77 @@ fn narrow_where_it_pays() {
 }
 
 /// The CSR loop (whatever this CPU runs it with: four scalar chains, or their AVX2 lanes) forms
-/// each row as [`super::kernels::sum_row`] does: rows of every length against that sum, bit for bit.
+/// each row as [`super::kernels::sum_row`] does: rows of every length against that sum, bit for
+/// bit, over blocks of rows that start and end anywhere, added or not, with the
+/// fused dot, and over a block whose rows are mostly empty (the listed non-empty rows).
 #[test]
 fn csr_rows_are_sum_row() {
     let mut rng = Rng(5);
-    for (nrows, ncols, maxlen) in [(300, 400, 70), (64, 50, 23), (40, 30, 17)] {
-        let a = block(&mut rng, nrows, ncols, maxlen, None);
+    let mut blocks: Vec<LocalCsr<f64>> = [(300, 400, 70), (64, 50, 23), (40, 30, 17), (203, 90, 9)]
+        .into_iter()
+        .map(|(nrows, ncols, maxlen)| block(&mut rng, nrows, ncols, maxlen, None))
+        .collect();
+    // rows mostly empty: the loop visits the listed non-empty ones when adding
+    let (mut p, mut i, mut v) = (vec![0i32], Vec::new(), Vec::new());
+    for r in 0..157usize {
+        if r % 4 == 1 || r % 7 == 0 {
+            for c in 0..(r % 13 + 1) {
+                i.push(((r * 7 + c * 5) % 60) as i32);
+                v.push(rng.unit());
+            }
+        }
+        p.push(i.len() as i32);
+    }
+    let sparse = Arr::Owned(v);
+    blocks.push(
+        LocalCsr::new(
+            157,
+            60,
+            Idx::I32(Arr::Owned(p)),
+            Idx::I32(Arr::Owned(i)),
+            sparse,
+            "t",
+        )
+        .unwrap(),
+    );
+    for a in &blocks {
+        let (nrows, ncols) = (a.nrows, a.ncols);
         let x: Vec<f64> = (0..ncols).map(|_| rng.unit()).collect();
+        let w: Vec<f64> = (0..nrows).map(|_| rng.unit()).collect();
+        let y0: Vec<f64> = (0..nrows).map(|_| rng.unit()).collect();
         let mut rows = vec![Vec::new(); nrows];
         a.for_each(|r, c, v| rows[r].push((c, v)));
         for sequential in [false, true] {
             let _order = SumOrder::set(sequential);
-            let mut y = vec![0.0; nrows];
-            a.mult_rows::<false>(&x, &mut y, 0, false, &[]);
-            for (r, e) in rows.iter().enumerate() {
-                let s = super::kernels::sum_row(e.len(), !sequential, |k| e[k].1 * x[e[k].0]);
-                assert_eq!(
-                    y[r].to_bits(),
-                    s.to_bits(),
-                    "row {r} of {} entries",
-                    e.len()
-                );
+            let sums: Vec<f64> = rows
+                .iter()
+                .map(|e| super::kernels::sum_row(e.len(), !sequential, |k| e[k].1 * x[e[k].0]))
+                .collect();
+            for (r0, r1) in [
+                (0, nrows),
+                (1, nrows),
+                (3, nrows - 2),
+                (nrows / 3, nrows / 2 + 3),
+            ] {
+                for add in [false, true] {
+                    let mut y = y0[r0..r1].to_vec();
+                    let d = a.mult_rows::<true>(&x, &mut y, r0, add, &w[r0..r1]);
+                    let mut dot = (0.0, 0.0);
+                    for r in r0..r1 {
+                        let want = if add { y0[r] + sums[r] } else { sums[r] };
+                        assert_eq!(
+                            y[r - r0].to_bits(),
+                            want.to_bits(),
+                            "row {r} of {} entries, rows {r0}..{r1}, add {add}",
+                            rows[r].len()
+                        );
+                        crate::exec::ops::add_dot(&mut dot, w[r], sums[r]);
+                    }
+                    assert_eq!(d.0.to_bits(), dot.0.to_bits(), "dot, rows {r0}..{r1}");
+                    let mut yb = y0[r0..r1].to_vec();
+                    a.mult_rows::<false>(&x, &mut yb, r0, add, &[]);
+                    assert_eq!(yb, y);
+                }
             }
         }
     }
