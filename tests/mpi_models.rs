@@ -620,5 +620,6 @@ fn main() {
     ks::run_ks_pencil::<c64>(&mut t, &comm);
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
+    ks::run_ks_failing_products(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }

@@ -121,19 +121,30 @@ impl<T: Scalar> Ctx<'_, T> {
         self.comm.agree(e)
     }
 
-    /// w = OP v (`t` is scratch).
-    fn op(&self, v: &DistVector<T>, w: &mut DistVector<T>, t: &mut DistVector<T>) -> Result<()> {
+    /// w = OP v (`t` is scratch). The last application's outcome on this rank is returned unagreed
+    /// (the inner `Result`), for the caller to carry into its next reduction ([`Ctx::orth`]): one
+    /// collective fewer per product; the earlier applications of a composed OP are agreed (the
+    /// outer `Result`: every rank's alike).
+    fn op(
+        &self,
+        v: &DistVector<T>,
+        w: &mut DistVector<T>,
+        t: &mut DistVector<T>,
+    ) -> Result<Result<()>> {
+        let last = |op: &dyn LinearOperator<T>, x: &DistVector<T>, y: &mut DistVector<T>, what| {
+            crate::error::catch_panic(what, || op.apply(x, y))
+        };
         match (self.target, self.p.b, self.p.inv) {
             (Target::Nearest(_), Some(b), Some(inv)) => {
                 self.apply(b, v, t, "the operator b")?;
-                self.apply(inv, t, w, "the operator inv")
+                Ok(last(inv, t, w, "the operator inv"))
             }
-            (Target::Nearest(_), None, Some(inv)) => self.apply(inv, v, w, "the operator inv"),
+            (Target::Nearest(_), None, Some(inv)) => Ok(last(inv, v, w, "the operator inv")),
             (_, Some(_), Some(inv)) => {
                 self.apply(self.p.a, v, t, "the operator a")?;
-                self.apply(inv, t, w, "the operator inv")
+                Ok(last(inv, t, w, "the operator inv"))
             }
-            _ => self.apply(self.p.a, v, w, "the operator a"),
+            _ => Ok(last(self.p.a, v, w, "the operator a")),
         }
     }
 
@@ -211,33 +222,58 @@ impl<T: Scalar> Ctx<'_, T> {
     }
 
     /// Orthogonalise `w` against `basis` in M, returning the projections V^H M w and the M-norm
-    /// left (`z` is scratch for M w).
+    /// left (`z` is scratch for M w). `pending` is this rank's outcome of the work that made `w`
+    /// (not yet agreed): its failure fails every rank, in the first reduction. [collective]
     fn orth(
         &self,
         basis: &[DistVector<T>],
         w: &mut DistVector<T>,
         z: &mut DistVector<T>,
+        pending: Result<()>,
     ) -> Result<(Vec<T>, f64)> {
         let k = basis.len();
         let Some(b) = self.p.b else {
             // the projections and ||w||^2 in one reduction, the update and its norm in one pass
-            let local = {
+            let local = pending.and_then(|_| {
                 let mut xs: Vec<&DistVector<T>> = basis.iter().collect();
                 xs.push(w);
                 fused::mdot(&xs, w)
-            };
+            });
             let p = sum_partials::<T>(&self.comm, local, k + 1, w)?;
-            let nu0 = p[k].to_parts().0.max(0.0).sqrt();
+            let w2 = p[k].to_parts().0.max(0.0);
+            let nu0 = w2.sqrt();
             let mut h = p[..k].to_vec();
+            // DGKS: where the projections remove less than half of ||w||^2, one pass is enough and
+            // the norm left is ||w||^2 - |h|^2 (Pythagoras, SLEPc's estimate; relative error a few
+            // eps here), so the step makes one reduction (reduced values: every rank alike)
+            let left = w2 - h.iter().map(|v| v.abs2_f64()).sum::<f64>();
+            if left > ETA * ETA * w2 && left.is_finite() {
+                let neg: Vec<T> = h.iter().map(|v| -*v).collect();
+                fused::maxpy(w, &neg, basis)?;
+                return Ok((h, left.sqrt()));
+            }
             // the update with its norm and the second pass's projections in one pass, one reduction
             let local = fused::maxpy_norm_mdot(w, &h, basis).map(|(n2, mut d)| {
                 d.extend([n2, 0.0]);
                 d
             });
             let q = sum_partials::<T>(&self.comm, local, k + 1, w)?;
-            let mut nu = q[k].to_parts().0.max(0.0).sqrt();
-            if nu.is_nan() || nu <= ETA * nu0 {
-                let h2 = &q[..k];
+            let q2 = q[k].to_parts().0.max(0.0);
+            let mut nu = q2.sqrt();
+            let h2 = &q[..k];
+            // the second pass removes rounding only (< half of what is left): its norm after, by
+            // Pythagoras again, without the third reduction
+            let left = q2 - h2.iter().map(|v| v.abs2_f64()).sum::<f64>();
+            if nu > ETA * nu0 {
+                // (one pass was enough after all: the estimate above lost to rounding)
+            } else if left > ETA * ETA * q2 && left.is_finite() {
+                let neg: Vec<T> = h2.iter().map(|v| -*v).collect();
+                fused::maxpy(w, &neg, basis)?;
+                for (a, c) in h.iter_mut().zip(h2) {
+                    *a += *c;
+                }
+                nu = left.sqrt();
+            } else {
                 let local = fused::maxpy_norm(w, h2, basis).map(|v| vec![v]);
                 nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
                     .max(0.0)
@@ -249,6 +285,7 @@ impl<T: Scalar> Ctx<'_, T> {
             return Ok((h, nu));
         };
         // B-inner product: two passes, then the B-norm
+        self.comm.agree(pending)?;
         let mut h = vec![T::zero(); k];
         for _ in 0..2 {
             self.apply(b, w, z, "the operator b")?;
@@ -488,9 +525,9 @@ pub fn krylov_schur<T: Scalar>(
         let mut beta = 0.0;
         while m < ncv && products < max_products {
             let j = m;
-            cx.op(&basis[j], &mut w, &mut t)?;
+            let made = cx.op(&basis[j], &mut w, &mut t)?;
             products += 1;
-            let (h, bj) = cx.orth(&basis[..=j], &mut w, &mut z)?;
+            let (h, bj) = cx.orth(&basis[..=j], &mut w, &mut z, made)?;
             cx.hermitian(&h, &known[..j], nlock, anorm, products)?;
             known.iter_mut().for_each(|x| *x = 0.0);
             let mut col2 = 0.0;
@@ -529,7 +566,7 @@ pub fn krylov_schur<T: Scalar>(
                 seed = seed.wrapping_add(0x9E37_79B9);
                 w.set_random(Distribution::Gaussian, seed)?;
                 let n1 = cx.mnorm(&w, &mut z)?.sqrt();
-                let (_, n2) = cx.orth(&basis[..m], &mut w, &mut z)?;
+                let (_, n2) = cx.orth(&basis[..m], &mut w, &mut z, Ok(()))?;
                 if n2 > 1e-8 * n1 {
                     fresh = n2;
                     break;

@@ -272,20 +272,26 @@ impl<T: Scalar> Ctx<'_, T> {
         ax: &mut DistVector<T>,
         bx: &mut DistVector<T>,
     ) -> Result<(f64, f64, f64)> {
-        self.apply(self.p.a, x, ax, "the operator a")?;
-        let axn = self.mnorm_plain(ax)?;
-        let bxn = match self.p.b {
-            Some(b) => {
-                self.apply(b, x, bx, "the operator b")?;
-                ax.axpy(T::real(-s), bx)?;
-                self.mnorm_plain(bx)?
-            }
-            None => {
-                ax.axpy(T::real(-s), x)?;
-                self.mnorm_plain(x)?
-            }
+        // both products made on every rank (each is collective), their outcomes here carried into
+        // the one reduction of the three norms, which fails every rank where one failed
+        let made = crate::error::catch_panic("the operator a", || self.p.a.apply(x, ax));
+        let made = match self.p.b {
+            Some(b) => made.and(crate::error::catch_panic("the operator b", || {
+                b.apply(x, bx)
+            })),
+            None => made,
         };
-        Ok((axn, bxn, self.mnorm_plain(ax)?))
+        let local = made.and_then(|_| {
+            let mut n2 = fused::mdot(&[&*ax], ax)?;
+            let bv: &DistVector<T> = if self.p.b.is_some() { bx } else { x };
+            n2.extend(fused::mdot(&[bv], bv)?);
+            ax.axpy(T::real(-s), bv)?;
+            n2.extend(fused::mdot(&[&*ax], ax)?);
+            Ok(n2)
+        });
+        let n2 = sum_partials::<T>(&self.comm, local, 3, ax)?;
+        let f = |v: &T| plain_norm(v.to_parts().0);
+        Ok((f(&n2[0]), f(&n2[1]), f(&n2[2])))
     }
 
     /// x = sum_i c_i basis_i over the nonzero c_i.
@@ -314,8 +320,10 @@ impl<T: Scalar> Ctx<'_, T> {
             .comm
             .agree(matrix(m, m, 0.0f64, "the Rayleigh-Ritz matrix"))?;
         for (i, v) in basis.iter().enumerate() {
-            self.apply(self.p.a, v, av, "the operator a")?;
-            let p = sum_partials::<T>(&self.comm, fused::mdot(basis, av), m, av)?;
+            // (a product that failed on this rank fails every rank in the reduction after it)
+            let made = crate::error::catch_panic("the operator a", || self.p.a.apply(v, av));
+            let local = made.and_then(|_| fused::mdot(basis, av));
+            let p = sum_partials::<T>(&self.comm, local, m, av)?;
             for (j, pj) in p.iter().enumerate() {
                 g[j * m + i] = pj.to_parts().0;
             }
@@ -356,10 +364,15 @@ impl<T: Scalar> Ctx<'_, T> {
     pub(super) fn mnorm_plain(&self, v: &DistVector<T>) -> Result<f64> {
         let local = fused::mdot(&[v], v);
         let n2 = sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0;
-        Ok(if n2.is_finite() {
-            n2.max(0.0).sqrt()
-        } else {
-            f64::NAN
-        })
+        Ok(plain_norm(n2))
+    }
+}
+
+/// sqrt of a reduced square norm, NaN where it is not finite.
+fn plain_norm(n2: f64) -> f64 {
+    if n2.is_finite() {
+        n2.max(0.0).sqrt()
+    } else {
+        f64::NAN
     }
 }

@@ -98,13 +98,13 @@ pub fn lanczos<T: Scalar>(
     let mut anorm: f64 = 0.0;
     let mut last = None;
     for j in 0..max_steps {
-        let e = crate::error::catch_panic("the operator", || a.apply(&basis[j], &mut w));
-        comm.agree(e)?;
+        // (a failure of the product on one rank joins the first reduction, failing every rank)
+        let mut made = crate::error::catch_panic("the operator", || a.apply(&basis[j], &mut w));
         // full re-orthogonalisation, twice: alpha_j is the projection on v_j
         let mut proj_j = T::zero();
         for _ in 0..2 {
             let refs: Vec<&DistVector<T>> = basis.iter().collect();
-            let h = block_dot(&refs, &[&w], Ok(()))?;
+            let h = block_dot(&refs, &[&w], std::mem::replace(&mut made, Ok(())))?;
             proj_j += h[j];
             let neg: Vec<T> = h.iter().map(|v| -*v).collect();
             maxpy(&mut w, &neg, &refs)?;
