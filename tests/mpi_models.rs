@@ -23,6 +23,8 @@ mod eigen;
 use eigen::*;
 #[path = "mpi_models/ks.rs"]
 mod ks;
+#[path = "mpi_models/ks_fail.rs"]
+mod ks_fail;
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
@@ -620,6 +622,6 @@ fn main() {
     ks::run_ks_pencil::<c64>(&mut t, &comm);
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
-    ks::run_ks_failing_products(&mut t, &comm);
+    ks_fail::run_ks_failing_products(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }

@@ -6,6 +6,7 @@
 pub mod dense;
 pub mod krylov_schur;
 mod ks_finish;
+mod ks_orth;
 pub mod lanczos;
 pub mod orth;
 pub mod randomized;
