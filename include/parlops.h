@@ -840,9 +840,11 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 // estimates after each cycle (with shift-and-invert scaled to A's residuals by ||(A - sigma B) v||
 // / ||B v|| for the residual vector v: one more product with A, and B, a cycle) and checks the
 // true residuals (one product with A, and B, per pair) before it locks a pair or returns. The
-// pairs returned come from a Rayleigh-Ritz step of A on the last basis (at most ncv products with
-// A, none with inv; with shift-and-invert, OP's own Ritz pairs where A's miss the rule): the
-// eigenvalues are Rayleigh quotients of A. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
+// standard problem (b and inv NULL) returns its Ritz vectors, each eigenvalue the vector's
+// Rayleigh quotient x^H A x / x^H x; the generalized and shift-and-invert problems, and the
+// standard one where a quotient's pair misses the rule, the pairs of a Rayleigh-Ritz step of A on
+// the last basis (at most ncv products with A, none with inv; with shift-and-invert, OP's own
+// Ritz pairs where A's miss the rule): the eigenvalues are Rayleigh quotients of A. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
 // the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the eigenvectors,
 // x^H B x = 1) and `products` (or NULL). `monitor` (or NULL) is called after each cycle with
 // `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that

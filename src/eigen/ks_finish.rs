@@ -104,18 +104,11 @@ pub(super) fn finish<T: Scalar>(
     if !f.converged {
         return Ok(Outcome::Done(out(&values, false, estimates, f.why)));
     }
-    // a Rayleigh-Ritz step of A itself on the whole basis (m products with A, none with inv): the
-    // projected matrix of OP is built up over the restarts and carries their rounding (the 4
-    // smallest of MFEM's beam, condition 1e7, were 1.3e-8-1.9e-8 off at 3-4 ranks; 2e-10 after
-    // this), and with an inverse (an inner solve) the Krylov relation holds for OP only to the
-    // inner tolerance, whose errors, amplified near the shift, left Ritz vectors with true
-    // residuals 30x above what the basis gives (a 2-D Laplacian, GMRES + AMG inside to 1e-10).
-    // Extreme Ritz values of A are never spurious; interior ones (shift-and-invert) may be, so
-    // there OP's own Ritz pairs are checked too where A's fail
-    let mut tries = vec![cx.rayleigh_ritz(&f.basis[..f.m], f.nev, ax)?];
-    if let Target::Nearest(_) = cx.target {
+    // the Ritz pairs' coefficients over the basis (a locked pair its basis vector, an active one
+    // its column of y)
+    let ritz_coef = || -> Vec<Vec<f64>> {
         let act = f.m - f.nlock;
-        let coef = chosen
+        chosen
             .iter()
             .map(|c| {
                 let mut v = vec![0.0; f.m];
@@ -128,15 +121,41 @@ pub(super) fn finish<T: Scalar>(
                 }
                 v
             })
-            .collect();
-        tries.push((values, coef));
+            .collect()
+    };
+    // The projected matrix of OP is built up over the restarts and carries their rounding (the 4
+    // smallest of MFEM's beam, condition 1e7, were 1.3e-8-1.9e-8 off at 3-4 ranks). The standard
+    // problem (OP = A, no inverse) first takes the Ritz vectors as they are, each eigenvalue its
+    // Rayleigh quotient x^H A x / x^H x (off by the squared residual over the gap, not by the
+    // restarts' rounding): no product beyond the check's own. Elsewhere, and where that fails, a
+    // Rayleigh-Ritz step of A itself on the whole basis (m products with A, none with inv): with
+    // an inverse (an inner solve) the Krylov relation holds for OP only to the inner tolerance,
+    // whose errors, amplified near the shift, left Ritz vectors with true residuals 30x above what
+    // the basis gives (a 2-D Laplacian, GMRES + AMG inside to 1e-10). Extreme Ritz values of A are
+    // never spurious; interior ones (shift-and-invert) may be, so there OP's own Ritz pairs are
+    // checked too where A's fail.
+    enum Try {
+        Quotients,
+        RayleighRitz,
+        Ritz,
     }
+    let tries = match (cx.target, cx.p.b.is_none() && cx.p.inv.is_none()) {
+        (_, true) => vec![Try::Quotients, Try::RayleighRitz],
+        (Target::Nearest(_), _) => vec![Try::RayleighRitz, Try::Ritz],
+        _ => vec![Try::RayleighRitz],
+    };
     // the first whose pairs all meet the rule, each eigenvector formed in turn
     // (worst ratio to the rule, values, residuals, the failing (eigenvalue, residual) pairs)
     type Failed = (f64, Vec<f64>, Vec<f64>, Vec<(f64, f64)>);
     let mut best: Option<Failed> = None;
-    for (values, coef) in &tries {
+    for t in tries {
+        let (values, coef) = match t {
+            Try::Quotients | Try::Ritz => (values.clone(), ritz_coef()),
+            Try::RayleighRitz => cx.rayleigh_ritz(&f.basis[..f.m], f.nev, ax)?,
+        };
+        let quotients = matches!(t, Try::Quotients);
         let mut residuals = Vec::with_capacity(f.nev);
+        let mut shown = Vec::with_capacity(f.nev);
         let mut bad = Vec::new();
         let mut worst: f64 = 0.0;
         let lmax = match cx.target {
@@ -145,22 +164,28 @@ pub(super) fn finish<T: Scalar>(
         };
         for (q, lam) in values.iter().enumerate() {
             cx.form(x, &coef[q], &f.basis[..f.m])?;
-            let (rel, ratio) = cx.check_pair(x, *lam, lmax, f.tol, ax, bx)?;
+            let (lam, rel, ratio) = if quotients {
+                cx.quotient_pair(x, lmax, f.tol, ax)?
+            } else {
+                let (rel, ratio) = cx.check_pair(x, *lam, lmax, f.tol, ax, bx)?;
+                (*lam, rel, ratio)
+            };
             worst = worst.max(ratio);
             if ratio.is_nan() || ratio > 1.0 {
-                bad.push((*lam, rel));
+                bad.push((lam, rel));
             }
             residuals.push(rel);
+            shown.push(lam);
         }
         if bad.is_empty() {
             // the eigenvectors again, now into the caller's vectors (untouched by a failed check)
             for (q, v) in vecs.iter_mut().enumerate().take(f.nev) {
                 cx.form(v, &coef[q], &f.basis[..f.m])?;
             }
-            return Ok(Outcome::Done(out(values, true, residuals, String::new())));
+            return Ok(Outcome::Done(out(&shown, true, residuals, String::new())));
         }
         if best.as_ref().is_none_or(|b| worst < b.0) {
-            best = Some((worst, values.clone(), residuals, bad));
+            best = Some((worst, shown, residuals, bad));
         }
     }
     let (worst, values, residuals, bad) = best.expect("one try at least");
@@ -193,12 +218,35 @@ impl<T: Scalar> Ctx<'_, T> {
         bx: &mut DistVector<T>,
     ) -> Result<(f64, f64)> {
         let (axn, bxn, rn) = self.shifted(x, lam, ax, bx)?;
-        let scale = if lam != 0.0 { lam.abs() * bxn } else { bxn };
-        let allowed = tol * lam.abs() * bxn + floor::<T>() * (lmax * bxn + axn);
-        Ok((
-            rn / scale.max(f64::MIN_POSITIVE),
-            rn / allowed.max(f64::MIN_POSITIVE),
-        ))
+        Ok(rule::<T>(lam, axn, bxn, rn, lmax, tol))
+    }
+
+    /// The standard problem's pair (lambda, x) with lambda x's Rayleigh quotient x^H A x / x^H x:
+    /// (lambda, the true relative residual, its ratio to what the test allows) as
+    /// [`Ctx::check_pair`] gives them; A x - lambda x left in `ax`. Two reductions. [collective]
+    fn quotient_pair(
+        &self,
+        x: &DistVector<T>,
+        lmax: f64,
+        tol: f64,
+        ax: &mut DistVector<T>,
+    ) -> Result<(f64, f64, f64)> {
+        // (a product that failed on this rank fails every rank in the reduction after it)
+        let made = crate::error::catch_panic("the operator a", || self.p.a.apply(x, ax));
+        let local = made.and_then(|_| {
+            let mut v = fused::mdot(&[x, &*ax], ax)?;
+            v.extend(fused::mdot(&[x], x)?);
+            Ok(v)
+        });
+        let r = sum_partials::<T>(&self.comm, local, 3, ax)?;
+        let (xax, ax2, x2) = (r[0].to_parts().0, r[1].to_parts().0, r[2].to_parts().0);
+        let lam = xax / x2;
+        let local = ax
+            .axpy(T::real(-lam), x)
+            .and_then(|_| fused::mdot(&[&*ax], ax));
+        let rn = plain_norm(sum_partials::<T>(&self.comm, local, 1, ax)?[0].to_parts().0);
+        let (rel, ratio) = rule::<T>(lam, plain_norm(ax2), plain_norm(x2), rn, lmax, tol);
+        Ok((lam, rel, ratio))
     }
 
     /// The estimates `est` (|beta y_m| of each active Ritz pair) relative to |lambda|, and whether
@@ -366,6 +414,18 @@ impl<T: Scalar> Ctx<'_, T> {
         let n2 = sum_partials::<T>(&self.comm, local, 1, v)?[0].to_parts().0;
         Ok(plain_norm(n2))
     }
+}
+
+/// The pair's true relative residual rn / (|lambda| ||B x||) (rn / ||B x|| when lambda = 0) and its
+/// ratio to what the test allows: tol |lambda| ||B x|| plus the rounding floor 100 eps (lmax ||B
+/// x|| + ||A x||) (NaN where a norm is).
+fn rule<T: Scalar>(lam: f64, axn: f64, bxn: f64, rn: f64, lmax: f64, tol: f64) -> (f64, f64) {
+    let scale = if lam != 0.0 { lam.abs() * bxn } else { bxn };
+    let allowed = tol * lam.abs() * bxn + floor::<T>() * (lmax * bxn + axn);
+    (
+        rn / scale.max(f64::MIN_POSITIVE),
+        rn / allowed.max(f64::MIN_POSITIVE),
+    )
 }
 
 /// sqrt of a reduced square norm, NaN where it is not finite.
