@@ -50,6 +50,17 @@ impl LinearOperator<f64> for FailsAt {
     }
 }
 
+/// Did the run fail with the test operator's failure (its error, or its panic)? And the message.
+fn failed_so<R>(r: &parlops::Result<R>, panic: bool) -> (bool, String) {
+    let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
+    let want = if panic {
+        "panics at application"
+    } else {
+        "fails at application"
+    };
+    (e.contains(want), e)
+}
+
 /// A product failing (an error, or a panic) on one rank in the middle of a run ends the run on
 /// every rank with that failure (the products' outcomes are agreed in the reductions that follow
 /// them): Krylov-Schur's standard, generalized and shift-and-invert runs, where A, inv or B fails,
@@ -126,22 +137,18 @@ pub(super) fn run_ks_failing_products(t: &mut Tally, comm: &Arc<Comm>) {
         ];
         for (what, p, target) in runs {
             let (r, _) = run(&p, target, &v0, 3, 8, 100000, 1e-12, &mut []);
-            let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
-            let want = if panic {
-                "panics at application"
-            } else {
-                "fails at application"
-            };
+            let (ok, e) = failed_so(&r, panic);
             t.check(
-                e.contains(want),
+                ok,
                 &format!(
                     "Krylov-Schur with {what} failing on rank {rank} at application {at}: '{e}' ({:?})",
                     r.map(|r| r.products)
                 ),
             );
         }
-        // the run's last applications are its end's (the Rayleigh-Ritz step on the basis, then
-        // each eigenvector's true residual): failures there too, A alone and A with B
+        // the run's last applications are its end's (each eigenvector's Rayleigh quotient and true
+        // residual; with B, a Rayleigh-Ritz step on the basis first): failures there too, A alone
+        // and A with B
         for generalized in [false, true] {
             let count = |at: usize, of_b: bool| {
                 let fx = failing(if of_b { &bm } else { &a }, at);
@@ -167,14 +174,9 @@ pub(super) fn run_ks_failing_products(t: &mut Tally, comm: &Arc<Comm>) {
             }
             for (at, of_b) in ats {
                 let (r, _) = count(at, of_b);
-                let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
-                let want = if panic {
-                    "panics at application"
-                } else {
-                    "fails at application"
-                };
+                let (ok, e) = failed_so(&r, panic);
                 t.check(
-                    e.contains(want),
+                    ok,
                     &format!(
                         "Krylov-Schur's end with {} failing on rank {rank} at application {at} of {total} (generalized: {generalized}): '{e}'",
                         if of_b { "B" } else { "A" }
@@ -192,14 +194,9 @@ pub(super) fn run_ks_failing_products(t: &mut Tally, comm: &Arc<Comm>) {
             parlops::eigen::lanczos::Which::Largest,
             &mut [],
         );
-        let e = r.as_ref().err().map(|e| e.msg.clone()).unwrap_or_default();
-        let want = if panic {
-            "panics at application"
-        } else {
-            "fails at application"
-        };
+        let (ok, e) = failed_so(&r, panic);
         t.check(
-            e.contains(want),
+            ok,
             &format!("Lanczos with A failing on rank {rank} at application {at}: '{e}'"),
         );
     }
