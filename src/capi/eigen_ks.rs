@@ -10,7 +10,7 @@ use super::eigen::{
 };
 use super::handles::{arg, arg_array_mut, guard, opt_arg, out_ok, parlops_op, parlops_vec};
 use super::types::parlops_status;
-use crate::eigen::krylov_schur::{Problem, Progress, Target, krylov_schur};
+use crate::eigen::krylov_schur::{Monitor, Problem, Progress, Target, krylov_schur};
 use crate::op::LinearOperator;
 
 /// The eigenvalues nearest the shift `sigma` by shift-and-invert (parlops_eig_krylov_schur; returned
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn parlops_eig_krylov_schur(
                 max_products as usize,
                 tol,
                 &mut vs,
-                &mut mon,
+                monitor.is_some().then_some(&mut mon as Monitor<'_>),
             )?;
             if !r.converged {
                 crate::bail!(

@@ -52,6 +52,9 @@ pub struct Problem<'a, T: Scalar> {
     pub inv: Option<&'a dyn LinearOperator<T>>,
 }
 
+/// A caller's monitor: called after each cycle with what it sees; true stops the run.
+pub type Monitor<'a> = &'a mut dyn FnMut(&Progress<'_>) -> Result<bool>;
+
 /// What the monitor sees after each cycle's projected problem.
 pub struct Progress<'a> {
     /// Cycles finished before this one (restarts).
@@ -269,8 +272,9 @@ fn combine<T: Scalar>(
 /// `nev` eigenpairs of the Hermitian problem `p` at `target` from the start vector `v0`, with a
 /// basis of at most `ncv` vectors (nev < ncv <= n, or ncv = n), in at most `max_products` products
 /// with OP, to the relative tolerance `tol`; the eigenvectors (M-normalised) go into `vecs` (0 or
-/// nev vectors) when every pair converged. `monitor` is called after each cycle's projected problem
-/// on every rank and returns true to stop. [collective]
+/// nev vectors) when every pair converged. `monitor` (or None) is called after each cycle's
+/// projected problem on every rank and returns true to stop (its outcomes reduced: one collective a
+/// cycle, none without a monitor). [collective]
 #[allow(clippy::too_many_arguments)]
 pub fn krylov_schur<T: Scalar>(
     p: &Problem<'_, T>,
@@ -281,7 +285,7 @@ pub fn krylov_schur<T: Scalar>(
     max_products: usize,
     tol: f64,
     vecs: &mut [&mut DistVector<T>],
-    monitor: &mut dyn FnMut(&Progress<'_>) -> Result<bool>,
+    mut monitor: Option<Monitor<'_>>,
 ) -> Result<Eigs> {
     let comm = v0.layout().comm().clone();
     let n = v0.layout().global_len() as usize;
@@ -408,6 +412,8 @@ pub fn krylov_schur<T: Scalar>(
     // be up to tol). A difference of more than 1e-3 of ||OP|| is an operator that is not Hermitian:
     // refused (on every rank: the projections are reduced), as the run could never converge.
     let mut known = vec![0.0f64; ncv + 1];
+    // a local failure not yet agreed (the last restart's rotation)
+    let mut carried: Result<()> = Ok(());
     loop {
         let mut m = k;
         let mut beta = 0.0;
@@ -415,6 +421,7 @@ pub fn krylov_schur<T: Scalar>(
             let j = m;
             let made = cx.op(&basis[j], &mut w, &mut t)?;
             products += 1;
+            let made = made.and(std::mem::replace(&mut carried, Ok(())));
             let (h, bj) = cx.orth(&basis[..=j], &mut w, &mut z, made)?;
             cx.hermitian(&h, &known[..j], nlock, anorm, products)?;
             known.iter_mut().for_each(|x| *x = 0.0);
@@ -469,7 +476,7 @@ pub fn krylov_schur<T: Scalar>(
         // the projected problem of the active (unlocked) block
         let act = m - nlock;
         // (its allocation agreed with the eigenproblem's outcome: a failure on one rank ends all)
-        let (theta, y) = comm.agree((|| {
+        let (theta, y) = comm.agree(std::mem::replace(&mut carried, Ok(())).and_then(|_| {
             let mut sub = matrix(act, act, 0.0f64, "the projected matrix")?;
             for i in 0..act {
                 for j in 0..act {
@@ -477,7 +484,7 @@ pub fn krylov_schur<T: Scalar>(
                 }
             }
             symmetric_eig(&sub, act)
-        })())?;
+        }))?;
         let order = cx.order(&theta);
         let tmax = theta
             .iter()
@@ -508,17 +515,23 @@ pub fn krylov_schur<T: Scalar>(
             vals.push(cx.lambda(theta[i]));
             ests.push(rel[i]);
         }
-        let stop = crate::error::catch_panic("the monitor", || {
-            monitor(&Progress {
-                restarts,
-                products,
-                converged: conv,
-                values: &vals,
-                estimates: &ests,
-            })
-        });
-        let stop =
-            comm.allreduce_checked(stop.map(|b| vec![b as u8 as f64]), 1, ReduceOp::Max)?[0] > 0.0;
+        let stop = match monitor.as_mut() {
+            Some(mon) => {
+                let stop = crate::error::catch_panic("the monitor", || {
+                    mon(&Progress {
+                        restarts,
+                        products,
+                        converged: conv,
+                        values: &vals,
+                        estimates: &ests,
+                    })
+                });
+                let stop = stop.map(|b| vec![b as u8 as f64]);
+                comm.allreduce_checked(stop, 1, ReduceOp::Max)?[0] > 0.0
+            }
+            // (no caller's code ran: nothing to agree on)
+            None => false,
+        };
         let exhausted = products >= max_products || (act > 0 && m < ncv && beta == 0.0);
         if done || stop || exhausted {
             let outcome = finish(
@@ -565,8 +578,11 @@ pub fn krylov_schur<T: Scalar>(
         // restart: lock the leading converged pairs, keep the most wanted half of the rest
         let keep = (act / 2).max(nev - nlock).max(c + 1).min(act - 1);
         let cols: Vec<usize> = order[..keep].to_vec();
-        // agreed: the rotation's scratch (or a device vector's pass) failing on one rank ends all
-        comm.agree(combine(&comm, &mut basis, nlock, m, &y, &cols, &mut pool))?;
+        // the rotation's outcome here (its scratch, or a device vector's pass, may fail on one
+        // rank) is carried into the next reduction that can take it: the next product's
+        // projections, or the next projected problem's agreement. Until then every rank makes the
+        // same collectives (the locking checks below decide on reduced values)
+        carried = combine(&comm, &mut basis, nlock, m, &y, &cols, &mut pool);
         // the residual vector (basis[m]: beta > 0 here, as beta = 0 converges every active pair)
         // follows the kept ones
         basis.swap(nlock + keep, m);

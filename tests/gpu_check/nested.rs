@@ -320,9 +320,7 @@ fn eigen<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                 b: None,
                 inv: None,
             };
-            let r = krylov_schur(&p, target, &v0, 3, 10, 5000, tol, &mut vr, &mut |_| {
-                Ok(false)
-            });
+            let r = krylov_schur(&p, target, &v0, 3, 10, 5000, tol, &mut vr, None);
             (r, vs)
         };
         let ((hr, hv), (dr, dv)) = (go(HOST), go(CUDA));

@@ -69,7 +69,7 @@ pub(super) fn run<T: Scalar>(
         Ok(false)
     };
     let mut vr: Vec<&mut DistVector<T>> = vecs.iter_mut().collect();
-    let r = krylov_schur(p, target, v0, nev, ncv, maxp, tol, &mut vr, &mut mon);
+    let r = krylov_schur(p, target, v0, nev, ncv, maxp, tol, &mut vr, Some(&mut mon));
     (r, calls)
 }
 
@@ -423,7 +423,7 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         usize::MAX / 2,
         1e-8,
         &mut [],
-        &mut mon,
+        Some(&mut mon),
     )
     .err()
     .map(|e| e.msg)
@@ -442,6 +442,24 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
             r.converged, r.products, r.values, r.why
         ),
     );
+    // without a monitor (no reduction a cycle) the run is the same, bit for bit
+    let (with, _) = run(&p, Target::Smallest, &v1, 3, 6, 10000, 1e-10, &mut []);
+    let without = krylov_schur(&p, Target::Smallest, &v1, 3, 6, 10000, 1e-10, &mut [], None);
+    let same = match (&with, &without) {
+        (Ok(a), Ok(b)) => {
+            a.converged
+                && a.products == b.products
+                && a.values
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .eq(b.values.iter().map(|v| v.to_bits()))
+        }
+        _ => false,
+    };
+    t.check(
+        same,
+        &format!("the same run without a monitor: {with:?} against {without:?}"),
+    );
     // the monitor stops the run on one rank: every rank stops
     let rank = comm.rank();
     let mut mon = |pr: &Progress<'_>| Ok(rank == 0 && pr.restarts == 1);
@@ -454,7 +472,7 @@ pub(super) fn run_ks_edges(t: &mut Tally, comm: &Arc<Comm>) {
         10000,
         1e-12,
         &mut [],
-        &mut mon,
+        Some(&mut mon),
     )
     .unwrap();
     t.check(
