@@ -121,8 +121,11 @@ lint: deps
 	cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
 	tools/module_graph.sh --check
 
+# The library's own unit tests in the dev profile (overflow checks and debug assertions on; about a
+# third of the compile time of a second optimised build of the crate with cfg(test)). The mpi_*
+# and gpu_check programs are built optimised and run by mpi-tests and gpu-tests.
 unit: deps
-	cargo test $(CARGO_FLAGS)
+	cargo test --locked --lib
 
 mpi-tests: deps
 	tests/run_mpi_tests.sh $(MPIEXEC) $(CARGO_FLAGS)

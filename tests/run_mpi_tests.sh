@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the multi-rank Rust tests (tests/mpi_*.rs) at 1, 2, 3 and 4 ranks, then once more at 3 ranks
-# over Open MPI's TCP transport (as between nodes; on the loopback interface only).
+# Run the multi-rank Rust tests (tests/mpi_*.rs) at 1, 2, 3 and 4 ranks, two of them once more
+# without a launcher (singleton), then all once more at 3 ranks over Open MPI's TCP transport (as
+# between nodes; on the loopback interface only).
 # Usage: tests/run_mpi_tests.sh MPIEXEC [cargo args...]   (e.g. --release --locked)
 # Every run checks that it really got N ranks (a binary launched by another MPI's mpiexec runs as N
 # one-rank jobs) and is bounded by a timeout (TEST_TIMEOUT seconds, default 300: MPICH busy-polls, so
@@ -10,7 +11,7 @@
 set -euo pipefail
 MPIEXEC=$1
 shift
-bins=$(cargo test "$@" --no-run --message-format=json 2>/dev/null | python3 -c '
+bins=$(cargo test "$@" --test 'mpi_*' --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -23,6 +24,13 @@ for bin in $bins; do
     echo "== $(basename "$bin") at $n rank(s)"
     PARLOPS_TEST_EXPECT_RANKS=$n timeout "${TEST_TIMEOUT:-300}" "$MPIEXEC" -n "$n" "$bin"
   done
+done
+# A program started without a launcher (MPI's singleton start, as a user's `./prog` is): two of them
+for bin in $bins; do
+  case $(basename "$bin") in mpi_vectors-* | mpi_models-*)
+    echo "== $(basename "$bin") started without $MPIEXEC (singleton)"
+    PARLOPS_TEST_EXPECT_RANKS=1 timeout "${TEST_TIMEOUT:-300}" "$bin" ;;
+  esac
 done
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   for bin in $bins; do

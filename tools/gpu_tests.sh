@@ -64,7 +64,7 @@ if [ ! -e "$lib/libnvrtc.so.12" ]; then
   rm -rf "$N" && mkdir -p "$N"
   python3 -m zipfile -e build/nvrtc-whl/*.whl "$N"
 fi
-LD_LIBRARY_PATH="$PWD/$lib" cargo test --release --locked --lib gpu::tests::kernels_compile -- --nocapture 2>&1 \
+LD_LIBRARY_PATH="$PWD/$lib" cargo test --locked --lib gpu::tests::kernels_compile -- --nocapture 2>&1 \
   | tee build/kernels_compile.log | grep -E "test result|skipped|panicked"
 grep -q "skipped" build/kernels_compile.log && { echo "gpu_tests: NVRTC did not load from $lib"; exit 1; }
 grep -q "test result: ok. 1 passed" build/kernels_compile.log

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Print the path of the release test program NAME (building it if needed), e.g. tools/test_binary.sh gpu_check
 set -euo pipefail
-cargo test --release --locked --no-run --message-format=json 2>/dev/null | python3 -c '
+cargo test --release --locked --no-run --test "$1" --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
