@@ -7,6 +7,12 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::vector::{DistVector, fused, sum_partials};
 
+/// A reduced square norm's rounding below zero taken to zero; NaN kept (`f64::max` would drop it, and
+/// the norm of a vector holding a NaN would read as an invariant subspace instead of a failure).
+fn clamp0(n2: f64) -> f64 {
+    if n2 < 0.0 { 0.0 } else { n2 }
+}
+
 /// Second Gram-Schmidt pass when the first left less than this fraction of the norm (DGKS).
 const ETA: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
@@ -30,7 +36,7 @@ impl<T: Scalar> Ctx<'_, T> {
                 fused::mdot(&xs, w)
             });
             let p = sum_partials::<T>(&self.comm, local, k + 1, w)?;
-            let w2 = p[k].to_parts().0.max(0.0);
+            let w2 = clamp0(p[k].to_parts().0);
             let nu0 = w2.sqrt();
             let mut h = p[..k].to_vec();
             // DGKS: where the projections remove less than half of ||w||^2, one pass is enough and
@@ -48,7 +54,7 @@ impl<T: Scalar> Ctx<'_, T> {
                 d
             });
             let q = sum_partials::<T>(&self.comm, local, k + 1, w)?;
-            let q2 = q[k].to_parts().0.max(0.0);
+            let q2 = clamp0(q[k].to_parts().0);
             let mut nu = q2.sqrt();
             let h2 = &q[..k];
             // the second pass removes rounding only (< half of what is left): its norm after, by
@@ -65,9 +71,7 @@ impl<T: Scalar> Ctx<'_, T> {
                 nu = left.sqrt();
             } else {
                 let local = fused::maxpy_norm(w, h2, basis).map(|v| vec![v]);
-                nu = self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]
-                    .max(0.0)
-                    .sqrt();
+                nu = clamp0(self.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]).sqrt();
                 for (a, c) in h.iter_mut().zip(h2) {
                     *a += *c;
                 }
