@@ -121,11 +121,16 @@ lint: deps
 	cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
 	tools/module_graph.sh --check
 
-# The library's own unit tests in the dev profile (overflow checks and debug assertions on; about a
-# third of the compile time of a second optimised build of the crate with cfg(test)). The mpi_*
-# and gpu_check programs are built optimised and run by mpi-tests and gpu-tests.
+# The library's own unit tests in the dev profile (overflow checks and debug assertions on; a third
+# of the compile time of a second optimised build of the crate with cfg(test)), built and run while
+# the optimised test programs (tests/*.rs, run by mpi-tests and gpu-tests) build beside them: the
+# optimised build of the crate leaves one of two cores idle in rustc's front end, and the two
+# profiles lock different directories.
 unit: deps
-	cargo test --locked --lib
+	@mkdir -p $(BUILD); cargo test $(CARGO_FLAGS) --test '*' --no-run >$(BUILD)/test-programs.log 2>&1 & rel=$$!; \
+	cargo test --locked --lib; st=$$?; \
+	if wait $$rel; then tail -1 $(BUILD)/test-programs.log; else cat $(BUILD)/test-programs.log; \
+	  echo "unit: the optimised test programs did not build"; st=1; fi; exit $$st
 
 mpi-tests: deps
 	tests/run_mpi_tests.sh $(MPIEXEC) $(CARGO_FLAGS)
@@ -411,8 +416,13 @@ gpu-check:
 	@if command -v cargo >/dev/null; then $(MAKE) --no-print-directory gpu-bundle; fi
 	tools/gpu_check.sh
 
-test: deps header-check abi-check docs lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
-	@echo "make test: all checks passed"
+# The steps in order, each timed (the budget is 20 minutes on 2 cores: the last line says where it went).
+TEST_STEPS := deps header-check abi-check docs lint unit mpi-tests gpu-tests examples reference mfem-hypre python-tests
+test:
+	@t0=$$(date +%s); times=""; for step in $(TEST_STEPS); do s=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed"; exit 1; }; \
+	  times="$$times $$step $$(( $$(date +%s) - s ))"; done; \
+	echo "make test: all checks passed in $$(( $$(date +%s) - t0 )) s (seconds a step:$$times)"
 
 # MPICH next to Open MPI: its own compiler wrappers, launcher and target directory.
 test-mpich:

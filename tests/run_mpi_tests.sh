@@ -11,7 +11,9 @@
 set -euo pipefail
 MPIEXEC=$1
 shift
-bins=$(cargo test "$@" --test 'mpi_*' --no-run --message-format=json 2>/dev/null | python3 -c '
+# (every integration test program built in one cargo call, gpu_check too, so that they share the 2 cores;
+# only the mpi_* ones run here)
+bins=$(cargo test "$@" --test '*' --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
