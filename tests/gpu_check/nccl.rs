@@ -50,7 +50,7 @@ pub(crate) fn nccl(t: &mut Tally, world: &Arc<Comm>) {
     vectors::<c64>(t, &comm);
     operators::<f64>(t, &comm);
     operators::<c32>(t, &comm);
-    solvers::solvers::<f64>(t, &comm, 64, false);
+    solvers::solvers::<f64>(t, &comm, 48, false);
     t.check(comm.reduction_count() > before, "NCCL: reductions counted");
 
     // the caller's NCCL communicator wrapped (parlops_comm_wrap's path): the same device, data
