@@ -4,7 +4,7 @@
 //! computed here. Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 use common::{Tally, dense, gathered, gauss, uneven};
 
 use std::sync::Arc;
@@ -571,7 +571,7 @@ fn run_groups<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     run_stacked::<f64>(&mut t, &comm);
     run_stacked::<c64>(&mut t, &comm);

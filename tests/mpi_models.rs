@@ -6,7 +6,7 @@
 //! here. Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
-mod common;
+use crate::common;
 use common::{Tally, dense, gathered, gauss, uneven};
 
 use std::sync::{Arc, Mutex};
@@ -598,7 +598,7 @@ fn run_steihaug<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     run_monitor::<f64>(&mut t, &comm);
     run_monitor::<c64>(&mut t, &comm);

@@ -5,7 +5,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 use common::Tally;
 
 use std::sync::Arc;
@@ -470,7 +470,7 @@ fn run_fe_rows<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     run::<f32>(&mut t, &comm);
     run::<f64>(&mut t, &comm);

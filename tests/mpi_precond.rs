@@ -11,7 +11,7 @@
 //! Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 use common::Tally;
 
 use std::sync::Arc;
@@ -616,7 +616,7 @@ fn eigen_estimates(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     factors_at_one_rank::<f64>(&mut t, &comm);
     factors_at_one_rank::<c64>(&mut t, &comm);

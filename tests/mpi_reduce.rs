@@ -10,7 +10,7 @@
 //!
 //! Prints `N passed, M failed` on rank 0.
 
-mod common;
+use crate::common;
 use common::Tally;
 
 use std::sync::Arc;
@@ -243,7 +243,7 @@ fn random_vectors(t: &mut Tally, comm: &Arc<Comm>) {
     );
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     run::<f32>(&mut t, &comm);
     run::<c32>(&mut t, &comm);

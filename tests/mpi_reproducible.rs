@@ -8,7 +8,7 @@
 //! CSR products on their own, the methods that do not keep it and device-free refusals.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 use common::{Tally, gathered, uneven};
 
 use std::sync::Arc;
@@ -488,7 +488,7 @@ fn refusals(comm: &Arc<Comm>, t: &mut Tally) {
     }
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     let own = Arc::new(Comm::self_comm().unwrap());
     primitives(&comm, &own, &mut t);

@@ -4,7 +4,7 @@
 //! converged/diverged reasons. Prints `N passed, M failed` on rank 0.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 use common::{Tally, dense, gathered, gauss};
 
 use std::sync::Arc;
@@ -540,7 +540,7 @@ fn run<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     }
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     run_leftovers::<f64>(&mut t, &comm);
     run_leftovers::<c64>(&mut t, &comm);

@@ -2,7 +2,7 @@
 //! every dtype and partition is compared with a serial reference computed from the same global data,
 //! and argument errors on one rank must fail on every rank. Prints `N passed, M failed` on rank 0.
 
-mod common;
+use crate::common;
 use common::Tally;
 
 use std::sync::Arc;
@@ -371,7 +371,7 @@ fn run_scaled_norms<T: Scalar>(t: &mut Tally, layouts: &[(String, Arc<Layout>)])
     }
 }
 
-fn main() {
+pub fn main() {
     let (comm, mut t) = common::start();
     let r = comm.rank();
     // uneven custom split with an empty rank (rank 1 when P > 1)
