@@ -54,5 +54,5 @@ for suite in $suites; do
   for n in 2 3 4; do run "$suite" "$n"; done
 done
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-    for suite in $suites; do OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo run "$suite" 3 tcp; done
+  for suite in $suites; do OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo run "$suite" 3 tcp; done
 fi
