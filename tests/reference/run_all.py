@@ -30,12 +30,14 @@ for script in sys.argv[1:]:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     sys.stdout.flush()
-    MPI.COMM_WORLD.Barrier()
+    # the outcome every rank prints is the job's: failed if the script failed on any rank
+    code = MPI.COMM_WORLD.allreduce(1 if code else 0, op=MPI.MAX)
     if MPI.COMM_WORLD.rank == 0:
         print(f"reference: {os.path.basename(script)} at {MPI.COMM_WORLD.size} rank(s): "
               f"{'FAILED' if code else 'ok'} ({time.perf_counter() - t0:.1f} s)", flush=True)
     if code:
         failed.append(os.path.basename(script))
 if failed:
-    print(f"reference: rank {MPI.COMM_WORLD.rank}: failed: {' '.join(failed)}", flush=True)
+    if MPI.COMM_WORLD.rank == 0:
+        print(f"reference: failed: {' '.join(failed)}", flush=True)
 sys.exit(1 if failed else 0)
