@@ -22,6 +22,13 @@ for line in sys.stdin:
 ')
 [ -n "$bin" ] || { echo "run_mpi_tests: the mpi_suite test program was not built" >&2; exit 1; }
 suites=$("$bin" --list)
+# every tests/mpi_*.rs is a suite of the program (cargo's autotests are off: a file left out of
+# tests/mpi_suite.rs would not even be compiled)
+for f in tests/mpi_*.rs; do
+  name=$(basename "$f" .rs)
+  [ "$name" = mpi_suite ] || grep -qw "$name" <<<"$suites" ||
+    { echo "run_mpi_tests: $f is not a suite of tests/mpi_suite.rs (add it to its SUITES)" >&2; exit 1; }
+done
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # One run: SUITE RANKS [singleton|tcp]; its output kept in a log and printed whole when it ends (one
