@@ -620,6 +620,8 @@ pub fn main() {
     ks::run_ks_standard::<c64>(&mut t, &comm);
     ks::run_ks_pencil::<f64>(&mut t, &comm);
     ks::run_ks_pencil::<c64>(&mut t, &comm);
+    ks::run_ks_null_space::<f64>(&mut t, &comm);
+    ks::run_ks_null_space::<c64>(&mut t, &comm);
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
     ks_fail::run_ks_failing_products(&mut t, &comm);
