@@ -25,6 +25,8 @@ use eigen::*;
 mod ks;
 #[path = "mpi_models/ks_fail.rs"]
 mod ks_fail;
+#[path = "mpi_models/ks_spectra.rs"]
+mod ks_spectra;
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)
@@ -620,8 +622,10 @@ pub fn main() {
     ks::run_ks_standard::<c64>(&mut t, &comm);
     ks::run_ks_pencil::<f64>(&mut t, &comm);
     ks::run_ks_pencil::<c64>(&mut t, &comm);
-    ks::run_ks_null_space::<f64>(&mut t, &comm);
-    ks::run_ks_null_space::<c64>(&mut t, &comm);
+    ks_spectra::run_ks_null_space::<f64>(&mut t, &comm);
+    ks_spectra::run_ks_null_space::<c64>(&mut t, &comm);
+    ks_spectra::run_ks_order::<f64>(&mut t, &comm);
+    ks_spectra::run_ks_order::<c64>(&mut t, &comm);
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
     ks_fail::run_ks_failing_products(&mut t, &comm);

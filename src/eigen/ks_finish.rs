@@ -178,10 +178,23 @@ pub(super) fn finish<T: Scalar>(
             shown.push(lam);
         }
         if bad.is_empty() {
+            // in the target's order: the pairs were chosen by the projected values, and Rayleigh
+            // quotients of equal eigenvalues (a multiple one, 3 I) may come out in the other order
+            // by rounding
+            let mut perm: Vec<usize> = (0..shown.len()).collect();
+            match cx.target {
+                Target::Largest => perm.sort_by(|&i, &j| shown[j].total_cmp(&shown[i])),
+                Target::Smallest => perm.sort_by(|&i, &j| shown[i].total_cmp(&shown[j])),
+                Target::Nearest(s) => {
+                    perm.sort_by(|&i, &j| (shown[i] - s).abs().total_cmp(&(shown[j] - s).abs()))
+                }
+            }
             // the eigenvectors again, now into the caller's vectors (untouched by a failed check)
             for (q, v) in vecs.iter_mut().enumerate().take(f.nev) {
-                cx.form(v, &coef[q], &f.basis[..f.m])?;
+                cx.form(v, &coef[perm[q]], &f.basis[..f.m])?;
             }
+            let shown: Vec<f64> = perm.iter().map(|&i| shown[i]).collect();
+            let residuals = perm.iter().map(|&i| residuals[i]).collect();
             return Ok(Outcome::Done(out(&shown, true, residuals, String::new())));
         }
         if best.as_ref().is_none_or(|b| worst < b.0) {

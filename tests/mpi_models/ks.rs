@@ -3,8 +3,7 @@
 //! (restarts and locking), the generalized problem (B diagonal, B^-1 exact), shift-and-invert with
 //! and without B, a start vector in a small invariant subspace, and the failures: a basis not
 //! larger than n_ev, b without inv, no inv for a shift, an operator of another layout, the product
-//! limit (values still reported), the monitor stopping the run; a full basis on an operator with a
-//! large kernel (a projected matrix with a block of rounding noise).
+//! limit (values still reported), the monitor stopping the run.
 
 use super::eigen::{dense_op, known_spectrum};
 use super::*;
@@ -562,129 +561,5 @@ pub(super) fn run_ks_inexact(t: &mut Tally, comm: &Arc<Comm>) {
             false,
             &format!("Krylov-Schur through an inexact inverse: {e}"),
         ),
-    }
-}
-
-/// A full basis (ncv = n) on an operator with a large null space: 100 zero eigenvalues and 100 in
-/// [1, 2] (a curl-curl or pure-Neumann matrix has such a kernel). The Krylov space from v0 closes
-/// after about 101 products; the basis then fills with fresh random vectors inside the kernel, so
-/// the projected matrix holds a 100 x 100 block of rounding noise next to eigenvalues of size 1.
-/// Its QL deflation test, relative to the neighbouring diagonal entries only, never accepted an
-/// entry there (rounding is eps ||T||): PARLOPS_ERR_NOT_CONVERGED from the projected problem
-/// ("the tridiagonal eigensolver did not converge"). The 4 largest and the 4 smallest (the
-/// full basis holds the kernel, so 4 zeros), with true residuals from the dense matrix.
-pub(super) fn run_ks_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
-    common::case(&format!("run_ks_null_space ({})", T::DTYPE.name()));
-    let n = 200usize;
-    let l = uneven(comm, n as i64);
-    let lam: Vec<f64> = (0..n)
-        .map(|i| {
-            if i % 2 == 0 {
-                0.0
-            } else {
-                1.0 + i as f64 / n as f64
-            }
-        })
-        .collect();
-    // Q diag(lam) Q^H with Q from Gram-Schmidt on random columns (known_spectrum's few
-    // reflections leave the kernel's noise too structured to show the failure)
-    let mut st = 0x2545_F491_4F6C_DD1Du64;
-    let mut rnd = || {
-        st = st
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (st >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
-    let mut q: Vec<Vec<T>> = (0..n)
-        .map(|_| {
-            (0..n)
-                .map(|_| T::from_parts_lossy(rnd(), if T::PARTS == 2 { rnd() } else { 0.0 }))
-                .collect()
-        })
-        .collect();
-    for c in 0..n {
-        let (done, rest) = q.split_at_mut(c);
-        for qp in done.iter() {
-            let d = qp
-                .iter()
-                .zip(&rest[0])
-                .fold(T::zero(), |s, (x, y)| s + x.conj() * *y);
-            for (y, x) in rest[0].iter_mut().zip(qp) {
-                *y = *y - d * *x;
-            }
-        }
-        let nn = (0..n)
-            .map(|k| {
-                let (re, im) = q[c][k].to_parts();
-                re * re + im * im
-            })
-            .sum::<f64>()
-            .sqrt();
-        q[c].iter_mut()
-            .for_each(|x| *x = *x * T::from_parts_lossy(1.0 / nn, 0.0));
-    }
-    let ad: Vec<Vec<T>> = (0..n)
-        .map(|i| {
-            (0..n)
-                .map(|j| {
-                    (0..n).fold(T::zero(), |s, c| {
-                        s + q[c][i] * T::from_parts_lossy(lam[c], 0.0) * q[c][j].conj()
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    let a = dense_op(&l, &ad);
-    let p = Problem {
-        a: a.as_ref(),
-        b: None,
-        inv: None,
-    };
-    let mut sorted = lam.clone();
-    sorted.sort_by(f64::total_cmp);
-    let v0 = start::<T>(&l, 11);
-    for target in [Target::Largest, Target::Smallest] {
-        let want: Vec<f64> = match target {
-            Target::Smallest => sorted[..4].to_vec(),
-            _ => sorted.iter().rev().take(4).copied().collect(),
-        };
-        let mut vecs: Vec<DistVector<T>> = (0..4)
-            .map(|_| DistVector::<T>::new(l.clone()).unwrap())
-            .collect();
-        let (r, _) = run(&p, target, &v0, 4, n, 4 * n, 1e-10, &mut vecs);
-        let ok = match &r {
-            Ok(r) => {
-                // absolute: the wanted zeros have no relative error or residual
-                let err = r
-                    .values
-                    .iter()
-                    .zip(&want)
-                    .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
-                let res = vecs
-                    .iter()
-                    .zip(&r.values)
-                    .map(|(v, &lam)| {
-                        let x = gathered(v);
-                        let ax = matvec(&ad, &x);
-                        let d: Vec<T> = ax
-                            .iter()
-                            .zip(&x)
-                            .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
-                            .collect();
-                        norm(&d) / norm(&x)
-                    })
-                    .fold(0.0f64, f64::max);
-                let tol = 1e-9;
-                r.converged && err <= tol && res <= tol
-            }
-            Err(_) => false,
-        };
-        t.check(
-            ok,
-            &format!(
-                "Krylov-Schur {target:?} with ncv = n = {n} on an operator with a 100-dimensional kernel: {:?} against {want:?}",
-                r.as_ref().map(|r| (&r.values, r.products, &r.residuals))
-            ),
-        );
     }
 }
