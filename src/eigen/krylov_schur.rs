@@ -435,7 +435,7 @@ pub fn krylov_schur<T: Scalar>(
             if !bj.is_finite() || !col2.is_finite() {
                 crate::bail!(
                     InvalidArgument,
-                    "the operator produced a value that is not finite at product {products}"
+                    "the operator produced a value that is not finite at product {products} (or the squared norms of its products overflow: entries beyond about 1e150 in magnitude; scale the operator)"
                 );
             }
             anorm = anorm.max((col2 + bj * bj).sqrt());

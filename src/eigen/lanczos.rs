@@ -114,7 +114,7 @@ pub fn lanczos<T: Scalar>(
         if !aj.is_finite() || !bj.is_finite() {
             crate::bail!(
                 InvalidArgument,
-                "the operator produced a value that is not finite at Lanczos step {j}"
+                "the operator produced a value that is not finite at Lanczos step {j} (or the squared norms of its products overflow: entries beyond about 1e150 in magnitude; scale the operator)"
             );
         }
         alpha.push(aj);
