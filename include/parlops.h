@@ -793,8 +793,12 @@ parlops_status parlops_eig_randomized(const parlops_op *a,
 // then about tol^2 relative for separated eigenvalues). Writes `eigenvalues` (n_ev), `residuals`
 // (n_ev, or NULL), `vecs` (NULL, or n_ev vectors of a's layout: the Ritz vectors) and `steps` (or
 // NULL). Not converged in max_steps: PARLOPS_ERR_NOT_CONVERGED, nothing written, the message
-// giving the Ritz values and residuals reached. One start vector sees each eigenspace once: an eigenvalue of multiplicity m > 1
-// is found once (use the randomized eigensolver, a block method, for clusters). [collective]
+// giving the Ritz values and residuals reached. One start vector sees each eigenspace once: an
+// eigenvalue of multiplicity m > 1 is found once (use the randomized eigensolver, a block method,
+// for clusters), except where the Krylov space closes below the operator's size (an invariant
+// subspace: an operator with few distinct eigenvalues): the run then goes on from a random vector
+// orthogonal to the basis, and after such a restart it stops only once the new block's own wanted
+// Ritz pairs meet the rule too (each restart costs reductions like a step). [collective]
 parlops_status parlops_eig_lanczos(const parlops_op *a,
                                    const parlops_vec *v0,
                                    int64_t max_steps,

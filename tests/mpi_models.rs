@@ -626,6 +626,8 @@ pub fn main() {
     ks_spectra::run_ks_null_space::<c64>(&mut t, &comm);
     ks_spectra::run_ks_order::<f64>(&mut t, &comm);
     ks_spectra::run_ks_order::<c64>(&mut t, &comm);
+    ks_spectra::run_lanczos_closed::<f64>(&mut t, &comm);
+    ks_spectra::run_lanczos_closed::<c64>(&mut t, &comm);
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
     ks_fail::run_ks_failing_products(&mut t, &comm);

@@ -12,6 +12,7 @@ use crate::op::LinearOperator;
 use crate::scalar::Scalar;
 use crate::vector::DistVector;
 use crate::vector::multi::{block_dot, maxpy};
+use crate::vector::random::Distribution;
 
 /// Which end of the spectrum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +98,9 @@ pub fn lanczos<T: Scalar>(
     let mut w = alloc(&comm, 1, v0)?.remove(0);
     let mut anorm: f64 = 0.0;
     let mut last = None;
+    // the first step of the current Krylov block (a restart where the space closed), and the
+    // restarts' random seed
+    let (mut block, mut seed) = (0usize, 0x1A2C_u64);
     for j in 0..max_steps {
         // (a failure of the product on one rank joins the first reduction, failing every rank)
         let mut made = crate::error::catch_panic("the operator", || a.apply(&basis[j], &mut w));
@@ -128,13 +132,56 @@ pub fn lanczos<T: Scalar>(
             invariant || m == max_steps || (m >= nev && (m <= 40 || m % (m / 20).max(2) == 0));
         if check {
             let r = comm.agree(ritz(&alpha, &beta, nev, which, invariant, false))?;
-            let done =
-                r.1.iter()
-                    .zip(&r.0)
-                    .all(|(res, _)| *res <= tol * r.0.iter().fold(0.0f64, |s, v| s.max(v.abs())));
+            let scale = r.0.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+            let mut done = r.1.iter().all(|res| *res <= tol * scale);
+            if block > 0 && !invariant && done {
+                // after a restart the block's own extreme Ritz values must have converged too:
+                // before they have, its Ritz values still lie inside the spectrum, and the wanted
+                // ones of T (the closed blocks' exact pairs) may leave out eigenvalues it will find
+                let rb = comm.agree(ritz(
+                    &alpha[block..],
+                    &beta[block..],
+                    nev.min(m - block),
+                    which,
+                    false,
+                    false,
+                ))?;
+                done = rb.1.iter().all(|res| *res <= tol * scale);
+            }
             last = Some((r, m));
-            if done || invariant {
+            if done && !invariant {
                 break;
+            }
+            if invariant {
+                // The Krylov space closed below the operator's size: eigenvectors outside it (the
+                // other copies of a multiple eigenvalue, which one start vector sees once) are
+                // unseen, and any of them may be wanted (the 2 smallest of a rank-one matrix are
+                // 0 and 0, not 0 and its nonzero eigenvalue). Go on from a random vector
+                // orthogonal to the basis (beta_j = 0 closes the block in T), as Krylov-Schur does,
+                // until the space or max_steps is exhausted.
+                if m == n || m == max_steps {
+                    break;
+                }
+                seed = seed.wrapping_add(0x9E37_79B9);
+                let made = w.set_random(Distribution::Gaussian, seed);
+                let refs: Vec<&DistVector<T>> = basis.iter().collect();
+                let n1 = block_dot(&[&w], &[&w], made)?[0].to_parts().0.sqrt();
+                for _ in 0..2 {
+                    let h = block_dot(&refs, &[&w], Ok(()))?;
+                    let neg: Vec<T> = h.iter().map(|v| -*v).collect();
+                    maxpy(&mut w, &neg, &refs)?;
+                }
+                let n2 = block_dot(&[&w], &[&w], Ok(()))?[0].to_parts().0.sqrt();
+                if !n2.is_finite() || !n1.is_finite() || n2 <= 1e-8 * n1 {
+                    break;
+                }
+                beta[j] = 0.0;
+                let mut next = alloc(&comm, 1, v0)?.remove(0);
+                std::mem::swap(&mut next, &mut w);
+                next.scale(T::real(1.0 / n2))?;
+                basis.push(next);
+                block = m;
+                continue;
             }
         }
         if m < max_steps {
@@ -150,7 +197,7 @@ pub fn lanczos<T: Scalar>(
     if values.len() < nev {
         crate::bail!(
             InvalidArgument,
-            "v0 lies in an invariant subspace of dimension {steps}: n_ev = {nev} eigenpairs cannot be reached from it (start from another vector, a random one)"
+            "the Krylov space closed after {steps} steps, below n_ev = {nev} (v0 in an invariant subspace, and no vector orthogonal to it left): start from another vector, a random one"
         );
     }
     let converged = residuals

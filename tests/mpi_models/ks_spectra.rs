@@ -1,6 +1,7 @@
-//! Krylov-Schur on spectra that stress its dense steps, at 1-4 ranks with uneven splits: a full
-//! basis on an operator with a large kernel (a projected matrix with a block of rounding noise), and
-//! eigenvalues equal to rounding (returned in the target's order).
+//! Krylov-Schur and Lanczos on spectra that stress them, at 1-4 ranks with uneven splits: a full
+//! basis on an operator with a large kernel (a projected matrix with a block of rounding noise),
+//! eigenvalues equal to rounding (returned in the target's order), and Krylov spaces that close
+//! below the operator's size (few distinct eigenvalues).
 
 use super::eigen::dense_op;
 use super::ks::{run, start};
@@ -210,6 +211,79 @@ pub(super) fn run_ks_order<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                     "Krylov-Schur {target:?}, {k} of {n} equal eigenvalues ({}): {:?} against {want:?}",
                     if rank_one { "rank one" } else { "3 I" },
                     r.as_ref().map(|r| &r.values)
+                ),
+            );
+        }
+    }
+}
+
+/// Lanczos where the Krylov space closes below the operator's size: a rank-one matrix (5 once, 0
+/// eleven times) and 3 I, as Q diag Q^H. From a random v0 the space closes after 2 steps (1 for
+/// 3 I); the run returned its Ritz pairs there, the 2 smallest of the rank-one matrix as 0 and 5
+/// with OK, and refused the 3 smallest and 3 I ("v0 lies in an invariant subspace"). It goes on
+/// from random vectors orthogonal to the basis: the values, the order and the true residuals.
+pub(super) fn run_lanczos_closed<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    use parlops::eigen::lanczos::{Which, lanczos};
+    common::case(&format!("run_lanczos_closed ({})", T::DTYPE.name()));
+    let n = 12usize;
+    let l = uneven(comm, n as i64);
+    for rank_one in [true, false] {
+        let lam: Vec<f64> = (0..n)
+            .map(|i| match (rank_one, i) {
+                (false, _) => 3.0,
+                (true, 0) => 5.0,
+                _ => 0.0,
+            })
+            .collect();
+        let ad = random_spectrum::<T>(n, &lam, 31);
+        let a = dense_op(&l, &ad);
+        let mut sorted = lam.clone();
+        sorted.sort_by(f64::total_cmp);
+        let v0 = start::<T>(&l, 9);
+        for (which, k) in [
+            (Which::Smallest, 2),
+            (Which::Smallest, 3),
+            (Which::Largest, 2),
+        ] {
+            let want: Vec<f64> = match which {
+                Which::Smallest => sorted[..k].to_vec(),
+                Which::Largest => sorted.iter().rev().take(k).copied().collect(),
+            };
+            let mut vecs: Vec<DistVector<T>> = (0..k)
+                .map(|_| DistVector::<T>::new(l.clone()).unwrap())
+                .collect();
+            let mut vr: Vec<&mut DistVector<T>> = vecs.iter_mut().collect();
+            let r = lanczos(a.as_ref(), &v0, n, 1e-10, k, which, &mut vr);
+            let ok = match &r {
+                Ok(r) => {
+                    let err = r
+                        .values
+                        .iter()
+                        .zip(&want)
+                        .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
+                    let res = vecs
+                        .iter()
+                        .zip(&r.values)
+                        .map(|(v, &lam)| {
+                            let x = gathered(v);
+                            let d: Vec<T> = matvec(&ad, &x)
+                                .iter()
+                                .zip(&x)
+                                .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
+                                .collect();
+                            norm(&d) / norm(&x)
+                        })
+                        .fold(0.0f64, f64::max);
+                    r.converged && r.values.len() == k && err <= 1e-9 && res <= 1e-9
+                }
+                Err(_) => false,
+            };
+            t.check(
+                ok,
+                &format!(
+                    "Lanczos {which:?} {k} of {} with a closing Krylov space: {:?} against {want:?}",
+                    if rank_one { "a rank-one matrix" } else { "3 I" },
+                    r.as_ref().map(|r| (&r.values, r.steps))
                 ),
             );
         }
