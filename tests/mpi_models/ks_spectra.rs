@@ -59,6 +59,54 @@ fn random_spectrum<T: Scalar>(n: usize, lam: &[f64], seed: u64) -> Vec<Vec<T>> {
         .collect()
 }
 
+/// The dense matrix Q diag(lam) Q^H ([`random_spectrum`]), its operator on `l`, and `lam` sorted.
+fn operator<T: Scalar>(l: &Arc<Layout>, lam: &[f64], seed: u64) -> (Vec<Vec<T>>, Op<T>, Vec<f64>) {
+    let ad = random_spectrum::<T>(lam.len(), lam, seed);
+    let a = dense_op(l, &ad);
+    let mut sorted = lam.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (ad, a, sorted)
+}
+
+/// n eigenvalues, all 3 (3 I) or, `rank_one`, 5 once and 0 elsewhere.
+fn few_distinct(n: usize, rank_one: bool) -> Vec<f64> {
+    (0..n)
+        .map(|i| match (rank_one, i) {
+            (false, _) => 3.0,
+            (true, 0) => 5.0,
+            _ => 0.0,
+        })
+        .collect()
+}
+
+/// The largest absolute error of `values` against `want` and the largest ||A x - lambda x|| / ||x||
+/// of the pairs with `vecs`, from the dense matrix (absolute: wanted zeros have no relative error).
+fn errors<T: Scalar>(
+    ad: &[Vec<T>],
+    vecs: &[DistVector<T>],
+    values: &[f64],
+    want: &[f64],
+) -> (f64, f64) {
+    let err = values
+        .iter()
+        .zip(want)
+        .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
+    let res = vecs
+        .iter()
+        .zip(values)
+        .map(|(v, &lam)| {
+            let x = gathered(v);
+            let d: Vec<T> = matvec(ad, &x)
+                .iter()
+                .zip(&x)
+                .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
+                .collect();
+            norm(&d) / norm(&x)
+        })
+        .fold(0.0f64, f64::max);
+    (err, res)
+}
+
 /// A full basis (ncv = n) on an operator with a large null space: 100 zero eigenvalues and 100 in
 /// [1, 2] (a curl-curl or pure-Neumann matrix has such a kernel). The Krylov space from v0 closes
 /// after about 101 products; the basis then fills with fresh random vectors inside the kernel, so
@@ -80,15 +128,12 @@ pub(super) fn run_ks_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             }
         })
         .collect();
-    let ad = random_spectrum::<T>(n, &lam, 0x2545_F491_4F6C_DD1D);
-    let a = dense_op(&l, &ad);
+    let (ad, a, sorted) = operator::<T>(&l, &lam, 0x2545_F491_4F6C_DD1D);
     let p = Problem {
         a: a.as_ref(),
         b: None,
         inv: None,
     };
-    let mut sorted = lam.clone();
-    sorted.sort_by(f64::total_cmp);
     let v0 = start::<T>(&l, 11);
     for target in [Target::Largest, Target::Smallest] {
         let want: Vec<f64> = match target {
@@ -101,26 +146,7 @@ pub(super) fn run_ks_null_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         let (r, _) = run(&p, target, &v0, 4, n, 4 * n, 1e-10, &mut vecs);
         let ok = match &r {
             Ok(r) => {
-                // absolute: the wanted zeros have no relative error or residual
-                let err = r
-                    .values
-                    .iter()
-                    .zip(&want)
-                    .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
-                let res = vecs
-                    .iter()
-                    .zip(&r.values)
-                    .map(|(v, &lam)| {
-                        let x = gathered(v);
-                        let ax = matvec(&ad, &x);
-                        let d: Vec<T> = ax
-                            .iter()
-                            .zip(&x)
-                            .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
-                            .collect();
-                        norm(&d) / norm(&x)
-                    })
-                    .fold(0.0f64, f64::max);
+                let (err, res) = errors(&ad, &vecs, &r.values, &want);
                 let tol = 1e-9;
                 r.converged && err <= tol && res <= tol
             }
@@ -149,23 +175,14 @@ pub(super) fn run_ks_order<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         (7, true),
         (12, true),
     ] {
-        let lam: Vec<f64> = (0..n)
-            .map(|i| match (rank_one, i) {
-                (false, _) => 3.0,
-                (true, 0) => 5.0,
-                _ => 0.0,
-            })
-            .collect();
+        let lam = few_distinct(n, rank_one);
         let l = uneven(comm, n as i64);
-        let ad = random_spectrum::<T>(n, &lam, 7 + n as u64);
-        let a = dense_op(&l, &ad);
+        let (ad, a, sorted) = operator::<T>(&l, &lam, 7 + n as u64);
         let p = Problem {
             a: a.as_ref(),
             b: None,
             inv: None,
         };
-        let mut sorted = lam.clone();
-        sorted.sort_by(f64::total_cmp);
         let v0 = start::<T>(&l, 3 + n as u64);
         let k = n - 1;
         for target in [Target::Largest, Target::Smallest] {
@@ -183,24 +200,7 @@ pub(super) fn run_ks_order<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
                         Target::Smallest => w[0] <= w[1],
                         _ => w[0] >= w[1],
                     });
-                    let err = r
-                        .values
-                        .iter()
-                        .zip(&want)
-                        .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
-                    let res = vecs
-                        .iter()
-                        .zip(&r.values)
-                        .map(|(v, &lam)| {
-                            let x = gathered(v);
-                            let d: Vec<T> = matvec(&ad, &x)
-                                .iter()
-                                .zip(&x)
-                                .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
-                                .collect();
-                            norm(&d) / norm(&x)
-                        })
-                        .fold(0.0f64, f64::max);
+                    let (err, res) = errors(&ad, &vecs, &r.values, &want);
                     r.converged && ordered && err <= 1e-9 && res <= 1e-9
                 }
                 Err(_) => false,
@@ -228,17 +228,8 @@ pub(super) fn run_lanczos_closed<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let n = 12usize;
     let l = uneven(comm, n as i64);
     for rank_one in [true, false] {
-        let lam: Vec<f64> = (0..n)
-            .map(|i| match (rank_one, i) {
-                (false, _) => 3.0,
-                (true, 0) => 5.0,
-                _ => 0.0,
-            })
-            .collect();
-        let ad = random_spectrum::<T>(n, &lam, 31);
-        let a = dense_op(&l, &ad);
-        let mut sorted = lam.clone();
-        sorted.sort_by(f64::total_cmp);
+        let lam = few_distinct(n, rank_one);
+        let (ad, a, sorted) = operator::<T>(&l, &lam, 31);
         let v0 = start::<T>(&l, 9);
         for (which, k) in [
             (Which::Smallest, 2),
@@ -256,24 +247,7 @@ pub(super) fn run_lanczos_closed<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             let r = lanczos(a.as_ref(), &v0, n, 1e-10, k, which, &mut vr);
             let ok = match &r {
                 Ok(r) => {
-                    let err = r
-                        .values
-                        .iter()
-                        .zip(&want)
-                        .fold(0.0f64, |m, (v, w)| m.max((v - w).abs()));
-                    let res = vecs
-                        .iter()
-                        .zip(&r.values)
-                        .map(|(v, &lam)| {
-                            let x = gathered(v);
-                            let d: Vec<T> = matvec(&ad, &x)
-                                .iter()
-                                .zip(&x)
-                                .map(|(p, q)| *p - *q * T::from_parts_lossy(lam, 0.0))
-                                .collect();
-                            norm(&d) / norm(&x)
-                        })
-                        .fold(0.0f64, f64::max);
+                    let (err, res) = errors(&ad, &vecs, &r.values, &want);
                     r.converged && r.values.len() == k && err <= 1e-9 && res <= 1e-9
                 }
                 Err(_) => false,
