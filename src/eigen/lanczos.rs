@@ -172,7 +172,15 @@ pub fn lanczos<T: Scalar>(
                     maxpy(&mut w, &neg, &refs)?;
                 }
                 let n2 = block_dot(&[&w], &[&w], Ok(()))?[0].to_parts().0.sqrt();
-                if !n2.is_finite() || !n1.is_finite() || n2 <= 1e-8 * n1 {
+                if !n2.is_finite() || !n1.is_finite() {
+                    // (reduced: the same on every rank) not an answer from the closed space
+                    crate::bail!(
+                        Internal,
+                        "Lanczos' restart vector has norm {n2} (from a random vector of norm {n1})"
+                    );
+                }
+                if n2 <= 1e-8 * n1 {
+                    // nothing orthogonal to the basis is left: the closed space is the whole one
                     break;
                 }
                 beta[j] = 0.0;

@@ -262,6 +262,35 @@ pub fn symmetric_eig(a: &[f64], n: usize) -> Result<(Vec<f64>, Vec<f64>)> {
 mod tests {
     use super::*;
 
+    /// Uniform numbers in [-0.5, 0.5) from a 64-bit LCG started at `seed`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        }
+    }
+
+    /// A v = lambda v for every column of `vecs` (n x n, row-major, the eigenvectors of the
+    /// row-major `a`) and V^T V = I, each entry to 1e-12.
+    fn check_pairs(a: &[f64], n: usize, vals: &[f64], vecs: &[f64]) {
+        for c in 0..n {
+            for r in 0..n {
+                let av: f64 = (0..n).map(|k| a[r * n + k] * vecs[k * n + c]).sum();
+                assert!(
+                    (av - vals[c] * vecs[r * n + c]).abs() <= 1e-12,
+                    "n {n}: A v - lambda v"
+                );
+            }
+            for c2 in 0..=c {
+                let d: f64 = (0..n).map(|k| vecs[k * n + c] * vecs[k * n + c2]).sum();
+                let want = if c == c2 { 1.0 } else { 0.0 };
+                assert!((d - want).abs() <= 1e-12, "n {n}: V^T V");
+            }
+        }
+    }
+
     /// Against dense Jacobi (`hermitian_eig`) on tridiagonal matrices with random, repeated and
     /// graded entries: the same eigenvalues, the same last components up to sign, and orthonormal
     /// eigenvectors that satisfy T z = lambda z.
@@ -293,13 +322,7 @@ mod tests {
     #[test]
     fn symmetric_eigenpairs() {
         for (n, seed) in [(1usize, 1u64), (2, 2), (7, 3), (24, 4), (40, 5)] {
-            let mut st = seed;
-            let mut rnd = || {
-                st = st
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((st >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-            };
+            let mut rnd = uniform(seed);
             let mut a = vec![0.0f64; n * n];
             for i in 0..n {
                 for j in 0..=i {
@@ -314,20 +337,7 @@ mod tests {
             for (x, y) in vals.iter().zip(&jv) {
                 assert!((x - y).abs() <= 1e-12, "n {n}: {vals:?} vs {jv:?}");
             }
-            for c in 0..n {
-                for r in 0..n {
-                    let av: f64 = (0..n).map(|k| a[r * n + k] * vecs[k * n + c]).sum();
-                    assert!(
-                        (av - vals[c] * vecs[r * n + c]).abs() <= 1e-12,
-                        "n {n}: A v - lambda v"
-                    );
-                }
-                for c2 in 0..n {
-                    let d: f64 = (0..n).map(|k| vecs[k * n + c] * vecs[k * n + c2]).sum();
-                    let want = if c == c2 { 1.0 } else { 0.0 };
-                    assert!((d - want).abs() <= 1e-12, "n {n}: V^T V");
-                }
-            }
+            check_pairs(&a, n, &vals, &vecs);
         }
     }
 
@@ -338,13 +348,7 @@ mod tests {
     #[test]
     fn symmetric_eig_with_a_large_null_space() {
         let n = 200;
-        let mut st = 77u64;
-        let mut rnd = || {
-            st = st
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((st >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = uniform(77);
         // Q by modified Gram-Schmidt on random columns (q[c] is column c)
         let mut q: Vec<Vec<f64>> = (0..n).map(|_| (0..n).map(|_| rnd()).collect()).collect();
         for c in 0..n {
@@ -381,33 +385,12 @@ mod tests {
         for (x, y) in vals.iter().zip(&want) {
             assert!((x - y).abs() <= 1e-12, "{x} against {y}");
         }
-        for c in 0..n {
-            for r in 0..n {
-                let av: f64 = (0..n).map(|k| a[r * n + k] * vecs[k * n + c]).sum();
-                assert!(
-                    (av - vals[c] * vecs[r * n + c]).abs() <= 1e-12,
-                    "A v - lambda v"
-                );
-            }
-        }
-        for c in 0..n {
-            for c2 in 0..=c {
-                let d: f64 = (0..n).map(|k| vecs[k * n + c] * vecs[k * n + c2]).sum();
-                let want = if c == c2 { 1.0 } else { 0.0 };
-                assert!((d - want).abs() <= 1e-12, "V^T V");
-            }
-        }
+        check_pairs(&a, n, &vals, &vecs);
     }
 
     #[test]
     fn tridiagonal_eigenpairs() {
-        let mut seed = 12345u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64) / ((1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = uniform(12345);
         for (case, m) in [1usize, 2, 3, 7, 30, 61].iter().enumerate() {
             let m = *m;
             let (diag, off): (Vec<f64>, Vec<f64>) = match case % 3 {
