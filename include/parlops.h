@@ -848,10 +848,10 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 // Rayleigh quotient x^H A x / x^H x; the generalized and shift-and-invert problems, and the
 // standard one where a quotient's pair misses the rule, the pairs of a Rayleigh-Ritz step of A on
 // the last basis (at most ncv products with A, none with inv; with shift-and-invert, OP's own
-// Ritz pairs where A's miss the rule): the eigenvalues are Rayleigh quotients of A. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or NULL:
-// the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the eigenvectors,
-// x^H B x = 1) and `products` (or NULL). `monitor` (or NULL) is called after each cycle with
-// `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that
+// Ritz pairs where A's miss the rule): the eigenvalues are Rayleigh quotients of A. Writes
+// `eigenvalues` (n_ev), `residuals` (n_ev, or NULL: the true relative residuals), `vecs` (NULL,
+// or n_ev vectors of a's layout: the eigenvectors, x^H B x = 1) and `products` (or NULL).
+// `monitor` (or NULL) is called after each cycle with `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true residuals that
 // stay above the rule: an inexact inv): PARLOPS_ERR_NOT_CONVERGED, the message giving the
 // eigenvalues reached and their relative residuals (the estimates; the true ones where their check
 // failed), the products and restarts made; nothing is written. Each new basis vector's projections
@@ -867,8 +867,9 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 // cycle: a multiple eigenvalue is found again only through rounding and restarts (the randomized
 // eigensolver, a block method, is for clusters). The squared norms of OP's products must stay in
 // the range of double precision (operator entries between about 1e-150 and 1e150 in magnitude;
-// scale the operator otherwise): beyond it the run fails with PARLOPS_ERR_INVALID_ARGUMENT. Non-Hermitian problems are not offered (no
-// Arnoldi variant); that check refuses an a whose asymmetry exceeds its bound. [collective]
+// scale the operator otherwise): beyond it the run fails with PARLOPS_ERR_INVALID_ARGUMENT.
+// Non-Hermitian problems are not offered (no Arnoldi variant); that check refuses an a whose
+// asymmetry exceeds its bound. [collective]
 parlops_status parlops_eig_krylov_schur(const parlops_op *a,
                                         const parlops_op *b,
                                         const parlops_op *inv,
