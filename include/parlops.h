@@ -823,53 +823,53 @@ parlops_status parlops_op_low_rank(const parlops_comm *comm,
 
 // Krylov-Schur (thick-restart Lanczos, SLEPc's default eigensolver) for `n_ev` eigenpairs of the
 // Hermitian problem A x = lambda x, or A x = lambda B x with `b` Hermitian positive definite (a
-// negative x^H B x met on the way is PARLOPS_ERR_INVALID_ARGUMENT naming b, on every rank), with a
-// basis of at most `ncv` vectors: memory is ncv + 4 vectors of a's layout (vectors in device
-// memory: up to 2 ncv + 3, the restart going through spare vectors), however many products the run
-// takes (n_ev < ncv <= the global size, or ncv equal to it; SLEPc's default ncv is max(2 n_ev,
-// n_ev + 15)). `which`: PARLOPS_EIG_LARGEST (descending) or PARLOPS_EIG_SMALLEST (ascending),
-// where `inv` applies B^-1 (NULL, with b NULL, for the standard problem; a
+// negative x^H B x met on the way is PARLOPS_ERR_INVALID_ARGUMENT naming b, on every rank), with
+// a basis of at most `ncv` vectors: memory is ncv + 4 vectors of a's layout (vectors in device
+// memory: up to 2 ncv + 3, the restart going through spare vectors), however many products the
+// run takes (n_ev < ncv <= the global size, or ncv equal to it; SLEPc's default ncv is max(2
+// n_ev, n_ev + 15)). `which`: PARLOPS_EIG_LARGEST (descending) or PARLOPS_EIG_SMALLEST
+// (ascending), where `inv` applies B^-1 (NULL, with b NULL, for the standard problem; a
 // parlops_op_create_inverse of a CG solver for a mass matrix, for instance), or
 // PARLOPS_EIG_NEAREST: the eigenvalues nearest `sigma` (by increasing distance) by
 // shift-and-invert, where `inv` applies (A - sigma B)^-1 (b NULL: B = I; a
-// parlops_op_create_inverse of an AMG-preconditioned solver for A - sigma B, solved to a tolerance
-// well below `tol`). `sigma` is read only with PARLOPS_EIG_NEAREST. The basis is built for OP = A,
-// B^-1 A or (A - sigma B)^-1 B, orthonormal in the B inner product, from the start vector `v0`
-// (any vector with a component in the wanted eigenspaces: a random one), in at most `max_products`
-// products with OP. Converged pairs are locked (no longer worked on). The stopping rule is each
-// wanted pair's true relative residual ||A x - lambda B x|| / (|lambda| ||B x||) <= tol, or ||A x
-// - lambda B x|| at rounding level (100 eps (l ||B x|| + ||A x||), eps of the dtype, l the largest
-// |eigenvalue estimate| seen, with shift-and-invert at least ||A r|| / ||B r|| for a random r: one
-// more product with A and B at the start); the run tests the cheap Ritz estimates after each cycle
-// (with shift-and-invert scaled to A's residuals by ||(A - sigma B) v|| / ||B v|| for the residual
-// vector v: one more product with A, and B, a cycle) and checks the true residuals (one product
-// with A, and B, per pair) before it locks a pair or returns. The standard problem (b and inv
-// NULL) returns its Ritz vectors, each eigenvalue the vector's Rayleigh quotient x^H A x / x^H x;
-// the generalized and shift-and-invert problems, and the standard one where a quotient's pair
-// misses the rule, the pairs of a Rayleigh-Ritz step of A on the last basis (at most ncv products
-// with A, none with inv; with shift-and-invert, OP's own Ritz pairs where A's miss the rule): the
-// eigenvalues are Rayleigh quotients of A. Writes `eigenvalues` (n_ev), `residuals` (n_ev, or
-// NULL: the true relative residuals), `vecs` (NULL, or n_ev vectors of a's layout: the
-// eigenvectors, x^H B x = 1) and `products` (or NULL). `monitor` (or NULL) is called after each
-// cycle with `monitor_ctx`. Not converged (max_products reached, the monitor stopping, or true
-// residuals that stay above the rule: an inexact inv): PARLOPS_ERR_NOT_CONVERGED, the message
-// giving the eigenvalues reached and their relative residuals (the estimates; the true ones where
-// their check failed), the products and restarts made; nothing is written. Each new basis vector's
-// projections are checked against what OP's Hermitian transpose gives from the earlier ones: a
-// difference of more than 1e-3 of ||OP|| (a not Hermitian, inv far from exact) is
-// PARLOPS_ERR_INVALID_ARGUMENT on every rank, found within the first products (on such an OP the
-// run could never converge). The pairs returned meet the rule, but nothing proves that no wanted
-// eigenvalue was passed over: a Krylov basis reaches the wanted end of OP's spectrum first only as
-// it grows, and a basis of fewer than 2 n_ev vectors may converge to other eigenpairs, above all
-// with shift-and-invert, where both ends of OP's spectrum compete (in a sweep of small dense
-// problems, 7 of 96 runs with ncv = n_ev + 1 returned a farther eigenvalue; none with SLEPc's
-// default ncv). One start vector sees each eigenspace once per cycle: a multiple eigenvalue is
-// found again only through rounding and restarts (the randomized eigensolver, a block method, is
-// for clusters). The squared norms of OP's products must stay in the range of double precision
-// (operator entries between about 1e-150 and 1e150 in magnitude; scale the operator otherwise):
-// beyond it the run fails with PARLOPS_ERR_INVALID_ARGUMENT. Non-Hermitian problems are not
-// offered (no Arnoldi variant); that check refuses an a whose asymmetry exceeds its bound.
-// [collective]
+// parlops_op_create_inverse of an AMG-preconditioned solver for A - sigma B, solved to a
+// tolerance well below `tol`). `sigma` is read only with PARLOPS_EIG_NEAREST. The basis is built
+// for OP = A, B^-1 A or (A - sigma B)^-1 B, orthonormal in the B inner product, from the start
+// vector `v0` (any vector with a component in the wanted eigenspaces: a random one), in at most
+// `max_products` products with OP. Converged pairs are locked (no longer worked on). The stopping
+// rule is each wanted pair's true relative residual ||A x - lambda B x|| / (|lambda| ||B x||) <=
+// tol, or ||A x - lambda B x|| at rounding level (100 eps (l ||B x|| + ||A x||), eps of the
+// dtype, l the largest |eigenvalue estimate| seen, with shift-and-invert at least ||A r|| / ||B
+// r|| for a random r: one more product with A and B at the start); the run tests the cheap Ritz
+// estimates after each cycle (with shift-and-invert scaled to A's residuals by ||(A - sigma B)
+// v|| / ||B v|| for the residual vector v: one more product with A, and B, a cycle) and checks
+// the true residuals (one product with A, and B, per pair) before it locks a pair or returns. The
+// standard problem (b and inv NULL) returns its Ritz vectors, each eigenvalue the vector's
+// Rayleigh quotient x^H A x / x^H x; the generalized and shift-and-invert problems, and the
+// standard one where a quotient's pair misses the rule, the pairs of a Rayleigh-Ritz step of A on
+// the last basis (at most ncv products with A, none with inv; with shift-and-invert, OP's own
+// Ritz pairs where A's miss the rule): the eigenvalues are Rayleigh quotients of A. Writes
+// `eigenvalues` (n_ev), `residuals` (n_ev, or NULL: the true relative residuals), `vecs` (NULL,
+// or n_ev vectors of a's layout: the eigenvectors, x^H B x = 1) and `products` (or NULL).
+// `monitor` (or NULL) is called after each cycle with `monitor_ctx`. Not converged (max_products
+// reached, the monitor stopping, or true residuals that stay above the rule: an inexact inv):
+// PARLOPS_ERR_NOT_CONVERGED, the message giving the eigenvalues reached and their relative
+// residuals (the estimates; the true ones where their check failed), the products and restarts
+// made; nothing is written. Each new basis vector's projections are checked against what OP's
+// Hermitian transpose gives from the earlier ones: a difference of more than 1e-3 of ||OP|| (a
+// not Hermitian, inv far from exact) is PARLOPS_ERR_INVALID_ARGUMENT on every rank, found within
+// the first products (on such an OP the run could never converge). The pairs returned meet the
+// rule, but nothing proves that no wanted eigenvalue was passed over: a Krylov basis reaches the
+// wanted end of OP's spectrum first only as it grows, and a basis of fewer than 2 n_ev vectors
+// may converge to other eigenpairs, above all with shift-and-invert, where both ends of OP's
+// spectrum compete (in a sweep of small dense problems, 7 of 96 runs with ncv = n_ev + 1 returned
+// a farther eigenvalue; none with SLEPc's default ncv). One start vector sees each eigenspace
+// once per cycle: a multiple eigenvalue is found again only through rounding and restarts (the
+// randomized eigensolver, a block method, is for clusters). The squared norms of OP's products
+// must stay in the range of double precision (operator entries between about 1e-150 and 1e150 in
+// magnitude; scale the operator otherwise): beyond it the run fails with
+// PARLOPS_ERR_INVALID_ARGUMENT. Non-Hermitian problems are not offered (no Arnoldi variant); that
+// check refuses an a whose asymmetry exceeds its bound. [collective]
 parlops_status parlops_eig_krylov_schur(const parlops_op *a,
                                         const parlops_op *b,
                                         const parlops_op *inv,
