@@ -8,7 +8,8 @@
 //! factorisation of W's Gram matrix scaled to a unit diagonal: a direction (nearly) in the span of
 //! the others is left out (rank-deficient blocks: equal or dependent right-hand sides, columns that
 //! converged), so P has s <= k orthonormal columns (Ji and Li's breakdown-free block CG, 2017,
-//! without forming P). Per iteration: Q = A W; the Gram matrix of W against [W, Q, R] in one pass;
+//! without forming P); where P^H A P is then not positive definite by rounding, the least
+//! independent directions are left out too ([`directions`]). Per iteration: Q = A W; the Gram matrix of W against [W, Q, R] in one pass;
 //! X += W c and R -= Q c; the Gram matrix of [Q, R] against [Z, R] in one pass (its diagonal the
 //! residual norms); W = Z + W d into a second block. Two reductions per iteration, as CG. The small
 //! problems (k x k) are solved in complex double precision on every rank from reduced values.
@@ -33,9 +34,10 @@ pub(crate) const MAX_BLOCK: usize = 16;
 /// T (k x s, column-major) with (W T)^H (W T) = I for the Gram matrix `g` = W^H W (k x k,
 /// column-major): a Cholesky factorisation of D g D (D = diag(g)^-1/2: each column scaled to unit
 /// norm) with the largest remaining pivot first, stopping where it falls to `tol` (the rest lie in
-/// the span of those taken, to sin^2 of their angle <= tol); zero columns are left out.
+/// the span of those taken, to sin^2 of their angle <= tol) or where `max_s` are taken; zero
+/// columns are left out.
 #[allow(clippy::needless_range_loop)] // the factor's rows and columns: index form reads as the math
-pub(crate) fn orthonormalizer(g: &[C], k: usize, tol: f64) -> (Vec<C>, usize) {
+pub(crate) fn orthonormalizer(g: &[C], k: usize, tol: f64, max_s: usize) -> (Vec<C>, usize) {
     let d: Vec<f64> = (0..k)
         .map(|i| {
             let v = g[i + i * k].re;
@@ -51,7 +53,7 @@ pub(crate) fn orthonormalizer(g: &[C], k: usize, tol: f64) -> (Vec<C>, usize) {
     // l[i][t]: row i (in pivot order) of the factor
     let mut l = vec![vec![C::new(0.0, 0.0); k]; k];
     let mut s = 0;
-    while s < k {
+    while s < k.min(max_s) {
         let rem = |i: usize, l: &[Vec<C>]| {
             let p = perm[i];
             a(p, p).re - (0..s).map(|t| l[i][t].norm_sqr()).sum::<f64>()
@@ -96,6 +98,47 @@ pub(crate) fn orthonormalizer(g: &[C], k: usize, tol: f64) -> (Vec<C>, usize) {
         }
     }
     (t, s)
+}
+
+/// The block's search directions P = W T (s of them) and the Cholesky factor of H = P^H A P (s x
+/// s, made Hermitian) from W's Gram matrices `gw` = W^H W and `gq` = W^H A W. Where H is not
+/// positive definite with s > 1 directions, the least independent one (the last pivot) is left out
+/// and H formed again: nearly dependent directions (sin^2 of their angle a little above `tol`) make
+/// T's entries large, and H's rounding (eps ||A|| |T|^2) can then exceed its smallest eigenvalue on
+/// a positive definite A. A single direction w with w^H A w <= 0 proves A indefinite (as in CG).
+fn directions(
+    gw: &[C],
+    gq: &[C],
+    k: usize,
+    tol: f64,
+) -> std::result::Result<(Vec<C>, usize, Vec<C>), Reason> {
+    let mut max_s = k;
+    loop {
+        let (t, s) = orthonormalizer(gw, k, tol, max_s);
+        if s == 0 {
+            return Err(Reason::DivergedBreakdown);
+        }
+        let mut h = th_mul(&t, k, s, &mul(gq, k, k, &t, s), s);
+        for i in 0..s {
+            for j in 0..i {
+                let m = (h[i + j * s] + h[j + i * s].conj()) * 0.5;
+                h[i + j * s] = m;
+                h[j + i * s] = m.conj();
+            }
+            h[i + i * s] = C::new(h[i + i * s].re, 0.0);
+        }
+        if let Some(lh) = cholesky(&h, s) {
+            return Ok((t, s, lh));
+        }
+        if s == 1 {
+            return Err(if h[0].re <= 0.0 {
+                Reason::DivergedIndefinite
+            } else {
+                Reason::DivergedBreakdown
+            });
+        }
+        max_s = s - 1;
+    }
 }
 
 /// T^H M (s x m) for T (k x s) and M (k x m), column-major.
@@ -191,27 +234,9 @@ pub(crate) fn solve<T: Scalar>(
             return Ok(ends(it - 1, Reason::DivergedNan, &rn));
         }
         let (gw, gq) = (square(&g, 2 * k, 0, 0, k), square(&g, 2 * k, 0, k, k));
-        let (t, s) = orthonormalizer(&gw, k, tol);
-        if s == 0 {
-            return Ok(ends(it - 1, Reason::DivergedBreakdown, &rn));
-        }
-        // H = P^H A P (s x s), made Hermitian
-        let mut h = th_mul(&t, k, s, &mul(&gq, k, k, &t, s), s);
-        for i in 0..s {
-            for j in 0..i {
-                let m = (h[i + j * s] + h[j + i * s].conj()) * 0.5;
-                h[i + j * s] = m;
-                h[j + i * s] = m.conj();
-            }
-            h[i + i * s] = C::new(h[i + i * s].re, 0.0);
-        }
-        let Some(lh) = cholesky(&h, s) else {
-            let reason = if (0..s).any(|i| h[i + i * s].re <= 0.0) {
-                Reason::DivergedIndefinite
-            } else {
-                Reason::DivergedBreakdown
-            };
-            return Ok(ends(it - 1, reason, &rn));
+        let (t, s, lh) = match directions(&gw, &gq, k, tol) {
+            Ok(d) => d,
+            Err(reason) => return Ok(ends(it - 1, reason, &rn)),
         };
         // X += W T H^-1 T^H W^H R, R -= Q (the same)
         let step = solve_cols(&lh, s, &th_mul(&t, k, s, &gr, k), k);
@@ -420,4 +445,53 @@ fn copy_all<T: Scalar>(dst: &mut [DistVector<T>], src: &[DistVector<T>]) -> Resu
         d.copy_from(s)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two nearly parallel directions of a positive definite A = diag(1e8, 1), with W^H A W carrying
+    /// the rounding (eps ||A|| per entry) a distributed product leaves: H = P^H A P over both
+    /// directions is then not positive definite, and the block goes on with the one direction that
+    /// is (before, the solve ended with "indefinite").
+    #[test]
+    fn nearly_dependent_directions_of_a_definite_operator() {
+        let (sin, a) = (1e-5f64, [1e8, 1.0]);
+        let cos = (1.0 - sin * sin).sqrt();
+        let w = [[1.0, 0.0], [cos, sin]];
+        let g = |f: &dyn Fn(usize) -> f64| -> Vec<C> {
+            let mut m = vec![C::new(0.0, 0.0); 4];
+            for i in 0..2 {
+                for j in 0..2 {
+                    m[i + 2 * j] = C::new((0..2).map(|r| w[i][r] * f(r) * w[j][r]).sum(), 0.0);
+                }
+            }
+            m
+        };
+        let gw = g(&|_| 1.0);
+        let mut gq = g(&|r| a[r]);
+        gq[1] += C::new(2.0 * f64::EPSILON * 1e8, 0.0);
+        gq[2] += C::new(2.0 * f64::EPSILON * 1e8, 0.0);
+        let tol = 1e4 * f64::EPSILON;
+        // both directions are taken, and their H is not positive definite
+        let (t, s) = orthonormalizer(&gw, 2, tol, 2);
+        assert_eq!(s, 2);
+        let h = th_mul(&t, 2, 2, &mul(&gq, 2, 2, &t, 2), 2);
+        assert!(cholesky(&h, 2).is_none(), "H = {h:?}");
+        let (t, s, l) = directions(&gw, &gq, 2, tol).expect("one direction of a definite A");
+        assert_eq!(s, 1);
+        let h = th_mul(&t, 2, 1, &mul(&gq, 2, 2, &t, 1), 1);
+        assert!(h[0].re > 0.0 && (l[0].re * l[0].re - h[0].re).abs() <= 1e-12 * h[0].re);
+        // a direction of negative curvature still proves A indefinite
+        let one = [C::new(1.0, 0.0)];
+        assert_eq!(
+            directions(&one, &[C::new(-2.0, 0.0)], 1, tol).err(),
+            Some(Reason::DivergedIndefinite)
+        );
+        assert_eq!(
+            directions(&[C::new(0.0, 0.0)], &one, 1, tol).err(),
+            Some(Reason::DivergedBreakdown)
+        );
+    }
 }
