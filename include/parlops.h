@@ -483,8 +483,11 @@ typedef int32_t parlops_monitor_action;
 // parlops_solver_set_recycle (default m / 3). Each solve with a kept space first applies the
 // (current) operator and preconditioner to it (k applications, not counted as iterations), so the
 // operator and the preconditioner may change between solves; the space then serves the new
-// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates, classical
-// Gram-Schmidt only.
+// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates; classical
+// Gram-Schmidt, with a second pass for an Arnoldi vector the first pass shrank below 1/sqrt(2) of
+// its norm (one more reduction then). A cycle adds m - k new vectors: with m - k = 1 it can stagnate
+// where GMRES(m) converges, as GMRES(1) does, on an operator whose field of values holds 0 (the
+// solve then ends with PARLOPS_DIVERGED_MAX_ITER).
 #define PARLOPS_METHOD_GCRODR 12
 
 // Deflated CG (def-CG(k, l), Saad et al. 2000) for sequences of Hermitian positive definite systems:
@@ -494,7 +497,9 @@ typedef int32_t parlops_monitor_action;
 // operator application). Each solve with a kept space applies its own operator to it (k
 // applications, not counted as iterations), so the operator and the preconditioner (Hermitian
 // positive definite) may change between solves. k: parlops_solver_set_recycle (default 8). Tests
-// ||r||; two reductions per iteration, as CG; work vectors 4 + 6 k, and the k kept.
+// ||r||; two reductions per iteration, as CG; work vectors 4 + 6 k, and the k kept. Where the
+// kept vectors' part alone meets the rule (k at or above the operator's size, for instance), the
+// solve ends there, confirmed on the true residual, with no CG iteration.
 #define PARLOPS_METHOD_CG_DEFLATED 13
 
 // R = ||x||_1 (soft thresholding).

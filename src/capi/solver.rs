@@ -69,8 +69,11 @@ pub const PARLOPS_METHOD_RICHARDSON: parlops_method = 11;
 /// parlops_solver_set_recycle (default m / 3). Each solve with a kept space first applies the
 /// (current) operator and preconditioner to it (k applications, not counted as iterations), so the
 /// operator and the preconditioner may change between solves; the space then serves the new
-/// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates, classical
-/// Gram-Schmidt only.
+/// system. Work vectors: m + 3 k + 3, and the k vectors kept. No eigenvalue estimates; classical
+/// Gram-Schmidt, with a second pass for an Arnoldi vector the first pass shrank below 1/sqrt(2) of
+/// its norm (one more reduction then). A cycle adds m - k new vectors: with m - k = 1 it can stagnate
+/// where GMRES(m) converges, as GMRES(1) does, on an operator whose field of values holds 0 (the
+/// solve then ends with PARLOPS_DIVERGED_MAX_ITER).
 pub const PARLOPS_METHOD_GCRODR: parlops_method = 12;
 /// Deflated CG (def-CG(k, l), Saad et al. 2000) for sequences of Hermitian positive definite systems:
 /// CG in the A-orthogonal complement of k kept vectors W, whose part of the solution is taken
@@ -79,7 +82,9 @@ pub const PARLOPS_METHOD_GCRODR: parlops_method = 12;
 /// operator application). Each solve with a kept space applies its own operator to it (k
 /// applications, not counted as iterations), so the operator and the preconditioner (Hermitian
 /// positive definite) may change between solves. k: parlops_solver_set_recycle (default 8). Tests
-/// ||r||; two reductions per iteration, as CG; work vectors 4 + 6 k, and the k kept.
+/// ||r||; two reductions per iteration, as CG; work vectors 4 + 6 k, and the k kept. Where the
+/// kept vectors' part alone meets the rule (k at or above the operator's size, for instance), the
+/// solve ends there, confirmed on the true residual, with no CG iteration.
 pub const PARLOPS_METHOD_CG_DEFLATED: parlops_method = 13;
 
 /// ISTA/FISTA regulariser.

@@ -186,8 +186,21 @@ fn iterate<T: Scalar>(
     loop {
         if restart {
             let e = if plain { Ok(()) } else { ctx.precond(r, z) };
-            let (rz0, _, awz) = sums(ctx, r, if plain { &*r } else { &*z }, d, e)?;
+            let (rz0, rr, awz) = sums(ctx, r, if plain { &*r } else { &*z }, d, e)?;
             rz = rz0;
+            // the kept space's part alone may meet the rule (W spans the solution's error, as
+            // where k reaches the operator's size): confirmed on the true residual, it ends the
+            // solve; CG would go on in a complement of rounding errors and diverge
+            if d.k() > 0
+                && let Some(reason) = ctx.met(root(rr), bnorm)
+            {
+                let e = ctx.op.apply(x, q);
+                let e = e.and(q.axpby(T::one(), b, -T::one()));
+                let tnorm = root(re(dots(&ctx.comm, &[(&*q, &*q)], e)?[0]));
+                if ctx.holds(tnorm, bnorm) {
+                    return Ok(info(it, reason, r0, root(rr), bnorm));
+                }
+            }
             p.copy_from(if plain { &*r } else { &*z })?;
             let mu: Vec<T> = d.solve(&awz).iter().map(|v| -*v).collect();
             fused::maxpy(p, &mu, d.w)?;

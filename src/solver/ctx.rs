@@ -142,6 +142,18 @@ impl<T: Scalar> Ctx<'_, T> {
         rnorm.is_finite() && r.is_finite() && rnorm <= (self.p.rtol * r).max(self.p.atol)
     }
 
+    /// The convergence the rule gives for a residual norm `rnorm` where it holds (which of its
+    /// terms decided), without a monitor's say: None where it does not hold.
+    pub fn met(&self, rnorm: f64, bnorm: f64) -> Option<Reason> {
+        let r = self.reference(bnorm);
+        self.holds(rnorm, r)
+            .then_some(if self.p.rtol * r >= self.p.atol {
+                Reason::ConvergedRtol
+            } else {
+                Reason::ConvergedAtol
+            })
+    }
+
     /// The end of a solve whose `reason` (a convergence seen on a recurrence residual) was checked
     /// on the true residual's norm `tnorm` at iteration `it`: the convergence where the rule holds
     /// for it, a divergence where it is not finite or no iteration is left, else None (the method
@@ -282,12 +294,8 @@ impl<T: Scalar> Ctx<'_, T> {
         if user_converged {
             return Some(Reason::ConvergedUser);
         }
-        if self.holds(rnorm, bnorm) {
-            return Some(if self.p.rtol * bnorm >= self.p.atol {
-                Reason::ConvergedRtol
-            } else {
-                Reason::ConvergedAtol
-            });
+        if let Some(reason) = self.met(rnorm, bnorm) {
+            return Some(reason);
         }
         if it > 0 && rnorm > self.p.dtol * bnorm.max(f64::MIN_POSITIVE) {
             return Some(Reason::DivergedDtol);

@@ -1,7 +1,8 @@
 //! GCRO-DR(m, k) (Parks, de Sturler, Mackey, Johnson and Maiti, SIAM J. Sci. Comput. 28, 2006):
 //! restarted GMRES that keeps k vectors U with A M U = C, C orthonormal, from one cycle to the next
 //! and from one solve to the next (a sequence of systems, Krylov subspace recycling). Each cycle
-//! runs m - k Arnoldi steps on (I - C C^H) A M, minimises the residual over range(U) + the Krylov
+//! runs m - k Arnoldi steps on (I - C C^H) A M (classical Gram-Schmidt, a second pass where the
+//! first removed most of the vector: C's orthonormality rests on it), minimises the residual over range(U) + the Krylov
 //! space, and takes the new U from the k harmonic Ritz vectors of smallest harmonic Ritz values of
 //! that space (the eigenvectors that hold GMRES back). The first cycle of a solve without a kept
 //! space is GMRES(m).
@@ -444,11 +445,32 @@ fn cycle<T: Scalar>(
         let e = apply_am(ctx, &cy.v[j], cy.z, cy.w);
         let e = std::mem::replace(&mut pending, Ok(())).and(e);
         {
+            // classical Gram-Schmidt against [C, V], ||w||^2 in the same reduction; a second pass
+            // where the first removed most of w (hn < ||w|| / sqrt 2, Daniel, Gragg, Kaufman and
+            // Stewart's test): one pass leaves V's orthogonality to C at eps ||w|| / hn, and C' = W Q
+            // inherits it, so C's orthonormality (which the cycles' least-squares problem assumes)
+            // decayed tenfold a cycle and the residual grew
+            let n = kc + j + 1;
             let basis: Vec<&DistVector<T>> = cy.c[..kc].iter().chain(&cy.v[..=j]).collect();
-            let local = e.and_then(|_| fused::mdot(&basis, cy.w));
-            let proj = sum_partials::<T>(&ctx.comm, local, kc + j + 1, cy.w)?;
+            let local = e.and_then(|_| {
+                let mut d = fused::mdot(&basis, cy.w)?;
+                d.extend(fused::mdot(&[&*cy.w], cy.w)?);
+                Ok(d)
+            });
+            let mut proj = sum_partials::<T>(&ctx.comm, local, n + 1, cy.w)?;
+            let before = root(re(proj[n]));
+            proj.truncate(n);
             let local = fused::maxpy_norm(cy.w, &proj, &basis).map(|v| vec![v]);
             hn = root(ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]);
+            if hn > 0.0 && hn < before * std::f64::consts::FRAC_1_SQRT_2 {
+                let local = fused::mdot(&basis, cy.w);
+                let again = sum_partials::<T>(&ctx.comm, local, n, cy.w)?;
+                let local = fused::maxpy_norm(cy.w, &again, &basis).map(|v| vec![v]);
+                hn = root(ctx.comm.allreduce_checked(local, 1, ReduceOp::Sum)?[0]);
+                for (p, a) in proj.iter_mut().zip(&again) {
+                    *p += *a;
+                }
+            }
             for (i, p) in proj.iter().enumerate() {
                 g[i + col * ld] = cx(*p);
             }

@@ -104,6 +104,9 @@ pub fn run_recycle<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         }
     }
     run_sequence::<T>(t, comm);
+    if !single::<T>() {
+        run_scaled_convection::<T>(t, comm);
+    }
     // bad input: a kept space of another layout fails on every rank, set_recycle drops it
     let mut s = gcrodr::<T>(10, 3, rtol);
     s.set_operator(ns.clone()).unwrap();
@@ -143,6 +146,71 @@ pub fn run_recycle<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     t.check(
         matches!(&e, Err(e) if e.kind == parlops::ErrorKind::InvalidArgument && e.msg.contains("k < m")),
         &format!("{name} GCRO-DR(5, 5) refused: {e:?}"),
+    );
+}
+
+/// The tridiagonal operator D T D, T = tridiag(`t`[0], `t`[1], `t`[2]) and D = diag(`d`(i)), n x n,
+/// its entries in local CSR rows.
+fn tridiagonal<T: Scalar>(l: &Arc<Layout>, n: i64, t: [f64; 3], d: impl Fn(i64) -> f64) -> Op<T> {
+    let (st, len) = (l.local_start(), l.local_len());
+    let (mut p, mut ix, mut v) = (vec![0i64], Vec::new(), Vec::new());
+    for r in st..st + len {
+        for (ok, c, a) in [
+            (r > 0, r - 1, t[0]),
+            (true, r, t[1]),
+            (r < n - 1, r + 1, t[2]),
+        ] {
+            if ok {
+                ix.push(c);
+                v.push(T::real(d(r) * a * d(c)));
+            }
+        }
+        p.push(ix.len() as i64);
+    }
+    Arc::new(CsrOp::from_local_rows(l.clone(), l.clone(), &p, &ix, &v, Ok(())).unwrap())
+}
+
+/// GCRO-DR(30, 10) with Jacobi on a badly scaled convection operator (120 rows, Jacobi-preconditioned
+/// condition about 1e5), against GMRES(30): converged to its rule on the true residual in at most
+/// GMRES's iterations. With one classical Gram-Schmidt pass the Arnoldi vectors lost their
+/// orthogonality to C, C' = W Q inherited it, and the residual grew from cycle to cycle: 3,000
+/// iterations without convergence where GMRES(30) took 614.
+fn run_scaled_convection<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let name = T::DTYPE.name();
+    let n = 120i64;
+    let l = uneven(comm, n);
+    // 1D upwinded convection, scaled by a diagonal between e^-2 and e^2
+    let a = tridiagonal::<T>(&l, n, [-2.0, 3.0, -1.0], |i| {
+        (2.0 * (1.7 * i as f64).sin()).exp()
+    });
+    let mut b = DistVector::<T>::new(l.clone()).unwrap();
+    random_fill(&mut b, 534);
+    let mut its = Vec::new();
+    for method in [Method::Gmres, Method::Gcrodr] {
+        let mut s = gcrodr::<T>(30, 10, 1e-8);
+        s.method = method;
+        s.set_operator(a.clone()).unwrap();
+        s.set_jacobi();
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        check_true(t, "scaled convection", &s, Some(&jacobi_of(&a)), &b, &x);
+        t.check(
+            info.reason.converged(),
+            &format!(
+                "{name} {} with Jacobi, scaled convection: {:?} after {} iterations",
+                method.name(),
+                info.reason,
+                info.iterations
+            ),
+        );
+        its.push(info.iterations);
+    }
+    t.check(
+        its[1] <= its[0],
+        &format!(
+            "{name} scaled convection: GCRO-DR(30, 10) {} iterations, GMRES(30) {}",
+            its[1], its[0]
+        ),
     );
 }
 
@@ -254,6 +322,7 @@ pub fn run_deflated<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             ),
         );
     }
+    run_deflated_whole_space::<T>(t, comm);
     // the sequence
     let n = 24i64;
     let l = uneven(comm, n * n);
@@ -303,5 +372,38 @@ pub fn run_deflated<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     );
     if comm.rank() == 0 && std::env::var("PARLOPS_TEST_SHOW").is_ok() {
         println!("{name} SPD sequence: deflated CG {ad} applications, CG {ac}");
+    }
+}
+
+/// Deflated CG keeping k = 8 vectors on systems of 6 rows: after the first solve the kept space
+/// spans the whole space, and the projection alone solves each next system. Before, the solve went
+/// on in a complement of rounding errors: DIVERGED_BREAKDOWN at iteration 0 with an exact x, or a
+/// residual that grew until the iterations ran out.
+fn run_deflated_whole_space<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
+    let name = T::DTYPE.name();
+    let n = 6i64;
+    let l = uneven(comm, n);
+    let mut s = Solver::<T>::new(Method::CgDeflated);
+    s.params.recycle = Some(8);
+    s.params.rtol = if single::<T>() { 1e-5 } else { 1e-10 };
+    s.params.max_iter = 200;
+    for step in 0..4 {
+        let shift = 0.1 * step as f64;
+        let op = tridiagonal::<T>(&l, n, [-1.0, 2.5 + shift, -1.0], |_| 1.0);
+        s.set_operator(op.clone()).unwrap();
+        let mut b = DistVector::<T>::new(l.clone()).unwrap();
+        random_fill(&mut b, 40 + step);
+        let mut x = DistVector::<T>::new(l.clone()).unwrap();
+        let info = s.solve(&b, &mut x).unwrap();
+        check_true(t, "whole space kept", &s, None, &b, &x);
+        t.check(
+            info.reason.converged() && (step == 0 || info.iterations <= 1),
+            &format!(
+                "{name} deflated CG (k 8, 6 rows) step {step}: {:?} after {} iterations, {} kept",
+                info.reason,
+                info.iterations,
+                s.recycled()
+            ),
+        );
     }
 }
