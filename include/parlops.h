@@ -429,7 +429,8 @@ typedef int32_t parlops_monitor_action;
 // 0.95-1.01x CG's time per iteration at 1 rank and 0.95-1.10x at 2 ranks on one node
 // (memory-bound, on a 2-core VM). Pick it where a global reduction costs more than that (many
 // ranks, a slow network). In floating point it may take a few more iterations than CG on long
-// solves.
+// solves. A convergence is confirmed on the true residual as CG's is, and where the rule does not
+// hold there the solve goes on from it.
 #define PARLOPS_METHOD_CG_SINGLE_REDUCTION 1
 
 // Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
@@ -463,7 +464,10 @@ typedef int32_t parlops_monitor_action;
 // BiCGStab, right preconditioning.
 #define PARLOPS_METHOD_BICGSTAB 7
 
-// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner.
+// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner. Tests ||r||_M
+// (||r|| without a preconditioner) by the rotations' running product; a convergence is confirmed on
+// the true residual's norm (one more operator and preconditioner application and reduction), and
+// where the rule does not hold there MINRES starts again from it.
 #define PARLOPS_METHOD_MINRES 8
 
 // ISTA: min ||b - A x||^2 + eps R(x) (PyLops' convention) by thresholded gradient steps.

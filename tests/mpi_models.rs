@@ -26,7 +26,7 @@ mod ks;
 #[path = "mpi_models/ks_fail.rs"]
 mod ks_fail;
 #[path = "mpi_models/ks_spectra.rs"]
-mod ks_spectra;
+pub(crate) mod ks_spectra;
 
 fn single<T: Scalar>() -> bool {
     matches!(T::DTYPE, parlops::DType::F32 | parlops::DType::C64)

@@ -578,6 +578,8 @@ pub fn main() {
     run_guard::<c64>(&mut t, &comm);
     run_guard::<f32>(&mut t, &comm);
     run_guard::<c32>(&mut t, &comm);
+    run_confirmed::<f64>(&mut t, &comm);
+    run_confirmed::<c64>(&mut t, &comm);
     run_final_check::<f64>(&mut t, &comm);
     run_final_check::<c64>(&mut t, &comm);
     run_final_check::<f32>(&mut t, &comm);

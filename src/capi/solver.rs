@@ -26,7 +26,8 @@ pub const PARLOPS_METHOD_CG: parlops_method = 0;
 /// 0.95-1.01x CG's time per iteration at 1 rank and 0.95-1.10x at 2 ranks on one node
 /// (memory-bound, on a 2-core VM). Pick it where a global reduction costs more than that (many
 /// ranks, a slow network). In floating point it may take a few more iterations than CG on long
-/// solves.
+/// solves. A convergence is confirmed on the true residual as CG's is, and where the rule does not
+/// hold there the solve goes on from it.
 pub const PARLOPS_METHOD_CG_SINGLE_REDUCTION: parlops_method = 1;
 /// Pipelined CG: one non-blocking reduction per iteration, overlapped with the operator (Ghysels-Vanroose).
 /// Its recurrences update six vectors; without a preconditioner on a host CSR matrix the update is
@@ -53,7 +54,10 @@ pub const PARLOPS_METHOD_GMRES: parlops_method = 5;
 pub const PARLOPS_METHOD_FGMRES: parlops_method = 6;
 /// BiCGStab, right preconditioning.
 pub const PARLOPS_METHOD_BICGSTAB: parlops_method = 7;
-/// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner.
+/// MINRES: Hermitian, possibly indefinite A; positive definite preconditioner. Tests ||r||_M
+/// (||r|| without a preconditioner) by the rotations' running product; a convergence is confirmed on
+/// the true residual's norm (one more operator and preconditioner application and reduction), and
+/// where the rule does not hold there MINRES starts again from it.
 pub const PARLOPS_METHOD_MINRES: parlops_method = 8;
 /// ISTA: min ||b - A x||^2 + eps R(x) (PyLops' convention) by thresholded gradient steps.
 pub const PARLOPS_METHOD_ISTA: parlops_method = 9;

@@ -60,7 +60,11 @@ fn random_spectrum<T: Scalar>(n: usize, lam: &[f64], seed: u64) -> Vec<Vec<T>> {
 }
 
 /// The dense matrix Q diag(lam) Q^H ([`random_spectrum`]), its operator on `l`, and `lam` sorted.
-fn operator<T: Scalar>(l: &Arc<Layout>, lam: &[f64], seed: u64) -> (Vec<Vec<T>>, Op<T>, Vec<f64>) {
+pub(crate) fn operator<T: Scalar>(
+    l: &Arc<Layout>,
+    lam: &[f64],
+    seed: u64,
+) -> (Vec<Vec<T>>, Op<T>, Vec<f64>) {
     let ad = random_spectrum::<T>(lam.len(), lam, seed);
     let a = dense_op(l, &ad);
     let mut sorted = lam.to_vec();

@@ -457,11 +457,14 @@ pub(super) fn run_unmonitored_bits<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, m
             // after 200, 400 ... while the recurrences stay close to the true residual; every 10
             // at the most) and one or two to confirm a convergence on the true residual (two when
             // it goes on from there): at most two more every 50 iterations, two more at the end
-            // CG: one to confirm a convergence on the true residual
+            // CG and single-reduction CG: one to confirm a convergence on the true residual, two
+            // more each time the rule does not hold there and CG goes on from it (single precision)
             let extra = if pipe {
                 5 + 2 * (info.iterations as u64 / 50)
             } else if method == Method::Cg && limit == 5000 {
                 4
+            } else if method == Method::CgSingleReduction && limit == 5000 {
+                5
             } else {
                 3
             };
