@@ -179,23 +179,10 @@ pub(crate) fn run<T: Scalar>(
             // the rule held for the recurrence residual: confirmed on the true one (q is free:
             // this iteration's A p is spent); where it does not hold there, CG restarts from it
             // (local failures join the reduction's agreement: every rank ends together)
-            let e = ctx.op.apply(x, q);
-            let e = e.and(q.axpby(T::one(), b, -T::one()));
-            let e = if plain { e } else { e.and(ctx.precond(q, z)) };
-            let t = dots(
-                &ctx.comm,
-                &[(&*q, if plain { &*q } else { &*z }), (q, q)],
-                e,
-            )?;
-            let tnorm = root(re(t[if natural { 0 } else { 1 }]));
-            if natural && super::pc_loses(re(t[0]), re(t[1])) {
-                return Ok(info(it, Reason::DivergedIndefinite, r0, tnorm, bnorm));
-            }
-            if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
-                // a confirmed convergence reports the norm its rule tested, an end the true one
-                let shown = if end == reason { rnorm } else { tnorm };
-                return Ok(info(it, end, r0, shown, bnorm));
-            }
+            let t = match confirm(ctx, b, x, [q, z], it, reason, (r0, rnorm, bnorm))? {
+                Ok(t) => t,
+                Err(end) => return Ok(end),
+            };
             std::mem::swap(r, q);
             d = t;
             restart = true;
@@ -245,4 +232,45 @@ pub(crate) fn natural_bnorm<T: Scalar>(
     let d = dots(&ctx.comm, &[(b, z)], e)?;
     z.copy_from(&keep)?;
     Ok(norm(re(d[0])))
+}
+
+/// A convergence `reason` seen at iteration `it` on the recurrence's norm `rnorm`, checked on the
+/// true residual: q = b - A x (and z = M q with a preconditioner, whose natural norm then decides).
+/// The end where the rule holds there (reporting the norm the rule tested) or a divergence ends it;
+/// else [q^H z, q^H q] for the method to go on from q. `r0`: the solve's first residual norm.
+/// [collective]
+pub(super) fn confirm<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    [q, z]: [&mut DistVector<T>; 2],
+    it: i64,
+    reason: Reason,
+    (r0, rnorm, bnorm): (f64, f64, f64),
+) -> Result<std::result::Result<Vec<T>, Info>> {
+    let plain = ctx.pc.is_none();
+    let natural = ctx.p.natural_norm && !plain;
+    let e = ctx.op.apply(x, q);
+    let e = e.and(q.axpby(T::one(), b, -T::one()));
+    let e = if plain { e } else { e.and(ctx.precond(q, z)) };
+    let t = dots(
+        &ctx.comm,
+        &[(&*q, if plain { &*q } else { &*z }), (&*q, &*q)],
+        e,
+    )?;
+    let tnorm = root(re(t[if natural { 0 } else { 1 }]));
+    if natural && super::pc_loses(re(t[0]), re(t[1])) {
+        return Ok(Err(info(it, Reason::DivergedIndefinite, r0, tnorm, bnorm)));
+    }
+    Ok(match ctx.confirmed(it, reason, tnorm, bnorm) {
+        // a confirmed convergence reports the norm its rule tested, an end the true one
+        Some(end) => Err(info(
+            it,
+            end,
+            r0,
+            if end == reason { rnorm } else { tnorm },
+            bnorm,
+        )),
+        None => Ok(t),
+    })
 }

@@ -132,23 +132,11 @@ pub(crate) fn run<T: Scalar>(
                 if let Some(lag) = owed.take() {
                     fused::catch_up(x, p, r, s, lag)?;
                 }
-                let e = ctx.op.apply(x, w);
-                let e = e.and(w.axpby(T::one(), b, -T::one()));
-                let e = if fuse { e } else { e.and(ctx.precond(w, u)) };
-                let t = dots(
-                    &ctx.comm,
-                    &[(&*w, if fuse { &*w } else { &*u }), (&*w, &*w)],
-                    e,
-                )?;
-                let tnorm = root(re(t[if natural { 0 } else { 1 }]));
-                if natural && super::pc_loses(re(t[0]), re(t[1])) {
-                    return Ok(info(it, Reason::DivergedIndefinite, r0, tnorm, bnorm));
-                }
-                if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
-                    // a confirmed convergence reports the norm its rule tested, an end the true one
-                    let shown = if end == reason { rnorm } else { tnorm };
-                    return Ok(info(it, end, r0, shown, bnorm));
-                }
+                let t = match super::cg::confirm(ctx, b, x, [w, u], it, reason, (r0, rnorm, bnorm))?
+                {
+                    Ok(t) => t,
+                    Err(end) => return Ok(end),
+                };
                 std::mem::swap(r, w);
                 let e = p.fill(T::zero()).and(s.fill(T::zero()));
                 let e = if fuse {
@@ -158,7 +146,7 @@ pub(crate) fn run<T: Scalar>(
                 };
                 let (ur, uw): (&DistVector<T>, &DistVector<T>) = if fuse { (r, w) } else { (u, w) };
                 d = dots(&ctx.comm, &[(&*r, ur), (ur, uw), (&*r, &*r)], e)?;
-                rnorm = tnorm;
+                rnorm = root(re(t[if natural { 0 } else { 1 }]));
                 first = true;
             }
             if re(d[0]) < 0.0 {
