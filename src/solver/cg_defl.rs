@@ -193,13 +193,9 @@ fn iterate<T: Scalar>(
             // solve; CG would go on in a complement of rounding errors and diverge
             if d.k() > 0
                 && let Some(reason) = ctx.met(root(rr), bnorm)
+                && ctx.holds(true_norm(ctx, b, x, q)?, bnorm)
             {
-                let e = ctx.op.apply(x, q);
-                let e = e.and(q.axpby(T::one(), b, -T::one()));
-                let tnorm = root(re(dots(&ctx.comm, &[(&*q, &*q)], e)?[0]));
-                if ctx.holds(tnorm, bnorm) {
-                    return Ok(info(it, reason, r0, root(rr), bnorm));
-                }
+                return Ok(info(it, reason, r0, root(rr), bnorm));
             }
             p.copy_from(if plain { &*r } else { &*z })?;
             let mu: Vec<T> = d.solve(&awz).iter().map(|v| -*v).collect();
@@ -237,9 +233,7 @@ fn iterate<T: Scalar>(
             }
             // confirmed on the true residual; where the rule does not hold there, CG restarts
             // from it (projected again)
-            let e = ctx.op.apply(x, q);
-            let e = e.and(q.axpby(T::one(), b, -T::one()));
-            let tnorm = root(re(dots(&ctx.comm, &[(&*q, &*q)], e)?[0]));
+            let tnorm = true_norm(ctx, b, x, q)?;
             if let Some(end) = ctx.confirmed(it, reason, tnorm, bnorm) {
                 let shown = if end == reason { rnorm } else { tnorm };
                 return Ok(info(it, end, r0, shown, bnorm));
@@ -260,6 +254,18 @@ fn iterate<T: Scalar>(
         let mu: Vec<T> = d.solve(&awz).iter().map(|v| -*v).collect();
         fused::maxpy(p, &mu, d.w)?;
     }
+}
+
+/// ||b - A x||, the true residual left in `q`. [collective]
+fn true_norm<T: Scalar>(
+    ctx: &Ctx<T>,
+    b: &DistVector<T>,
+    x: &DistVector<T>,
+    q: &mut DistVector<T>,
+) -> Result<f64> {
+    let e = ctx.op.apply(x, q);
+    let e = e.and(q.axpby(T::one(), b, -T::one()));
+    Ok(root(re(dots(&ctx.comm, &[(&*q, &*q)], e)?[0])))
 }
 
 /// The next W: the Ritz vectors of the k smallest Ritz values of A on Z = [W, P], from

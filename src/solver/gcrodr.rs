@@ -2,9 +2,9 @@
 //! restarted GMRES that keeps k vectors U with A M U = C, C orthonormal, from one cycle to the next
 //! and from one solve to the next (a sequence of systems, Krylov subspace recycling). Each cycle
 //! runs m - k Arnoldi steps on (I - C C^H) A M (classical Gram-Schmidt, a second pass where the
-//! first removed most of the vector: C's orthonormality rests on it), minimises the residual over range(U) + the Krylov
-//! space, and takes the new U from the k harmonic Ritz vectors of smallest harmonic Ritz values of
-//! that space (the eigenvectors that hold GMRES back). The first cycle of a solve without a kept
+//! first removed most of the vector: C's orthonormality rests on it), minimises the residual over
+//! range(U) + the Krylov space, and takes the new U from the k harmonic Ritz vectors of smallest
+//! harmonic Ritz values of that space (the eigenvectors that hold GMRES back). The first cycle of a solve without a kept
 //! space is GMRES(m).
 //!
 //! Right preconditioning (x = x0 + M t, U lives in t): the tested norm is ||b - A x||. A solve

@@ -98,7 +98,7 @@ pub(crate) fn run<T: Scalar>(
 }
 
 /// MINRES's iteration from the residual in v1 (u1 = M v1; `beta` its norm), counting in `it`, until
-/// the rule or a divergence ends it. `r0`: the solve's first residual norm.
+/// the rule or a divergence ends it. `beta1`: the solve's first residual norm.
 #[allow(clippy::too_many_arguments)]
 fn lanczos<T: Scalar>(
     ctx: &mut Ctx<T>,
