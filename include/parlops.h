@@ -566,8 +566,12 @@ typedef int32_t parlops_monitor_action;
 // scalings of such operators. Not kept by hypre's BoomerAMG, block Jacobi (its blocks are the
 // ranks' rows), Chebyshev with estimated bounds (estimated when it is created, with blocked
 // sums), shell operators that reduce themselves, the matrix-free stencils, or
-// the other methods (a solve with them fails with PARLOPS_ERR_NOT_SUPPORTED); host vectors only
-// (device vectors fail the same way). Terms of magnitude 2^1007 or more count as overflow. Costs:
+// the other methods (a solve with them fails with PARLOPS_ERR_NOT_SUPPORTED). Device vectors keep
+// it too, with the host's bits: a CSR matrix's rows are summed by one thread a row in global column
+// order (a second copy of the matrix on the device, made at the first such product), the
+// element-wise kernels round as the host does, and the dot products are binned on host copies of
+// the vectors (correct, not fast: two copies to the host a dot product). Terms of magnitude 2^1007
+// or more count as overflow. Costs:
 // the dot products' pass computes about 12 more operations an entry, the fused passes are not
 // used. Every rank sets the same: the solve agrees it. PARLOPS_SUM_REPRODUCIBLE=1 in the
 // environment makes it every new solver's default.
@@ -1183,7 +1187,10 @@ parlops_status parlops_op_create_vecs(const parlops_op *a,
 parlops_status parlops_op_diagonal(const parlops_op *a, parlops_vec *d);
 
 // The dot test on random vectors (seeded; the same for any number of ranks):
-// *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|). [collective]
+// *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|), of the real parts
+// where the operator is only real-linear (an FFT with `real` or of a real model, or an operator
+// built from one: its adjoint is that of a real-linear map, for which the imaginary parts do not
+// agree). [collective]
 parlops_status parlops_op_dottest(const parlops_op *a, uint64_t seed, double *relative_error);
 
 // Release the operator and set `*A` to NULL (NULL `*A` is a no-op; a destroyed or foreign `*A` is
@@ -1378,7 +1385,7 @@ parlops_status parlops_op_hstack(const parlops_comm *comm,
                                  parlops_op **out);
 
 // First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
-// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
+// axis 0; a negative `axis` counts from the last, as in NumPy and PyLops), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
 // forward or backward; `sampling` is the grid step.
 //
 // The stencil operators (the derivatives, the Laplacian and the gradient) are matrix-free: nothing

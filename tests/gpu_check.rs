@@ -18,6 +18,10 @@ mod fused;
 mod nccl;
 #[path = "gpu_check/nested.rs"]
 mod nested;
+// the reproducible mode's checks: their device half (`device`) runs here
+#[allow(dead_code)]
+#[path = "mpi_reproducible.rs"]
+mod reproducible;
 #[path = "gpu_check/shapes.rs"]
 mod shapes;
 #[path = "gpu_check/solvers.rs"]
@@ -680,6 +684,13 @@ fn main() {
         solvers::solvers::<f32>(t, &comm, 48, false);
         solvers::solvers::<c32>(t, &comm, 48, false);
         solvers::solvers::<c64>(t, &comm, 48, false);
+    });
+    // the reproducible mode on device vectors: 12 x 12 grids (every kernel thread is a fiber under
+    // the stand-in), the double-precision types
+    timed_part(&mut t, "reproducible", &|t| {
+        let own = Arc::new(Comm::self_comm().unwrap());
+        reproducible::device::<f64>(&comm, &own, t, 12);
+        reproducible::device::<c64>(&comm, &own, t, 12);
     });
     timed_part(&mut t, "catalogue", &|t| catalogue::catalogue(t, &comm));
     timed_part(&mut t, "nested", &|t| nested::nested(t, &comm));

@@ -14,6 +14,7 @@ use common::{Tally, gathered, uneven};
 use std::sync::Arc;
 
 use parlops::comm::Comm;
+use parlops::memory::Location;
 use parlops::op::Op;
 use parlops::op::csr::CsrOp;
 use parlops::solver::{Method, Orthog, Reason, Solver, SumOrder};
@@ -124,8 +125,20 @@ struct Case {
     guess: bool,
 }
 
-/// Solve on `rows`; the solution gathered on every rank, and the solve's outcome.
-fn solve<T: Scalar>(rows: &Arc<Layout>, n: i64, k: &Case, t: &mut Tally) -> (Vec<T>, i64, Reason) {
+/// `v` gathered on every rank (from host or device memory).
+fn all<T: Scalar>(v: &DistVector<T>) -> Vec<T> {
+    gathered(&v.to_location(Location::Host).unwrap())
+}
+
+/// Solve on `rows` with vectors in `loc`; the solution gathered on every rank, and the solve's
+/// outcome.
+fn solve<T: Scalar>(
+    rows: &Arc<Layout>,
+    n: i64,
+    k: &Case,
+    t: &mut Tally,
+    loc: Location,
+) -> (Vec<T>, i64, Reason) {
     let im = if T::PARTS == 2 && k.conv > 0.0 {
         0.3
     } else {
@@ -134,10 +147,12 @@ fn solve<T: Scalar>(rows: &Arc<Layout>, n: i64, k: &Case, t: &mut Tally) -> (Vec
     let op = matrix::<T>(rows, n, k.conv, im);
     let mut b = DistVector::<T>::new(rows.clone()).unwrap();
     fill(&mut b, 1);
+    let b = b.to_location(loc).unwrap();
     let mut x = DistVector::<T>::new(rows.clone()).unwrap();
     if k.guess {
         fill(&mut x, 2);
     }
+    let mut x = x.to_location(loc).unwrap();
     let mut s = Solver::<T>::new(k.method);
     s.set_operator(op.clone()).unwrap();
     match k.pc {
@@ -162,14 +177,14 @@ fn solve<T: Scalar>(rows: &Arc<Layout>, n: i64, k: &Case, t: &mut Tally) -> (Vec
     let info = s.solve(&b, &mut x).unwrap();
     if info.reason.converged() && k.method.least_squares() {
         // the normal equations' rule: ||A^H (b - A x)|| <= rtol ||A^H b||
-        let mut r = DistVector::<T>::new(rows.clone()).unwrap();
+        let mut r = DistVector::<T>::new_in(rows.clone(), loc).unwrap();
         op.apply(&x, &mut r).unwrap();
         r.axpby(T::one(), &b, -T::one()).unwrap();
-        let mut g = DistVector::<T>::new(rows.clone()).unwrap();
+        let mut g = DistVector::<T>::new_in(rows.clone(), loc).unwrap();
         op.apply_adjoint(&r, &mut g).unwrap();
-        let mut gb = DistVector::<T>::new(rows.clone()).unwrap();
+        let mut gb = DistVector::<T>::new_in(rows.clone(), loc).unwrap();
         op.apply_adjoint(&b, &mut gb).unwrap();
-        let n2 = |v: &DistVector<T>| gathered(v).iter().map(|a| a.abs2_f64()).sum::<f64>().sqrt();
+        let n2 = |v: &DistVector<T>| all(v).iter().map(|a| a.abs2_f64()).sum::<f64>().sqrt();
         let (gn, gbn) = (n2(&g), n2(&gb));
         let slack = if T::DTYPE == parlops::DType::F32 {
             1.2
@@ -188,9 +203,9 @@ fn solve<T: Scalar>(rows: &Arc<Layout>, n: i64, k: &Case, t: &mut Tally) -> (Vec
     }
     if info.reason.converged() && !k.method.least_squares() {
         // the true residual
-        let mut r = DistVector::<T>::new(rows.clone()).unwrap();
+        let mut r = DistVector::<T>::new_in(rows.clone(), loc).unwrap();
         op.apply(&x, &mut r).unwrap();
-        let (rg, bg) = (gathered(&r), gathered(&b));
+        let (rg, bg) = (all(&r), all(&b));
         let res: f64 = rg
             .iter()
             .zip(&bg)
@@ -213,7 +228,7 @@ fn solve<T: Scalar>(rows: &Arc<Layout>, n: i64, k: &Case, t: &mut Tally) -> (Vec
             ),
         );
     }
-    (gathered(&x), info.iterations, info.reason)
+    (all(&x), info.iterations, info.reason)
 }
 
 fn bits<T: Scalar>(v: &[T]) -> Vec<(u64, u64)> {
@@ -225,10 +240,8 @@ fn bits<T: Scalar>(v: &[T]) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn methods<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
-    let n = 23; // 529 rows
-    let nn = n * n;
-    let cases = [
+fn cases() -> Vec<Case> {
+    vec![
         Case {
             method: Method::Cg,
             pc: Pc::None,
@@ -320,23 +333,33 @@ fn methods<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
             conv: 0.0,
             guess: false,
         },
-    ];
-    for k in &cases {
-        let name = format!(
-            "{:?}{} {} (orthog {:?}, guess {})",
-            k.method,
-            match k.pc {
-                Pc::None => "",
-                Pc::Jacobi => "+Jacobi",
-                Pc::Chebyshev => "+Chebyshev",
-            },
-            T::DTYPE.name(),
-            k.orthog,
-            k.guess
-        );
+    ]
+}
+
+/// The case's name in the checks.
+fn case_name<T: Scalar>(k: &Case) -> String {
+    format!(
+        "{:?}{} {} (orthog {:?}, guess {})",
+        k.method,
+        match k.pc {
+            Pc::None => "",
+            Pc::Jacobi => "+Jacobi",
+            Pc::Chebyshev => "+Chebyshev",
+        },
+        T::DTYPE.name(),
+        k.orthog,
+        k.guess
+    )
+}
+
+fn methods<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
+    let n = 23; // 529 rows
+    let nn = n * n;
+    for k in &cases() {
+        let name = case_name::<T>(k);
         common::case(&name);
         let alone = Layout::new(own.clone(), Partition::Scatter, nn, nn).unwrap();
-        let (x1, it1, r1) = solve::<T>(&alone, n, k, t);
+        let (x1, it1, r1) = solve::<T>(&alone, n, k, t, Location::Host);
         // (Richardson, the least-squares methods and the complex nonsymmetric problems may need more
         // iterations than given: their bits are compared)
         let hard = k.method == Method::Richardson
@@ -347,7 +370,7 @@ fn methods<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
             &format!("{name}: one rank converges ({r1:?}, {it1} iterations)"),
         );
         for (split, rows) in [("uneven", uneven(comm, nn)), ("skewed", skewed(comm, nn))] {
-            let (xp, itp, rp) = solve::<T>(&rows, n, k, t);
+            let (xp, itp, rp) = solve::<T>(&rows, n, k, t, Location::Host);
             let same = bits(&xp) == bits(&x1);
             let diff = xp.iter().zip(&x1).filter(|(a, b)| a != b).count();
             t.check(
@@ -356,6 +379,37 @@ fn methods<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
                     "{name}, {split} split over {} rank(s): {itp} iterations ({rp:?}) against {it1} ({r1:?}) on one, \
                      {diff} of {nn} entries of x differ in their bits",
                     comm.size()
+                ),
+            );
+        }
+    }
+}
+
+/// The reproducible mode on device vectors (tests/gpu_check.rs runs it, under the CUDA stand-in in
+/// `make test`): every method and preconditioner of [`cases`] on an n x n grid, on one rank, an
+/// uneven and a skewed split of `comm`: the same iterations and bits as the host's solve on one
+/// rank.
+#[allow(dead_code)] // (in the mpi_suite program, which has no device)
+pub fn device<T: Scalar>(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally, n: i64) {
+    let nn = n * n;
+    let alone = Layout::new(own.clone(), Partition::Scatter, nn, nn).unwrap();
+    for k in &cases() {
+        let name = format!("device {}", case_name::<T>(k));
+        common::case(&name);
+        let (xh, ith, rh) = solve::<T>(&alone, n, k, t, Location::Host);
+        for (split, rows) in [
+            ("one rank", alone.clone()),
+            ("uneven", uneven(comm, nn)),
+            ("skewed", skewed(comm, nn)),
+        ] {
+            let (xd, itd, rd) = solve::<T>(&rows, n, k, t, Location::Cuda);
+            let diff = xd.iter().zip(&xh).filter(|(a, b)| a != b).count();
+            t.check(
+                itd == ith && rd == rh && bits(&xd) == bits(&xh),
+                &format!(
+                    "{name}, {split} split over {} rank(s): {itd} iterations ({rd:?}) against the host's {ith} ({rh:?}) \
+                     on one, {diff} of {nn} entries of x differ in their bits",
+                    rows.comm().size()
                 ),
             );
         }

@@ -368,6 +368,19 @@ pub trait SparseHost<T: Scalar> {
     fn backward(&self, y: &[T], x: &mut [T]) -> Result<()>;
     /// `f` on the diag and offd blocks as CSR arrays (read while `f` runs: a values update waits).
     fn with_blocks(&self, f: &mut dyn FnMut([HostCsr<'_, T>; 2]) -> Result<()>) -> Result<()>;
+    /// Every row of this rank with its entries in the order of their global columns: the
+    /// reproducible mode's product on a backend that copies the matrix. [local]
+    fn ordered_rows(&self) -> Result<OrderedRows<T>>;
+}
+
+/// A rank's rows with their entries in the order of their global columns, as CSR arrays over the
+/// operand [x | ghosts]: row i's entries are `ptr[i]..ptr[i + 1]`, entry k's operand x[src[k]]
+/// where src[k] < `nloc`, else the ghost src[k] - `nloc`.
+pub struct OrderedRows<T> {
+    pub ptr: Vec<i64>,
+    pub src: Vec<i64>,
+    pub val: Vec<T>,
+    pub nloc: usize,
 }
 
 /// A local CSR block's arrays in host memory: row pointers and column indices as bytes of 32- or

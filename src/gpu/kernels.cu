@@ -225,6 +225,22 @@ extern "C" __global__ void k_finish(const double *part, int nb, int ncomp, int i
 HALO_KERNELS(int, i32)
 HALO_KERNELS(long long, i64)
 
+// ---- the reproducible mode's product (src/op/csr/repro.rs; src/exec/cuda/csr.rs): y = A x with each
+// row summed in one chain in the order of its global columns, from zero, each value times its operand
+// added in turn, as the host's loop sums it (the same bits: --fmad=false). Entry k's operand is
+// x[src[k]] for src[k] < nloc, else the ghost src[k] - nloc. One thread a row.
+extern "C" __global__ void k_spmv_ordered(i64 nrows, const i64 *ptr, const i64 *src, const T *val, i64 nloc,
+                                          const T *x, const T *g, T *y) {
+  GRID_STRIDE(row, nrows) {
+    T s = zero();
+    for (i64 k = ptr[row]; k < ptr[row + 1]; k++) {
+      const i64 j = src[k];
+      s = add(s, mul(val[k], j < nloc ? x[j] : g[j - nloc]));
+    }
+    y[row] = s;
+  }
+}
+
 // ---- the fused passes of the CG family (src/exec/host/cg.rs has the host loops): one pass over the
 // vectors with the partial sums the next reduction needs, instead of one kernel per axpy and per dot
 // CG: x += a p, r -= a q; partials of |r|^2 (the new r). 48 bytes per double entry.

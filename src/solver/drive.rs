@@ -230,14 +230,6 @@ impl<T: Scalar> Solver<T> {
                     self.method.name()
                 );
             }
-            if loc != Location::Host {
-                crate::bail!(
-                    NotSupported,
-                    "sum order PARLOPS_SUM_REPRODUCIBLE: vectors in {} memory (it runs on host vectors \
-                     only so far)",
-                    loc.name()
-                );
-            }
         }
         let pc = crate::timing::timed_n(crate::timing::Phase::Setup, 0, 0, || {
             Ok::<_, crate::error::Error>(if self.jacobi {

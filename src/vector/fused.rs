@@ -29,8 +29,9 @@ fn check<T: Scalar>(base: &DistVector<T>, others: &[(&DistVector<T>, &str)]) -> 
     Ok(())
 }
 
-/// The reproducible mode's CG residual pass on host vectors: r -= a q (the bits of r.axpy(-a, q)),
-/// and this rank's binned sum of |r_i|^2 of the new r, formed block by block in the same pass.
+/// The reproducible mode's CG residual pass: r -= a q (the bits of r.axpy(-a, q)), and this rank's
+/// binned sum of |r_i|^2 of the new r, formed block by block in the same pass (on device vectors:
+/// the update by the executor, the sum on a host copy).
 pub fn cg_residual_binned<T: Scalar>(
     a: T,
     r: &mut DistVector<T>,
@@ -38,26 +39,37 @@ pub fn cg_residual_binned<T: Scalar>(
 ) -> Result<crate::binned::Binned> {
     use crate::binned::Sink;
     check(r, &[(q, "q")])?;
+    let na = -a;
+    // the term of an entry of the new r
+    let abs2 = |v: T| {
+        let (re, im) = v.to_parts();
+        if T::PARTS == 1 {
+            re * re
+        } else {
+            re * re + im * im
+        }
+    };
+    let mut sink = Sink::new();
+    let mut buf = [0.0f64; Sink::BLOCK];
     if !(r.host_addressable() && q.host_addressable()) {
-        crate::bail!(
-            NotSupported,
-            "the reproducible sum order runs on host vectors only"
-        );
+        // device vectors: the update by the executor (an axpy kernel: the same bits), the sum on a
+        // host copy of the new r
+        r.axpy(na, q)?;
+        let h = r.to_location(crate::memory::Location::Host)?;
+        for rc in h.local().chunks(Sink::BLOCK) {
+            for (rv, t) in rc.iter().zip(buf.iter_mut()) {
+                *t = abs2(*rv);
+            }
+            sink.push(&buf[..rc.len()]);
+        }
+        return Ok(sink.finish());
     }
     let ql = q.local();
     let rl = r.local_mut();
-    let na = -a;
-    let mut sink = Sink::new();
-    let mut buf = [0.0f64; Sink::BLOCK];
     for (rc, qc) in rl.chunks_mut(Sink::BLOCK).zip(ql.chunks(Sink::BLOCK)) {
         for ((rv, qv), t) in rc.iter_mut().zip(qc).zip(buf.iter_mut()) {
             *rv += na * *qv;
-            let (re, im) = rv.to_parts();
-            *t = if T::PARTS == 1 {
-                re * re
-            } else {
-                re * re + im * im
-            };
+            *t = abs2(*rv);
         }
         sink.push(&buf[..rc.len()]);
     }

@@ -227,10 +227,96 @@ impl<T: Scalar> DevBlock<T> {
     }
 }
 
+/// The reproducible mode's rows on the device ([`crate::exec::OrderedRows`]): every row with its
+/// entries in the order of their global columns, over the operand [x | ghosts]. Checked when made:
+/// `nrows + 1` non-decreasing row pointers from 0 to the entries' count, every operand index below
+/// `nloc` plus the halo's ghosts.
+struct DevOrdered<T> {
+    nrows: i64,
+    ptr: DevArray<i64>,
+    src: DevArray<i64>,
+    val: DevArray<T>,
+    nloc: i64,
+}
+
+impl<T: Scalar> DevOrdered<T> {
+    /// The host's ordered rows (`nrows` of them, `ghosts` ghost entries) copied to the device.
+    fn upload(m: &Sparse<'_, T>, nrows: usize, ghosts: usize, s: Stream) -> Result<Self> {
+        let o = m.host.ordered_rows()?;
+        let nnz = o.val.len();
+        let bad = o.ptr.len() != nrows + 1
+            || o.ptr.first() != Some(&0)
+            || o.ptr.last() != Some(&(nnz as i64))
+            || o.ptr.windows(2).any(|w| w[1] < w[0])
+            || o.src.len() != nnz
+            || o.src
+                .iter()
+                .any(|&j| j < 0 || j as usize >= o.nloc + ghosts);
+        if bad {
+            crate::bail!(
+                Internal,
+                "the reproducible product's ordered rows do not fit the matrix ({nrows} rows, {} + {ghosts} operands)",
+                o.nloc
+            );
+        }
+        Ok(DevOrdered {
+            nrows: nrows as i64,
+            ptr: DevArray::from_host(&o.ptr, s)?,
+            src: DevArray::from_host(&o.src, s)?,
+            val: DevArray::from_host(&o.val, s)?,
+            nloc: o.nloc as i64,
+        })
+    }
+
+    /// y = A x on `s`, each row in one chain in global column order (k_spmv_ordered).
+    ///
+    /// # Safety
+    /// `x` must hold at least `nloc` entries, `g` the halo's ghosts (all that `upload` checked the
+    /// operand indices against) and `y` `nrows`, alive until `s` has run the product; `s` a live
+    /// stream with the device's context current.
+    unsafe fn mult(&self, k: &Kernels, x: u64, g: u64, y: u64, s: Stream) -> Result<()> {
+        if self.nrows == 0 {
+            return Ok(());
+        }
+        let (n, p, j, v, nl) = (
+            self.nrows,
+            self.ptr.ptr,
+            self.src.ptr,
+            self.val.ptr,
+            self.nloc,
+        );
+        // SAFETY: the arguments are k_spmv_ordered's (i64 nrows, const i64 *ptr, const i64 *src,
+        // const T *val, i64 nloc, const T *x, const T *g, T *y). Thread `row` reads ptr[row] and
+        // ptr[row + 1] (ptr holds nrows + 1), src and val between them (below the entries' count,
+        // `upload` checked), x below nloc and g below the ghosts' count (the operand indices, checked
+        // by `upload`), and writes y[row]; x, g and y hold that many (our caller's contract).
+        unsafe {
+            launch(
+                k.k_spmv_ordered,
+                grid(self.nrows as usize),
+                BLOCK,
+                s,
+                &mut [
+                    karg!(n),
+                    karg!(p),
+                    karg!(j),
+                    karg!(v),
+                    karg!(nl),
+                    karg!(x),
+                    karg!(g),
+                    karg!(y),
+                ],
+            )
+        }
+    }
+}
+
 /// The matrix and halo buffers on the device.
 pub(crate) struct DevCsr<T> {
     diag: DevBlock<T>,
     offd: DevBlock<T>,
+    /// The reproducible mode's rows, made at its first product.
+    ordered: Option<DevOrdered<T>>,
     halo: DeviceHalo<T>,
     /// The stream the last apply ran on: the halo buffers are shared, so an apply on another stream
     /// waits for it first.
@@ -259,6 +345,7 @@ fn device_parts<'a, T: Scalar>(
             let d = DevCsr {
                 diag,
                 offd,
+                ordered: None,
                 halo: m.halo.device::<T>(s)?,
                 last: None,
             };
@@ -328,6 +415,9 @@ pub(crate) fn forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
     d.check_lengths(x.len(), y.len());
     let (xp, yp) = (x.dptr(), y.dptr());
+    if crate::vector::ops::reproducible_sums() {
+        return forward_ordered(m, d, &k, (x, y), s, mixed);
+    }
     // ghosts from their owners; the owned (diag) part runs meanwhile
     // SAFETY: (the exchange, and the diag product it queues) `xp` and `yp` are the device
     // addresses of x and y (CUDA parts: begin_device's `place`/`after` checked them), x.len()
@@ -343,6 +433,50 @@ pub(crate) fn forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>
     unsafe { d.offd.mult(&k, d.halo.ghost_ptr(), yp, true, s)? };
     if mixed || staged {
         // the pinned buffers must not be rewritten before the copies above ran
+        gpu::sync(s)?;
+    }
+    Ok(())
+}
+
+/// y = A x on the device in the reproducible mode: the ghosts first, then every row in one chain
+/// in the order of its global columns (the bits of the host's product, whatever the split). The
+/// rows are copied to the device at the first such product, every rank agreeing that all copies
+/// were made (a rank that failed must not leave its neighbours waiting in the halo exchange).
+fn forward_ordered<T: Scalar>(
+    m: &Sparse<'_, T>,
+    d: &mut DevCsr<T>,
+    k: &Kernels,
+    (x, y): (&Part<T>, &mut Part<T>),
+    s: Stream,
+    mixed: bool,
+) -> Result<()> {
+    if d.ordered.is_none() {
+        let nrows = d.diag.nrows.max(d.offd.nrows) as usize;
+        let made = DevOrdered::upload(m, nrows, d.halo.ghost_len(), s);
+        d.ordered = Some(m.comm.agree(made)?);
+    }
+    let rows = d
+        .ordered
+        .as_ref()
+        .ok_or_else(|| crate::err!(Internal, "device ordered rows missing"))?;
+    let (xp, yp) = (x.dptr(), y.dptr());
+    assert!(
+        x.len() >= rows.nloc as usize && y.len() >= rows.nrows as usize,
+        "device ordered product: vectors of {} and {} entries, the rows reach {} and {}",
+        x.len(),
+        y.len(),
+        rows.nloc,
+        rows.nrows
+    );
+    // SAFETY: (the exchange) `xp` is x's device address (a CUDA part: begin_device's `place` and
+    // `after` checked it), x.len() >= the halo's owned_needed() (check_lengths); it outlives the
+    // queued work (freeing device memory waits for the device). `s` is y's live stream, with the
+    // context bound by begin_device.
+    let staged = unsafe { d.halo.forward(m.halo, k, xp, s, || Ok(()))? };
+    // SAFETY: x holds nloc entries and y nrows (asserted above), the ghost buffer the halo's ghosts
+    // (the count `upload` checked the operand indices against); all outlive the queued work.
+    unsafe { rows.mult(k, xp, d.halo.ghost_ptr(), yp, s)? };
+    if mixed || staged {
         gpu::sync(s)?;
     }
     Ok(())

@@ -287,7 +287,13 @@ impl<T: Scalar> CsrOp<T> {
             return Ok(rr.clone());
         }
         let first = self.cols.offsets()[self.cols.comm().rank() as usize];
-        let rr = Arc::new(repro::ReproRows::new(blk, first, &self.col_map, version)?);
+        let rr = Arc::new(repro::ReproRows::new(
+            blk,
+            first,
+            &self.col_map,
+            version,
+            false,
+        )?);
         *r = Some(rr.clone());
         Ok(rr)
     }
@@ -559,5 +565,24 @@ impl<T: Scalar> crate::exec::SparseHost<T> for CsrOp<T> {
     ) -> Result<()> {
         let b = self.blocks();
         f([b.diag.host_csr()?, b.offd.host_csr()?])
+    }
+    fn ordered_rows(&self) -> Result<crate::exec::OrderedRows<T>> {
+        let blk = self.blocks();
+        let first = self.cols.offsets()[self.cols.comm().rank() as usize];
+        let rr = repro::ReproRows::new(&blk, first, &self.col_map, self.version(), true)?;
+        let (ptr, src, val, nloc) = rr.into_arrays();
+        let what = "the reproducible product's rows for a backend";
+        let wide = |v: Vec<usize>| -> Result<Vec<i64>> {
+            let mut w = Vec::new();
+            crate::error::try_reserve(&mut w, v.len(), what)?;
+            w.extend(v.into_iter().map(|e| e as i64));
+            Ok(w)
+        };
+        Ok(crate::exec::OrderedRows {
+            ptr: wide(ptr)?,
+            src: wide(src)?,
+            val,
+            nloc,
+        })
     }
 }

@@ -29,14 +29,21 @@ pub(super) struct ReproRows<T> {
 
 impl<T: Scalar> ReproRows<T> {
     /// From the blocks: `first_col` is this rank's first global column, `col_map` the offd block's
-    /// global columns. [local]
-    pub fn new(blk: &Blocks<T>, first_col: i64, col_map: &[i64], version: u64) -> Result<Self> {
+    /// global columns; `every` takes every row (the device's product, whose own diag product does
+    /// not sum a row in one chain), else only the rows with offd entries or unsorted ones. [local]
+    pub fn new(
+        blk: &Blocks<T>,
+        first_col: i64,
+        col_map: &[i64],
+        version: u64,
+        every: bool,
+    ) -> Result<Self> {
         let nrows = blk.diag.nrows;
         let nloc = blk.diag.ncols;
         let what = "the reproducible product's row list";
         let mut mark = Vec::new();
         try_reserve(&mut mark, nrows, what)?;
-        mark.resize(nrows, false);
+        mark.resize(nrows, every);
         blk.offd.for_each(|r, _, _| mark[r] = true);
         // rows whose diag entries are not in increasing column order
         let mut last: Vec<i64> = Vec::new();
@@ -99,6 +106,12 @@ impl<T: Scalar> ReproRows<T> {
             val,
             nloc,
         })
+    }
+
+    /// The rows as CSR arrays over the operand [x | ghosts] (row pointers, operand indices, values,
+    /// x's length), for a backend that copies them; made with `every`, row i is this rank's row i.
+    pub fn into_arrays(self) -> (Vec<usize>, Vec<usize>, Vec<T>, usize) {
+        (self.ptr, self.src, self.val, self.nloc)
     }
 
     /// The marked rows of y = A x formed again from x and the ghosts (the chain of the CSR loop:
