@@ -1770,7 +1770,10 @@ parlops_status parlops_prox_create_l2(const parlops_layout *layout,
 // [sqrt(tau sigma) Op; I] y = [sqrt(tau sigma) b; x - tau alpha q], PARLOPS_METHOD_CG its cg on
 // (I + tau sigma Op^H Op) y = x + tau sigma Op^H b - tau alpha q, each for at most `niter`
 // iterations (PyLops-MPI's default 10), stopping once ||r||^2 <= `tol` (PyLops' rule, absolute;
-// its default 1e-4), from x0 and, when `warm`, from the previous prox's result. An inexact prox
+// its default 1e-4) or where its direction has lost to rounding (||c||^2 < ||r||^2 / 2, which
+// exact arithmetic never gives: the solve ran past the attainable accuracy, and PyLops-MPI's
+// further steps would only magnify rounding), from x0 and, when `warm`, from the previous prox's
+// result. An inexact prox
 // by design: the result is what that many iterations give. The gradient is
 // sigma Op^H (Op x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the
 // Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op);
@@ -1889,6 +1892,10 @@ parlops_status parlops_proximal_gradient(const parlops_prox *f,
 // x-update is PyLops-MPI's cgls: at most `cgls_niter` iterations, stopping once
 // ||A^H r||^2 <= `cgls_tol` (PyLops' rule, absolute: its defaults 10 and 1e-4; an x-update
 // whose start already meets the rule makes no iteration, so ask 0 to always make `cgls_niter`).
+// It also stops where its direction has lost to rounding (||c||^2 < ||r||^2 / 2, which exact
+// arithmetic never gives): with `cgls_tol` 0 an x-update solved in fewer steps than `cgls_niter`
+// went on from rounding noise, and PyLops-MPI's steps there can grow without bound (x = 1e108
+// from a one-unknown update).
 // x (Op's and A's columns) and z (A's rows, g's layout) are updated in place; b has Op's rows;
 // g may be any proximal operator, collective ones (parlops_prox_create_l2_op) included. tau > 0
 // (convergence asks tau <= 1 / lambda_max(A^H A)); niter and cgls_niter at least 0; cgls_tol at

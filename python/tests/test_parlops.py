@@ -446,6 +446,10 @@ want = np.fft.rfftn(fxg.real) / 54
 want[:, 1:3] *= np.sqrt(2)
 check(np.abs((Fr @ fx).gather().ravel() - want.ravel()).max() <= 1e-12, "fft: real=True, norm 1/n: NumPy's rfftn, PyLops' scaling")
 check(Fr.shape == (36, 54), f"fft: real=True keeps 6 // 2 + 1 frequencies: shape {Fr.shape}")
+# real-linear FFTs (real=True, or a real model): the dot test compares real parts (it was 0.2-1.3)
+for op, what in ((Fr, "real=True"), (parlops.Operator.fft(fl, (1,), dtype=np.float64), "a real model"),
+                 (Fr.H @ Fr, "its normal operator")):
+    check(op.dottest(seed=3) <= 1e-12, f"fft, {what}: dot test {op.dottest(seed=3):.1e}")
 
 # ---- non-stationary convolution against PyLops' serial operator, along the split axis (a rank
 # thinner than the halo) and along the other; tests/reference/nsconv.py compares with PyLops-MPI
@@ -513,11 +517,80 @@ check(np.abs(fo.grad(xr).gather() - f2.grad(xr).gather()).max() <= 1e-13, "L2 th
 xa, za = parlops.admm_l2(g1, Id, pb, Id, x0, tau=1.0, niter=200, tol_cgls=0.0)
 check(np.abs(xa.gather() - soft).max() <= 1e-8 and np.abs(za.gather() - soft).max() <= 1e-8,
       "ADMM with Op = A = I: soft(b, 1/4)")
+# the inner solves run past the attainable accuracy (tol 0): a 1-unknown problem, solved in one step
+# by CGLS (ADMM's x-update) and by CG on the normal equations (L2 through an operator, solver "cg").
+# The steps after it must not magnify rounding: CGLS's direction, lost to it, once gave x = -1.7e108
+# at 1 and 4 ranks (0.236 at 2).
+r1 = np.random.default_rng(18)
+A1, b1 = r1.standard_normal((11, 1)), r1.standard_normal(11)
+A2, z1, xs = r1.standard_normal((6, 1)), r1.standard_normal(6), 0.1 * r1.standard_normal(1)
+l11, l1, l6 = (parlops.Layout(comm, local_len=uneven(k)) for k in (11, 1, 6))
+
+
+def part(lay, g):
+    v = parlops.Vector(lay)
+    s0, k = lay.local_range
+    v.set_local(g[s0:s0 + k])
+    return v
+
+
+def dense_op(lay, m):
+    s0, k = lay.local_range
+    return parlops.Operator.dense(lay, l1, m[s0:s0 + k])
+
+
+O1, O2 = dense_op(l11, A1), dense_op(l6, A2)
+for tau in (0.7008674558083771, 0.3, 2.5):
+    xa1, _ = parlops.admm_l2(parlops.Prox.l1(l6, 0.3), O1, part(l11, b1), O2, part(l1, xs), tau, niter=1,
+                             z0=part(l6, z1), niter_cgls=10, tol_cgls=0.0)
+    st = 1 / np.sqrt(tau)
+    xls = np.linalg.lstsq(np.vstack([A1, st * A2]), np.concatenate([b1, st * z1]), rcond=None)[0]
+    got = xa1.gather()
+    check(np.abs(got - xls).max() <= 1e-12 * np.abs(xls).max(),
+          f"ADMM, tol_cgls 0, a 1-unknown x-update (tau {tau}): {got} against the least-squares {xls}")
+    fcg = parlops.Prox.l2_op(O1, part(l11, b1), niter=10, solver="cg", tol=0.0, warm=False)
+    pv = fcg.prox(part(l1, xs), tau).gather()
+    want = (xs + tau * A1.T @ b1) / (1 + tau * float((A1.T @ A1)[0, 0]))
+    check(np.abs(pv - want).max() <= 1e-12 * np.abs(want).max(),
+          f"L2 through an operator, cg with tol 0, 1 unknown (tau {tau}): prox {pv} against {want}")
 try:
     parlops.proximal_gradient(f2, parlops.Prox.shell(pl, lambda x, tau: 1 / 0), x0, tau=1.0, niter=2)
     check(False, "a failing shell prox raised nothing")
 except parlops.ParlopsError as e:
     check(e.status == 12, f"a failing shell prox: status {e.status} (PARLOPS_ERR_CALLBACK 12)")
+# a shell prox that returns None (or a scalar) fails on every rank, its callback's error named
+# (NumPy would have written NaN, or broadcast the scalar)
+for bad, what in ((lambda x, tau: None, "None"), (lambda x, tau: 0.0, "a scalar")):
+    e = raises_everywhere(lambda: parlops.Prox.shell(pl, bad).prox(pb, 0.5), "PARLOPS_ERR_CALLBACK",
+                          f"a shell prox returning {what}")
+    check(e is not None and isinstance(e.__cause__, TypeError) and "returned" in str(e.__cause__),
+          f"a shell prox returning {what}: the cause {e.__cause__ if e else None!r}")
+# Python arguments parlops cannot take are refused on every rank, the error naming what was given
+# (each went to parlops as an invalid value, whose own message would have named that value)
+l56 = parlops.Layout(comm, global_shape=(5, 6))
+for fn, said, what in (
+        (lambda: parlops.Operator.fft(l56, (0, 1), ifftshift_before=[True, False, True]),
+         "ifftshift_before has 3 entries for 2 axes", "fft, three flags for two axes"),
+        (lambda: parlops.Operator.fft(l56, (0,), norm="ortho"), "norm='ortho'", "fft, norm 'ortho'"),
+        (lambda: parlops.Operator.nonstationary_convolve1d(l56, np.ones((3, 5)), (0, 4), axis=0),
+         "hs holds 3 filters for 2 positions", "nonstationary_convolve1d, 3 filters at 2 positions"),
+        (lambda: parlops.Operator.mdc(comm, np.ones((2, 3)), 7, 1), "g_local has shape (2, 3)", "mdc, a 2-D G"),
+        (lambda: parlops.Operator.laplacian(l56, weights=[1.0]), "weights has 1 entries for a 2-D layout",
+         "laplacian, one weight for two axes (ctypes padded it with a 0, which dropped axis 1)"),
+        (lambda: parlops.Operator.laplacian(l56, sampling=[1.0, 1.0, 1.0]), "sampling has 3 entries",
+         "laplacian, three samplings for two axes"),
+        (lambda: parlops.proximal_gradient(f2, g1, x0, 1.0, epsg=np.arange(1.0, 3.0), niter=2),
+         "epsg holds 2 different values", "proximal_gradient, epsg varying by iteration")):
+    e = raises_everywhere(fn, "PARLOPS_ERR_INVALID_ARGUMENT", what)
+    check(e is not None and said in str(e), f"{what}: the error names it: {e}")
+# an epsg array of one value is that value (PyLops-MPI's per-iteration epsg)
+check(np.array_equal(parlops.proximal_gradient(f2, g1, x0, tau=1.0, epsg=np.ones(3), niter=1).gather(), soft),
+      "proximal gradient, epsg an array of ones: soft(b, 1/4)")
+# derivatives along a negative axis count from the last, as in NumPy and PyLops
+dv = parlops.Vector(l56).set_random(seed=21)
+for mk in (parlops.Operator.first_derivative, parlops.Operator.second_derivative):
+    check(np.array_equal((mk(l56, axis=-1) @ dv).gather(), (mk(l56, axis=1) @ dv).gather()),
+          f"{mk.__name__} along axis -1: axis 1's bits")
 sf = parlops.Solver(comm, "fista", parlops.Operator.identity(pl), sparsity=("soft", 0.5, 1.0),
                     cost_tolerances=(0.9,), rtol=1e-300, atol=1e-300, max_it=500)
 xf = sf.solve(pb)

@@ -219,7 +219,10 @@ pub unsafe extern "C" fn parlops_prox_create_l2(
 /// [sqrt(tau sigma) Op; I] y = [sqrt(tau sigma) b; x - tau alpha q], PARLOPS_METHOD_CG its cg on
 /// (I + tau sigma Op^H Op) y = x + tau sigma Op^H b - tau alpha q, each for at most `niter`
 /// iterations (PyLops-MPI's default 10), stopping once ||r||^2 <= `tol` (PyLops' rule, absolute;
-/// its default 1e-4), from x0 and, when `warm`, from the previous prox's result. An inexact prox
+/// its default 1e-4) or where its direction has lost to rounding (||c||^2 < ||r||^2 / 2, which
+/// exact arithmetic never gives: the solve ran past the attainable accuracy, and PyLops-MPI's
+/// further steps would only magnify rounding), from x0 and, when `warm`, from the previous prox's
+/// result. An inexact prox
 /// by design: the result is what that many iterations give. The gradient is
 /// sigma Op^H (Op x - b) + alpha q (alpha q left out when `qgrad` is false); the dual prox by the
 /// Moreau identity. Value, prox, dual prox and gradient are collective here (products with Op);

@@ -145,9 +145,18 @@ impl<T: Scalar> Stack<'_, T> {
     }
 }
 
+/// Has a conjugate direction c = r + beta c_old lost to rounding? In exact arithmetic r is
+/// orthogonal to c_old, so ||c||^2 >= ||r||^2; once r is rounding noise (the solve ran past the
+/// attainable accuracy, as with tol 0) the two may cancel, and the next step length,
+/// ||r||^2 / ||A c||^2, grows without bound (1e108 from a 1-unknown problem solved in one step).
+fn lost(cc: f64, rr: f64) -> bool {
+    cc < 0.5 * rr
+}
+
 /// PyLops-MPI's `cgls` (damp 0) on [c_top A_top; c_bot A_bot] x = [b1; b2] from x (updated in
 /// place): stops after `inner.niter` iterations or once ||r||^2 <= inner.tol, r the
-/// normal-equations residual. Returns the iterations made. `pending` (an earlier failure of this
+/// normal-equations residual, or where the direction has lost to rounding ([`lost`]: where
+/// PyLops-MPI would go on with a step that only magnifies rounding). Returns the iterations made. `pending` (an earlier failure of this
 /// rank) enters the first reduction. [collective]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cgls<T: Scalar>(
@@ -180,7 +189,12 @@ pub(crate) fn cgls<T: Scalar>(
     let mut e = st.fwd(c, q1, q2);
     let mut it = 0;
     while it < inner.niter && kold > inner.tol {
-        let d = dots(comm, &[(&*q1, &*q1), (&*q2, &*q2)], e)?;
+        // (a failure carried in `e` ends the solve in this reduction, on every rank)
+        let pending = std::mem::replace(&mut e, Ok(()));
+        let d = dots(comm, &[(&*q1, &*q1), (&*q2, &*q2), (&*c, &*c)], pending)?;
+        if lost(abs(d[2]), kold) {
+            break;
+        }
         let a = T::real((kold / (d[0] + d[1]).abs_f64()).abs());
         x.axpy(a, c)?;
         s1.axpy(-a, q1)?;
@@ -197,7 +211,8 @@ pub(crate) fn cgls<T: Scalar>(
 }
 
 /// PyLops-MPI's `cg` on (I + c A^H A) x = y from x (updated in place), `t` rows work, `r`,
-/// `cv`, `opc` columns work. Returns the iterations made. [collective]
+/// `cv`, `opc` columns work; it also stops where the direction has lost to rounding ([`lost`]).
+/// Returns the iterations made. [collective]
 #[allow(clippy::too_many_arguments)]
 fn cg_normal<T: Scalar>(
     comm: &Comm,
@@ -224,7 +239,11 @@ fn cg_normal<T: Scalar>(
     let mut it = 0;
     while it < inner.niter && kold > inner.tol {
         let e = apply(cv, opc, t);
-        let copc = abs(dots(comm, &[(&*cv, &*opc)], e)?[0]);
+        let d = dots(comm, &[(&*cv, &*opc), (&*cv, &*cv)], e)?;
+        if lost(abs(d[1]), kold) {
+            break;
+        }
+        let copc = abs(d[0]);
         let al = T::real(kold / copc);
         x.axpy(al, cv)?;
         r.axpy(-al, opc)?;
