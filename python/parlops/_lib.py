@@ -121,6 +121,19 @@ def call(name, *args):
     _tls.callback_error = None
 
 
+def call_noting(why, name, *args):
+    """`call`, for a call to which this rank passes an invalid value in place of a Python argument
+    it cannot pass (a list of the wrong length, a name parlops does not know): parlops refuses it on
+    every rank, and `why` (None where this rank's arguments were fine) says in the error what the
+    caller gave."""
+    try:
+        call(name, *args)
+    except ParlopsError as e:
+        if why is None:
+            raise
+        raise ParlopsError(name, e.status, f"{why} (parlops was passed an invalid value: {e.message})") from None
+
+
 def text(name, *args):
     """A text getter of the (buf, len, needed) form, read whole."""
     needed = C.c_size_t()

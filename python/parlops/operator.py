@@ -7,7 +7,7 @@ import threading
 import numpy as np
 
 from . import _capi
-from ._lib import Handle, call, note_callback_error
+from ._lib import Handle, call, call_noting, note_callback_error
 from .core import NUMPY, Layout, Vector, DeviceArray, _memory, dtype_code, local_view, scalar
 
 STENCILS = {"centered": _capi.PARLOPS_CENTERED, "forward": _capi.PARLOPS_FORWARD,
@@ -259,9 +259,14 @@ class Operator(Handle):
         f2, ok2 = flags(fftshift_after)
         # an unknown norm goes to parlops as -1: refused on every rank with the value named
         code = {"none": 0, "1/n": 1}.get(str(norm).lower(), -1)
+        why = [f"{name} has {np.atleast_1d(f).size} entries for {n} axes (one bool, or one per axis)"
+               for name, f, ok in (("ifftshift_before", ifftshift_before, ok1),
+                                   ("fftshift_after", fftshift_after, ok2)) if not ok]
+        if code < 0:
+            why.append(f"norm={norm!r}: 'none' or '1/n' (PyLops-MPI's MPIFFTND offers these two)")
         h = C.c_void_p()
-        call("parlops_op_fft", layout.handle, n if ok1 and ok2 else 0, (C.c_int * max(n, 1))(*ax), code, bool(real),
-             f1, f2, dtype_code(dtype), C.byref(h))
+        call_noting("; ".join(why) or None, "parlops_op_fft", layout.handle, n if ok1 and ok2 else 0,
+                    (C.c_int * max(n, 1))(*ax), code, bool(real), f1, f2, dtype_code(dtype), C.byref(h))
         return cls._adopt(h, None, layout, [layout])
 
     @classmethod
@@ -276,11 +281,15 @@ class Operator(Handle):
         p = np.ascontiguousarray(np.asarray(ih).ravel(), dtype=np.int64)
         # filters of another rank than 2 go to parlops as hsize 0: refused on every rank, named
         nf, k = h.shape if h.ndim == 2 else (p.size, 0)
-        if nf != p.size:
+        why = None
+        if h.ndim != 2:
+            why = f"hs has shape {h.shape}: (nfilts, hsize) wanted"
+        elif nf != p.size:
+            why = f"hs holds {nf} filters for {p.size} positions ih"
             k = 0
         out = C.c_void_p()
-        call("parlops_op_nonstationary_convolve1d", layout.handle, int(axis), k, p.size, h.ctypes.data_as(C.c_void_p),
-             p.ctypes.data_as(C.POINTER(C.c_int64)), dtype_code(dt), C.byref(out))
+        call_noting(why, "parlops_op_nonstationary_convolve1d", layout.handle, int(axis), k, p.size,
+                    h.ctypes.data_as(C.c_void_p), p.ctypes.data_as(C.POINTER(C.c_int64)), dtype_code(dt), C.byref(out))
         return cls._adopt(out, layout, layout, [layout])
 
     @classmethod
@@ -294,9 +303,10 @@ class Operator(Handle):
             g = g.astype(np.complex128)
         # a G of another rank than 3 goes to parlops as ns = 0: refused on every rank, the sizes named
         nf, ns, nr = g.shape if g.ndim == 3 else (0, 0, 0)
+        why = None if g.ndim == 3 else f"g_local has shape {g.shape}: (nfreq_local, ns, nr) wanted"
         h = C.c_void_p()
-        call("parlops_op_mdc", comm.handle, dtype_code(g.dtype), nf, ns, nr, int(nt), int(nv), float(dt), float(dr),
-             bool(twosided), bool(conj), bool(prescaled), g.ctypes.data_as(C.c_void_p), C.byref(h))
+        call_noting(why, "parlops_op_mdc", comm.handle, dtype_code(g.dtype), nf, ns, nr, int(nt), int(nv), float(dt),
+                    float(dr), bool(twosided), bool(conj), bool(prescaled), g.ctypes.data_as(C.c_void_p), C.byref(h))
         return cls._adopt(h, None, None, [comm])
 
     @classmethod
@@ -320,10 +330,21 @@ class Operator(Handle):
     def laplacian(cls, layout, weights=None, sampling=None, dtype=np.float64):
         """PyLops' Laplacian over every axis of an N-D layout (matrix-free). [collective]"""
         nd = len(layout.global_shape)
-        w = (C.c_double * nd)(*(weights if weights is not None else [1.0] * nd))
-        s = (C.c_double * nd)(*(sampling if sampling is not None else [1.0] * nd))
+        why = []
+
+        def per_axis(v, name):
+            # a list of another length goes to parlops as NaN: refused on every rank (ctypes would
+            # pad a short one with zeros, and a zero weight drops its axis)
+            v = np.atleast_1d(np.asarray(v if v is not None else [1.0] * nd, dtype=float)).ravel()
+            if v.size != nd:
+                why.append(f"{name} has {v.size} entries for a {nd}-D layout (one per axis)")
+                return (C.c_double * nd)(*([np.nan] * nd))
+            return (C.c_double * nd)(*v.tolist())
+        w = per_axis(weights, "weights")
+        s = per_axis(sampling, "sampling")
         h = C.c_void_p()
-        call("parlops_op_laplacian", layout.handle, w, s, dtype_code(dtype), C.byref(h))
+        call_noting("; ".join(why) or None, "parlops_op_laplacian", layout.handle, w, s, dtype_code(dtype),
+                    C.byref(h))
         return cls._adopt(h, layout, layout, [layout])
 
     @classmethod

@@ -7,7 +7,7 @@ import ctypes as C
 import numpy as np
 
 from . import _capi
-from ._lib import Handle, call, note_callback_error
+from ._lib import Handle, call, call_noting, note_callback_error
 from .core import Vector, dtype_code
 
 ACCELERATIONS = {None: _capi.PARLOPS_ACCELERATION_NONE, "None": _capi.PARLOPS_ACCELERATION_NONE,
@@ -75,10 +75,18 @@ class Prox(Handle):
             return np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_byte)), shape=(n * dt.itemsize,)).view(dt) \
                 if n > 0 else np.zeros(0, dt)
 
-        def wrap_map(f):
+        def put(dst, got, name):
+            # what the callback returned, this rank's entries: None or another shape is an error
+            # (NumPy would write NaN for None and broadcast a scalar)
+            if got is None or np.shape(got) != (n,):
+                raise TypeError(f"the shell's {name} returned {type(got).__name__} of shape {np.shape(got)}: "
+                                f"an array of this rank's {n} entries wanted")
+            dst[:] = got
+
+        def wrap_map(f, name):
             def cb(_ctx, tau, x, y):
                 try:
-                    arr(y)[:] = f(arr(x).copy(), float(tau))
+                    put(arr(y), f(arr(x).copy(), float(tau)), name)
                     return 0
                 except BaseException as e:  # noqa: BLE001 (an exception fails every rank)
                     note_callback_error(e)
@@ -95,12 +103,12 @@ class Prox(Handle):
 
         def cb_grad(_ctx, x, g):
             try:
-                arr(g)[:] = grad(arr(x).copy())
+                put(arr(g), grad(arr(x).copy()), "grad")
                 return 0
             except BaseException as e:  # noqa: BLE001
                 note_callback_error(e)
                 return 1
-        keep = [wrap_map(prox), wrap_map(proxdual) if proxdual else _capi.parlops_prox_fn(),
+        keep = [wrap_map(prox, "prox"), wrap_map(proxdual, "proxdual") if proxdual else _capi.parlops_prox_fn(),
                 _capi.parlops_prox_value_fn(cb_value) if value else _capi.parlops_prox_value_fn(),
                 _capi.parlops_prox_grad_fn(cb_grad) if grad else _capi.parlops_prox_grad_fn()]
         return cls(layout, dt, lambda out: call("parlops_prox_create_shell", layout.handle, dtype_code(dt), None,
@@ -155,7 +163,17 @@ def proximal_gradient(proxf, proxg, x0, tau, epsg=1.0, eta=1.0, niter=10, accele
     Returns x. [collective]"""
     x = x0.copy()
     its = C.c_int64()
-    call("parlops_proximal_gradient", proxf.handle, proxg.handle, float(tau), float(epsg), float(eta), int(niter),
-         ACCELERATIONS[acceleration], float(tol or 0.0), x.handle, C.byref(its))
+    why = []
+    # PyLops-MPI's per-iteration epsg (an array) where its entries are all one value; others, and
+    # an unknown acceleration, go to parlops as invalid values: refused on every rank
+    e = np.atleast_1d(np.asarray(epsg, dtype=float)).ravel()
+    eps = float(e[0]) if e.size and np.all(e == e[0]) else np.nan
+    if e.size != 1 and not np.isfinite(eps):
+        why.append(f"epsg holds {e.size} different values (one per iteration): parlops takes one value")
+    acc = ACCELERATIONS.get(acceleration, -1)
+    if acc < 0:
+        why.append(f"acceleration={acceleration!r}: None, 'vandenberghe' or 'fista'")
+    call_noting("; ".join(why) or None, "parlops_proximal_gradient", proxf.handle, proxg.handle, float(tau), eps,
+                float(eta), int(niter), acc, float(tol or 0.0), x.handle, C.byref(its))
     x.iterations = its.value
     return x

@@ -65,12 +65,15 @@ fn check_nd(l: &Layout, axis: i32, min_len: i64, what: &str) -> Result<usize> {
         );
     }
     let nd = l.shape().len() as i32;
-    if axis < 0 || axis >= nd {
+    if axis < -nd || axis >= nd {
         crate::bail!(
             InvalidArgument,
-            "{what}: argument 'axis' is {axis}; the layout has {nd} axes"
+            "{what}: argument 'axis' is {axis}; the layout has {nd} axes (valid: -{nd}..{})",
+            nd - 1
         );
     }
+    // a negative axis counts from the last, as in NumPy and PyLops
+    let axis = if axis < 0 { axis + nd } else { axis };
     let n = l.shape()[axis as usize];
     if n < min_len {
         crate::bail!(
@@ -135,8 +138,13 @@ fn derivative<T: Scalar>(
         vec![block],
         pre.map(|_| ()),
         &format!("{what} arguments (axis, kind, edge, sampling bits)"),
-        &[axis as i64, kind_code(kind), edge as i64, bits(dx)],
-        format!("{what} along axis {axis} ({kind:?}, edge {edge}, sampling {dx})"),
+        &[
+            if ok { a as i64 } else { axis as i64 },
+            kind_code(kind),
+            edge as i64,
+            bits(dx),
+        ],
+        format!("{what} along axis {a} ({kind:?}, edge {edge}, sampling {dx})"),
     )
 }
 

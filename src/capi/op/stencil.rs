@@ -47,7 +47,7 @@ fn f64_array(p: *const f64, n: usize, name: &str) -> Result<Vec<f64>> {
 }
 
 /// First derivative along `axis` of an N-D array (layout from parlops_layout_create_nd, split along
-/// axis 0), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
+/// axis 0; a negative `axis` counts from the last, as in NumPy and PyLops), PyLops' stencils: centered (3-point; `edge` uses one-sided differences at the ends),
 /// forward or backward; `sampling` is the grid step.
 ///
 /// The stencil operators (the derivatives, the Laplacian and the gradient) are matrix-free: nothing

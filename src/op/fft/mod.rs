@@ -626,6 +626,9 @@ where
     fn describe(&self) -> String {
         self.name.clone()
     }
+    fn real_linear(&self) -> bool {
+        self.spec.real || !self.spec.clinear
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
