@@ -1,6 +1,7 @@
 /* Device failures that must end on every rank (issue 31, section 3), through the C API only, run
  * under the CPU stand-in for CUDA and NCCL (tests/standin/) at 1-4 ranks by tests/examples.sh:
- *  - device out-of-memory on one rank: creating a device vector, and inside a device solve;
+ *  - device out-of-memory on one rank: creating a device vector, inside a device solve, and in the
+ *    eigensolvers at every allocation they make (a sweep of the limit);
  *  - a device shell callback (device pointers) failing on one rank inside a solve;
  *  - a device shell's diagonal callback (issue 32): its diagonal into device and host vectors, Jacobi
  *    on it, the callback failing on one rank in Jacobi's set-up;
@@ -118,6 +119,79 @@ static void case_oom_solve(void) {
   parlops_solver_destroy(&s);
   parlops_vec_destroy(&b);
   parlops_vec_destroy(&x);
+  parlops_op_destroy(&A);
+}
+
+/* diag(d): d = 10, 9, 8, 7 at global rows 0-3, 1 + g / N elsewhere (three well separated largest) */
+static parlops_op *diagonal(void) {
+  int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(len + 1) * sizeof *ci);
+  double *v = malloc((size_t)(len + 1) * sizeof *v);
+  rp[0] = 0;
+  for (int64_t i = 0; i < len; i++) {
+    int64_t g = lo + i;
+    ci[i] = g, v[i] = g < 4 ? 10.0 - (double)g : 1.0 + (double)g / (double)N;
+    rp[i + 1] = i + 1;
+  }
+  parlops_op *A = NULL;
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
+  free(rp);
+  free(ci);
+  free(v);
+  return A;
+}
+
+/* The eigensolvers with device vectors, the last rank's device memory limited to what is in use
+ * plus k of its vectors, k = 0, 1, ...: wherever the run's allocations stop (its basis, a restart's
+ * rotation into spare vectors, the eigenvectors' forming), every rank must give the same status,
+ * out-of-memory or success, and a run that succeeds must give the eigenvalues 10, 9, 8. (Krylov-Schur
+ * with a basis of 6 for 3 restarts several times.) */
+static void case_oom_eigen(void) {
+  if (!set_limit) return;
+  parlops_op *A = diagonal();
+  parlops_vec *v0 = dvec(5), *ev[3];
+  for (int q = 0; q < 3; q++) ev[q] = dvec(0);
+  long long vbytes = (long long)len * 8;
+  for (int solver = 0; solver < 2; solver++) {
+    const char *name = solver == 0 ? "Krylov-Schur" : "Lanczos";
+    int oom = 0, ok = 0;
+    long long used = 0;
+    /* k = -1: without a limit first (what the run keeps, as the matrix's device copy, is then in
+       use before the sweep) */
+    for (int k = -1; k <= 80 && ok < 3; k++) {
+      if (k == 0) used = set_limit(-1);
+      if (rank_ == last && k >= 0) set_limit(used + (long long)k * vbytes + (k > 0 ? 4096 : 0));
+      double lam[3] = {0, 0, 0};
+      parlops_status st =
+          solver == 0 ? parlops_eig_krylov_schur(A, NULL, NULL, 0.0, v0, 3, 6, 2000, 1e-10, PARLOPS_EIG_LARGEST, NULL,
+                                                 NULL, lam, NULL, ev, NULL)
+                      : parlops_eig_lanczos(A, v0, 200, 1e-10, 3, PARLOPS_EIG_LARGEST, lam, NULL, ev, NULL);
+      set_limit(-1);
+      int mine = (int)st, lo_ = 0, hi_ = 0;
+      MPI_Allreduce(&mine, &lo_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      MPI_Allreduce(&mine, &hi_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      char buf[300];
+      snprintf(buf, sizeof buf,
+               "%s, the last rank's device memory %d vectors over what is in use: status %d on every rank "
+               "(ranks gave %d..%d), out-of-memory or success",
+               name, k, (int)st, lo_, hi_);
+      expect(buf, lo_ == hi_ && (st == PARLOPS_OK || st == PARLOPS_ERR_OUT_OF_MEMORY) ? PARLOPS_OK
+                                                                                    : PARLOPS_ERR_INTERNAL,
+             PARLOPS_OK, NULL);
+      if (st == PARLOPS_ERR_OUT_OF_MEMORY) oom++;
+      if (st == PARLOPS_OK) {
+        ok++;
+        double err = fabs(lam[0] - 10.0) + fabs(lam[1] - 9.0) + fabs(lam[2] - 8.0);
+        snprintf(buf, sizeof buf, "%s with %d vectors of room: eigenvalues %.15g, %.15g, %.15g", name, k, lam[0],
+                 lam[1], lam[2]);
+        expect(buf, err <= 1e-8 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+      }
+    }
+    char buf[200];
+    snprintf(buf, sizeof buf, "%s: %d limits ran out of memory, then the runs succeeded", name, oom);
+    expect(buf, oom > 0 && ok > 0 ? PARLOPS_OK : PARLOPS_ERR_INTERNAL, PARLOPS_OK, NULL);
+  }
+  for (int q = 0; q < 3; q++) parlops_vec_destroy(&ev[q]);
+  parlops_vec_destroy(&v0);
   parlops_op_destroy(&A);
 }
 
@@ -286,6 +360,7 @@ int main(int argc, char **argv) {
     void (*fn)(void);
   } cases[] = {{"oom_create", case_oom_create},
                {"oom_solve", case_oom_solve},
+               {"oom_eigen", case_oom_eigen},
                {"shell_fails", case_shell_fails},
                {"shell_diagonal", case_shell_diagonal},
                {"nonfinite", case_nonfinite}};

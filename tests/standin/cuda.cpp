@@ -452,7 +452,8 @@ CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total) {
   NEED_CTX
   if (!free_b || !total) return E_INVALID_VALUE;
   *total = limit_bytes();
-  *free_b = *total - used[cur_dev];
+  // (a limit set below what is already in use leaves nothing free)
+  *free_b = used[cur_dev] < *total ? *total - used[cur_dev] : 0;
   return OK;
 }
 CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
