@@ -570,7 +570,8 @@ typedef int32_t parlops_monitor_action;
 // it too, with the host's bits: a CSR matrix's rows are summed by one thread a row in global column
 // order (a second copy of the matrix on the device, made at the first such product), the
 // element-wise kernels round as the host does, and the dot products are binned on host copies of
-// the vectors (correct, not fast: two copies to the host a dot product). Terms of magnitude 2^1007
+// the vectors (correct, not fast: two copies to the host a dot product); checked under the CPU
+// stand-in for CUDA, not yet on a GPU (docs/gpu.md). Terms of magnitude 2^1007
 // or more count as overflow. Costs:
 // the dot products' pass computes about 12 more operations an entry, the fused passes are not
 // used. Every rank sets the same: the solve agrees it. PARLOPS_SUM_REPRODUCIBLE=1 in the
@@ -1894,7 +1895,7 @@ parlops_status parlops_proximal_gradient(const parlops_prox *f,
 // whose start already meets the rule makes no iteration, so ask 0 to always make `cgls_niter`).
 // It also stops where its direction has lost to rounding (||c||^2 < ||r||^2 / 2, which exact
 // arithmetic never gives): with `cgls_tol` 0 an x-update solved in fewer steps than `cgls_niter`
-// went on from rounding noise, and PyLops-MPI's steps there can grow without bound (x = 1e108
+// went on from rounding noise, and PyLops-MPI's steps there can grow without bound (x = -1.7e108
 // from a one-unknown update).
 // x (Op's and A's columns) and z (A's rows, g's layout) are updated in place; b has Op's rows;
 // g may be any proximal operator, collective ones (parlops_prox_create_l2_op) included. tau > 0

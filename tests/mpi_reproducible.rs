@@ -516,6 +516,48 @@ fn many(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
     }
 }
 
+/// CG on replicated (broadcast) vectors, a diagonal operator: each rank's copy counted once in the
+/// binned sums (the residual pass counted every rank's copy: ||r|| sqrt(P) times too large), so the
+/// iterations and bits of one rank.
+fn replicated(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
+    common::case("CG on replicated vectors in the reproducible order");
+    let n = 300i64;
+    let run = |c: &Arc<Comm>| {
+        let l = Layout::new(c.clone(), Partition::Broadcast, n, n).unwrap();
+        let mut d = DistVector::<f64>::new(l.clone()).unwrap();
+        for (k, e) in d.local_mut().iter_mut().enumerate() {
+            *e = 1.0 + k as f64 * (1.0 + hash(k as i64, 9));
+        }
+        let op: Op<f64> = Arc::new(parlops::op::basic::Diagonal::new(&d).unwrap());
+        let mut b = DistVector::<f64>::new(l.clone()).unwrap();
+        for (k, e) in b.local_mut().iter_mut().enumerate() {
+            *e = hash(k as i64, 3) - 0.5;
+        }
+        let mut x = DistVector::<f64>::new(l.clone()).unwrap();
+        let mut s = Solver::<f64>::new(Method::Cg);
+        s.set_operator(op).unwrap();
+        s.params.sum_order = SumOrder::Reproducible;
+        s.params.rtol = 1e-10;
+        s.params.max_iter = 1000;
+        let info = s.solve(&b, &mut x).unwrap();
+        (bits(x.local()), info.iterations, info.reason)
+    };
+    let one = run(own);
+    let all = run(comm);
+    t.check(
+        all == one,
+        &format!(
+            "CG on broadcast vectors over {} rank(s): {} iterations ({:?}) against {} ({:?}) on one, the bits {}",
+            comm.size(),
+            all.1,
+            all.2,
+            one.1,
+            one.2,
+            if all.0 == one.0 { "equal" } else { "differ" }
+        ),
+    );
+}
+
 /// Methods that do not keep the order, and device-free refusals, fail on every rank.
 fn refusals(comm: &Arc<Comm>, t: &mut Tally) {
     let rows = uneven(comm, 100);
@@ -550,6 +592,7 @@ pub fn main() {
     methods::<c64>(&comm, &own, &mut t);
     methods::<f32>(&comm, &own, &mut t);
     many(&comm, &own, &mut t);
+    replicated(&comm, &own, &mut t);
     refusals(&comm, &mut t);
     drop(own);
     common::finish("mpi_reproducible", comm, t);

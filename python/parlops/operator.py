@@ -342,6 +342,9 @@ class Operator(Handle):
             return (C.c_double * nd)(*v.tolist())
         w = per_axis(weights, "weights")
         s = per_axis(sampling, "sampling")
+        if why:
+            # (a sampling is read only on axes of nonzero weight: NaN weights are refused whatever)
+            w = (C.c_double * nd)(*([np.nan] * nd))
         h = C.c_void_p()
         call_noting("; ".join(why) or None, "parlops_op_laplacian", layout.handle, w, s, dtype_code(dtype),
                     C.byref(h))

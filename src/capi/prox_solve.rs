@@ -220,7 +220,7 @@ pub unsafe extern "C" fn parlops_proximal_gradient(
 /// whose start already meets the rule makes no iteration, so ask 0 to always make `cgls_niter`).
 /// It also stops where its direction has lost to rounding (||c||^2 < ||r||^2 / 2, which exact
 /// arithmetic never gives): with `cgls_tol` 0 an x-update solved in fewer steps than `cgls_niter`
-/// went on from rounding noise, and PyLops-MPI's steps there can grow without bound (x = 1e108
+/// went on from rounding noise, and PyLops-MPI's steps there can grow without bound (x = -1.7e108
 /// from a one-unknown update).
 /// x (Op's and A's columns) and z (A's rows, g's layout) are updated in place; b has Op's rows;
 /// g may be any proximal operator, collective ones (parlops_prox_create_l2_op) included. tau > 0

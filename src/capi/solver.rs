@@ -159,7 +159,8 @@ pub const PARLOPS_SUM_SEQUENTIAL: parlops_sum_order = 1;
 /// it too, with the host's bits: a CSR matrix's rows are summed by one thread a row in global column
 /// order (a second copy of the matrix on the device, made at the first such product), the
 /// element-wise kernels round as the host does, and the dot products are binned on host copies of
-/// the vectors (correct, not fast: two copies to the host a dot product). Terms of magnitude 2^1007
+/// the vectors (correct, not fast: two copies to the host a dot product); checked under the CPU
+/// stand-in for CUDA, not yet on a GPU (docs/gpu.md). Terms of magnitude 2^1007
 /// or more count as overflow. Costs:
 /// the dot products' pass computes about 12 more operations an entry, the fused passes are not
 /// used. Every rank sets the same: the solve agrees it. PARLOPS_SUM_REPRODUCIBLE=1 in the

@@ -6,11 +6,10 @@
 //! step does not compile.
 //!
 //! Vector, operator, solver and eigensolver code calls the step functions of this module and never
-//! asks where memory lives: the choice of backend is made here, by [`on!`], and nowhere else.
-//! Host code that needs this rank's entries as a slice (gathers, assembly, host-only operators) asks
+//! asks where memory lives: the choice of backend is made here, by [`on!`], and nowhere else. Host
+//! code that needs this rank's entries as a slice (gathers, assembly, host-only operators) asks
 //! `DistVector::host_slice`, which a backend without host-addressable memory answers with nothing;
 //! the caller then works on a host copy (`DistVector::staged`). Steps over two sets: [`multi`].
-//!
 //! This module names no vector, operator or solver type: its steps work on [`Part`]s (this rank's
 //! entries and their executor), and a CSR operator reaches the backends as a [`Sparse`] view.
 //! Adding a backend is the recipe in `docs/architecture.md` ("Add a backend").
@@ -342,9 +341,7 @@ pub trait Backend {
     /// x += sum_i c_i v_i
     fn maxpy<T: Scalar>(x: &mut Part<T>, c: &[T], basis: &[&Part<T>]) -> Result<()>;
 
-    // The CSR products.
-
-    /// y = A x
+    /// y = A x, a CSR product
     fn csr_forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>) -> Result<()>;
     /// x = A^H y
     fn csr_backward<T: Scalar>(m: &Sparse<'_, T>, y: &Part<T>, x: &mut Part<T>) -> Result<()>;
@@ -368,23 +365,14 @@ pub trait SparseHost<T: Scalar> {
     fn backward(&self, y: &[T], x: &mut [T]) -> Result<()>;
     /// `f` on the diag and offd blocks as CSR arrays (read while `f` runs: a values update waits).
     fn with_blocks(&self, f: &mut dyn FnMut([HostCsr<'_, T>; 2]) -> Result<()>) -> Result<()>;
-    /// Every row of this rank with its entries in the order of their global columns: the
-    /// reproducible mode's product on a backend that copies the matrix. [local]
-    fn ordered_rows(&self) -> Result<OrderedRows<T>>;
+    /// Every row of this rank, its entries in global column order (the reproducible mode's product
+    /// on a backend that copies the matrix): (ptr, src, val, nloc), row i's entries ptr[i]..ptr[i +
+    /// 1], entry k's operand x[src[k]] for src[k] < nloc, else the ghost src[k] - nloc. [local]
+    #[allow(clippy::type_complexity)]
+    fn ordered_rows(&self) -> Result<(Vec<i64>, Vec<i64>, Vec<T>, usize)>;
 }
 
-/// A rank's rows with their entries in the order of their global columns, as CSR arrays over the
-/// operand [x | ghosts]: row i's entries are `ptr[i]..ptr[i + 1]`, entry k's operand x[src[k]]
-/// where src[k] < `nloc`, else the ghost src[k] - `nloc`.
-pub struct OrderedRows<T> {
-    pub ptr: Vec<i64>,
-    pub src: Vec<i64>,
-    pub val: Vec<T>,
-    pub nloc: usize,
-}
-
-/// A local CSR block's arrays in host memory: row pointers and column indices as bytes of 32- or
-/// 64-bit integers (`wide`), values.
+/// A local CSR block's arrays in host memory: row pointers, columns (32- or 64-bit bytes), values.
 pub struct HostCsr<'a, T: Clone> {
     pub nrows: usize,
     pub indptr: std::borrow::Cow<'a, [u8]>,
@@ -420,8 +408,7 @@ pub struct Held<'a, T> {
 }
 
 impl<T> Held<'_, T> {
-    /// Forget the copies (the operator's values changed): each backend makes its copy again at its
-    /// next use.
+    /// Forget the copies (the values changed): each backend makes its copy again at its next use.
     pub fn forget(&mut self) {
         *self.cuda = None;
     }

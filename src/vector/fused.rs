@@ -31,7 +31,7 @@ fn check<T: Scalar>(base: &DistVector<T>, others: &[(&DistVector<T>, &str)]) -> 
 
 /// The reproducible mode's CG residual pass: r -= a q (the bits of r.axpy(-a, q)), and this rank's
 /// binned sum of |r_i|^2 of the new r, formed block by block in the same pass (on device vectors:
-/// the update by the executor, the sum on a host copy).
+/// the update by the executor, the sum on a host copy); a replicated r counts rank 0's entries.
 pub fn cg_residual_binned<T: Scalar>(
     a: T,
     r: &mut DistVector<T>,
@@ -51,6 +51,12 @@ pub fn cg_residual_binned<T: Scalar>(
     };
     let mut sink = Sink::new();
     let mut buf = [0.0f64; Sink::BLOCK];
+    // a replicated r counts rank 0's entries (as the binned dots do)
+    let layout = r.layout().clone();
+    if layout.partition() != crate::vector::Partition::Scatter && layout.comm().rank() != 0 {
+        r.axpy(na, q)?;
+        return Ok(sink.finish());
+    }
     if !(r.host_addressable() && q.host_addressable()) {
         // device vectors: the update by the executor (an axpy kernel: the same bits), the sum on a
         // host copy of the new r

@@ -30,6 +30,16 @@ static int last = 0;
 static long long (*set_limit)(long long) = NULL;
 static int (*dtod)(unsigned long long, unsigned long long, size_t) = NULL; /* cuMemcpyDtoD_v2 */
 
+/* The CSR matrix of l's rows rp, ci, v (64-bit indices; the arrays freed). */
+static parlops_op *csr_of(int64_t *rp, int64_t *ci, double *v) {
+  parlops_op *A = NULL;
+  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
+  free(rp);
+  free(ci);
+  free(v);
+  return A;
+}
+
 /* the 1D Laplacian tridiag(-1, 2.1, -1) of l (64-bit indices), a host-built CSR matrix */
 static parlops_op *laplacian(void) {
   int64_t *rp = malloc((size_t)(len + 1) * sizeof *rp), *ci = malloc((size_t)(3 * len + 1) * sizeof *ci);
@@ -43,12 +53,7 @@ static parlops_op *laplacian(void) {
     if (g < N - 1) ci[k] = g + 1, v[k++] = -1.0;
     rp[i + 1] = k;
   }
-  parlops_op *A = NULL;
-  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
-  free(rp);
-  free(ci);
-  free(v);
-  return A;
+  return csr_of(rp, ci, v);
 }
 
 static parlops_vec *dvec(uint64_t seed) {
@@ -132,12 +137,7 @@ static parlops_op *diagonal(void) {
     ci[i] = g, v[i] = g < 4 ? 10.0 - (double)g : 1.0 + (double)g / (double)N;
     rp[i + 1] = i + 1;
   }
-  parlops_op *A = NULL;
-  EXPECT(parlops_op_create_csr(l, l, PARLOPS_F64, PARLOPS_INDEX_I64, rp, ci, v, &A), PARLOPS_OK, NULL);
-  free(rp);
-  free(ci);
-  free(v);
-  return A;
+  return csr_of(rp, ci, v);
 }
 
 /* The eigensolvers with device vectors, the last rank's device memory limited to what is in use

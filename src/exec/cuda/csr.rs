@@ -242,29 +242,27 @@ struct DevOrdered<T> {
 impl<T: Scalar> DevOrdered<T> {
     /// The host's ordered rows (`nrows` of them, `ghosts` ghost entries) copied to the device.
     fn upload(m: &Sparse<'_, T>, nrows: usize, ghosts: usize, s: Stream) -> Result<Self> {
-        let o = m.host.ordered_rows()?;
-        let nnz = o.val.len();
-        let bad = o.ptr.len() != nrows + 1
-            || o.ptr.first() != Some(&0)
-            || o.ptr.last() != Some(&(nnz as i64))
-            || o.ptr.windows(2).any(|w| w[1] < w[0])
-            || o.src.len() != nnz
-            || o.src
-                .iter()
-                .any(|&j| j < 0 || j as usize >= o.nloc + ghosts);
+        let (ptr, src, val, nloc) = m.host.ordered_rows()?;
+        let nnz = val.len();
+        let bad = ptr.len() != nrows + 1
+            || ptr.first() != Some(&0)
+            || ptr.last() != Some(&(nnz as i64))
+            || ptr.windows(2).any(|w| w[1] < w[0])
+            || src.len() != nnz
+            || src.iter().any(|&j| j < 0 || j as usize >= nloc + ghosts);
         if bad {
             crate::bail!(
                 Internal,
                 "the reproducible product's ordered rows do not fit the matrix ({nrows} rows, {} + {ghosts} operands)",
-                o.nloc
+                nloc
             );
         }
         Ok(DevOrdered {
             nrows: nrows as i64,
-            ptr: DevArray::from_host(&o.ptr, s)?,
-            src: DevArray::from_host(&o.src, s)?,
-            val: DevArray::from_host(&o.val, s)?,
-            nloc: o.nloc as i64,
+            ptr: DevArray::from_host(&ptr, s)?,
+            src: DevArray::from_host(&src, s)?,
+            val: DevArray::from_host(&val, s)?,
+            nloc: nloc as i64,
         })
     }
 
@@ -415,7 +413,7 @@ pub(crate) fn forward<T: Scalar>(m: &Sparse<'_, T>, x: &Part<T>, y: &mut Part<T>
         .ok_or_else(|| crate::err!(Internal, "device CSR missing"))?;
     d.check_lengths(x.len(), y.len());
     let (xp, yp) = (x.dptr(), y.dptr());
-    if crate::vector::ops::reproducible_sums() {
+    if crate::exec::ops::reproducible_sums() {
         return forward_ordered(m, d, &k, (x, y), s, mixed);
     }
     // ghosts from their owners; the owned (diag) part runs meanwhile

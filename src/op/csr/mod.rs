@@ -566,7 +566,7 @@ impl<T: Scalar> crate::exec::SparseHost<T> for CsrOp<T> {
         let b = self.blocks();
         f([b.diag.host_csr()?, b.offd.host_csr()?])
     }
-    fn ordered_rows(&self) -> Result<crate::exec::OrderedRows<T>> {
+    fn ordered_rows(&self) -> Result<(Vec<i64>, Vec<i64>, Vec<T>, usize)> {
         let blk = self.blocks();
         let first = self.cols.offsets()[self.cols.comm().rank() as usize];
         let rr = repro::ReproRows::new(&blk, first, &self.col_map, self.version(), true)?;
@@ -578,11 +578,6 @@ impl<T: Scalar> crate::exec::SparseHost<T> for CsrOp<T> {
             w.extend(v.into_iter().map(|e| e as i64));
             Ok(w)
         };
-        Ok(crate::exec::OrderedRows {
-            ptr: wide(ptr)?,
-            src: wide(src)?,
-            val,
-            nloc,
-        })
+        Ok((wide(ptr)?, wide(src)?, val, nloc))
     }
 }
