@@ -167,8 +167,15 @@ def proximal_gradient(proxf, proxg, x0, tau, epsg=1.0, eta=1.0, niter=10, accele
     # PyLops-MPI's per-iteration epsg (an array) where its entries are all one value; others, and
     # an unknown acceleration, go to parlops as invalid values: refused on every rank
     e = np.atleast_1d(np.asarray(epsg, dtype=float)).ravel()
-    eps = float(e[0]) if e.size and np.all(e == e[0]) else np.nan
-    if e.size != 1 and not np.isfinite(eps):
+    if e.size == 0:
+        eps = np.nan
+        why.append("epsg is empty: one value wanted")
+    elif not np.all(np.isfinite(e)):
+        eps = float(e[~np.isfinite(e)][0])  # parlops names the value
+    elif np.all(e == e[0]):
+        eps = float(e[0])
+    else:
+        eps = np.nan
         why.append(f"epsg holds {e.size} different values (one per iteration): parlops takes one value")
     acc = ACCELERATIONS.get(acceleration, -1)
     if acc < 0:
