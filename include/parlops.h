@@ -1191,7 +1191,8 @@ parlops_status parlops_op_diagonal(const parlops_op *a, parlops_vec *d);
 // *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|), of the real parts
 // where the operator is only real-linear (an FFT with `real` or of a real model, or an operator
 // built from one: its adjoint is that of a real-linear map, for which the imaginary parts do not
-// agree). [collective]
+// agree; a shell operator cannot say it is real-linear: its products are compared whole).
+// [collective]
 parlops_status parlops_op_dottest(const parlops_op *a, uint64_t seed, double *relative_error);
 
 // Release the operator and set `*A` to NULL (NULL `*A` is a no-op; a destroyed or foreign `*A` is

@@ -540,12 +540,38 @@ fn replicated(comm: &Arc<Comm>, own: &Arc<Comm>, t: &mut Tally) {
         s.params.rtol = 1e-10;
         s.params.max_iter = 1000;
         let info = s.solve(&b, &mut x).unwrap();
-        (bits(x.local()), info.iterations, info.reason)
+        // the true residual of a converged solve (every rank holds the whole vectors)
+        let (res, bn) = x
+            .local()
+            .iter()
+            .zip(d.local())
+            .zip(b.local())
+            .fold((0.0f64, 0.0f64), |(r, n), ((xv, dv), bv)| {
+                (r + (bv - dv * xv).powi(2), n + bv * bv)
+            });
+        (
+            bits(x.local()),
+            info.iterations,
+            info.reason,
+            res.sqrt(),
+            bn.sqrt(),
+        )
     };
     let one = run(own);
     let all = run(comm);
+    for (what, r) in [("one rank", &one), ("every rank", &all)] {
+        t.check(
+            !r.2.converged() || r.3 <= 1.01e-10 * r.4,
+            &format!(
+                "CG on broadcast vectors, {what}: {:?}, true residual {:e} against rtol ||b|| = {:e}",
+                r.2,
+                r.3,
+                1e-10 * r.4
+            ),
+        );
+    }
     t.check(
-        all == one,
+        all.0 == one.0 && all.1 == one.1 && all.2 == one.2,
         &format!(
             "CG on broadcast vectors over {} rank(s): {} iterations ({:?}) against {} ({:?}) on one, the bits {}",
             comm.size(),

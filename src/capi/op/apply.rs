@@ -247,7 +247,8 @@ pub unsafe extern "C" fn parlops_op_diagonal(
 /// *relative_error = |<A x, y> - <x, A^H y>| / max(|<A x, y>|, |<x, A^H y>|), of the real parts
 /// where the operator is only real-linear (an FFT with `real` or of a real model, or an operator
 /// built from one: its adjoint is that of a real-linear map, for which the imaginary parts do not
-/// agree). [collective]
+/// agree; a shell operator cannot say it is real-linear: its products are compared whole).
+/// [collective]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn parlops_op_dottest(
     a: *const parlops_op,
