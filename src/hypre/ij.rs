@@ -9,7 +9,7 @@ use super::{HBig, HInt, PARCSR, api};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::LinearOperator;
-use crate::op::csr::CsrOp;
+use crate::op::csr::{ColMap, CsrOp};
 
 /// A hypre return code as a parlops error: hypre's memory flag as `OutOfMemory`, its other flags
 /// (generic, argument, a setup that met a matrix it cannot coarsen) as `InvalidArgument` (what hypre
@@ -112,8 +112,8 @@ impl IjMatrix {
             // this rank's rows, flat: the diag block's entries then the offd block's, per row,
             // written in place (no intermediate list of pairs: one copy of the entries)
             let mut start = vec![0usize; n + 1];
-            blk.diag.for_each(|i, _, _| start[i + 1] += 1);
-            blk.offd.for_each(|i, _, _| start[i + 1] += 1);
+            blk.diag.add_row_counts(&mut start[1..]);
+            blk.offd.add_row_counts(&mut start[1..]);
             for i in 0..n {
                 start[i + 1] += start[i];
             }
@@ -123,18 +123,12 @@ impl IjMatrix {
             vals.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
             cols_g.resize(nnz, 0);
             vals.resize(nnz, 0.0);
-            let mut fill = start.clone();
-            blk.diag.for_each(|i, j, v| {
-                cols_g[fill[i]] = clo + j as i64;
-                vals[fill[i]] = v;
-                fill[i] += 1;
-            });
+            let mut fill = start[..n].to_vec();
+            blk.diag
+                .scatter(&mut fill, ColMap::Offset(clo), &mut cols_g, &mut vals);
             let cmap = a.col_map_offd();
-            blk.offd.for_each(|i, j, v| {
-                cols_g[fill[i]] = cmap[j];
-                vals[fill[i]] = v;
-                fill[i] += 1;
-            });
+            blk.offd
+                .scatter(&mut fill, ColMap::Table(cmap), &mut cols_g, &mut vals);
             let mut cols_v: Vec<HBig> = Vec::new();
             cols_v.try_reserve_exact(nnz).map_err(|_| oom(nnz))?;
             for i in 0..n {

@@ -128,7 +128,7 @@ pub(super) enum Compact<T> {
 }
 
 impl<T: Scalar> Compact<T> {
-    fn rows(&self) -> &dyn RowsDyn<T> {
+    pub(super) fn rows(&self) -> &dyn RowsDyn<T> {
         match self {
             Compact::Sell(s) => s,
             Compact::Narrow(n) => n,
@@ -137,13 +137,17 @@ impl<T: Scalar> Compact<T> {
 }
 
 /// The object-safe part of [`Rows`] that [`LocalCsr`] forwards to whichever layout it holds.
-trait RowsDyn<T: Scalar> {
+pub(super) trait RowsDyn<T: Scalar> {
     fn nnz(&self) -> usize;
     fn values_ptr(&self) -> *const T;
     fn entry(&self, r: usize, c: usize) -> T;
     fn for_each_dyn(&self, f: &mut dyn FnMut(usize, usize, T));
     fn mult_adjoint_add(&self, y: &[T], x: &mut [T]);
+    fn add_row_counts_dyn(&self, counts: &mut [usize]);
+    fn scatter_dyn(&self, fill: &mut [usize], map: ColMap<'_>, cols: &mut [i64], vals: &mut [T]);
 }
+
+use super::copy::{ColMap, scatter_rows};
 
 macro_rules! rows_dyn {
     ($t:ident) => {
@@ -162,6 +166,20 @@ macro_rules! rows_dyn {
             }
             fn mult_adjoint_add(&self, y: &[T], x: &mut [T]) {
                 Rows::mult_adjoint_add(self, y, x)
+            }
+            fn add_row_counts_dyn(&self, counts: &mut [usize]) {
+                for (r, n) in counts.iter_mut().enumerate().take(self.nrows) {
+                    *n += Rows::row(self, r).count();
+                }
+            }
+            fn scatter_dyn(
+                &self,
+                fill: &mut [usize],
+                map: ColMap<'_>,
+                cols: &mut [i64],
+                vals: &mut [T],
+            ) {
+                scatter_rows(self.nrows, |r| Rows::row(self, r), fill, map, cols, vals)
             }
         }
     };

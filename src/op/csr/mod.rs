@@ -5,6 +5,7 @@
 //! backwards without forming the transpose.
 
 mod block;
+mod copy;
 mod kernels;
 mod multi;
 mod narrow;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 use self::block::Compact;
 use self::block::check_block;
 pub use self::block::{Arr, Idx, IndexInt, LocalCsr};
+pub(crate) use self::copy::ColMap;
 use self::split::split_rows;
 pub use self::update::{NewValues, Origin, Prepared};
 use super::LinearOperator;

@@ -74,6 +74,11 @@ fn block(
 /// The same block in SELL-8 storage laid out as `shape` says (`None`: with 16-bit columns, CSR's
 /// rows).
 fn compact(b: &LocalCsr<f64>, shape: Option<Shape>) -> LocalCsr<f64> {
+    try_compact(b, shape).unwrap_or_else(|| panic!("no compact layout for {}x{}", b.nrows, b.ncols))
+}
+
+/// [`compact`], or None where that layout does not apply.
+fn try_compact(b: &LocalCsr<f64>, shape: Option<Shape>) -> Option<LocalCsr<f64>> {
     let c = b.to_csr().unwrap();
     let s = match (&c.indptr, &c.indices, shape) {
         (Idx::I32(p), Idx::I32(i), Some(shape)) => {
@@ -101,11 +106,11 @@ fn compact(b: &LocalCsr<f64>, shape: Option<Shape>) -> LocalCsr<f64> {
         _ => unreachable!(),
     };
     let mut c = c;
-    c.compact = Some(s.unwrap_or_else(|| panic!("no compact layout for {}x{}", b.nrows, b.ncols)));
+    c.compact = Some(s?);
     c.indptr = Idx::I32(Arr::Owned(Vec::new()));
     c.indices = Idx::I32(Arr::Owned(Vec::new()));
     c.values = Arr::Owned(Vec::new());
-    c
+    Some(c)
 }
 
 /// Every product of the chunked block (whole, blocks of rows that start and end inside a
@@ -476,4 +481,114 @@ fn staged_values_keep_the_csr_order() {
             assert_eq!(got, want, "{nrows}x{ncols}");
         }
     }
+}
+
+/// The copy to hypre's arrays (`add_row_counts`, `scatter` through both column maps) writes every
+/// row's entries in storage order, as `for_each` visits them, from CSR arrays (32- and 64-bit),
+/// SELL-8 chunks (sorted or not, 32- or 16-bit columns) and 16-bit-offset rows alike.
+#[test]
+fn scatter_is_for_each() {
+    use super::ColMap;
+    let mut rng = Rng(17);
+    let (mut seen, mut narrow) = (Vec::new(), false);
+    for (nrows, ncols, maxlen, near) in [
+        (0, 5, 3, None),
+        (37, 50, 9, Some(4)),
+        (300, 2000, 40, Some(30)),
+        (129, 70_000, 20, None),
+    ] {
+        let b = block(&mut rng, nrows, ncols, maxlen, near);
+        let wide = {
+            let c = b.to_csr().unwrap();
+            let (Idx::I32(p), Idx::I32(i)) = (&c.indptr, &c.indices) else {
+                unreachable!()
+            };
+            let p: Vec<i64> = p.as_slice().iter().map(|&x| x as i64).collect();
+            let i: Vec<i64> = i.as_slice().iter().map(|&x| x as i64).collect();
+            let v = c.values.as_slice().to_vec();
+            LocalCsr::new(
+                nrows,
+                ncols,
+                Idx::I64(Arr::Owned(p)),
+                Idx::I64(Arr::Owned(i)),
+                Arr::Owned(v),
+                "wide",
+            )
+            .unwrap()
+        };
+        let mut layouts = vec![wide];
+        // (SELL-8 sorts where that pads less, 16-bit columns where the rows allow them)
+        for shape in [
+            Some(Shape {
+                sort: Some(false),
+                narrow: Some(false),
+            }),
+            Some(Shape {
+                sort: None,
+                narrow: Some(false),
+            }),
+            Some(Shape {
+                sort: Some(false),
+                narrow: None,
+            }),
+            Some(Shape::default()),
+            None,
+        ] {
+            layouts.extend(try_compact(&b, shape));
+        }
+        for l in &layouts {
+            match &l.compact {
+                Some(Compact::Sell(s)) => seen.push(s.shape()),
+                Some(Compact::Narrow(_)) => narrow = true,
+                None => {}
+            }
+        }
+        let table: Vec<i64> = (0..ncols as i64).map(|c| 7 * c + 3).collect();
+        for l in std::iter::once(&b).chain(layouts.iter()) {
+            let mut want: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nrows];
+            l.for_each(|r, c, v| want[r].push((c, v)));
+            let mut counts = vec![1usize; nrows];
+            l.add_row_counts(&mut counts);
+            for r in 0..nrows {
+                assert_eq!(counts[r], want[r].len() + 1, "row {r}'s count");
+            }
+            for (map, f) in [
+                (
+                    ColMap::Offset(1000),
+                    &(|c: usize| 1000 + c as i64) as &dyn Fn(usize) -> i64,
+                ),
+                (ColMap::Table(&table), &|c: usize| 7 * c as i64 + 3),
+            ] {
+                // rows placed from 2 on, one free slot after each: scatter writes only its own
+                let mut fill = vec![0usize; nrows];
+                let mut at = 2;
+                for r in 0..nrows {
+                    fill[r] = at;
+                    at += want[r].len() + 1;
+                }
+                let start = fill.clone();
+                let (mut cols, mut vals) = (vec![-1i64; at], vec![-1.0f64; at]);
+                l.scatter(&mut fill, map, &mut cols, &mut vals);
+                for r in 0..nrows {
+                    assert_eq!(fill[r], start[r] + want[r].len());
+                    for (q, &(c, v)) in want[r].iter().enumerate() {
+                        assert_eq!(
+                            (cols[start[r] + q], vals[start[r] + q].to_bits()),
+                            (f(c), v.to_bits())
+                        );
+                    }
+                    assert_eq!((cols[fill[r]], vals[fill[r]]), (-1, -1.0));
+                }
+                assert_eq!((cols[0], cols[1]), (-1, -1));
+            }
+        }
+    }
+    // every layout met: SELL-8 sorted and not, with 16-bit columns and 32-bit ones, and Narrow
+    for want in [(false, false), (true, false), (false, true), (true, true)] {
+        assert!(
+            seen.contains(&want),
+            "no SELL-8 block of shape {want:?}: {seen:?}"
+        );
+    }
+    assert!(narrow);
 }
