@@ -25,6 +25,8 @@ use eigen::*;
 mod ks;
 #[path = "mpi_models/ks_fail.rs"]
 mod ks_fail;
+#[path = "mpi_models/ks_fallback.rs"]
+mod ks_fallback;
 #[path = "mpi_models/ks_spectra.rs"]
 pub(crate) mod ks_spectra;
 
@@ -631,5 +633,6 @@ pub fn main() {
     ks::run_ks_edges(&mut t, &comm);
     ks::run_ks_inexact(&mut t, &comm);
     ks_fail::run_ks_failing_products(&mut t, &comm);
+    ks_fallback::run_ks_rayleigh_ritz_fallback(&mut t, &comm);
     common::finish("mpi_models", comm, t)
 }
