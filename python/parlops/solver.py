@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _capi
-from ._lib import Handle, call, note_callback_error, text
+from ._lib import Handle, ParlopsError, call, call_noting, note_callback_error, text
 from .core import Vector, _comm
 
 METHODS = {n[len("PARLOPS_METHOD_"):].lower(): getattr(_capi, n)
@@ -159,16 +159,27 @@ class Solver(Handle):
         once; other methods one column after another); xs (new zero vectors when None) is returned.
         Each column's outcome: `column_info(j)`; `info` is the column farthest from its rule. [collective]"""
         bs = list(bs)
+        why = None
         if xs is None:
             if self.operator is None:
                 raise ValueError("Solver.solve_many: set an operator first (Solver(..., operator=A))")
-            xs = [Vector(self.operator.cols, b.dtype, b.memory) for b in bs]
+            # one collective creation whatever this rank's number of right-hand sides (a number
+            # that differs between ranks is then refused by the solve itself, on every rank, by
+            # name), the others duplicates, which no other rank waits for
+            one = Vector(self.operator.cols, bs[0].dtype if bs else self.operator.dtype,
+                         bs[0].memory if bs else "host")
+            xs = [one] if bs else []
+            try:
+                xs += [one.duplicate() for _ in bs[1:]]
+            except ParlopsError as e:
+                why = f"Solver.solve_many: the solution vectors for {len(bs)} right-hand sides: {e.message}"
         xs = list(xs)
-        if len(xs) != len(bs):
+        if len(xs) != len(bs) and why is None:
             raise ValueError(f"Solver.solve_many: {len(bs)} right-hand sides and {len(xs)} solutions")
         barr = (C.c_void_p * max(len(bs), 1))(*[b.handle for b in bs])
-        xarr = (C.c_void_p * max(len(xs), 1))(*[x.handle for x in xs])
-        call("parlops_solver_solve_many", self.handle, len(bs), barr, xarr)
+        xarr = (C.c_void_p * max(len(bs), 1))(*[x.handle for x in xs])
+        # (a failure above on this rank: -1 right-hand sides, which every rank refuses)
+        call_noting(why, "parlops_solver_solve_many", self.handle, len(bs) if why is None else -1, barr, xarr)
         return xs
 
     @staticmethod

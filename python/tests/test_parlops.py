@@ -239,6 +239,14 @@ for method in ("cg", "gmres"):
         check(False, "column_info(4) of 4 columns raised nothing")
     except parlops.ParlopsError as e:
         check("'j'" in str(e), f"column_info(4): {e}")
+    if size > 1:
+        # a number of right-hand sides that differs between ranks, the solutions made by the
+        # wrapper: refused on every rank by name (the wrapper's own collective creations once met
+        # the solve's check, and the message named every setting)
+        k = 3 if rank == 0 else 2
+        e = raises_everywhere(lambda: s.solve_many(bs[:k]), "PARLOPS_ERR_INCONSISTENT_ACROSS_RANKS",
+                              f"{method} solve_many of {k} columns on rank {rank}")
+        check(e is not None and "number of right-hand sides" in e.message, f"its message: {e}")
 
 # BoomerAMG on the assembled matrix; set-up options by keyword
 amg = parlops.Operator.boomeramg(Acsr, strong_threshold=0.25, coarsen_type=10)

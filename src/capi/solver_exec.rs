@@ -71,8 +71,10 @@ pub unsafe extern "C" fn parlops_solver_solve(
 /// all columns; the iterates move in the space the whole block finds, so columns converge in fewer
 /// iterations than alone; equal, dependent or zero columns are allowed); every column tested on its
 /// own rule ||b_j - A x_j|| <= max(rtol ||b_j||, atol), the solve ending when all hold, confirmed on
-/// the true residuals; every column of a block reports the block's iterations; the monitors see the
-/// column farthest from its rule; no eigenvalue estimates are recorded. Unless a setting block CG
+/// the true residuals; every column of a block reports the block's iterations, but a column whose
+/// b (or initial residual) holds NaN or Inf, which ends with PARLOPS_DIVERGED_NAN at iteration 0
+/// while the others are solved without it; directions within 1.5e-4 rad of the others' span (0.1 rad
+/// in single precision) are left out of a step; the monitors see the column farthest from its rule; no eigenvalue estimates are recorded. Unless a setting block CG
 /// does not offer is set (the natural norm, a trust region, PARLOPS_REFERENCE_INITIAL_RESIDUAL, a
 /// null space, an iterate monitor, PARLOPS_SUM_REPRODUCIBLE): those, and every other method (GMRES and BiCGStab have no block
 /// form yet), solve one column after another. The b[j] share one memory, the x[j] too (and one

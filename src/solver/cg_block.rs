@@ -182,14 +182,19 @@ pub(crate) fn solve<T: Scalar>(
     let (w2, rest) = rest.split_at_mut(k);
     let (q, rest) = rest.split_at_mut(k);
     let (r, z) = rest.split_at_mut(k);
-    // the tolerance of the Gram matrix's pivots: directions within about 1e4 eps of the others' span
+    // the tolerance of the Gram matrix's pivots (sin^2 of a direction's angle to the others' span):
+    // P = W T orthonormalises W through its Gram matrix (a Cholesky QR), which loses eps / tol of
+    // orthogonality and makes H = P^H A P that much off. At 1e4 eps (a loss of 1e-4) two right-hand
+    // sides b and b + 1e-8 d ran apart as their residuals fell through that band (DTOL at 1e5 x
+    // ||b||); 1e8 eps (directions within 1.5e-4 rad of the others' span left out) loses 1e-8, and
+    // at most 1e-2 in single precision (1e-5 lost)
     let single = matches!(T::DTYPE, crate::DType::F32 | crate::DType::C64);
-    let tol = 1e4
-        * if single {
-            f32::EPSILON as f64
-        } else {
-            f64::EPSILON
-        };
+    let eps = if single {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let tol = (1e8 * eps).min(1e-2);
     let params = ctx.p;
     let e = residuals(ctx, bs, xs, q, r);
     let pairs: Vec<_> = bs
@@ -207,6 +212,28 @@ pub(crate) fn solve<T: Scalar>(
             .collect()
     };
     let worst = |rn: &[f64]| worst_column(params, rn, &bnorm);
+    // a column with NaN or Inf in b (or its initial residual) ends DIVERGED_NAN on its own, and
+    // the others are solved as a block of their own (every column is tested on its own rule; its
+    // NaN would fill every Gram matrix of the block)
+    let bad: Vec<bool> = (0..k)
+        .map(|j| !bnorm[j].is_finite() || !rn[j].is_finite())
+        .collect();
+    if bad.iter().any(|b| *b) && !bad.iter().all(|b| *b) {
+        let kb: Vec<&DistVector<T>> = (0..k).filter(|&j| !bad[j]).map(|j| bs[j]).collect();
+        let mut kx: Vec<&mut DistVector<T>> = xs
+            .iter_mut()
+            .enumerate()
+            .filter(|(j, _)| !bad[*j])
+            .map(|(_, x)| &mut **x)
+            .collect();
+        let mut sub = solve(ctx, &kb, &mut kx, v)?.into_iter();
+        return Ok((0..k)
+            .map(|j| match bad[j] {
+                true => info(0, Reason::DivergedNan, r0[j], rn[j], bnorm[j]),
+                false => sub.next().expect("one outcome a kept column"),
+            })
+            .collect());
+    }
     let c = worst(&rn);
     if let Some(reason) = ctx.check(0, rn[c], bnorm[c], bs[c], xs[c])? {
         return Ok(ends(0, reason, &rn));
