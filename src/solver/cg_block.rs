@@ -226,7 +226,9 @@ pub(crate) fn solve<T: Scalar>(
             .filter(|(j, _)| !bad[*j])
             .map(|(_, x)| &mut **x)
             .collect();
-        let mut sub = solve(ctx, &kb, &mut kx, v)?.into_iter();
+        // (the work vectors the smaller block takes: `z` is the rest of `v`, so no more than that)
+        let need = work_len(kb.len(), plain);
+        let mut sub = solve(ctx, &kb, &mut kx, &mut v[..need])?.into_iter();
         return Ok((0..k)
             .map(|j| match bad[j] {
                 true => info(0, Reason::DivergedNan, r0[j], rn[j], bnorm[j]),

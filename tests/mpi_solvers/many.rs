@@ -235,7 +235,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
 
     // NaN or Inf in one column's b (one entry, on one rank): that column ends DIVERGED_NAN at once,
     // the others are solved (each column on its own rule)
-    for (bad, nan) in [(1usize, true), (0, false), (4, true)] {
+    for (bad, nan, jac) in [(1usize, true, false), (0, false, true), (4, true, true)] {
         let mut bs = vecs::<T>(&l, 5, 61);
         let owner = comm
             .allreduce_f64(
@@ -255,9 +255,13 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         s.params.rtol = rtol;
         s.params.max_iter = 2000;
         s.set_operator(spd.clone()).unwrap();
+        if jac {
+            s.set_jacobi();
+        }
         solve_cols(&mut s, &bs, &mut xs);
         let what = format!(
-            "block CG, {} in column {bad}",
+            "block CG{}, {} in column {bad}",
+            if jac { " + Jacobi" } else { "" },
             if nan { "NaN" } else { "Inf" }
         );
         check_columns(t, &what, &s, &bs, &xs);
