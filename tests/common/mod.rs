@@ -207,3 +207,14 @@ pub fn uneven(comm: &Arc<Comm>, n: i64) -> Arc<Layout> {
     )
     .unwrap()
 }
+
+/// The last rank that holds entries of `l`, the same on every rank (-1 when none does). [collective]
+pub fn last_holder(comm: &Arc<Comm>, l: &Layout) -> i32 {
+    let me = if l.local_len() > 0 {
+        comm.rank() as f64
+    } else {
+        -1.0
+    };
+    comm.allreduce_f64(&[me], parlops::comm::ReduceOp::Max)
+        .unwrap()[0] as i32
+}

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::common::Tally;
+use crate::common::{Tally, last_holder};
 use crate::{CUDA, HOST, csr, rand, rel_diff, standin_transfers};
 use parlops::Scalar;
 use parlops::comm::Comm;
@@ -189,7 +189,7 @@ fn solvers_on<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, n: i64, report: bool, 
 /// per iteration (scalars, never a vector).
 fn block_cg<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, a: &Op<T>, l: &Arc<Layout>, name: &str) {
     let bs: Vec<DistVector<T>> = (0..3).map(|j| rand::<T>(l, 30 + j, HOST)).collect();
-    let run = |loc: Location| {
+    let run = |bs: &[DistVector<T>], loc: Location| {
         let b: Vec<DistVector<T>> = bs.iter().map(|b| b.to_location(loc).unwrap()).collect();
         let mut x: Vec<DistVector<T>> = (0..3)
             .map(|_| DistVector::<T>::new_in(l.clone(), loc).unwrap())
@@ -206,8 +206,8 @@ fn block_cg<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, a: &Op<T>, l: &Arc<Layou
         let moved = standin_transfers().zip(before).map(|(b1, b0)| b1 - b0);
         (infos, b, x, moved)
     };
-    let (hi, _, hx, _) = run(HOST);
-    let (di, db, dx, moved) = run(CUDA);
+    let (hi, _, hx, _) = run(&bs, HOST);
+    let (di, db, dx, moved) = run(&bs, CUDA);
     let mut ok = hi
         .iter()
         .chain(&di)
@@ -231,32 +231,11 @@ fn block_cg<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>, a: &Op<T>, l: &Arc<Layou
     );
     // NaN in one column's b (one entry, on one rank): that column ends DIVERGED_NAN at once and
     // the other two are solved as a block of their own, on device vectors as on the host
-    let owner = comm
-        .allreduce_f64(
-            &[if l.local_len() > 0 {
-                comm.rank() as f64
-            } else {
-                -1.0
-            }],
-            parlops::comm::ReduceOp::Max,
-        )
-        .unwrap()[0] as i32;
     let mut bn: Vec<DistVector<T>> = (0..3).map(|j| rand::<T>(l, 30 + j, HOST)).collect();
-    if comm.rank() == owner {
+    if comm.rank() == last_holder(comm, l) {
         bn[1].local_mut()[0] = T::real(f64::NAN);
     }
-    let db: Vec<DistVector<T>> = bn.iter().map(|b| b.to_location(CUDA).unwrap()).collect();
-    let mut dx: Vec<DistVector<T>> = (0..3)
-        .map(|_| DistVector::<T>::new_in(l.clone(), CUDA).unwrap())
-        .collect();
-    let mut s = Solver::<T>::new(Method::Cg);
-    s.set_operator(a.clone()).unwrap();
-    s.set_jacobi();
-    s.params.rtol = 1e-10;
-    s.params.max_iter = 3000;
-    let br: Vec<&DistVector<T>> = db.iter().collect();
-    let mut xr: Vec<&mut DistVector<T>> = dx.iter_mut().collect();
-    let infos = s.solve_many(&br, &mut xr).unwrap();
+    let (infos, db, dx, _) = run(&bn, CUDA);
     let mut ok = infos[1].reason == Reason::DivergedNan
         && infos[1].iterations == 0
         && [0, 2]

@@ -6,7 +6,7 @@
 //! halo moving.
 
 use super::*;
-use crate::common::uneven;
+use crate::common::{last_holder, uneven};
 
 /// ||b_j - A x_j|| <= 1.01 max(rtol ||b_j||, atol) + rounding for every column said converged.
 fn check_columns<T: Scalar>(
@@ -237,17 +237,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     // the others are solved (each column on its own rule)
     for (bad, nan, jac) in [(1usize, true, false), (0, false, true), (4, true, true)] {
         let mut bs = vecs::<T>(&l, 5, 61);
-        let owner = comm
-            .allreduce_f64(
-                &[if l.local_len() > 0 {
-                    comm.rank() as f64
-                } else {
-                    -1.0
-                }],
-                parlops::comm::ReduceOp::Max,
-            )
-            .unwrap()[0] as i32;
-        if comm.rank() == owner {
+        if comm.rank() == last_holder(comm, &l) {
             bs[bad].local_mut()[0] = T::real(if nan { f64::NAN } else { f64::INFINITY });
         }
         let mut xs = vecs::<T>(&l, 5, 0);
