@@ -56,6 +56,15 @@ fn solve_cols<T: Scalar>(s: &mut Solver<T>, bs: &[DistVector<T>], xs: &mut [Dist
     s.solve_many(&br, &mut xr).unwrap();
 }
 
+/// CG on `op` to `rtol` in at most `max_iter` iterations (block CG for several columns).
+fn cg<T: Scalar>(op: &Op<T>, rtol: f64, max_iter: i64) -> Solver<T> {
+    let mut s = Solver::<T>::new(Method::Cg);
+    s.params.rtol = rtol;
+    s.params.max_iter = max_iter;
+    s.set_operator(op.clone()).unwrap();
+    s
+}
+
 pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let name = T::DTYPE.name();
     let rtol = if single::<T>() { 1e-5 } else { 1e-10 };
@@ -109,10 +118,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     for (jac, k) in [(false, 6), (true, 6), (false, 1), (false, 20)] {
         let bs = vecs::<T>(&l, k, 7);
         let mut xs = vecs::<T>(&l, k, 70);
-        let mut s = Solver::<T>::new(Method::Cg);
-        s.params.rtol = rtol;
-        s.params.max_iter = 2000;
-        s.set_operator(spd.clone()).unwrap();
+        let mut s = cg(&spd, rtol, 2000);
         if jac {
             s.set_jacobi();
         }
@@ -134,10 +140,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         );
         if k == 6 && !jac {
             // fewer iterations than CG takes for its slowest column alone
-            let mut one = Solver::<T>::new(Method::Cg);
-            one.params.rtol = rtol;
-            one.params.max_iter = 2000;
-            one.set_operator(spd.clone()).unwrap();
+            let mut one = cg(&spd, rtol, 2000);
             let mut most = 0;
             for b in &bs {
                 let mut x = DistVector::<T>::new(l.clone()).unwrap();
@@ -212,10 +215,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         bs[1].copy_from(&b0).unwrap();
         bs[1].axpy(T::real(e), &d).unwrap();
         let mut xs = vecs::<T>(&l, 3, 0);
-        let mut s = Solver::<T>::new(Method::Cg);
-        s.params.rtol = rtol;
-        s.params.max_iter = 2000;
-        s.set_operator(spd.clone()).unwrap();
+        let mut s = cg(&spd, rtol, 2000);
         solve_cols(&mut s, &bs, &mut xs);
         let what = format!("block CG, columns b, b + {e:e} d, c");
         check_columns(t, &what, &s, &bs, &xs);
@@ -241,10 +241,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
             bs[bad].local_mut()[0] = T::real(if nan { f64::NAN } else { f64::INFINITY });
         }
         let mut xs = vecs::<T>(&l, 5, 0);
-        let mut s = Solver::<T>::new(Method::Cg);
-        s.params.rtol = rtol;
-        s.params.max_iter = 2000;
-        s.set_operator(spd.clone()).unwrap();
+        let mut s = cg(&spd, rtol, 2000);
         if jac {
             s.set_jacobi();
         }
@@ -278,10 +275,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     // the iteration limit ends every column; methods without a block form solve column by column
     let bs = vecs::<T>(&l, 3, 5);
     let mut xs = vecs::<T>(&l, 3, 6);
-    let mut s = Solver::<T>::new(Method::Cg);
-    s.params.rtol = rtol;
-    s.params.max_iter = 3;
-    s.set_operator(spd.clone()).unwrap();
+    let mut s = cg(&spd, rtol, 3);
     solve_cols(&mut s, &bs, &mut xs);
     t.check(
         s.infos()
@@ -321,10 +315,7 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     ));
     let bs = vecs::<T>(&l, 4, 21);
     let mut xs = vecs::<T>(&l, 4, 22);
-    let mut s = Solver::<T>::new(Method::Cg);
-    s.params.rtol = rtol;
-    s.params.max_iter = 500;
-    s.set_operator(ind).unwrap();
+    let mut s = cg(&ind, rtol, 500);
     solve_cols(&mut s, &bs, &mut xs);
     check_columns(t, "indefinite", &s, &bs, &xs);
     t.check(
