@@ -592,3 +592,44 @@ fn scatter_is_for_each() {
     }
     assert!(narrow);
 }
+
+/// The product with several vectors on CSR arrays of either index width, across pieces
+/// (`multi::PIECE` rows), with 1-16 vectors (the lanes' groups of eight and four, and the vectors
+/// left over), has each vector's bits of the one-vector product, in both sum orders.
+#[test]
+fn many_vectors_have_each_vectors_bits() {
+    let mut rng = Rng(23);
+    let (nrows, ncols) = (2 * super::multi::PIECE + 77, 2 * super::multi::PIECE + 500);
+    let a = block(&mut rng, nrows, ncols, 40, Some(300));
+    let wide = {
+        let (Idx::I32(p), Idx::I32(i)) = (&a.indptr, &a.indices) else {
+            unreachable!("block() makes 32-bit arrays")
+        };
+        let w = |s: &Arr<i32>| Arr::Owned(s.as_slice().iter().map(|&c| c as i64).collect());
+        let v = Arr::Owned(a.values.as_slice().to_vec());
+        LocalCsr::new(nrows, ncols, Idx::I64(w(p)), Idx::I64(w(i)), v, "test").unwrap()
+    };
+    let xs: Vec<Vec<f64>> = (0..16)
+        .map(|_| (0..ncols).map(|_| rng.unit()).collect())
+        .collect();
+    let y0: Vec<f64> = (0..nrows).map(|_| rng.unit()).collect();
+    let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+    for sequential in [false, true] {
+        let _order = SumOrder::set(sequential);
+        for k in [1, 4, 5, 8, 12, 13, 16] {
+            let xr: Vec<&[f64]> = xs[..k].iter().map(|v| &v[..]).collect();
+            for m in [&a, &wide] {
+                for add in [false, true] {
+                    let mut ys: Vec<Vec<f64>> = vec![y0.clone(); k];
+                    let mut yr: Vec<&mut [f64]> = ys.iter_mut().map(|v| &mut v[..]).collect();
+                    m.mult_many(&xr, &mut yr, add);
+                    for (j, (x, y)) in xs.iter().zip(&ys).enumerate() {
+                        let mut one = y0.clone();
+                        a.mult(x, &mut one, add);
+                        assert_eq!(bits(y), bits(&one), "{k} vectors, vector {j}, add {add}");
+                    }
+                }
+            }
+        }
+    }
+}
