@@ -71,12 +71,12 @@ unsafe fn advise_and_release(a: usize, len: usize) {
 }
 
 /// An owned host array of `len` entries of a plain number type, zeroed, aligned to a cache line (64
-/// bytes); from 2 MiB on, aligned to 2 MiB and advised for huge pages ([`advise_huge`]'s release
-/// included), so that the whole 2 MiB pages of the array are huge pages wherever the allocator
-/// finds the room. When the array ends a little before a 2 MiB boundary (at most an eighth of its
-/// length), the room is allocated up to that boundary and advised too: the last page is then a
-/// huge page as well, at the cost of that unused remainder. Allocation failure is an error, never an
-/// abort.
+/// bytes); from 2 MiB on, in a room aligned to 2 MiB and advised for huge pages ([`advise_huge`]'s
+/// release included), so that the whole 2 MiB pages of the array are huge pages wherever the
+/// allocator finds the room, the array starting 0-15 times 4,352 bytes into it ([`COLOUR`]). When
+/// the array ends a little before a 2 MiB boundary (at most an eighth of its length), the room is
+/// allocated up to that boundary and advised too: the last page is then a huge page as well, at
+/// the cost of that unused remainder. Allocation failure is an error, never an abort.
 ///
 /// Why: an array of a few MiB placed at an arbitrary address holds few or no whole 2 MiB pages, so
 /// it ran on 4 KiB pages or not depending on where the allocator put it, which varied with what ran
@@ -84,6 +84,8 @@ unsafe fn advise_and_release(a: usize, len: usize) {
 pub struct HostBuf<T> {
     ptr: std::ptr::NonNull<T>,
     layout: std::alloc::Layout,
+    /// Bytes from the allocation's start to the first entry (a colour, below).
+    skew: usize,
 }
 
 // SAFETY: HostBuf owns its entries like a Vec<T>.
@@ -93,6 +95,16 @@ unsafe impl<T: Sync> Sync for HostBuf<T> {}
 
 const LINE: usize = 64;
 const HUGE: usize = 2 << 20;
+/// Arrays of 2 MiB or more start (COLOUR + 256) times (0..COLOURS) bytes into their 2 MiB-aligned
+/// room, the count moving on with each such array, so that the same entry of successive vectors
+/// lies at different addresses modulo 4 KiB (and modulo 64 KiB). Aligned alike, a load from one
+/// vector and a store to another at the same entry matched in their low 12 bits, and the CPU held
+/// the load back as if it depended on the store (4K aliasing): block CG of 8 right-hand sides,
+/// which reads and writes 16-24 vectors side by side, took 3 times as long a block once its vectors
+/// reached 2 MiB (`benches/NOTES.md` item 42).
+const COLOUR: usize = 4096;
+const COLOURS: usize = 16;
+static NEXT_COLOUR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl<T: Copy> HostBuf<T> {
     /// `len` entries, each `zero` (the type's zero: every Scalar's zero is all zero bits, but the
@@ -110,13 +122,17 @@ impl<T: Copy> HostBuf<T> {
             return Ok(HostBuf {
                 ptr: std::ptr::NonNull::dangling(),
                 layout: std::alloc::Layout::new::<()>(),
+                skew: 0,
             });
         }
-        let (align, room) = if bytes >= HUGE {
-            let up = bytes.checked_next_multiple_of(HUGE).ok_or_else(oom)?;
-            (HUGE, if (up - bytes) * 8 <= bytes { up } else { bytes })
+        let (align, room, skew) = if bytes >= HUGE {
+            let colour = NEXT_COLOUR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let skew = (COLOUR + 256) * (colour % COLOURS);
+            let need = bytes.checked_add(skew).ok_or_else(oom)?;
+            let up = need.checked_next_multiple_of(HUGE).ok_or_else(oom)?;
+            (HUGE, if (up - need) * 8 <= need { up } else { need }, skew)
         } else {
-            (LINE.max(std::mem::align_of::<T>()), bytes)
+            (LINE.max(std::mem::align_of::<T>()), bytes, 0)
         };
         let layout = std::alloc::Layout::from_size_align(room, align).map_err(|_| oom())?;
         // SAFETY: the layout's size is not zero.
@@ -129,7 +145,8 @@ impl<T: Copy> HostBuf<T> {
             // no values yet.
             unsafe { advise_and_release(base as usize, room / HUGE * HUGE) };
         }
-        let p = base as *mut T;
+        // SAFETY: skew + bytes <= room: the entries lie in the room
+        let p = unsafe { base.add(skew) } as *mut T;
         for i in 0..len {
             // SAFETY: i < len, inside the room.
             unsafe { p.add(i).write(zero) };
@@ -138,6 +155,7 @@ impl<T: Copy> HostBuf<T> {
             // SAFETY: base is not null
             ptr: unsafe { std::ptr::NonNull::new_unchecked(p) },
             layout,
+            skew,
         })
     }
 }
@@ -151,8 +169,12 @@ impl<T> HostBuf<T> {
 impl<T> Drop for HostBuf<T> {
     fn drop(&mut self) {
         if self.layout.size() > 0 {
-            // SAFETY: allocated in `zeroed` with this layout; the entries are Copy (no drop).
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) };
+            // SAFETY: allocated in `zeroed` with this layout, `skew` bytes before the first
+            // entry; the entries are Copy (no drop).
+            unsafe {
+                let base = (self.ptr.as_ptr() as *mut u8).sub(self.skew);
+                std::alloc::dealloc(base, self.layout)
+            };
         }
     }
 }
@@ -217,21 +239,30 @@ mod tests {
         assert!(v.iter().all(|&x| x == 1));
     }
 
-    /// A vector of 3.85 MiB (the 504,100-row convection-diffusion problem's) starts on a 2 MiB
+    /// A vector of 3.85 MiB (the 504,100-row convection-diffusion problem's) starts on a 256-byte
     /// boundary and both of its pages are huge pages, even on memory touched on small pages before;
-    /// short buffers start on a cache line; every entry is zero.
+    /// successive vectors of 2 MiB or more start at different offsets modulo 4 KiB; short buffers
+    /// start on a cache line; every entry is zero.
     #[test]
     fn host_buffers_are_aligned_zeroed_and_on_huge_pages() {
         const MB: usize = 1 << 20;
         for len in [1usize, 7, 1000, 262_143, 262_144, 504_100, 1_000_001] {
             let b = super::HostBuf::zeroed(len, 0.0f64).unwrap();
             let p = b.as_ptr() as usize;
-            let align = if len * 8 >= 2 * MB { 2 * MB } else { 64 };
+            let align = if len * 8 >= 2 * MB { 256 } else { 64 };
             assert_eq!(p % align, 0, "{len} entries at {p:#x}");
             // SAFETY: len initialised entries
             let s = unsafe { std::slice::from_raw_parts(b.as_ptr(), len) };
             assert!(s.iter().all(|&x| x == 0.0), "{len} entries zeroed");
         }
+        // (other tests' arrays may take colours in between: most, not all, differ)
+        let bufs: Vec<_> = (0..32)
+            .map(|_| super::HostBuf::zeroed(300_000, 0.0f64).unwrap())
+            .collect();
+        let mut offsets: Vec<usize> = bufs.iter().map(|b| b.as_ptr() as usize % 4096).collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        assert!(offsets.len() >= 8, "{offsets:?}");
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
         if !(mode.contains("[madvise]") || mode.contains("[always]")) {
