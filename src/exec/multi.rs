@@ -3,6 +3,10 @@
 //! vector of the second set (the same sums and combinations, each reading the set again).
 
 use super::{Exec, Part, fill, maxpy, mdot};
+
+/// A Gram matrix formed range of rows by range of rows while each is in the cache (a product's
+/// rows just written): [`super::host::gram::GramRows`].
+pub(crate) use super::host::gram::GramRows;
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -105,6 +109,32 @@ pub fn update<T: Scalar>(
         }
     }
     combine(outs, c, ins, true)
+}
+
+/// outs[q] += sum_a c[q * ins.len() + a] ins[a] for every q (as [`update`] without bases), then
+/// the pairs of [`gram`] of [ins, outs] against the new outs: on the host in double precision in
+/// one pass ([`super::host::gram::update_gram`], the same bits as the two steps), elsewhere the
+/// two steps.
+pub fn update_gram<T: Scalar>(
+    outs: &mut [&mut Part<T>],
+    c: &[T],
+    ins: &[&Part<T>],
+) -> Result<Vec<f64>> {
+    let host = |p: &Part<T>| matches!(p.exec(), Exec::Host);
+    if outs.iter().all(|o| host(o)) && on_host(ins) {
+        let f = || Ok(super::host::gram::update_gram(outs, c, ins));
+        if let Some(g) = crate::timing::timed(crate::timing::Phase::Vector, 0, f)? {
+            return Ok(g);
+        }
+    }
+    update(outs, None, c, ins)?;
+    let xs: Vec<&Part<T>> = ins
+        .iter()
+        .copied()
+        .chain(outs.iter().map(|o| &**o))
+        .collect();
+    let ys: Vec<&Part<T>> = outs.iter().map(|o| &**o).collect();
+    gram(&xs, &ys)
 }
 
 /// conj(x).y of each pair as binned sums (re, im): the reproducible mode's dot products

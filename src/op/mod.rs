@@ -101,6 +101,19 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn apply_many(&self, xs: &[&DistVector<T>], ys: &mut [&mut DistVector<T>]) -> Result<()> {
         apply_each(self, xs, ys)
     }
+    /// ys[j] = A xs[j] for every j ([`LinearOperator::apply_many`]), then this rank's sums of the
+    /// pairs of xs against [xs, ys] (a block method's X^H [X, A X], each sum in whatever order is
+    /// fastest: [`crate::vector::fused::gram`]'s), row-major (re, im) pairs; a failed product is
+    /// this rank's error (the caller's reduction agrees it). Operators that can sum each block of
+    /// rows while it is in the cache override it (a host CSR matrix); the default takes the two
+    /// steps ([`apply_many_gram_by_steps`]). [collective]
+    fn apply_many_gram(
+        &self,
+        xs: &[&DistVector<T>],
+        ys: &mut [&mut DistVector<T>],
+    ) -> Result<Vec<f64>> {
+        apply_many_gram_by_steps(self, xs, ys)
+    }
     /// Short description for messages ("CSR 100x100", "(A + B)", ...).
     fn describe(&self) -> String;
     /// For downcasting (e.g. to reach a CSR operator's arrays).
@@ -155,6 +168,18 @@ pub type Op<T> = Arc<dyn LinearOperator<T>>;
 /// The receiver of a streamed product's rows ([`LinearOperator::apply_streamed`]): (first row,
 /// the product's values there, the operand's entries there).
 pub type RowSink<'a, T> = &'a mut dyn FnMut(usize, &[T], &mut [T]);
+
+/// [`LinearOperator::apply_many_gram`] in two steps: the products, then the pairs' sums.
+/// [collective]
+pub fn apply_many_gram_by_steps<T: Scalar, O: LinearOperator<T> + ?Sized>(
+    op: &O,
+    xs: &[&DistVector<T>],
+    ys: &mut [&mut DistVector<T>],
+) -> Result<Vec<f64>> {
+    op.apply_many(xs, ys)?;
+    let both: Vec<&DistVector<T>> = xs.iter().copied().chain(ys.iter().map(|y| &**y)).collect();
+    crate::vector::fused::gram(xs, &both)
+}
 
 /// ys[j] = A xs[j], one [`LinearOperator::apply`] per vector, every one made on every rank whatever
 /// failed before on this one (the first error is returned at the end). [collective]

@@ -9,9 +9,11 @@
 //! the others is left out (rank-deficient blocks: equal or dependent right-hand sides, columns that
 //! converged), so P has s <= k orthonormal columns (Ji and Li's breakdown-free block CG, 2017,
 //! without forming P); where P^H A P is then not positive definite by rounding, the least
-//! independent directions are left out too ([`directions`]). Per iteration: Q = A W; the Gram matrix of W against [W, Q, R] in one pass;
-//! X += W c and R -= Q c; the Gram matrix of [Q, R] against [Z, R] in one pass (its diagonal the
-//! residual norms); W = Z + W d into a second block. Two reductions per iteration, as CG. The small
+//! independent directions are left out too ([`directions`]). Per iteration: Q = A W; the Gram
+//! matrix of W against [W, Q] in one pass (W^H R follows from the small matrices); X += W c and
+//! R -= Q c; the Gram matrix of [Q, R] against [Z, R] in one pass (its diagonal the residual
+//! norms; without a preconditioner formed in R's update pass, block by block while it is in the
+//! cache); W = Z + W d into a second block. Two reductions per iteration, as CG. The small
 //! problems (k x k) are solved in complex double precision on every rank from reduced values.
 //!
 //! Each column is tested on its own rule ||r_j|| <= max(rtol ||b_j||, atol); the solve stops when
@@ -25,8 +27,8 @@ use super::harmonic::{C, cholesky, cholesky_solve, cx, tx};
 use super::{Ctx, Info, Reason, info, re, root};
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::vector::multi::gram;
-use crate::vector::{DistVector, dots, fused};
+use crate::vector::multi::{gram, update_gram};
+use crate::vector::{DistVector, dots, fused, sum_partials};
 
 /// The most right-hand sides one block holds (more are solved block after block).
 pub(crate) const MAX_BLOCK: usize = 16;
@@ -246,16 +248,12 @@ pub(crate) fn solve<T: Scalar>(
     let mut it = 0i64;
     loop {
         it += 1;
-        let e = {
+        // Q = A W and W^H [W, Q] (in the product's pass where the operator can), one reduction
+        let g = {
             let wr: Vec<&DistVector<T>> = w.iter().collect();
             let mut qr: Vec<&mut DistVector<T>> = q.iter_mut().collect();
-            ctx.op.apply_many(&wr, &mut qr)
-        };
-        // W^H [W, Q] in one pass
-        let g = {
-            let xs_: Vec<&DistVector<T>> = w.iter().collect();
-            let ys: Vec<&DistVector<T>> = w.iter().chain(q.iter()).collect();
-            gram(&xs_, &ys, e)?
+            let local = ctx.op.apply_many_gram(&wr, &mut qr);
+            sum_partials::<T>(&ctx.comm, local, 2 * k * k, &w[0])?
         };
         if g.iter()
             .any(|v| !re(*v).is_finite() || !v.to_parts().1.is_finite())
@@ -270,27 +268,28 @@ pub(crate) fn solve<T: Scalar>(
         // X += W T H^-1 T^H W^H R, R -= Q (the same)
         let step = solve_cols(&lh, s, &th_mul(&t, k, s, &gr, k), k);
         let cm = t_mul(&t, k, s, &step, k);
+        let minus: Vec<T> = cm.iter().map(|v| tx(-*v)).collect();
         {
             // combine's layout, output q's coefficients of the inputs a at c[q * k + a]: cm itself
             let plus: Vec<T> = cm.iter().map(|v| tx(*v)).collect();
-            let minus: Vec<T> = cm.iter().map(|v| tx(-*v)).collect();
             let wr: Vec<&DistVector<T>> = w.iter().collect();
             let mut xr: Vec<&mut DistVector<T>> = xs.iter_mut().map(|x| &mut **x).collect();
             fused::update(&mut xr, None, &plus, &wr)?;
+        }
+        // R -= Q cm, and [Q, R]^H Z in one pass (with a preconditioner R^H R too, for the norms;
+        // without one, Z = R: the update and its Gram matrix in the same pass)
+        let g2 = {
             let qr: Vec<&DistVector<T>> = q.iter().collect();
             let mut rr: Vec<&mut DistVector<T>> = r.iter_mut().collect();
-            fused::update(&mut rr, None, &minus, &qr)?;
-        }
-        let e = precond_all(ctx, r, z);
-        // [Q, R]^H Z in one pass (with a preconditioner R^H R too, for the norms)
-        let g2 = {
-            let xs_: Vec<&DistVector<T>> = q.iter().chain(r.iter()).collect();
-            let ys: Vec<&DistVector<T>> = if plain {
-                r.iter().collect()
+            if plain {
+                update_gram(&mut rr, &minus, &qr, Ok(()))?
             } else {
-                z.iter().chain(r.iter()).collect()
-            };
-            gram(&xs_, &ys, e)?
+                fused::update(&mut rr, None, &minus, &qr)?;
+                let e = precond_all(ctx, r, z);
+                let xs_: Vec<&DistVector<T>> = q.iter().chain(r.iter()).collect();
+                let ys: Vec<&DistVector<T>> = z.iter().chain(r.iter()).collect();
+                gram(&xs_, &ys, e)?
+            }
         };
         let ny = if plain { k } else { 2 * k };
         let rr_at = if plain { 0 } else { k };

@@ -126,6 +126,13 @@ impl<T: Scalar> LinearOperator<T> for Guarded<'_, T> {
     fn apply_many(&self, xs: &[&DistVector<T>], ys: &mut [&mut DistVector<T>]) -> Result<()> {
         self.run(|| self.0.apply_many(xs, ys))
     }
+    fn apply_many_gram(
+        &self,
+        xs: &[&DistVector<T>],
+        ys: &mut [&mut DistVector<T>],
+    ) -> Result<Vec<f64>> {
+        self.run(|| self.0.apply_many_gram(xs, ys))
+    }
     fn describe(&self) -> String {
         self.0.describe()
     }

@@ -410,3 +410,39 @@ pub fn update<T: Scalar>(
     let bp: Option<Vec<&exec::Part<T>>> = base.map(|b| b.iter().map(|v| &v.part).collect());
     exec::multi::update(&mut op, bp.as_deref(), c, &ip)
 }
+
+/// outs[q] += sum_a c[q * ins.len() + a] ins[a] for every q ([`update`] without bases), then this
+/// rank's sums of the pairs of [ins, outs] against the new outs ([`gram`]'s), in one pass on the
+/// host. Not collective.
+pub fn update_gram<T: Scalar>(
+    outs: &mut [&mut DistVector<T>],
+    c: &[T],
+    ins: &[&DistVector<T>],
+) -> Result<Vec<f64>> {
+    let Some(first) = ins.first() else {
+        crate::bail!(
+            InvalidArgument,
+            "an update with its Gram matrix of no vectors"
+        );
+    };
+    let named: Vec<(&DistVector<T>, &str)> = ins
+        .iter()
+        .map(|v| (*v, "v"))
+        .chain(outs.iter().map(|v| (&**v, "out")))
+        .collect();
+    check(first, &named)?;
+    if c.len() != outs.len() * ins.len() {
+        crate::bail!(
+            SizeMismatch,
+            "{} coefficients for {} outputs of {} vectors",
+            c.len(),
+            outs.len(),
+            ins.len()
+        );
+    }
+    let layout = first.layout().clone();
+    let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
+    let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();
+    let g = exec::multi::update_gram(&mut op, c, &ip)?;
+    Ok(g.into_iter().map(|v| share(&layout, v)).collect())
+}

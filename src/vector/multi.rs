@@ -56,6 +56,29 @@ pub fn gram<T: Scalar>(
     pairs(xs, ys, pre, fused::gram)
 }
 
+/// outs[q] += sum_a c[q * ins.len() + a] ins[a] for every q (a block method's update, each sum in
+/// whatever order is fastest), then the pairs of [`gram`] of [ins, outs] against the new outs in
+/// ONE reduction (row-major, ins.len() + outs.len() rows of outs.len()): on the host one pass, each
+/// block of entries summed while it is in the cache. `pre`, the caller's pending outcome, joins the
+/// reduction (nothing is updated where it failed). [collective]
+pub fn update_gram<T: Scalar>(
+    outs: &mut [&mut DistVector<T>],
+    c: &[T],
+    ins: &[&DistVector<T>],
+    pre: Result<()>,
+) -> Result<Vec<T>> {
+    let Some(first) = ins.first() else {
+        crate::bail!(
+            InvalidArgument,
+            "an update with its Gram matrix of no vectors"
+        );
+    };
+    let n = (ins.len() + outs.len()) * outs.len();
+    let comm = first.layout().comm().clone();
+    let local = pre.and_then(|_| fused::update_gram(outs, c, ins));
+    sum_partials::<T>(&comm, local, n, first)
+}
+
 /// y += sum_k a_k x_k in one pass (entry by entry in the order of `xs`). Not collective.
 pub fn maxpy<T: Scalar>(y: &mut DistVector<T>, a: &[T], xs: &[&DistVector<T>]) -> Result<()> {
     let neg: Vec<T> = a.iter().map(|v| -*v).collect();

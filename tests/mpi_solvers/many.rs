@@ -114,6 +114,52 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         );
     }
 
+    // the product with its Gram matrix X^H [X, A X] in the product's pass: the products' bits and
+    // the sums' bits of the two steps (apply_many, then the pairs' sums), over pieces of rows
+    let big = uneven(comm, 48 * 48);
+    let wide: Op<T> = Arc::new(grid(
+        &big,
+        48,
+        T::real(5.0),
+        T::real(-1.5),
+        T::real(-1.5),
+        T::real(-1.0),
+        T::real(-1.0),
+    ));
+    for k in [2, 4, 8, 9] {
+        let xs = vecs::<T>(&big, k, 140);
+        let xr: Vec<&DistVector<T>> = xs.iter().collect();
+        let mut ys = vecs::<T>(&big, k, 190);
+        let mut zs = vecs::<T>(&big, k, 290);
+        let fused = {
+            let mut yr: Vec<&mut DistVector<T>> = ys.iter_mut().collect();
+            wide.apply_many_gram(&xr, &mut yr).unwrap()
+        };
+        let steps = {
+            let mut zr: Vec<&mut DistVector<T>> = zs.iter_mut().collect();
+            parlops::op::apply_many_gram_by_steps(wide.as_ref(), &xr, &mut zr).unwrap()
+        };
+        let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+        let mut same = fused.len() == 2 * k * 2 * k && bits(&fused) == bits(&steps);
+        for (y, z) in ys.iter().zip(&zs) {
+            same &= y
+                .local()
+                .iter()
+                .zip(z.local())
+                .all(|(u, v)| u.to_parts() == v.to_parts());
+        }
+        let all = comm
+            .allreduce_f64(
+                &[if same { 0.0 } else { 1.0 }],
+                parlops::comm::ReduceOp::Max,
+            )
+            .unwrap()[0];
+        t.check(
+            all == 0.0,
+            &format!("{name} CSR times {k} vectors with their Gram matrix: the two steps' bits"),
+        );
+    }
+
     // block CG, plain and with Jacobi, against the dense solutions
     for (jac, k) in [(false, 6), (true, 6), (false, 1), (false, 20)] {
         let bs = vecs::<T>(&l, k, 7);

@@ -20,52 +20,165 @@ pub(crate) fn gram<T: Scalar>(xs: &[&Part<T>], ys: &[&Part<T>]) -> Option<Vec<f6
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")
     {
-        let cast = |v: &&Part<T>| {
-            let l = v.local();
-            // SAFETY: T is f64 (checked above): the same memory, length and alignment
-            unsafe { std::slice::from_raw_parts(l.as_ptr() as *const f64, l.len()) }
-        };
-        let xv: Vec<&[f64]> = xs.iter().map(cast).collect();
-        let yv: Vec<&[f64]> = ys.iter().map(cast).collect();
-        let len = xv.first().or(yv.first()).map_or(0, |v| v.len());
-        if xv.iter().chain(&yv).any(|v| v.len() != len) {
+        let len = xs.first().or(ys.first()).map_or(0, |v| v.local().len());
+        if xs.iter().chain(ys).any(|v| v.local().len() != len) {
             return None;
         }
-        let (nx, ny) = (xv.len(), yv.len());
-        let mut sums = vec![0.0f64; nx * ny];
+        // (T is f64, checked above: the same memory)
+        let xv: Vec<*const f64> = xs
+            .iter()
+            .map(|v| v.local().as_ptr() as *const f64)
+            .collect();
+        let yv: Vec<*const f64> = ys
+            .iter()
+            .map(|v| v.local().as_ptr() as *const f64)
+            .collect();
+        let mut acc = Tiles::new(xv.len(), yv.len())?;
+        let body = len / 4 * 4;
         // SAFETY: the CPU has AVX2 and FMA (checked above); every vector holds `len` entries
-        unsafe { gram_avx2(&xv, &yv, len, &mut sums) };
-        let mut out = Vec::new();
-        out.try_reserve_exact(2 * nx * ny).ok()?;
-        for s in sums {
-            out.push(s);
-            out.push(0.0);
+        // (checked above) and is only read while the pointers live
+        unsafe {
+            gram_blocks(&xv, &yv, 0, body, &mut acc);
+            return acc.finish(&xv, &yv, body, len);
         }
-        return Some(out);
     }
     let _ = (xs, ys);
     None
 }
 
-/// The sums of every pair into `out` (row-major). SAFETY: AVX2 and FMA present; every vector of
-/// `xv` and `yv` has `len` entries.
+/// The sums of [`gram`] formed range of entries by range of entries, each range while it is in the
+/// cache (a product's rows just written): ranges that follow each other from entry 0, each but
+/// the last a multiple of four long, give the bits of `gram` on the whole vectors.
+pub(crate) struct GramRows {
+    tiles: Tiles,
+    /// The next entry a range must start at.
+    next: usize,
+    /// Past the multiples of four of the last range (its leftover entries are summed at the end).
+    body: usize,
+}
+
+impl GramRows {
+    /// For `nx` x's against `ny` y's of type T; None where [`gram`]'s kernel does not apply (not
+    /// double precision, no AVX2 and FMA) or the accumulators cannot be had.
+    pub(crate) fn new<T: Scalar>(nx: usize, ny: usize) -> Option<GramRows> {
+        #[cfg(target_arch = "x86_64")]
+        if T::DTYPE == crate::scalar::DType::F64
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Some(GramRows {
+                tiles: Tiles::new(nx, ny)?,
+                next: 0,
+                body: 0,
+            });
+        }
+        let _ = (nx, ny);
+        None
+    }
+
+    /// Adds entries a..b of every pair (a the end of the previous range, 0 at first; after a
+    /// range whose length is not a multiple of four, none).
+    pub(crate) fn add<T: Scalar>(&mut self, xs: &[&[T]], ys: &[&[T]], a: usize, b: usize) {
+        assert!(
+            a == self.next
+                && self.body == self.next
+                && a <= b
+                && xs.len() * ys.len() == self.tiles.acc.len()
+                && xs.iter().chain(ys).all(|v| v.len() >= b)
+                && T::DTYPE == crate::scalar::DType::F64,
+            "a Gram matrix's range {a}..{b} after {}",
+            self.next
+        );
+        let body = a + (b - a) / 4 * 4;
+        #[cfg(target_arch = "x86_64")]
+        {
+            let xv: Vec<*const f64> = xs.iter().map(|v| v.as_ptr() as *const f64).collect();
+            let yv: Vec<*const f64> = ys.iter().map(|v| v.as_ptr() as *const f64).collect();
+            // SAFETY: AVX2 and FMA present (`new` checked them), T is f64 (asserted above: the
+            // same memory), every vector holds at least b entries (asserted above) and is only
+            // read while these pointers live
+            unsafe { gram_blocks(&xv, &yv, a, body, &mut self.tiles) };
+        }
+        self.next = b;
+        self.body = body;
+    }
+
+    /// The sums (row-major (re, 0) pairs, as [`gram`]'s) over entries 0..len, the ranges added
+    /// having covered them (the vectors as given to [`GramRows::add`]).
+    pub(crate) fn finish<T: Scalar>(self, xs: &[&[T]], ys: &[&[T]]) -> Option<Vec<f64>> {
+        let len = self.next;
+        assert!(
+            xs.len() * ys.len() == self.tiles.acc.len()
+                && xs.iter().chain(ys).all(|v| v.len() >= len)
+                && T::DTYPE == crate::scalar::DType::F64,
+            "a Gram matrix's end over {len} entries"
+        );
+        let xv: Vec<*const f64> = xs.iter().map(|v| v.as_ptr() as *const f64).collect();
+        let yv: Vec<*const f64> = ys.iter().map(|v| v.as_ptr() as *const f64).collect();
+        // SAFETY: every vector holds at least len entries (asserted above), T is f64
+        unsafe { self.tiles.finish(&xv, &yv, self.body, len) }
+    }
+}
+
+/// Four-lane accumulators of every pair of a Gram matrix (row-major), kept between blocks.
+struct Tiles {
+    acc: Vec<[f64; 4]>,
+    ny: usize,
+}
+
+impl Tiles {
+    fn new(nx: usize, ny: usize) -> Option<Tiles> {
+        let mut acc = Vec::new();
+        acc.try_reserve_exact(nx.checked_mul(ny)?).ok()?;
+        acc.resize(nx * ny, [0.0; 4]);
+        Some(Tiles { acc, ny })
+    }
+
+    /// Every pair's sum, as (re, 0) pairs, row-major: the lanes combined as (l0 + l1) + (l2 +
+    /// l3), then entries body..len added in order. SAFETY: every pointer addresses `len` entries.
+    unsafe fn finish(
+        self,
+        xv: &[*const f64],
+        yv: &[*const f64],
+        body: usize,
+        len: usize,
+    ) -> Option<Vec<f64>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(2 * self.acc.len()).ok()?;
+        for (k, l) in self.acc.iter().enumerate() {
+            let (i, j) = (k / self.ny, k % self.ny);
+            let mut t = (l[0] + l[1]) + (l[2] + l[3]);
+            for e in body..len {
+                // SAFETY: e < len (our caller's contract)
+                t += unsafe { *xv[i].add(e) * *yv[j].add(e) };
+            }
+            out.push(t);
+            out.push(0.0);
+        }
+        Some(out)
+    }
+}
+
+/// Entries a..b (b - a a multiple of four) of every pair's sum into its accumulator, block by
+/// block of [`BLOCK`] entries (counted from a), entry e into lane (e - a) mod 4: ranges that
+/// follow each other from a multiple of four add each entry into the same lane in the same order
+/// as one range. SAFETY: AVX2 and FMA present; every vector of `xv` and `yv` has at least b
+/// entries.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn gram_avx2(xv: &[&[f64]], yv: &[&[f64]], len: usize, out: &mut [f64]) {
+unsafe fn gram_blocks(xv: &[*const f64], yv: &[*const f64], a: usize, b: usize, t: &mut Tiles) {
     use std::arch::x86_64::*;
     let (nx, ny) = (xv.len(), yv.len());
-    // four-lane accumulators of every pair, kept between blocks
-    let mut acc = vec![[0.0f64; 4]; nx * ny];
-    let body = len / 4 * 4;
-    for a in (0..body).step_by(BLOCK) {
-        let b = (a + BLOCK).min(body);
+    let acc = &mut t.acc;
+    for a in (a..b).step_by(BLOCK) {
+        let b = (a + BLOCK).min(b);
         let mut i0 = 0;
         while i0 < nx {
             let ni = (nx - i0).min(4);
             let mut j0 = 0;
             while j0 < ny {
                 let nj = (ny - j0).min(2);
-                // SAFETY: our caller's contract: AVX2/FMA present, every vector has len >= b
+                // SAFETY: our caller's contract: AVX2/FMA present, every vector has at least b
                 // entries, so the loads at e..e + 4 (e + 4 <= b) are in bounds; the accumulator
                 // rows i0..i0 + ni, columns j0..j0 + nj exist
                 unsafe {
@@ -76,8 +189,8 @@ unsafe fn gram_avx2(xv: &[&[f64]], yv: &[&[f64]], len: usize, out: &mut [f64]) {
                         }
                     }
                     if ni == 4 && nj == 2 {
-                        let x: [*const f64; 4] = std::array::from_fn(|p| xv[i0 + p].as_ptr());
-                        let y: [*const f64; 2] = std::array::from_fn(|q| yv[j0 + q].as_ptr());
+                        let x: [*const f64; 4] = std::array::from_fn(|p| xv[i0 + p]);
+                        let y: [*const f64; 2] = std::array::from_fn(|q| yv[j0 + q]);
                         let mut e = a;
                         while e < b {
                             let y0 = _mm256_loadu_pd(y[0].add(e));
@@ -93,9 +206,9 @@ unsafe fn gram_avx2(xv: &[&[f64]], yv: &[&[f64]], len: usize, out: &mut [f64]) {
                         let mut e = a;
                         while e < b {
                             for q in 0..nj {
-                                let yq = _mm256_loadu_pd(yv[j0 + q].as_ptr().add(e));
+                                let yq = _mm256_loadu_pd(yv[j0 + q].add(e));
                                 for p in 0..ni {
-                                    let xp = _mm256_loadu_pd(xv[i0 + p].as_ptr().add(e));
+                                    let xp = _mm256_loadu_pd(xv[i0 + p].add(e));
                                     s[p][q] = _mm256_fmadd_pd(xp, yq, s[p][q]);
                                 }
                             }
@@ -113,16 +226,67 @@ unsafe fn gram_avx2(xv: &[&[f64]], yv: &[&[f64]], len: usize, out: &mut [f64]) {
             i0 += ni;
         }
     }
-    for i in 0..nx {
-        for j in 0..ny {
-            let l = acc[i * ny + j];
-            let mut t = (l[0] + l[1]) + (l[2] + l[3]);
-            for e in body..len {
-                t += xv[i][e] * yv[j][e];
+}
+
+/// outs[q] += sum_a c[q * ins.len() + a] ins[a] for every q ([`update`] without bases), then the
+/// Gram matrix of [ins, outs] against outs (the pairs of [`gram`] on the new outs, row-major
+/// (re, 0) pairs), in one pass: each block of entries is updated, then its sums are formed while
+/// it is in the cache. The same bits as `update` then `gram`; None where the kernels do not apply.
+pub(crate) fn update_gram<T: Scalar>(
+    outs: &mut [&mut Part<T>],
+    c: &[T],
+    ins: &[&Part<T>],
+) -> Option<Vec<f64>> {
+    #[cfg(target_arch = "x86_64")]
+    if T::DTYPE == crate::scalar::DType::F64
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        let n = ins.len();
+        let len = outs.first().map_or(0, |o| o.local().len());
+        if n == 0
+            || outs.is_empty()
+            || c.len() != outs.len() * n
+            || ins.iter().any(|v| v.local().len() != len)
+            || outs.iter().any(|v| v.local().len() != len)
+        {
+            return None;
+        }
+        // SAFETY: T is f64 (checked above): the same memory, length and alignment
+        let cf: &[f64] = unsafe { std::slice::from_raw_parts(c.as_ptr() as *const f64, c.len()) };
+        let iv: Vec<*const f64> = ins
+            .iter()
+            .map(|v| v.local().as_ptr() as *const f64)
+            .collect();
+        let mut ov: Vec<*mut f64> = outs
+            .iter_mut()
+            .map(|v| v.local_mut().as_mut_ptr() as *mut f64)
+            .collect();
+        let xv: Vec<*const f64> = iv
+            .iter()
+            .copied()
+            .chain(ov.iter().map(|p| *p as *const f64))
+            .collect();
+        let yv: Vec<*const f64> = ov.iter().map(|p| *p as *const f64).collect();
+        let mut acc = Tiles::new(xv.len(), yv.len())?;
+        let (body8, body4) = (len / 8 * 8, len / 4 * 4);
+        // SAFETY: AVX2 and FMA present (checked above); every input and output holds `len`
+        // entries; the outputs are distinct `&mut` parts, so they alias neither each other nor
+        // the inputs; each block is updated before its sums read it, and nothing else touches the
+        // vectors while the pointers live
+        unsafe {
+            for a in (0..body8).step_by(BLOCK) {
+                let b = (a + BLOCK).min(body8);
+                update_blocks(&mut ov, None, cf, &iv, a, b);
+                gram_blocks(&xv, &yv, a, b, &mut acc);
             }
-            out[i * ny + j] = t;
+            update_tail(&mut ov, None, cf, &iv, body8, len);
+            gram_blocks(&xv, &yv, body8, body4, &mut acc);
+            return acc.finish(&xv, &yv, body4, len);
         }
     }
+    let _ = (outs, c, ins);
+    None
 }
 
 /// outs[q] = base[q] + sum_a c[q * ins.len() + a] ins[a] for every q (no `base`: outs[q] itself),
@@ -184,10 +348,29 @@ unsafe fn update_avx2(
     iv: &[*const f64],
     len: usize,
 ) {
-    let n = iv.len();
     let body = len / 8 * 8;
-    for a in (0..body).step_by(BLOCK) {
-        let b = (a + BLOCK).min(body);
+    // SAFETY: our caller's contract, with body <= len
+    unsafe {
+        update_blocks(ov, bv, c, iv, 0, body);
+        update_tail(ov, bv, c, iv, body, len);
+    }
+}
+
+/// Entries a..b (b - a a multiple of eight) of [`update_avx2`], block by block. SAFETY: as
+/// `update_avx2`, with every pointer addressing at least b entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update_blocks(
+    ov: &mut [*mut f64],
+    bv: Option<&[*const f64]>,
+    c: &[f64],
+    iv: &[*const f64],
+    a: usize,
+    b: usize,
+) {
+    let n = iv.len();
+    for a in (a..b).step_by(BLOCK) {
+        let b = (a + BLOCK).min(b);
         let mut q = 0;
         while q < ov.len() {
             let nq = (ov.len() - q).min(2);
@@ -220,9 +403,23 @@ unsafe fn update_avx2(
             q += nq;
         }
     }
+}
+
+/// Entries from..len of [`update_avx2`], one at a time. SAFETY: as `update_avx2`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update_tail(
+    ov: &mut [*mut f64],
+    bv: Option<&[*const f64]>,
+    c: &[f64],
+    iv: &[*const f64],
+    from_entry: usize,
+    len: usize,
+) {
+    let n = iv.len();
     for (q, o) in ov.iter().enumerate() {
         let from = bv.map_or(*o as *const f64, |b| b[q]);
-        for e in body..len {
+        for e in from_entry..len {
             // SAFETY: e < len: every pointer addresses len entries (our caller's contract)
             unsafe {
                 let mut v = *from.add(e);
@@ -377,6 +574,46 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// The update and its Gram matrix in one pass have the bits of `update` then `gram`.
+    #[test]
+    fn update_then_gram_in_one_pass() {
+        for n in [0, 3, 4, 9, 511, 512, 1030, 2100] {
+            for (nout, nin) in [(1, 1), (8, 8), (3, 5), (16, 16)] {
+                let mk = |s: usize| {
+                    let v: Vec<f64> = (0..n)
+                        .map(|i| ((i * 5 + s * 11) % 23) as f64 * 0.41 - 4.0)
+                        .collect();
+                    let mut p = Part::<f64>::zeroed(crate::exec::Exec::Host, n).unwrap();
+                    p.local_mut().copy_from_slice(&v);
+                    p
+                };
+                let ins: Vec<Part<f64>> = (0..nin).map(mk).collect();
+                let c: Vec<f64> = (0..nout * nin).map(|k| 0.25 - 0.03 * k as f64).collect();
+                let ir: Vec<&Part<f64>> = ins.iter().collect();
+                let mut a: Vec<Part<f64>> = (0..nout).map(|s| mk(s + 30)).collect();
+                let mut b: Vec<Part<f64>> = (0..nout).map(|s| mk(s + 30)).collect();
+                let fused = {
+                    let mut ar: Vec<&mut Part<f64>> = a.iter_mut().collect();
+                    update_gram(&mut ar, &c, &ir)
+                };
+                let Some(fused) = fused else { return };
+                let two = {
+                    let mut br: Vec<&mut Part<f64>> = b.iter_mut().collect();
+                    assert!(update(&mut br, None, &c, &ir));
+                    let xs: Vec<&Part<f64>> = ins.iter().chain(b.iter()).collect();
+                    let ys: Vec<&Part<f64>> = b.iter().collect();
+                    gram(&xs, &ys).unwrap()
+                };
+                let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+                for (p, q) in a.iter().zip(&b) {
+                    assert_eq!(bits(p.local()), bits(q.local()), "n {n} {nout}x{nin}");
+                }
+                assert_eq!(bits(&fused), bits(&two), "n {n} {nout}x{nin}: the sums");
+                assert_eq!(fused.len(), 2 * (nin + nout) * nout);
             }
         }
     }

@@ -388,6 +388,70 @@ impl<T: Scalar> LinearOperator<T> for CsrOp<T> {
         blk.offd.mult_many(&gl, &mut yl, true);
         Ok(())
     }
+    /// On host-addressable double-precision vectors of a square operator: each vector's ghosts
+    /// moved, then piece by piece of rows the diag and offd products of every vector
+    /// ([`LocalCsr::mult_many_rows`]: the bits of `apply_many`'s) and the piece's sums while it is
+    /// in the cache ([`GramRows`]: the bits of the two steps'). Elsewhere the two steps.
+    ///
+    /// [`GramRows`]: crate::exec::multi::GramRows
+    fn apply_many_gram(
+        &self,
+        xs: &[&DistVector<T>],
+        ys: &mut [&mut DistVector<T>],
+    ) -> Result<Vec<f64>> {
+        let k = xs.len();
+        let host =
+            xs.iter().all(|x| x.host_addressable()) && ys.iter().all(|y| y.host_addressable());
+        let ng = self.halo.n_ghost();
+        let mut ghosts = Vec::new();
+        let rows = self.rows.local_len() as usize;
+        let tiles = (host && k >= 2 && k == ys.len())
+            .then(|| crate::exec::multi::GramRows::new::<T>(k, 2 * k))
+            .flatten();
+        let Some(mut tiles) = tiles.filter(|_| {
+            !crate::vector::ops::reproducible_sums()
+                && self.cols.local_len() as usize == rows
+                && ng
+                    .checked_mul(k)
+                    .is_some_and(|n| ghosts.try_reserve_exact(n).is_ok())
+        }) else {
+            return super::apply_many_gram_by_steps(self, xs, ys);
+        };
+        for (x, y) in xs.iter().zip(ys.iter()) {
+            super::check_apply(self, x, y, false)?;
+        }
+        ghosts.resize(ng * k, T::zero());
+        let blk = self.blocks();
+        let mut b = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let send = &mut b.send;
+        let xl: Vec<&[T]> = xs.iter().map(|x| x.local()).collect();
+        let mut yl: Vec<&mut [T]> = ys.iter_mut().map(|y| y.local_mut()).collect();
+        for (j, x) in xl.iter().enumerate() {
+            self.halo
+                .forward(x, send, &mut ghosts[j * ng..(j + 1) * ng], || Ok(()))?;
+        }
+        let gl: Vec<&[T]> = if ng == 0 {
+            vec![&[][..]; k]
+        } else {
+            ghosts.chunks(ng).collect()
+        };
+        for p0 in (0..rows).step_by(multi::PIECE) {
+            let p1 = (p0 + multi::PIECE).min(rows);
+            blk.diag.mult_many_rows(&xl, &mut yl, p0, p1, false);
+            blk.offd.mult_many_rows(&gl, &mut yl, p0, p1, true);
+            let both: Vec<&[T]> = xl.iter().copied().chain(yl.iter().map(|y| &**y)).collect();
+            tiles.add(&xl, &both, p0, p1);
+        }
+        let both: Vec<&[T]> = xl.iter().copied().chain(yl.iter().map(|y| &**y)).collect();
+        let sums = tiles.finish(&xl, &both);
+        let sums =
+            sums.ok_or_else(|| crate::err!(OutOfMemory, "the sums of {k} x {} pairs", 2 * k))?;
+        // (a replicated layout counts one rank's entries, as every Gram matrix does)
+        Ok(sums
+            .into_iter()
+            .map(|v| crate::vector::share(xs[0].layout(), v))
+            .collect())
+    }
     /// On host-addressable vectors (others: [`super::streamed_by_apply`]): while the halo and the
     /// caller's reduction move, the diag product of the first rows goes into n, a block at a time, polling the
     /// reduction between blocks; then the offd part of those rows; then, when the caller streams,
