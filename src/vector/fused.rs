@@ -396,19 +396,27 @@ pub fn update<T: Scalar>(
     for b in base.unwrap_or(&[]) {
         check(first, &[(*b, "base")])?;
     }
-    if c.len() != outs.len() * ins.len() || base.is_some_and(|b| b.len() != outs.len()) {
-        crate::bail!(
-            SizeMismatch,
-            "{} coefficients for {} outputs of {} vectors",
-            c.len(),
-            outs.len(),
-            ins.len()
-        );
-    }
+    coefficients(
+        c.len(),
+        outs.len(),
+        ins.len(),
+        base.is_none_or(|b| b.len() == outs.len()),
+    )?;
     let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
     let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();
     let bp: Option<Vec<&exec::Part<T>>> = base.map(|b| b.iter().map(|v| &v.part).collect());
     exec::multi::update(&mut op, bp.as_deref(), c, &ip)
+}
+
+/// An update's `nc` coefficients for `nout` outputs of `nin` inputs (and its bases, `bases_ok`).
+fn coefficients(nc: usize, nout: usize, nin: usize, bases_ok: bool) -> Result<()> {
+    if nc != nout * nin || !bases_ok {
+        crate::bail!(
+            SizeMismatch,
+            "{nc} coefficients for {nout} outputs of {nin} vectors"
+        );
+    }
+    Ok(())
 }
 
 /// outs[q] += sum_a c[q * ins.len() + a] ins[a] for every q ([`update`] without bases), then this
@@ -431,15 +439,7 @@ pub fn update_gram<T: Scalar>(
         .chain(outs.iter().map(|v| (&**v, "out")))
         .collect();
     check(first, &named)?;
-    if c.len() != outs.len() * ins.len() {
-        crate::bail!(
-            SizeMismatch,
-            "{} coefficients for {} outputs of {} vectors",
-            c.len(),
-            outs.len(),
-            ins.len()
-        );
-    }
+    coefficients(c.len(), outs.len(), ins.len(), true)?;
     let layout = first.layout().clone();
     let ip: Vec<&exec::Part<T>> = ins.iter().map(|v| &v.part).collect();
     let mut op: Vec<&mut exec::Part<T>> = outs.iter_mut().map(|v| &mut v.part).collect();

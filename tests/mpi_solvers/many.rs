@@ -65,6 +65,22 @@ fn cg<T: Scalar>(op: &Op<T>, rtol: f64, max_iter: i64) -> Solver<T> {
     s
 }
 
+/// Do this rank's entries of u and v have the same bits?
+fn same_bits<T: Scalar>(u: &DistVector<T>, v: &DistVector<T>) -> bool {
+    u.local()
+        .iter()
+        .zip(v.local())
+        .all(|(a, b)| a.to_parts() == b.to_parts())
+}
+
+/// Is `ok` true on every rank? [collective]
+fn everywhere(comm: &Arc<Comm>, ok: bool) -> bool {
+    let bad = if ok { 0.0 } else { 1.0 };
+    comm.allreduce_f64(&[bad], parlops::comm::ReduceOp::Max)
+        .unwrap()[0]
+        == 0.0
+}
+
 pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
     let name = T::DTYPE.name();
     let rtol = if single::<T>() { 1e-5 } else { 1e-10 };
@@ -96,20 +112,10 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         for (x, y) in xs.iter().zip(&ys) {
             let mut one = DistVector::<T>::new(l.clone()).unwrap();
             spd.apply(x, &mut one).unwrap();
-            same &= one
-                .local()
-                .iter()
-                .zip(y.local())
-                .all(|(u, v)| u.to_parts() == v.to_parts());
+            same &= same_bits(&one, y);
         }
-        let all = comm
-            .allreduce_f64(
-                &[if same { 0.0 } else { 1.0 }],
-                parlops::comm::ReduceOp::Max,
-            )
-            .unwrap()[0];
         t.check(
-            all == 0.0,
+            everywhere(comm, same),
             &format!("{name} CSR times {k} vectors: each has the bits of one product"),
         );
     }
@@ -142,20 +148,10 @@ pub fn run_many<T: Scalar>(t: &mut Tally, comm: &Arc<Comm>) {
         let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
         let mut same = fused.len() == 2 * k * 2 * k && bits(&fused) == bits(&steps);
         for (y, z) in ys.iter().zip(&zs) {
-            same &= y
-                .local()
-                .iter()
-                .zip(z.local())
-                .all(|(u, v)| u.to_parts() == v.to_parts());
+            same &= same_bits(y, z);
         }
-        let all = comm
-            .allreduce_f64(
-                &[if same { 0.0 } else { 1.0 }],
-                parlops::comm::ReduceOp::Max,
-            )
-            .unwrap()[0];
         t.check(
-            all == 0.0,
+            everywhere(comm, same),
             &format!("{name} CSR times {k} vectors with their Gram matrix: the two steps' bits"),
         );
     }
