@@ -102,7 +102,7 @@ impl<T: Scalar> LocalCsr<T> {
                         // SAFETY: the CPU has AVX2 and the arrays are owned by parlops, checked by
                         // LocalCsr::new and unchanged since (`lanes_many`); rows p0..p1 are rows
                         // of the block; every x holds at least ncols entries and every y nrows
-                        // (mult_many's assertion); the y's are distinct `&mut` slices
+                        // (mult_many_rows' assertion); the y's are distinct `&mut` slices
                         unsafe {
                             if eight {
                                 rows_f64_avx2::<_, 8>(p, i, vf, &xp, &yp, p0, p1, split)
